@@ -1,0 +1,65 @@
+/**
+ * Builds the Koa application. Cross-cutting middleware runs once, in this visible order:
+ * request id + access log → error handler → security headers → shutdown drain → body
+ * parser → routers. Nothing here opens sockets or databases; main.ts does that.
+ */
+import Koa from 'koa';
+import { HttpMethodEnum, koaBody } from 'koa-body';
+import type { AppDeps, AppState } from './context.js';
+import { errorHandler } from './middleware/koa-error-handler.js';
+import { requestId } from './middleware/koa-request-id.js';
+import { securityHeaders } from './middleware/koa-security-headers.js';
+import { ApiRegistry } from './openapi.js';
+import { directoryRoutes } from './routes/admin/directory.js';
+import { healthRoutes } from './routes/health.js';
+import { metaRoutes } from './routes/meta.js';
+import { tokenRoutes } from './routes/oauth/token.js';
+
+export const VERSION = '0.1.0';
+
+export interface BuiltApp {
+  app: Koa<AppState>;
+  api: ApiRegistry;
+  /** Called by main.ts on SIGTERM: readiness goes red and keep-alive connections close. */
+  startDraining(): void;
+}
+
+export function buildApp(deps: AppDeps): BuiltApp {
+  const app = new Koa<AppState>({ proxy: false });
+  const api = new ApiRegistry();
+  let draining = false;
+
+  app.use(requestId(deps.logger));
+  app.use(errorHandler());
+  app.use(securityHeaders({ https: deps.config.issuer.startsWith('https:') }));
+  app.use(async (ctx, next) => {
+    try {
+      await next();
+    } finally {
+      // Checked after the handler: a request that was in flight when SIGTERM came closes its
+      // keep-alive connection so the client reconnects to another daemon.
+      if (draining) ctx.set('Connection', 'close');
+    }
+  });
+  app.use(koaBody({
+    json: true, urlencoded: true, multipart: false, text: false,
+    jsonLimit: deps.config.bodyLimitBytes, formLimit: deps.config.bodyLimitBytes,
+    jsonStrict: true,
+    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+  }));
+
+  const routers = [
+    healthRoutes(deps, api, () => draining),
+    metaRoutes(deps, api, VERSION),
+    tokenRoutes(deps, api),
+    directoryRoutes(deps, api),
+  ];
+  for (const r of routers) {
+    app.use(r.routes() as Koa.Middleware<AppState>);
+    app.use(r.allowedMethods() as Koa.Middleware<AppState>);
+  }
+
+  // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
+  app.silent = true;
+  return { app, api, startDraining: () => { draining = true; } };
+}

@@ -1,0 +1,27 @@
+import type { DataSource } from 'typeorm';
+import type { Logger } from 'pino';
+import type { Config } from '../shared/config.js';
+import type { DirectoryService } from '../shared/services/directory.js';
+import type { KeyService } from '../shared/services/keys.js';
+import type { TokenService } from '../shared/services/tokens.js';
+import type { AccessTokenClaims } from '../shared/services/tokens.js';
+
+/** Everything the routes need, built once by main.ts and passed down explicitly. */
+export interface AppDeps {
+  config: Config;
+  ds: DataSource;
+  logger: Logger;
+  directory: DirectoryService;
+  keys: KeyService;
+  tokens: TokenService;
+}
+
+/** What our middleware puts on ctx.state. */
+export interface AppState {
+  requestId: string;
+  log: Logger;
+  /** Set by the bearer middleware. */
+  auth?: AccessTokenClaims;
+  /** Set by the guard middleware: the validated input. */
+  guard?: { params: any; query: any; body: any };
+}

@@ -1,0 +1,44 @@
+import type { Middleware } from 'koa';
+import { ApiError } from '../../shared/errors.js';
+import { ClientRegistry } from '../../shared/repositories/index.js';
+import type { AppDeps, AppState } from '../context.js';
+
+/** RFC 6750 §3: challenge with the error code so clients can tell expired from missing. */
+function challenge(error?: string, scope?: string): string {
+  return ['Bearer realm="iam"', error ? `error="${error}"` : '', scope ? `scope="${scope}"` : ''].filter(Boolean).join(', ');
+}
+
+/**
+ * Accepts a bearer access token issued by this service (RFC 6750 §2.1 header only; tokens in
+ * query strings leak into logs). The token's client must still be active and its tenant not
+ * suspended. Missing or invalid token: 401. Valid token lacking every one of `anyOfScopes`: 403.
+ */
+export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppState> {
+  return async (ctx, next) => {
+    const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
+    if (!m) {
+      ctx.set('WWW-Authenticate', challenge());
+      throw new ApiError(401, 'invalid_token', 'A bearer access token is required in the Authorization header.');
+    }
+    let claims;
+    try {
+      claims = await deps.tokens.verifyAccessToken(m[1]!, deps.config.issuer);
+    } catch {
+      ctx.set('WWW-Authenticate', challenge('invalid_token'));
+      throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
+    }
+    // A token outlives neither its client nor its tenant's active state.
+    const found = await new ClientRegistry(deps.ds).findByClientId(String(claims.client_id));
+    if (!found || found.client.status !== 'active' || found.tenantState !== 'active' || found.client.tenant_id !== claims.tenant_id) {
+      ctx.set('WWW-Authenticate', challenge('invalid_token'));
+      throw new ApiError(401, 'invalid_token', 'The access token is no longer valid.');
+    }
+    const scopes = new Set(String(claims.scope ?? '').split(' ').filter(Boolean));
+    if (!anyOfScopes.some((s) => scopes.has(s))) {
+      ctx.set('WWW-Authenticate', challenge('insufficient_scope', anyOfScopes.join(' ')));
+      throw new ApiError(403, 'insufficient_scope', `This operation needs one of the scopes: ${anyOfScopes.join(', ')}.`);
+    }
+    ctx.state.auth = claims;
+    await next();
+  };
+}

@@ -1,0 +1,28 @@
+import { randomUUID } from 'node:crypto';
+import type { Middleware } from 'koa';
+import type { Logger } from 'pino';
+import type { AppState } from '../context.js';
+
+const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
+
+/**
+ * Gives every request an id (a well-formed inbound X-Request-Id is kept, so a proxy's id
+ * follows the request), echoes it in the response, and writes one access-log line.
+ */
+export function requestId(logger: Logger): Middleware<AppState> {
+  return async (ctx, next) => {
+    const inbound = ctx.get('X-Request-Id');
+    const id = SAFE_ID.test(inbound) ? inbound : randomUUID();
+    ctx.state.requestId = id;
+    ctx.state.log = logger.child({ reqId: id });
+    ctx.set('X-Request-Id', id);
+    const started = process.hrtime.bigint();
+    try {
+      await next();
+    } finally {
+      const ms = Number(process.hrtime.bigint() - started) / 1e6;
+      // Path only, never the query string: it may carry codes or tokens.
+      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+    }
+  };
+}

@@ -1,0 +1,89 @@
+/**
+ * One registry of routes: each route's schemas validate its input (koa-guard) and produce
+ * its entry in the OpenAPI 3.1 document at /openapi.json, so the two cannot drift apart.
+ */
+import type Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import { guard, type GuardSpec } from './middleware/koa-guard.js';
+import type { AppState } from './context.js';
+
+export type Security = 'none' | 'bearer' | 'basic' | 'cookie';
+
+export interface RouteSpec extends GuardSpec {
+  method: 'get' | 'post' | 'put' | 'patch' | 'delete';
+  /** Koa router syntax, e.g. /api/admin/tenants/:id */
+  path: string;
+  summary: string;
+  tags: string[];
+  security: Security;
+  scopes?: string[];
+  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+}
+
+export const ErrorObject = z.looseObject({
+  error: z.string().optional(),
+  message: z.string().optional(),
+  error_description: z.string().optional(),
+  error_code: z.string().regex(/^[A-Z]{2}[0-9]{6}$/).optional(),
+  error_id: z.uuid().optional(),
+});
+
+export class ApiRegistry {
+  readonly routes: RouteSpec[] = [];
+
+  /** Registers the route on the router with its guard in front of the handlers. */
+  add<S extends AppState>(router: Router<S>, spec: RouteSpec, ...handlers: Middleware<S>[]): void {
+    this.routes.push(spec);
+    const needsGuard = spec.params || spec.query || spec.body;
+    const chain = needsGuard ? [guard(spec) as unknown as Middleware<S>, ...handlers] : handlers;
+    (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
+  }
+
+  document(issuer: string, version: string): Record<string, unknown> {
+    const paths: Record<string, Record<string, unknown>> = {};
+    const schema = (s: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+    for (const r of this.routes) {
+      const oaPath = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
+      const parameters: unknown[] = [];
+      for (const [where, s] of [['path', r.params], ['query', r.query]] as const) {
+        if (!s) continue;
+        const js = schema(s, 'input') as { properties?: Record<string, unknown>; required?: string[] };
+        for (const [name, prop] of Object.entries(js.properties ?? {})) {
+          parameters.push({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: prop });
+        }
+      }
+      const op: Record<string, unknown> = {
+        summary: r.summary,
+        tags: r.tags,
+        ...(parameters.length ? { parameters } : {}),
+        ...(r.body ? {
+          requestBody: {
+            required: true,
+            content: { [r.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: schema(r.body, 'input') } },
+          },
+        } : {}),
+        responses: Object.fromEntries(Object.entries(r.responses).map(([status, resp]) => [status, {
+          description: resp.description,
+          ...(resp.schema ? { content: { [resp.contentType ?? 'application/json']: { schema: schema(resp.schema, 'output') } } } : {}),
+        }])),
+        ...(r.security === 'none' ? { security: [] } : { security: [{ [r.security]: r.scopes ?? [] }] }),
+      };
+      (paths[oaPath] ??= {})[r.method] = op;
+    }
+    return {
+      openapi: '3.1.0',
+      info: { title: 'Identity and Access Service', version },
+      servers: [{ url: issuer }],
+      paths,
+      components: {
+        securitySchemes: {
+          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
+          basic: { type: 'http', scheme: 'basic' },
+          cookie: { type: 'apiKey', in: 'cookie', name: 'service_session' },
+        },
+        schemas: { Error: schema(ErrorObject, 'output') },
+      },
+    };
+  }
+}

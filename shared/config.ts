@@ -1,0 +1,165 @@
+/**
+ * Configuration from environment variables. Every value is validated once at start-up; an
+ * invalid one raises a ConfigError whose message is a single line naming the variable, so an
+ * operator reading `journalctl` sees exactly what to fix.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
+import { dirname, isAbsolute, join, resolve } from 'node:path';
+
+export class ConfigError extends Error {
+  constructor(public readonly variable: string, reason: string) {
+    super(`${variable}: ${reason}`);
+    this.name = 'ConfigError';
+  }
+}
+
+export type DatabaseConfig =
+  | { kind: 'sqlite'; path: string }
+  | { kind: 'mysql'; url: string; host: string; port: number; user: string; database: string };
+
+export interface Config {
+  port: number;
+  host: string;
+  issuer: string;
+  database: DatabaseConfig;
+  /** Directory for the SQLite file and a generated secret key. */
+  dataDir: string;
+  smtpUrl: string | undefined;
+  /** Raw secret key material; derive purpose-bound keys with shared/crypto.ts. */
+  secretKey: string;
+  /** Where the secret key came from, for the start-up log (never the key itself). */
+  secretKeySource: 'env' | 'file' | 'generated';
+  logLevel: 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
+  /** How long SIGTERM waits for in-flight requests before closing connections. */
+  shutdownTimeoutMs: number;
+  /** Largest accepted request body, bytes. */
+  bodyLimitBytes: number;
+  /** How long a retiring signing key stays published after rotation, seconds. */
+  keyRetireAfterSeconds: number;
+}
+
+export const MIN_SECRET_KEY_LENGTH = 32;
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, max: number): number {
+  const raw = env[name];
+  if (raw === undefined || raw === '') return def;
+  if (!/^\d+$/.test(raw.trim())) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
+  const n = Number(raw.trim());
+  if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
+  return n;
+}
+
+export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConfig {
+  const name = 'IAM_DATABASE_URL';
+  if (raw.startsWith('sqlite:')) {
+    let path = raw.slice('sqlite:'.length);
+    if (path.startsWith('//')) path = path.slice(2); // accept sqlite:///abs/path as well
+    if (!path) throw new ConfigError(name, 'sqlite: needs a file path, for example sqlite:var/iam.db');
+    return { kind: 'sqlite', path: isAbsolute(path) ? path : resolve(cwd, path) };
+  }
+  if (raw.startsWith('mysql://') || raw.startsWith('mariadb://')) {
+    let u: URL;
+    try {
+      u = new URL(raw.replace(/^mariadb:/, 'mysql:'));
+    } catch {
+      throw new ConfigError(name, 'is not a valid URL (expected mysql://user:pass@host:port/db)');
+    }
+    const database = decodeURIComponent(u.pathname.replace(/^\//, ''));
+    if (!u.hostname) throw new ConfigError(name, 'has no host (expected mysql://user:pass@host:port/db)');
+    if (!database) throw new ConfigError(name, 'has no database name (expected mysql://user:pass@host:port/db)');
+    return {
+      kind: 'mysql',
+      url: u.toString(),
+      host: u.hostname,
+      port: u.port ? Number(u.port) : 3306,
+      user: decodeURIComponent(u.username),
+      database,
+    };
+  }
+  throw new ConfigError(name, `must start with sqlite: or mysql://, got "${raw.split(':')[0]}:..."`);
+}
+
+/** Reads the secret key from the environment, or from (or into) the data directory. */
+function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 'secretKey' | 'secretKeySource'> {
+  const fromEnv = env.IAM_SECRET_KEY;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (fromEnv.length < MIN_SECRET_KEY_LENGTH) {
+      throw new ConfigError('IAM_SECRET_KEY', `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required (generate one with: openssl rand -base64 32)`);
+    }
+    return { secretKey: fromEnv, secretKeySource: 'env' };
+  }
+  const file = join(dataDir, 'secret.key');
+  if (existsSync(file)) {
+    const key = readFileSync(file, 'utf8').trim();
+    if (key.length < MIN_SECRET_KEY_LENGTH) {
+      throw new ConfigError('IAM_SECRET_KEY', `the key file ${file} holds fewer than ${MIN_SECRET_KEY_LENGTH} characters`);
+    }
+    return { secretKey: key, secretKeySource: 'file' };
+  }
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const key = randomBytes(32).toString('base64url');
+    // 'wx' fails if another process created the file first; then read theirs.
+    try {
+      writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
+      chmodSync(file, 0o600);
+      return { secretKey: key, secretKeySource: 'generated' };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return loadSecretKey(env, dataDir);
+      throw e;
+    }
+  } catch (e) {
+    throw new ConfigError('IAM_SECRET_KEY', `is unset and no key could be written to ${file}: ${(e as Error).message}`);
+  }
+}
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
+  const port = intVar(env, 'IAM_PORT', 8080, 0, 65535);
+  const host = env.IAM_HOST?.trim() || '127.0.0.1';
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host) && host !== '::') throw new ConfigError('IAM_HOST', `is not a host name or address: "${host}"`);
+
+  const issuerRaw = env.IAM_ISSUER?.trim() || `http://localhost:${port}`;
+  let issuerUrl: URL;
+  try {
+    issuerUrl = new URL(issuerRaw);
+  } catch {
+    throw new ConfigError('IAM_ISSUER', `is not a URL: "${issuerRaw}"`);
+  }
+  // OpenID Connect Discovery §3: the issuer is an https URL with no query or fragment
+  // (http is tolerated for local development).
+  if (issuerUrl.protocol !== 'https:' && issuerUrl.protocol !== 'http:') throw new ConfigError('IAM_ISSUER', 'must be an http or https URL');
+  if (issuerUrl.search || issuerUrl.hash) throw new ConfigError('IAM_ISSUER', 'must not have a query or fragment');
+  if (issuerUrl.username || issuerUrl.password) throw new ConfigError('IAM_ISSUER', 'must not carry credentials');
+  const issuer = issuerUrl.toString().replace(/\/$/, '');
+
+  const database = parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || 'sqlite:var/iam.db', cwd);
+  const dataDir = env.IAM_DATA_DIR?.trim()
+    ? resolve(cwd, env.IAM_DATA_DIR.trim())
+    : database.kind === 'sqlite' ? dirname(database.path) : resolve(cwd, 'var');
+
+  const smtpUrl = env.IAM_SMTP_URL?.trim() || undefined;
+  if (smtpUrl) {
+    let u: URL | undefined;
+    try { u = new URL(smtpUrl); } catch { /* reported below */ }
+    if (!u || !['smtp:', 'smtps:'].includes(u.protocol)) throw new ConfigError('IAM_SMTP_URL', 'must be an smtp:// or smtps:// URL');
+  }
+
+  const logLevel = (env.IAM_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
+  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);
+
+  return {
+    port,
+    host,
+    issuer,
+    database,
+    dataDir,
+    smtpUrl,
+    ...loadSecretKey(env, dataDir),
+    logLevel,
+    shutdownTimeoutMs: intVar(env, 'IAM_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 300_000),
+    bodyLimitBytes: intVar(env, 'IAM_BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
+    keyRetireAfterSeconds: intVar(env, 'IAM_KEY_RETIRE_AFTER_SECONDS', 86_400, 60, 90 * 86_400),
+  };
+}

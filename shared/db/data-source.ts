@@ -1,0 +1,87 @@
+/**
+ * Builds the TypeORM DataSource for the configured database and applies migrations.
+ * `synchronize` is never on: the schema changes only through migrations/.
+ */
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { DataSource } from 'typeorm';
+import type { DatabaseConfig } from '../config.js';
+import { entities } from './entities.js';
+import { migrations } from '../../migrations/index.js';
+
+export function createDataSource(db: DatabaseConfig): DataSource {
+  if (db.kind === 'sqlite') {
+    mkdirSync(dirname(db.path), { recursive: true });
+    return new DataSource({
+      type: 'better-sqlite3',
+      database: db.path,
+      entities,
+      migrations,
+      synchronize: false,
+      migrationsTransactionMode: 'each',
+      // WAL lets the CLI and readers work while the daemon writes; a busy timeout turns
+      // writer contention into a short wait instead of SQLITE_BUSY.
+      enableWAL: true,
+      prepareDatabase: (conn: { pragma(s: string): unknown }) => {
+        conn.pragma('busy_timeout = 5000');
+        conn.pragma('foreign_keys = ON');
+        conn.pragma('synchronous = NORMAL');
+      },
+    });
+  }
+  return new DataSource({
+    type: 'mysql',
+    url: db.url,
+    entities,
+    migrations,
+    synchronize: false,
+    migrationsTransactionMode: 'each',
+    supportBigNumbers: true,
+    bigNumberStrings: false,
+    charset: 'utf8mb4_bin',
+    timezone: 'Z',
+    poolSize: 20,
+    connectTimeout: 10_000,
+  });
+}
+
+/** Connects, retrying briefly: a database started alongside the daemon may still be booting. */
+export async function connect(ds: DataSource, attempts = 10): Promise<DataSource> {
+  for (let i = 1; ; i++) {
+    try {
+      return await ds.initialize();
+    } catch (e) {
+      if (i >= attempts || ds.options.type !== 'mysql') throw e;
+      await new Promise((r) => setTimeout(r, Math.min(2000, 200 * i)));
+    }
+  }
+}
+
+const LOCK_NAME = 'iam_schema_migrations';
+
+/**
+ * Applies pending migrations. On MySQL several daemons may start at once against one cluster,
+ * so a named lock (GET_LOCK) lets exactly one of them migrate while the others wait.
+ */
+export async function migrate(ds: DataSource): Promise<string[]> {
+  if (ds.options.type !== 'mysql') {
+    return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
+  }
+  const qr = ds.createQueryRunner();
+  try {
+    const [row] = await qr.query('SELECT GET_LOCK(?, 60) AS got', [LOCK_NAME]);
+    if (Number(row?.got) !== 1) throw new Error('timed out waiting for the schema migration lock');
+    try {
+      return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
+    } finally {
+      await qr.query('SELECT RELEASE_LOCK(?)', [LOCK_NAME]);
+    }
+  } finally {
+    await qr.release();
+  }
+}
+
+/** True when every migration the code knows has been applied. */
+export async function migrationsCurrent(ds: DataSource): Promise<boolean> {
+  return !(await ds.showMigrations());
+}

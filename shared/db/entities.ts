@@ -1,0 +1,181 @@
+/**
+ * Entity definitions. EntitySchema with explicit column types, because the compiler used here
+ * does not need to emit decorator metadata for them to work, and the schema is migrations'
+ * business, never `synchronize`.
+ */
+import { EntitySchema, type ValueTransformer } from 'typeorm';
+
+/** mysql2 may hand BIGINT back as a string; the domain works in numbers (epoch ms fit in 2^53). */
+export const bigintNumber: ValueTransformer = {
+  to: (v: unknown) => v,
+  from: (v: unknown) => (v === null || v === undefined ? v : Number(v)),
+};
+
+/** JSON held in a TEXT column, identical on both dialects. */
+export const jsonText: ValueTransformer = {
+  to: (v: unknown) => (v === undefined ? undefined : v === null ? null : JSON.stringify(v)),
+  from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v ?? null),
+};
+
+/** Booleans are stored as 0/1 on both dialects. */
+export const boolInt: ValueTransformer = {
+  to: (v: unknown) => (v === undefined ? undefined : v ? 1 : 0),
+  from: (v: unknown) => v === 1 || v === true || v === '1',
+};
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type JsonObject = { [key: string]: any };
+
+const ts = (nullable = false) => ({ type: 'bigint' as const, nullable, transformer: bigintNumber });
+const json = () => ({ type: 'text' as const, transformer: jsonText });
+
+export type TenantLifecycleState = 'provisioning' | 'active' | 'suspended' | 'deleted';
+
+export interface Tenant {
+  id: string;
+  name: string;
+  lifecycle_state: TenantLifecycleState;
+  settings: JsonObject;
+  created_at: number;
+  updated_at: number;
+}
+
+export const TenantEntity = new EntitySchema<Tenant>({
+  name: 'Tenant',
+  tableName: 'tenants',
+  columns: {
+    id: { type: 'varchar', length: 40, primary: true },
+    name: { type: 'varchar', length: 200 },
+    lifecycle_state: { type: 'varchar', length: 32 },
+    settings: json(),
+    created_at: ts(),
+    updated_at: ts(),
+  },
+});
+
+export type ClientType = 'confidential' | 'public';
+
+export interface Client {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  name: string;
+  client_type: ClientType;
+  secret_hash: string | null;
+  redirect_uris: string[];
+  grant_types: string[];
+  scopes: string[];
+  audiences: string[];
+  first_party: boolean;
+  status: 'active' | 'disabled';
+  created_at: number;
+  updated_at: number;
+}
+
+export const ClientEntity = new EntitySchema<Client>({
+  name: 'Client',
+  tableName: 'clients',
+  columns: {
+    id: { type: 'varchar', length: 40, primary: true },
+    tenant_id: { type: 'varchar', length: 40 },
+    client_id: { type: 'varchar', length: 128 },
+    name: { type: 'varchar', length: 200 },
+    client_type: { type: 'varchar', length: 16 },
+    secret_hash: { type: 'varchar', length: 128, nullable: true },
+    redirect_uris: json(),
+    grant_types: json(),
+    scopes: json(),
+    audiences: json(),
+    first_party: { type: 'integer', transformer: boolInt },
+    status: { type: 'varchar', length: 16 },
+    created_at: ts(),
+    updated_at: ts(),
+  },
+});
+
+export interface User {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string;
+  status: 'active' | 'disabled';
+  created_at: number;
+  updated_at: number;
+}
+
+export const UserEntity = new EntitySchema<User>({
+  name: 'User',
+  tableName: 'users',
+  columns: {
+    id: { type: 'varchar', length: 40, primary: true },
+    tenant_id: { type: 'varchar', length: 40 },
+    email: { type: 'varchar', length: 320 },
+    name: { type: 'varchar', length: 200 },
+    status: { type: 'varchar', length: 16 },
+    created_at: ts(),
+    updated_at: ts(),
+  },
+});
+
+export type SigningKeyStatus = 'active' | 'retiring' | 'retired';
+
+export interface SigningKey {
+  kid: string;
+  alg: string;
+  status: SigningKeyStatus;
+  public_jwk: JsonObject;
+  private_jwk_sealed: string;
+  created_at: number;
+  /** Set on rotation: the key stays in the JWKS until then, covering tokens it signed. */
+  retire_at: number | null;
+  updated_at: number;
+}
+
+export const SigningKeyEntity = new EntitySchema<SigningKey>({
+  name: 'SigningKey',
+  tableName: 'signing_keys',
+  columns: {
+    kid: { type: 'varchar', length: 64, primary: true },
+    alg: { type: 'varchar', length: 16 },
+    status: { type: 'varchar', length: 16 },
+    public_jwk: json(),
+    private_jwk_sealed: { type: 'text' },
+    created_at: ts(),
+    retire_at: ts(true),
+    updated_at: ts(),
+  },
+});
+
+export interface AuditEvent {
+  id: string;
+  tenant_id: string | null;
+  actor_type: string;
+  actor_id: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  outcome: 'success' | 'failure';
+  request_id: string | null;
+  summary: JsonObject;
+  created_at: number;
+}
+
+export const AuditEventEntity = new EntitySchema<AuditEvent>({
+  name: 'AuditEvent',
+  tableName: 'audit_events',
+  columns: {
+    id: { type: 'varchar', length: 40, primary: true },
+    tenant_id: { type: 'varchar', length: 40, nullable: true },
+    actor_type: { type: 'varchar', length: 32 },
+    actor_id: { type: 'varchar', length: 128 },
+    action: { type: 'varchar', length: 64 },
+    target_type: { type: 'varchar', length: 32 },
+    target_id: { type: 'varchar', length: 128 },
+    outcome: { type: 'varchar', length: 16 },
+    request_id: { type: 'varchar', length: 64, nullable: true },
+    summary: json(),
+    created_at: ts(),
+  },
+});
+
+export const entities = [TenantEntity, ClientEntity, UserEntity, SigningKeyEntity, AuditEventEntity];

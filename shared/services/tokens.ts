@@ -1,0 +1,85 @@
+/**
+ * JWT access tokens per RFC 9068 (`typ: at+jwt`), signed with the active signing key, and
+ * their verification for the service's own bearer-protected APIs.
+ */
+import { createLocalJWKSet, jwtVerify, SignJWT, type JWTPayload, type JSONWebKeySet } from 'jose';
+import { randomToken } from '../crypto.js';
+import type { KeyService } from './keys.js';
+
+export interface AccessTokenClaims extends JWTPayload {
+  client_id: string;
+  scope: string;
+  tenant_id: string;
+  /** Token family: every token descending from one grant shares it, so one revocation kills all. */
+  fid?: string;
+}
+
+export interface IssuedToken {
+  token: string;
+  jti: string;
+  expiresIn: number;
+  claims: AccessTokenClaims;
+}
+
+export class TokenService {
+  private jwks: { at: number; set: ReturnType<typeof createLocalJWKSet>; kids: Set<string> } | undefined;
+  static readonly JWKS_CACHE_MS = 30_000;
+
+  constructor(private readonly issuer: string, private readonly keys: KeyService) {}
+
+  async issueAccessToken(p: {
+    sub: string; clientId: string; tenantId: string; scope: string[]; audience: string[];
+    ttlSeconds: number; familyId?: string; extra?: Record<string, unknown>;
+  }): Promise<IssuedToken> {
+    const { key, kid, alg } = await this.keys.signingKey();
+    const jti = randomToken(16);
+    const now = Math.floor(Date.now() / 1000);
+    const claims: AccessTokenClaims = {
+      ...(p.extra ?? {}),
+      iss: this.issuer,
+      sub: p.sub,
+      aud: p.audience.length === 1 ? p.audience[0] : p.audience,
+      iat: now,
+      exp: now + p.ttlSeconds,
+      jti,
+      client_id: p.clientId,
+      scope: p.scope.join(' '),
+      tenant_id: p.tenantId,
+      ...(p.familyId ? { fid: p.familyId } : {}),
+    };
+    const token = await new SignJWT(claims).setProtectedHeader({ alg, kid, typ: 'at+jwt' }).sign(key);
+    return { token, jti, expiresIn: p.ttlSeconds, claims };
+  }
+
+  private async keySet(kid: string | undefined) {
+    const fresh = this.jwks && Date.now() - this.jwks.at < TokenService.JWKS_CACHE_MS;
+    // A kid we have not seen may come from a key rotated in by another daemon: reload once.
+    if (!fresh || (kid && !this.jwks!.kids.has(kid))) {
+      const set = (await this.keys.publicJwks()) as JSONWebKeySet;
+      this.jwks = { at: Date.now(), set: createLocalJWKSet(set), kids: new Set(set.keys.map((k) => String(k.kid))) };
+    }
+    return this.jwks!.set;
+  }
+
+  /** Verifies signature, `typ`, issuer and expiry (RFC 9068 §4). Throws on any failure. */
+  async verifyAccessToken(token: string, audience?: string): Promise<AccessTokenClaims> {
+    const kid = peekKid(token);
+    const set = await this.keySet(kid);
+    const { payload } = await jwtVerify(token, set, {
+      issuer: this.issuer,
+      typ: 'at+jwt',
+      ...(audience ? { audience } : {}),
+      algorithms: ['ES256', 'EdDSA', 'RS256'],
+    });
+    return payload as AccessTokenClaims;
+  }
+}
+
+function peekKid(token: string): string | undefined {
+  try {
+    const h = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };
+    return typeof h.kid === 'string' ? h.kid : undefined;
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * The daemon's HTTP surface as a client sees it: health, request ids, security headers,
+ * OpenAPI, and a clear error object for every kind of bad input.
+ */
+import test from 'ava';
+import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
+
+let db: TestDb;
+let d: Daemon;
+let s: Seeded;
+let token: string;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  s = await seed(db.url, db.dir);
+  d = await startDaemon(db.url, db.dir, { IAM_BODY_LIMIT_BYTES: '4096' });
+  token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
+});
+test.after.always(async () => {
+  await d?.stop();
+  await db?.drop();
+});
+
+const json = (body: unknown, extra: Record<string, string> = {}) => ({
+  method: 'POST',
+  headers: { 'content-type': 'application/json', authorization: `Bearer ${token}`, ...extra },
+  body: typeof body === 'string' ? body : JSON.stringify(body),
+});
+
+test('healthz and readyz answer 200 and echo a request id', async (t) => {
+  const h = await fetch(`${d.url}/healthz`);
+  t.is(h.status, 200);
+  t.regex(h.headers.get('x-request-id') ?? '', /^[0-9a-f-]{36}$/);
+  const r = await fetch(`${d.url}/readyz`, { headers: { 'X-Request-Id': 'probe-123' } });
+  t.is(r.status, 200);
+  t.is(r.headers.get('x-request-id'), 'probe-123');
+  t.deepEqual(await r.json(), { status: 'ready', checks: { database: 'ok', migrations: 'ok' } });
+});
+
+test('the request id of a request appears in its log line', async (t) => {
+  await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': 'trace-me-42' } });
+  await new Promise((r) => setTimeout(r, 100));
+  t.true(d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200));
+});
+
+test('a forged request id with unsafe characters is replaced', async (t) => {
+  const r = await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': 'a b<script>' } });
+  t.not(r.headers.get('x-request-id'), 'a b<script>');
+});
+
+test('security headers are on every response, errors included', async (t) => {
+  for (const path of ['/healthz', '/no/such/route']) {
+    const r = await fetch(`${d.url}${path}`);
+    t.is(r.headers.get('x-content-type-options'), 'nosniff');
+    t.is(r.headers.get('x-frame-options'), 'DENY');
+    t.is(r.headers.get('referrer-policy'), 'no-referrer');
+    t.regex(r.headers.get('content-security-policy') ?? '', /frame-ancestors 'none'/);
+    t.is(r.headers.get('cache-control'), 'no-store');
+  }
+});
+
+test('unknown route: 404 with the error object', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/nothing-here`);
+  t.is(r.status, 404);
+  const b = (await r.json()) as Record<string, string>;
+  t.is(b.error, 'not_found');
+  t.truthy(b.error_description);
+});
+
+test('wrong method on a known path: 405 with Allow', async (t) => {
+  const r = await fetch(`${d.url}/healthz`, { method: 'DELETE' });
+  t.is(r.status, 405);
+  t.regex(r.headers.get('allow') ?? '', /GET/);
+  t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
+});
+
+test('malformed JSON: 400 invalid_request, and nothing is created', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json('{"name": "x",'));
+  t.is(r.status, 400);
+  const b = (await r.json()) as Record<string, string>;
+  t.is(b.error, 'invalid_request');
+  t.regex(b.error_description!, /not valid JSON/);
+  const list = (await (await fetch(`${d.url}/api/admin/tenants`, { headers: { authorization: `Bearer ${token}` } })).json()) as { tenants: { name: string }[] };
+  t.false(list.tenants.some((x) => x.name === 'x'));
+});
+
+test('wrong types: 400 naming the field', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json({ name: 42 }));
+  t.is(r.status, 400);
+  const b = (await r.json()) as { error: string; error_description: string; details: { field: string }[] };
+  t.is(b.error, 'invalid_request');
+  t.regex(b.error_description, /^body\.name:/);
+  t.deepEqual(b.details.map((x) => x.field), ['body.name']);
+
+  const c = await fetch(`${d.url}/api/admin/tenants/${s.tenantId}/clients`, json({ name: 'c', redirect_uris: 'https://x.example/cb' }));
+  t.is(c.status, 400);
+  t.regex(((await c.json()) as { error_description: string }).error_description, /body\.redirect_uris/);
+});
+
+test('unknown fields and a JSON array body are refused', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json({ name: 'ok', admin: true }));
+  t.is(r.status, 400);
+  t.regex(((await r.json()) as { error_description: string }).error_description, /unknown field.*admin/);
+  const a = await fetch(`${d.url}/api/admin/tenants`, json([1, 2]));
+  t.is(a.status, 400);
+});
+
+test('a body over the limit: 413 request_too_large', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json({ name: 'x'.repeat(10_000) }));
+  t.is(r.status, 413);
+  t.is(((await r.json()) as { error: string }).error, 'request_too_large');
+});
+
+test('a body of the wrong media type: 415', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, { method: 'POST', headers: { 'content-type': 'text/plain', authorization: `Bearer ${token}` }, body: 'name=x' });
+  t.is(r.status, 415);
+  t.is(((await r.json()) as { error: string }).error, 'unsupported_media_type');
+});
+
+test('invalid path parameter: 400 naming it', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants/bad%20id!/users`, { headers: { authorization: `Bearer ${token}` } });
+  t.is(r.status, 400);
+  t.regex(((await r.json()) as { error_description: string }).error_description, /^path\.tenantId/);
+});
+
+test('invalid query parameter: 400 naming it', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants?limit=0`, { headers: { authorization: `Bearer ${token}` } });
+  t.is(r.status, 400);
+  t.regex(((await r.json()) as { error_description: string }).error_description, /^query\.limit/);
+});
+
+test('no server error leaks internals: the daemon never answered 500 in this file', async (t) => {
+  await new Promise((r) => setTimeout(r, 100));
+  t.false(d.logs.some((l) => typeof l.status === 'number' && l.status >= 500));
+  t.false(/unhandled error/.test(d.output()));
+});
+
+test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async (t) => {
+  const r = await fetch(`${d.url}/openapi.json`);
+  t.is(r.status, 200);
+  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, any>> };
+  t.is(doc.openapi, '3.1.0');
+  const create = doc.paths['/api/admin/tenants']!.post;
+  const schema = create.requestBody.content['application/json'].schema;
+  t.deepEqual(schema.required, ['name']);
+  t.is(schema.properties.name.maxLength, 200);
+  t.is(schema.additionalProperties, false);
+  t.truthy(doc.paths['/api/admin/tenants/{tenantId}/clients']!.post);
+  t.truthy(doc.paths['/readyz']!.get);
+});
+
+test('secrets and tokens never reach the log', async (t) => {
+  await new Promise((r) => setTimeout(r, 100));
+  const out = d.output();
+  t.false(out.includes(s.platform.secret));
+  t.false(out.includes(token));
+});

@@ -1,0 +1,88 @@
+/**
+ * Starts the real daemon (`node dist/daemon/main.js`) as a child process on an ephemeral
+ * port, against a given database, and reads its JSON log lines.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer, type AddressInfo } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import { TEST_SECRET_KEY } from './db.js';
+
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+export const DAEMON_MAIN = join(ROOT, 'dist', 'daemon', 'main.js');
+export const CLI_BIN = join(ROOT, 'bin', 'iam.js');
+
+export interface Daemon {
+  url: string;
+  port: number;
+  proc: ChildProcess;
+  /** Parsed JSON log lines so far. */
+  logs: Record<string, unknown>[];
+  /** Raw stdout+stderr. */
+  output(): string;
+  stop(signal?: NodeJS.Signals): Promise<number | null>;
+}
+
+export function daemonEnv(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    IAM_PORT: '0',
+    IAM_HOST: '127.0.0.1',
+    IAM_DATABASE_URL: databaseUrl,
+    IAM_DATA_DIR: dataDir,
+    IAM_SECRET_KEY: TEST_SECRET_KEY,
+    IAM_LOG_LEVEL: 'info',
+    ...extra,
+  };
+}
+
+/** A port that was free a moment ago, so the issuer URL can name it before the daemon starts. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startDaemon(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): Promise<Daemon> {
+  const p = extra.IAM_PORT ?? String(await freePort());
+  const env = daemonEnv(databaseUrl, dataDir, { IAM_PORT: p, IAM_ISSUER: `http://127.0.0.1:${p}`, ...extra });
+  const proc = spawn(process.execPath, [DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const logs: Record<string, unknown>[] = [];
+  let raw = '';
+  let buf = '';
+  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
+  const port = await new Promise<number>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`daemon did not start in 30 s:\n${raw}`)), 30_000);
+    const onLine = (line: string) => {
+      try {
+        const rec = JSON.parse(line) as Record<string, unknown>;
+        logs.push(rec);
+        if (rec.msg === 'listening' && typeof rec.port === 'number') { clearTimeout(timer); resolve(rec.port); }
+      } catch { /* not JSON */ }
+    };
+    proc.stdout!.on('data', (d: Buffer) => {
+      raw += d.toString();
+      buf += d.toString();
+      let i;
+      while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1); }
+    });
+    proc.stderr!.on('data', (d: Buffer) => { raw += d.toString(); });
+    void exited.then((code) => { clearTimeout(timer); reject(new Error(`daemon exited with ${code} before listening:\n${raw}`)); });
+  });
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    url, port, proc, logs,
+    output: () => raw,
+    stop: async (signal = 'SIGTERM') => {
+      if (proc.exitCode !== null) return proc.exitCode;
+      proc.kill(signal);
+      return exited;
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import test from 'ava';
+import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { spawnSync } from 'node:child_process';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+import { DAEMON_MAIN } from '../helpers/daemon.js';
+
+const dir = () => mkdtempSync(join(tmpdir(), 'iam-cfg-'));
+const base = (d: string) => ({ IAM_DATABASE_URL: `sqlite:${join(d, 'iam.db')}` });
+
+test('defaults', (t) => {
+  const d = dir();
+  const c = loadConfig(base(d));
+  t.is(c.port, 8080);
+  t.is(c.host, '127.0.0.1');
+  t.is(c.issuer, 'http://localhost:8080');
+  t.is(c.logLevel, 'info');
+  t.deepEqual(c.database, { kind: 'sqlite', path: join(d, 'iam.db') });
+});
+
+test('the secret key is generated once into the data directory with mode 0600, then reused', (t) => {
+  const d = dir();
+  const c1 = loadConfig(base(d));
+  t.is(c1.secretKeySource, 'generated');
+  t.true(c1.secretKey.length >= 32);
+  t.is(statSync(join(d, 'secret.key')).mode & 0o777, 0o600);
+  const c2 = loadConfig(base(d));
+  t.is(c2.secretKeySource, 'file');
+  t.is(c2.secretKey, c1.secretKey);
+  t.is(readFileSync(join(d, 'secret.key'), 'utf8').trim(), c1.secretKey);
+});
+
+test('mysql URLs are parsed', (t) => {
+  const c = loadConfig({ ...base(dir()), IAM_DATABASE_URL: 'mysql://iam:p%40ss@db.internal:3307/iam' });
+  t.like(c.database, { kind: 'mysql', host: 'db.internal', port: 3307, user: 'iam', database: 'iam' });
+});
+
+const bad: [Record<string, string>, string, RegExp][] = [
+  [{ IAM_PORT: 'eighty' }, 'IAM_PORT', /whole number/],
+  [{ IAM_PORT: '70000' }, 'IAM_PORT', /between 0 and 65535/],
+  [{ IAM_HOST: 'bad host!' }, 'IAM_HOST', /not a host/],
+  [{ IAM_ISSUER: 'not a url' }, 'IAM_ISSUER', /not a URL/],
+  [{ IAM_ISSUER: 'https://id.example/?x=1' }, 'IAM_ISSUER', /query or fragment/],
+  [{ IAM_ISSUER: 'ftp://id.example' }, 'IAM_ISSUER', /http or https/],
+  [{ IAM_DATABASE_URL: 'postgres://x/y' }, 'IAM_DATABASE_URL', /sqlite: or mysql:/],
+  [{ IAM_DATABASE_URL: 'mysql://u:p@host:3306/' }, 'IAM_DATABASE_URL', /no database name/],
+  [{ IAM_SMTP_URL: 'http://mail' }, 'IAM_SMTP_URL', /smtp/],
+  [{ IAM_SECRET_KEY: 'short' }, 'IAM_SECRET_KEY', /too short/],
+  [{ IAM_LOG_LEVEL: 'loud' }, 'IAM_LOG_LEVEL', /must be one of/],
+  [{ IAM_SHUTDOWN_TIMEOUT_MS: '-1' }, 'IAM_SHUTDOWN_TIMEOUT_MS', /whole number/],
+];
+for (const [env, variable, reason] of bad) {
+  test(`invalid ${variable}=${Object.values(env)[0]} is refused naming the variable`, (t) => {
+    const e = t.throws(() => loadConfig({ ...base(dir()), ...env }), { instanceOf: ConfigError });
+    t.is(e!.variable, variable);
+    t.true(e!.message.startsWith(`${variable}: `));
+    t.regex(e!.message, reason);
+    t.false(e!.message.includes('\n'));
+  });
+}
+
+test('the daemon stops on a bad value with one clear line and exit code 78', (t) => {
+  const d = dir();
+  const r = spawnSync(process.execPath, [DAEMON_MAIN], { env: { PATH: process.env.PATH, ...base(d), IAM_PORT: 'http' }, encoding: 'utf8', timeout: 20_000 });
+  t.is(r.status, 78);
+  const lines = r.stderr.trim().split('\n');
+  t.is(lines.length, 1);
+  t.regex(lines[0]!, /^iam: configuration error: IAM_PORT: must be a whole number/);
+});
