@@ -5,6 +5,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
+import { bindSecretKey } from '../shared/db/secret-key-check.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
@@ -32,6 +33,14 @@ async function main(): Promise<void> {
   const ds = await connect(createDataSource(config.database));
   const applied = await migrate(ds);
   if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+  try {
+    await bindSecretKey(ds, config.secretKey);
+  } catch (e) {
+    if (!(e instanceof ConfigError)) throw e;
+    process.stderr.write(`iam: configuration error: ${e.message}\n`);
+    await ds.destroy();
+    process.exit(EXIT_CONFIG);
+  }
   const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
   const key = await keys.ensureActive();
   logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');

@@ -1,7 +1,7 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { appendOnlyTriggers, runAll, tableSuffix } from './dialect.js';
 
-/** Tenants, clients, users, signing keys and the append-only audit log. */
+/** Tenants, clients, users, signing keys, the append-only audit log and service metadata. */
 export class Core1763769600001 implements MigrationInterface {
   name = 'Core1763769600001';
 
@@ -71,10 +71,15 @@ export class Core1763769600001 implements MigrationInterface {
       )${x}`,
       `CREATE INDEX ix_audit_tenant_time ON audit_events (tenant_id, created_at)`,
       ...appendOnlyTriggers(qr, 'audit_events'),
+      `CREATE TABLE service_meta (
+        name VARCHAR(64) NOT NULL PRIMARY KEY,
+        value TEXT NOT NULL,
+        updated_at BIGINT NOT NULL
+      )${x}`,
     ]);
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    await runAll(qr, ['DROP TABLE audit_events', 'DROP TABLE signing_keys', 'DROP TABLE users', 'DROP TABLE clients', 'DROP TABLE tenants']);
+    await runAll(qr, ['DROP TABLE service_meta', 'DROP TABLE audit_events', 'DROP TABLE signing_keys', 'DROP TABLE users', 'DROP TABLE clients', 'DROP TABLE tenants']);
   }
 }

@@ -48,7 +48,8 @@ class ScopedClients {
     });
   }
   async insert(c: Omit<Client, 'tenant_id'>): Promise<Client> {
-    const row = { ...c, tenant_id: this.tenantId };
+    const { id, ...rest } = c;
+    const row = { id, tenant_id: this.tenantId, ...rest };
     await this.repo.insert(row);
     return row;
   }
@@ -68,7 +69,8 @@ class ScopedUsers {
     });
   }
   async insert(u: Omit<User, 'tenant_id'>): Promise<User> {
-    const row = { ...u, tenant_id: this.tenantId };
+    const { id, ...rest } = u;
+    const row = { id, tenant_id: this.tenantId, ...rest };
     await this.repo.insert(row);
     return row;
   }

@@ -4,7 +4,7 @@
  */
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
 
 let db: TestDb;
@@ -41,8 +41,7 @@ test('healthz and readyz answer 200 and echo a request id', async (t) => {
 
 test('the request id of a request appears in its log line', async (t) => {
   await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': 'trace-me-42' } });
-  await new Promise((r) => setTimeout(r, 100));
-  t.true(d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200));
+  t.true(await eventually(() => d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200)));
 });
 
 test('a forged request id with unsafe characters is replaced', async (t) => {

@@ -86,3 +86,13 @@ export async function startDaemon(databaseUrl: string, dataDir: string, extra: R
     },
   };
 }
+
+/** Polls until `pred` holds (logs arrive asynchronously after the response), or times out. */
+export async function eventually(pred: () => boolean, timeoutMs = 5000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (pred()) return true;
+    await new Promise((r) => setTimeout(r, 25));
+  }
+  return pred();
+}

@@ -4,6 +4,7 @@
  */
 import { loadConfig } from '../../shared/config.js';
 import { connect, createDataSource, migrate } from '../../shared/db/data-source.js';
+import { bindSecretKey } from '../../shared/db/secret-key-check.js';
 import { DirectoryService } from '../../shared/services/directory.js';
 import { SCOPE_PLATFORM, SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { TEST_SECRET_KEY } from './db.js';
@@ -18,6 +19,7 @@ export async function openServices(databaseUrl: string, dataDir: string) {
   const config = loadConfig({ IAM_DATABASE_URL: databaseUrl, IAM_SECRET_KEY: TEST_SECRET_KEY, IAM_DATA_DIR: dataDir });
   const ds = await connect(createDataSource(config.database));
   await migrate(ds);
+  await bindSecretKey(ds, config.secretKey);
   return { ds, config, directory: new DirectoryService(ds, config.secretKey) };
 }
 

@@ -68,3 +68,18 @@ test('the daemon stops on a bad value with one clear line and exit code 78', (t)
   t.is(lines.length, 1);
   t.regex(lines[0]!, /^iam: configuration error: IAM_PORT: must be a whole number/);
 });
+
+test('a process with another secret key than the database was set up with stops with a clear line', async (t) => {
+  const { createTestDatabase } = await import('../helpers/db.js');
+  const { openServices } = await import('../helpers/seed.js');
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  const { ds } = await openServices(db.url, db.dir); // binds the test key
+  await ds.destroy();
+  const r = spawnSync(process.execPath, [DAEMON_MAIN], {
+    env: { PATH: process.env.PATH, IAM_DATABASE_URL: db.url, IAM_DATA_DIR: db.dir, IAM_PORT: '0', IAM_SECRET_KEY: 'a-different-secret-key-0123456789abcdef' },
+    encoding: 'utf8', timeout: 30_000,
+  });
+  t.is(r.status, 78);
+  t.regex(r.stderr, /^iam: configuration error: IAM_SECRET_KEY: does not match the key this database was set up with/m);
+});

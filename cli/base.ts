@@ -1,0 +1,208 @@
+/**
+ * The base of every `iam` command. It parses flags, opens the database named by
+ * IAM_DATABASE_URL (closing it whatever happens), refuses to work on an out-of-date schema,
+ * and turns errors into one clear message and an exit code:
+ *
+ *   0  success
+ *   1  failure: invalid input rejected by the service (the message names the flag), a
+ *      configuration error, an unreachable database, an out-of-date schema
+ *   2  usage: unknown command or flag, missing required flag, bad flag value (oclif's parser)
+ *
+ * With --json the command's result is printed as JSON on stdout, and so is an error:
+ * `{"error": "<code>", "message": "<text>"}` (plus `details` for field-level problems).
+ */
+import { userInfo } from 'node:os';
+import { Command, Errors, type Interfaces } from '@oclif/core';
+import type { DataSource } from 'typeorm';
+import { ConfigError, loadConfig, type Config, type DatabaseConfig } from '../shared/config.js';
+import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-source.js';
+import { bindSecretKey } from '../shared/db/secret-key-check.js';
+import { ApiError, type FieldIssue } from '../shared/errors.js';
+import type { Actor } from '../shared/services/audit.js';
+import { DirectoryService } from '../shared/services/directory.js';
+import { KeyService } from '../shared/services/keys.js';
+import type { Tenant } from '../shared/db/entities.js';
+
+export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type CmdArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
+
+export const SCHEMA_NOT_CURRENT = 'the database schema is not current: run `iam db migrate`';
+
+/** A failure the CLI reports itself: a stable code, a one-line message and an exit code. */
+export class CliFailure extends Error {
+  constructor(public readonly code: string, message: string, public readonly exitCode = 1, public readonly details?: FieldIssue[]) {
+    super(message);
+    this.name = 'CliFailure';
+  }
+}
+
+interface Report {
+  code: string;
+  message: string;
+  exit: number;
+  details?: FieldIssue[];
+}
+
+/** Where a database is, for messages: never the URL itself, which may carry a password. */
+export function describeDatabase(db: DatabaseConfig): string {
+  return db.kind === 'sqlite' ? `sqlite:${db.path}` : `mysql ${db.user ? `${db.user}@` : ''}${db.host}:${db.port}/${db.database}`;
+}
+
+function operatorName(): string {
+  try {
+    return userInfo().username;
+  } catch {
+    // A uid without a passwd entry (some containers) has no user name.
+    return process.env.USER || process.env.LOGNAME || `uid:${process.getuid?.() ?? 'unknown'}`;
+  }
+}
+
+export abstract class BaseCommand<T extends typeof Command> extends Command {
+  static override enableJsonFlag = true;
+  static override baseFlags = {};
+
+  /** False only for commands that work on an out-of-date schema (`db migrate`). */
+  static requiresCurrentSchema = true;
+  /** Service input field → flag name, so a rejected field is reported as the flag the operator typed. */
+  static fieldFlags: Record<string, string> = {};
+
+  protected flags!: CmdFlags<T>;
+  protected args!: CmdArgs<T>;
+  protected settings!: Config;
+  protected ds!: DataSource;
+  /** The input last handed to a service, to quote a rejected value back to the operator. */
+  protected serviceInput: Record<string, unknown> | undefined;
+
+  private get cmd(): typeof BaseCommand {
+    return this.constructor as typeof BaseCommand;
+  }
+
+  /** Who is acting, for the audit log. */
+  protected get actor(): Actor {
+    return { type: 'cli', id: operatorName() };
+  }
+
+  protected directory(): DirectoryService {
+    return new DirectoryService(this.ds, this.settings.secretKey);
+  }
+
+  protected keyService(): KeyService {
+    return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
+  }
+
+  /** The tenant named by --tenant, or a failure that says so. */
+  protected async requireTenant(id: string): Promise<Tenant> {
+    try {
+      return await this.directory().requireTenant(id);
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 404) {
+        throw new CliFailure('not_found', `--tenant: no tenant with id "${id}" (see \`iam tenants list\`)`);
+      }
+      throw e;
+    }
+  }
+
+  public override async init(): Promise<void> {
+    await super.init();
+    const { args, flags } = await this.parse({
+      flags: this.ctor.flags,
+      baseFlags: this.cmd.baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
+    });
+    this.flags = flags as CmdFlags<T>;
+    this.args = args as CmdArgs<T>;
+    await this.openDatabase();
+  }
+
+  private async openDatabase(): Promise<void> {
+    this.settings = loadConfig(process.env);
+    if (this.settings.secretKeySource === 'generated') {
+      // The key seals signing keys and hashes client secrets: a CLI using a different key from
+      // the daemon's writes data the daemon cannot use. Say so (never printing the key).
+      process.stderr.write(
+        `Warning: IAM_SECRET_KEY is not set and ${this.settings.dataDir}/secret.key did not exist, so a new secret key was generated there. ` +
+        'The daemon must use the same key (the same IAM_SECRET_KEY, or the same IAM_DATA_DIR), or the client secrets and signing keys written here will not work.\n',
+      );
+    }
+    const where = describeDatabase(this.settings.database);
+    let ds: DataSource;
+    try {
+      ds = createDataSource(this.settings.database);
+    } catch (e) {
+      throw new CliFailure('database_unavailable', `cannot open the database ${where}: ${(e as Error).message}`);
+    }
+    try {
+      // Few attempts: an operator at a terminal wants a quick answer, not a minute of retries.
+      this.ds = await connect(ds, 3);
+    } catch (e) {
+      throw new CliFailure('database_unavailable', `cannot connect to the database ${where}: ${(e as Error).message}`);
+    }
+    if (this.cmd.requiresCurrentSchema) {
+      if (!(await migrationsCurrent(this.ds))) throw new CliFailure('schema_not_current', SCHEMA_NOT_CURRENT);
+      await bindSecretKey(this.ds, this.settings.secretKey);
+    }
+  }
+
+  public override async finally(err: Error | undefined): Promise<void> {
+    try {
+      if (this.ds?.isInitialized) await this.ds.destroy();
+    } finally {
+      await super.finally(err);
+    }
+  }
+
+  /** Plain JSON (no colour), so the output can always be piped to jq or a script. */
+  public override logJson(json: unknown): void {
+    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+  }
+
+  public override async catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
+    if (err instanceof Errors.ExitError) throw err;
+    const report = this.report(err);
+    process.exitCode = report.exit;
+    if (this.jsonEnabled()) {
+      this.logJson({ error: report.code, message: report.message, ...(report.details ? { details: report.details } : {}) });
+      return;
+    }
+    // Usage errors keep oclif's own format (with its "see --help" hint) and exit code.
+    if (report.code === 'usage_error') throw err;
+    process.stderr.write(`Error: ${report.message}\n`);
+    if (report.code === 'internal_error' && process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n');
+  }
+
+  private report(err: Error & { oclif?: { exit?: number } }): Report {
+    if (err instanceof CliFailure) return { code: err.code, message: err.message, exit: err.exitCode, details: err.details };
+    if (err instanceof ConfigError) return { code: 'config_error', message: err.message, exit: 1 };
+    if (err instanceof ApiError) return this.reportApiError(err);
+    if (err instanceof Errors.CLIError || typeof err.oclif?.exit === 'number') {
+      return { code: 'usage_error', message: err.message, exit: err.oclif?.exit ?? 2 };
+    }
+    return { code: 'internal_error', message: err.message || String(err), exit: 1 };
+  }
+
+  private flagFor(field: string): string {
+    const [key] = field.split('.');
+    const flag = this.cmd.fieldFlags[key!];
+    return flag ? `--${flag}` : field;
+  }
+
+  /** The rejected value, quoted, when the field names one element of the input. */
+  private valueFor(field: string): string {
+    const [key, index] = field.split('.');
+    const v = this.serviceInput?.[key!];
+    const value = Array.isArray(v) && index !== undefined ? v[Number(index)] : typeof v === 'string' ? v : undefined;
+    return typeof value === 'string' ? ` ${JSON.stringify(value)}` : '';
+  }
+
+  private reportApiError(err: ApiError): Report {
+    const details = Array.isArray(err.extra.details) ? (err.extra.details as FieldIssue[]) : undefined;
+    if (err.status === 400 && details?.length) {
+      const lines = details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`);
+      return { code: err.error, message: lines.join('\n'), exit: 1, details };
+    }
+    const field = typeof err.extra.field === 'string' ? err.extra.field : undefined;
+    return { code: err.error, message: field ? `${this.flagFor(field)}: ${err.message}` : err.message, exit: 1, details };
+  }
+}
