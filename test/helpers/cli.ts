@@ -1,0 +1,41 @@
+/** Runs the real `iam` executable as an operator would. */
+import { spawn } from 'node:child_process';
+import { CLI_BIN } from './daemon.js';
+import { TEST_SECRET_KEY, type TestDb } from './db.js';
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+export const SCHEMA_MESSAGE = 'the database schema is not current: run `iam db migrate`';
+
+export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+  const env: NodeJS.ProcessEnv = {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    IAM_DATABASE_URL: db.url,
+    IAM_SECRET_KEY: TEST_SECRET_KEY,
+    IAM_DATA_DIR: db.dir,
+    ...extraEnv,
+  };
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [CLI_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stdout = '';
+    let stderr = '';
+    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`iam ${args.join(' ')} did not finish in 60 s\n${stdout}\n${stderr}`)); }, 60_000);
+    proc.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    proc.on('error', (e) => { clearTimeout(timer); reject(e); });
+    proc.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+  });
+}
+
+/** Runs a command that must succeed, returning its parsed --json output. */
+export async function iamJson<T = any>(db: Pick<TestDb, 'url' | 'dir'>, args: string[]): Promise<T> {
+  const r = await iam(db, [...args, '--json']);
+  if (r.code !== 0) throw new Error(`iam ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
+  return JSON.parse(r.stdout) as T;
+}
+
