@@ -47,6 +47,7 @@ cd "$ROOT"
 TMP=""
 SERVER_PID=""
 
+# shellcheck disable=SC2317 # (runs from the EXIT trap)
 stop_server() {
   [ -n "$SERVER_PID" ] || return 0
   if kill -0 "$SERVER_PID" 2>/dev/null; then
@@ -66,6 +67,7 @@ stop_server() {
   SERVER_PID=""
 }
 
+# shellcheck disable=SC2317 # (the EXIT trap)
 cleanup() {
   local rc=$?
   set +e
