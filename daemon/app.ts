@@ -11,9 +11,13 @@ import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
+import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
+import { authorizeRoutes } from './routes/oauth/authorize.js';
+import { oauthEndpoints } from './routes/oauth/endpoints.js';
+import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 
 export const VERSION = '0.1.0';
 
@@ -51,8 +55,12 @@ export function buildApp(deps: AppDeps): BuiltApp {
   const routers = [
     healthRoutes(deps, api, () => draining),
     metaRoutes(deps, api, VERSION),
+    oauthEndpoints(deps, api),
+    authorizeRoutes(deps, api),
     tokenRoutes(deps, api),
+    directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
+    emailSettingsRoutes(deps, api),
   ];
   for (const r of routers) {
     app.use(r.routes() as Koa.Middleware<AppState>);

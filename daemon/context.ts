@@ -5,6 +5,9 @@ import type { DirectoryService } from '../shared/services/directory.js';
 import type { KeyService } from '../shared/services/keys.js';
 import type { TokenService } from '../shared/services/tokens.js';
 import type { AccessTokenClaims } from '../shared/services/tokens.js';
+import type { LoginService } from '../shared/services/auth/login.js';
+import type { OAuthStore } from '../shared/services/auth/oauth.js';
+import type { EmailProviders } from '../shared/services/mail/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -14,6 +17,10 @@ export interface AppDeps {
   directory: DirectoryService;
   keys: KeyService;
   tokens: TokenService;
+  login: LoginService;
+  oauth: OAuthStore;
+  /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */
+  mail: EmailProviders;
 }
 
 /** What our middleware puts on ctx.state. */

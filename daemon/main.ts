@@ -9,6 +9,11 @@ import { bindSecretKey } from '../shared/db/secret-key-check.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
+import { LoginService } from '../shared/services/auth/login.js';
+import { OAuthStore } from '../shared/services/auth/oauth.js';
+import { Outbox } from '../shared/services/outbox.js';
+import { createEmailProviders } from '../shared/services/mail/index.js';
+import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
@@ -45,10 +50,20 @@ async function main(): Promise<void> {
   const key = await keys.ensureActive();
   logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
 
+  const outbox = new Outbox(ds, config.secretKey);
+  const mail = createEmailProviders(config, logger.child({ component: 'mail' }));
+  // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
+  // and login mail carries one-time codes.
+  logger.warn({ providerOrder: mail.defaultOrder() }, config.smtpUrl
+    ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be written to the log; for development only'
+    : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for development only');
   const deps: AppDeps = {
     config, ds, logger, keys,
     directory: new DirectoryService(ds, config.secretKey),
     tokens: new TokenService(config.issuer, keys),
+    login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, { resendIntervalMs: config.emailCodeResendSeconds * 1000 }),
+    oauth: new OAuthStore(ds),
+    mail,
   };
   const { app, startDraining } = buildApp(deps);
   const server = createServer(app.callback());
@@ -62,6 +77,10 @@ async function main(): Promise<void> {
   });
   const port = (server.address() as AddressInfo).port;
   logger.info({ host: config.host, port }, 'listening');
+
+  // Background jobs on a connection of their own (see createDataSource's `jobs` role).
+  const jobsDs = await connect(createDataSource(config.database, 'jobs'));
+  const jobs = startJobs({ ds: jobsDs, logger, outbox, mail });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -80,6 +99,11 @@ async function main(): Promise<void> {
       server.closeAllConnections();
       await closed;
     }
+    // Jobs after requests (a request's last commit may have kicked the outbox), before the
+    // database closes; anything they leave is picked up by the next daemon.
+    await jobs.stop(5_000);
+    await mail.close();
+    await jobsDs.destroy();
     // Only now: every request that was going to commit has committed.
     await ds.destroy();
     logger.info('stopped');

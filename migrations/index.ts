@@ -3,5 +3,7 @@
  * differs between them asks `isMysql()` (see dialect.ts). Append new ones at the end.
  */
 import { Core1763769600001 } from './0001-core.js';
+import { JobsOutbox1763769600002 } from './0002-jobs-outbox.js';
+import { Auth1763769600003 } from './0003-auth.js';
 
-export const migrations = [Core1763769600001];
+export const migrations = [Core1763769600001, JobsOutbox1763769600002, Auth1763769600003];

@@ -26,6 +26,8 @@ export interface Config {
   /** Directory for the SQLite file and a generated secret key. */
   dataDir: string;
   smtpUrl: string | undefined;
+  /** Envelope and header sender of outgoing mail (IAM_MAIL_FROM, default no-reply@<issuer host>). */
+  mailFrom: string;
   /** Raw secret key material; derive purpose-bound keys with shared/crypto.ts. */
   secretKey: string;
   /** Where the secret key came from, for the start-up log (never the key itself). */
@@ -37,6 +39,8 @@ export interface Config {
   bodyLimitBytes: number;
   /** How long a retiring signing key stays published after rotation, seconds. */
   keyRetireAfterSeconds: number;
+  /** Minimum interval between two sign-in codes for one address, seconds. */
+  emailCodeResendSeconds: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -80,6 +84,14 @@ export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConf
   }
   throw new ConfigError(name, `must start with sqlite: or mysql://, got "${raw.split(':')[0]}:..."`);
 }
+
+/**
+ * A bare addr-spec (RFC 5322 §3.4.1) with a dot-atom local part and a host name (single-label
+ * names such as `localhost` allowed) or an address literal. No display name, no whitespace, so
+ * nothing can break out of the header it is written into.
+ */
+const MAILBOX = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+export const isMailbox = (v: string): boolean => v.length <= 254 && MAILBOX.test(v);
 
 /** Reads the secret key from the environment, or from (or into) the data directory. */
 function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 'secretKey' | 'secretKeySource'> {
@@ -146,6 +158,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     if (!u || !['smtp:', 'smtps:'].includes(u.protocol)) throw new ConfigError('IAM_SMTP_URL', 'must be an smtp:// or smtps:// URL');
   }
 
+  // A bare address: it is both the SMTP envelope sender (RFC 5321 §4.1.2 reverse-path) and the
+  // From header, and a display name with quotes would need its own quoting rules here.
+  const mailFrom = env.IAM_MAIL_FROM?.trim() || `no-reply@${issuerUrl.hostname}`;
+  if (env.IAM_MAIL_FROM?.trim() && !isMailbox(mailFrom)) {
+    throw new ConfigError('IAM_MAIL_FROM', `must be an email address such as no-reply@example.com, got ${JSON.stringify(mailFrom)}`);
+  }
+
   const logLevel = (env.IAM_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);
 
@@ -156,10 +175,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     database,
     dataDir,
     smtpUrl,
+    mailFrom,
     ...loadSecretKey(env, dataDir),
     logLevel,
     shutdownTimeoutMs: intVar(env, 'IAM_SHUTDOWN_TIMEOUT_MS', 10_000, 0, 300_000),
     bodyLimitBytes: intVar(env, 'IAM_BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
     keyRetireAfterSeconds: intVar(env, 'IAM_KEY_RETIRE_AFTER_SECONDS', 86_400, 60, 90 * 86_400),
+    emailCodeResendSeconds: intVar(env, 'IAM_EMAIL_CODE_RESEND_SECONDS', 30, 0, 3600),
   };
 }

@@ -8,8 +8,21 @@ import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config.js';
 import { entities } from './entities.js';
 import { migrations } from '../../migrations/index.js';
+import { installSqliteGate } from './sqlite-serialize.js';
 
-export function createDataSource(db: DatabaseConfig): DataSource {
+/**
+ * `jobs` is the background workers' own connection (scheduler leases, outbox delivery). With
+ * SQLite this matters: TypeORM runs every query of a DataSource on one better-sqlite3
+ * connection, so a worker sharing it would read (and send) rows of a request's uncommitted
+ * transaction, and its writes would join that transaction. A second connection sees only
+ * committed rows. Its busy timeout is 0 because better-sqlite3 waits synchronously: a worker
+ * waiting for a lock held by a request transaction would stall the very event loop that
+ * transaction needs to finish. Workers retry SQLITE_BUSY asynchronously instead (see
+ * shared/db/retry.ts) and never hold a transaction open across an await.
+ */
+export type DataSourceRole = 'app' | 'jobs';
+
+export function createDataSource(db: DatabaseConfig, role: DataSourceRole = 'app'): DataSource {
   if (db.kind === 'sqlite') {
     mkdirSync(dirname(db.path), { recursive: true });
     return new DataSource({
@@ -26,6 +39,11 @@ export function createDataSource(db: DatabaseConfig): DataSource {
         conn.pragma('busy_timeout = 5000');
         conn.pragma('foreign_keys = ON');
         conn.pragma('synchronous = NORMAL');
+        if (role === 'jobs') {
+          // WAL first, while a busy wait is still allowed (TypeORM repeats it as a no-op).
+          conn.pragma('journal_mode = WAL');
+          conn.pragma('busy_timeout = 0');
+        }
       },
     });
   }
@@ -40,7 +58,7 @@ export function createDataSource(db: DatabaseConfig): DataSource {
     bigNumberStrings: false,
     charset: 'utf8mb4_bin',
     timezone: 'Z',
-    poolSize: 20,
+    poolSize: role === 'jobs' ? 5 : 20,
     connectTimeout: 10_000,
   });
 }
@@ -49,7 +67,9 @@ export function createDataSource(db: DatabaseConfig): DataSource {
 export async function connect(ds: DataSource, attempts = 10): Promise<DataSource> {
   for (let i = 1; ; i++) {
     try {
-      return await ds.initialize();
+      await ds.initialize();
+      installSqliteGate(ds);
+      return ds;
     } catch (e) {
       if (i >= attempts || ds.options.type !== 'mysql') throw e;
       await new Promise((r) => setTimeout(r, Math.min(2000, 200 * i)));

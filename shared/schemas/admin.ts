@@ -3,6 +3,8 @@ import { GRANT_TYPES, displayName, email, redirectUri, scopeToken } from './comm
 
 export const CreateTenantInput = z.strictObject({
   name: displayName,
+  /** Whether an unknown address that proves it owns its mailbox becomes a user. */
+  allow_signup: z.boolean().default(false),
 });
 export type CreateTenantInput = z.infer<typeof CreateTenantInput>;
 
@@ -35,6 +37,7 @@ export const TenantView = z.object({
   id: z.string(),
   name: z.string(),
   lifecycle_state: z.string(),
+  allow_signup: z.boolean(),
   created_at: z.number().int(),
   updated_at: z.number().int(),
 });

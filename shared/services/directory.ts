@@ -13,7 +13,7 @@ import { audit, type Actor } from './audit.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
-export const toTenantView = ({ settings: _s, ...rest }: Tenant) => rest;
+export const toTenantView = ({ settings, ...rest }: Tenant) => ({ ...rest, allow_signup: settings?.allowSignup === true });
 
 function isUniqueViolation(e: unknown): boolean {
   const err = e as { code?: string; message?: string; driverError?: { code?: string } };
@@ -42,12 +42,12 @@ export class DirectoryService {
   }
 
   async createTenant(input: unknown, actor: Actor): Promise<Tenant> {
-    const { name } = parseInput(CreateTenantInput, input);
+    const { name, allow_signup } = parseInput(CreateTenantInput, input);
     const now = Date.now();
-    const tenant: Tenant = { id: newId('ten'), name, lifecycle_state: 'active', settings: {}, created_at: now, updated_at: now };
+    const tenant: Tenant = { id: newId('ten'), name, lifecycle_state: 'active', settings: { allowSignup: allow_signup }, created_at: now, updated_at: now };
     await this.ds.transaction(async (em) => {
       await new TenantRepository(em).insert(tenant);
-      await audit(em, actor, { tenantId: tenant.id, action: 'tenant.create', targetType: 'tenant', targetId: tenant.id, summary: { after: { name } } });
+      await audit(em, actor, { tenantId: tenant.id, action: 'tenant.create', targetType: 'tenant', targetId: tenant.id, summary: { after: { name, allow_signup } } });
     });
     return tenant;
   }

@@ -51,6 +51,32 @@ export class TokenService {
     return { token, jti, expiresIn: p.ttlSeconds, claims };
   }
 
+  /** OIDC Core §2 ID token: `aud` is the client, `auth_time` in seconds, `nonce` echoed. */
+  async issueIdToken(p: {
+    sub: string; clientId: string; tenantId: string; nonce: string | null; authTimeMs: number; acr: string; amr: string[];
+    sid?: string; ttlSeconds: number; claims?: Record<string, unknown>;
+  }): Promise<string> {
+    const { key, kid, alg } = await this.keys.signingKey();
+    const now = Math.floor(Date.now() / 1000);
+    return new SignJWT({
+      ...(p.claims ?? {}),
+      iss: this.issuer, sub: p.sub, aud: p.clientId, azp: p.clientId, iat: now, exp: now + p.ttlSeconds,
+      auth_time: Math.floor(p.authTimeMs / 1000), acr: p.acr, amr: p.amr, tenant_id: p.tenantId,
+      ...(p.nonce ? { nonce: p.nonce } : {}), ...(p.sid ? { sid: p.sid } : {}),
+    }).setProtectedHeader({ alg, kid, typ: 'JWT' }).sign(key);
+  }
+
+  /** Verifies an ID token this service issued (for id_token_hint), ignoring expiry (OIDC RP-Initiated Logout §2). */
+  async verifyIdTokenHint(token: string): Promise<JWTPayload | undefined> {
+    try {
+      const set = await this.keySet(peekKid(token));
+      const { payload } = await jwtVerify(token, set, { issuer: this.issuer, typ: 'JWT', currentDate: new Date(0), algorithms: ['ES256', 'EdDSA', 'RS256'] });
+      return payload;
+    } catch {
+      return undefined;
+    }
+  }
+
   private async keySet(kid: string | undefined) {
     const fresh = this.jwks && Date.now() - this.jwks.at < TokenService.JWKS_CACHE_MS;
     // A kid we have not seen may come from a key rotated in by another daemon: reload once.

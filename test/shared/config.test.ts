@@ -31,6 +31,13 @@ test('the secret key is generated once into the data directory with mode 0600, t
   t.is(readFileSync(join(d, 'secret.key'), 'utf8').trim(), c1.secretKey);
 });
 
+test('IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer\'s host', (t) => {
+  t.is(loadConfig(base(dir())).mailFrom, 'no-reply@localhost');
+  t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id.example.com' }).mailFrom, 'no-reply@id.example.com');
+  t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'accounts@example.com' }).mailFrom, 'accounts@example.com');
+  t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'dev@localhost' }).mailFrom, 'dev@localhost');
+});
+
 test('mysql URLs are parsed', (t) => {
   const c = loadConfig({ ...base(dir()), IAM_DATABASE_URL: 'mysql://iam:p%40ss@db.internal:3307/iam' });
   t.like(c.database, { kind: 'mysql', host: 'db.internal', port: 3307, user: 'iam', database: 'iam' });
@@ -46,6 +53,9 @@ const bad: [Record<string, string>, string, RegExp][] = [
   [{ IAM_DATABASE_URL: 'postgres://x/y' }, 'IAM_DATABASE_URL', /sqlite: or mysql:/],
   [{ IAM_DATABASE_URL: 'mysql://u:p@host:3306/' }, 'IAM_DATABASE_URL', /no database name/],
   [{ IAM_SMTP_URL: 'http://mail' }, 'IAM_SMTP_URL', /smtp/],
+  [{ IAM_MAIL_FROM: 'not an address' }, 'IAM_MAIL_FROM', /email address/],
+  [{ IAM_MAIL_FROM: 'IAM <no-reply@example.com>' }, 'IAM_MAIL_FROM', /email address/],
+  [{ IAM_MAIL_FROM: 'no-reply@example.com\r\nBcc: eve@example.com' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_SECRET_KEY: 'short' }, 'IAM_SECRET_KEY', /too short/],
   [{ IAM_LOG_LEVEL: 'loud' }, 'IAM_LOG_LEVEL', /must be one of/],
   [{ IAM_SHUTDOWN_TIMEOUT_MS: '-1' }, 'IAM_SHUTDOWN_TIMEOUT_MS', /whole number/],

@@ -16,7 +16,7 @@ type Ctx = ParameterizedContext<AppState>;
 const isPlatform = (ctx: Ctx) => String(ctx.state.auth?.scope ?? '').split(' ').includes(SCOPE_PLATFORM);
 
 /** Tenant admins act only inside their own tenant; platform admins anywhere. */
-function requireTenantAccess(ctx: Ctx, id: string): void {
+export function requireTenantAccess(ctx: Ctx, id: string): void {
   if (isPlatform(ctx) || ctx.state.auth?.tenant_id === id) return;
   throw new ApiError(403, 'tenant_forbidden', 'This token is confined to another tenant.');
 }

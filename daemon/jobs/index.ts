@@ -1,0 +1,53 @@
+/**
+ * Every background job the daemon runs, registered in this one place.
+ *
+ * | Job            | When                        | Lease | What                                   |
+ * |----------------|-----------------------------|-------|----------------------------------------|
+ * | `mail-outbox`  | every 2 s, and on kick()    | none  | delivers outbox mail (claims rows)     |
+ * | `outbox-purge` | every 10 min                | 5 min | deletes old delivered and failed rows  |
+ */
+import type { Logger } from 'pino';
+import type { DataSource } from 'typeorm';
+import type { EmailProviders } from '../../shared/services/mail/index.js';
+import type { Outbox } from '../../shared/services/outbox.js';
+import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions } from './mail-outbox.js';
+import { outboxPurgeJob } from './outbox-purge.js';
+import { Scheduler } from './scheduler.js';
+
+export interface Jobs {
+  scheduler: Scheduler;
+  deliverer: MailDeliverer;
+  /** Stops scheduling and waits (bounded) for running jobs; see Scheduler.stop. */
+  stop(timeoutMs?: number): Promise<void>;
+}
+
+export interface JobDeps {
+  /** The jobs DataSource (`createDataSource(config.database, 'jobs')`), not the request one. */
+  ds: DataSource;
+  logger: Logger;
+  outbox: Outbox;
+  mail: EmailProviders;
+  /** Tuning for tests; production uses the defaults. */
+  mailOutbox?: Partial<MailOutboxOptions>;
+  holder?: string;
+}
+
+export function startJobs(deps: JobDeps): Jobs {
+  const scheduler = new Scheduler(deps.ds, deps.logger, { holder: deps.holder });
+  const deliverer = new MailDeliverer(deps.ds, deps.outbox, deps.mail, deps.logger, scheduler.holder, deps.mailOutbox);
+  scheduler.register(mailOutboxJob(deliverer));
+  scheduler.register(outboxPurgeJob(deps.ds));
+  // A commit that enqueued mail wakes the deliverer now instead of at the next tick.
+  const unsubscribe = deps.outbox.onKick(() => { void scheduler.trigger(MAIL_OUTBOX_JOB); });
+  scheduler.start();
+  // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
+  void scheduler.trigger(MAIL_OUTBOX_JOB);
+  return {
+    scheduler,
+    deliverer,
+    stop: async (timeoutMs) => {
+      unsubscribe();
+      await scheduler.stop(timeoutMs);
+    },
+  };
+}

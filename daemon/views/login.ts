@@ -1,0 +1,77 @@
+import type { ParameterizedContext } from 'koa';
+import { esc, renderPage } from './html.js';
+
+interface Common { challenge: string; csrf: string; clientName: string }
+
+/** Step 1: the email address. `type=email` + `autocomplete=email` let browsers and password
+ * managers fill it; errors are tied to the field with aria-describedby and announced. */
+export function emailStep(ctx: ParameterizedContext, p: Common & { email?: string; error?: string; status?: number }): void {
+  const err = p.error ? `<p id="email-error" class="error" role="alert">${esc(p.error)}</p>` : '';
+  renderPage(ctx, {
+    title: `Sign in to ${p.clientName}`,
+    status: p.status,
+    body: `<h1>Sign in to ${esc(p.clientName)}</h1>
+<p class="hint" id="email-hint">We will email you a six-digit code.</p>
+<form method="post" action="/login/email-code" novalidate>
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <label for="email">Email address</label>
+  <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus
+    value="${esc(p.email ?? '')}" aria-describedby="email-hint${p.error ? ' email-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
+  ${err}
+  <button type="submit">Email me a code</button>
+</form>`,
+  });
+}
+
+/** Step 2: the code, one field with `autocomplete=one-time-code` (autofill from mail/SMS apps). */
+export function codeStep(ctx: ParameterizedContext, p: Common & { email: string; error?: string; notice?: string; status?: number }): void {
+  const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
+  const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
+  renderPage(ctx, {
+    title: `Enter your code — ${p.clientName}`,
+    status: p.status,
+    body: `<h1>Check your email</h1>
+${notice}
+<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong> if it belongs to an account. It expires in 10 minutes.</p>
+<form method="post" action="/login/verify" novalidate>
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <input type="hidden" name="email" value="${esc(p.email)}">
+  <label for="code">Sign-in code</label>
+  <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" required autofocus
+    aria-describedby="code-hint${p.error ? ' code-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
+  ${err}
+  <button type="submit">Sign in</button>
+</form>
+<form method="post" action="/login/email-code">
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <input type="hidden" name="email" value="${esc(p.email)}">
+  <button type="submit" class="secondary">Send a new code</button>
+</form>`,
+  });
+}
+
+export function consentPage(ctx: ParameterizedContext, p: Common & { scopes: string[]; userEmail: string }): void {
+  const items = p.scopes.map((s) => `<li>${esc(SCOPE_TEXT[s] ?? s)}</li>`).join('');
+  renderPage(ctx, {
+    title: `Allow ${p.clientName}?`,
+    body: `<h1>Allow ${esc(p.clientName)} to access your account?</h1>
+<p>Signed in as <strong>${esc(p.userEmail)}</strong>. ${esc(p.clientName)} asks to:</p>
+<ul>${items}</ul>
+<form method="post" action="/authorize/consent">
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <button type="submit" name="decision" value="allow">Allow</button>
+  <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+</form>`,
+  });
+}
+
+const SCOPE_TEXT: Record<string, string> = {
+  openid: 'Know who you are',
+  profile: 'See your name',
+  email: 'See your email address',
+  offline_access: 'Stay signed in when you are away',
+};

@@ -1,0 +1,40 @@
+/**
+ * TypeORM runs every query of a better-sqlite3 DataSource on one connection. With concurrent
+ * requests that is wrong by default: a query from request B issued while request A's
+ * transaction is open joins A's transaction (and is rolled back with it), and a second
+ * `transaction()` becomes a savepoint inside the first.
+ *
+ * This gate makes each transaction exclusive: it holds a lock for its whole duration, and a
+ * query outside any transaction waits for the lock too. AsyncLocalStorage tells the queries
+ * of the transaction's own callback (which must not wait for themselves) from everyone else's.
+ * better-sqlite3 executes synchronously, so waiting costs little more than a promise hop.
+ */
+import { AsyncLocalStorage } from 'node:async_hooks';
+import type { DataSource } from 'typeorm';
+
+const INSTALLED = Symbol('iam.sqliteGate');
+
+export function installSqliteGate(ds: DataSource): void {
+  if (ds.options.type !== 'better-sqlite3') return;
+  const target = ds as DataSource & { [INSTALLED]?: boolean };
+  if (target[INSTALLED]) return;
+  target[INSTALLED] = true;
+
+  const inTx = new AsyncLocalStorage<true>();
+  let tail: Promise<unknown> = Promise.resolve();
+  const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    const run = tail.then(fn, fn);
+    tail = run.then(() => undefined, () => undefined);
+    return run;
+  };
+
+  const mgr = ds.manager;
+  const transaction = mgr.transaction.bind(mgr) as (...a: unknown[]) => Promise<unknown>;
+  (mgr as unknown as { transaction: (...a: unknown[]) => Promise<unknown> }).transaction = (...args: unknown[]) =>
+    inTx.getStore() ? transaction(...args) : exclusive(() => inTx.run(true, () => transaction(...args)));
+
+  // The driver hands out one query runner for the connection; gate its query method.
+  const qr = ds.createQueryRunner() as unknown as { query: (...a: unknown[]) => Promise<unknown> };
+  const query = qr.query.bind(qr);
+  qr.query = (...args: unknown[]) => (inTx.getStore() ? query(...args) : exclusive(() => query(...args)));
+}

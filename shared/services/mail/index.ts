@@ -1,0 +1,90 @@
+/**
+ * The registry of email notifier providers and the `priority_failover` strategy.
+ */
+import type { JsonObject } from '../../db/entities.js';
+import { LogProvider, type MailLogger } from './log.js';
+import { SmtpProvider } from './smtp.js';
+import type { EmailProvider, EmailProviderEntry, EmailSettings, OutgoingEmail, SendResult } from './types.js';
+
+export * from './types.js';
+export { LogProvider, SmtpProvider, type MailLogger };
+
+/** Every provider in a tenant's order failed; the outbox retries the message later. */
+export class MailDeliveryError extends Error {
+  constructor(readonly failures: { provider: string; error: unknown }[]) {
+    super(failures.map((f) => `${f.provider}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ') || 'no provider to try');
+    this.name = 'MailDeliveryError';
+  }
+}
+
+export class EmailProviders {
+  private readonly byId = new Map<string, EmailProvider>();
+
+  constructor(providers: EmailProvider[]) {
+    for (const p of providers) {
+      if (this.byId.has(p.id)) throw new Error(`duplicate email provider id ${p.id}`);
+      this.byId.set(p.id, p);
+    }
+  }
+
+  /** Known provider ids, in registration order. */
+  ids(): string[] {
+    return [...this.byId.keys()];
+  }
+
+  get(id: string): EmailProvider | undefined {
+    return this.byId.get(id);
+  }
+
+  /** Entries for the admin API: the ones in `order` first, in that order, then the rest. */
+  entries(order: string[] = []): EmailProviderEntry[] {
+    const ids = [...new Set([...order.filter((id) => this.byId.has(id)), ...this.byId.keys()])];
+    return ids.map((id) => this.byId.get(id)!.describe());
+  }
+
+  /** The order for a tenant that chose none: SMTP when it is configured, the log as the fallback. */
+  defaultOrder(): string[] {
+    return this.byId.get('smtp')?.describe().configured ? ['smtp', 'log'] : ['log'];
+  }
+
+  /**
+   * The settings in force for a tenant, from `tenants.settings.email`. A stored order naming a
+   * provider this build no longer has keeps its other providers; nothing usable → the default.
+   */
+  settingsFor(tenantSettings: JsonObject | null | undefined): EmailSettings {
+    const stored = tenantSettings?.email as Partial<EmailSettings> | undefined;
+    const order = Array.isArray(stored?.providerOrder) ? stored.providerOrder.filter((id): id is string => typeof id === 'string' && this.byId.has(id)) : [];
+    if (stored?.strategy === 'priority_failover' && order.length) return { strategy: 'priority_failover', providerOrder: order };
+    return { strategy: 'priority_failover', providerOrder: this.defaultOrder() };
+  }
+
+  /**
+   * `priority_failover`: each provider in order until one accepts the message. A provider that
+   * throws falls through to the next; when all have failed, MailDeliveryError lists why.
+   */
+  async send(order: string[], msg: OutgoingEmail): Promise<{ via: string; result: SendResult; failures: { provider: string; error: unknown }[] }> {
+    const failures: { provider: string; error: unknown }[] = [];
+    for (const id of order) {
+      const provider = this.byId.get(id);
+      if (!provider) {
+        failures.push({ provider: id, error: new Error('unknown provider') });
+        continue;
+      }
+      try {
+        return { via: id, result: await provider.send(msg), failures };
+      } catch (e) {
+        failures.push({ provider: id, error: e });
+      }
+    }
+    throw new MailDeliveryError(failures);
+  }
+
+  async close(): Promise<void> {
+    await Promise.allSettled([...this.byId.values()].map((p) => p.close?.()));
+  }
+}
+
+/** The providers this build has: `smtp` (configured by IAM_SMTP_URL) and `log`. */
+export function createEmailProviders(config: { smtpUrl?: string | undefined; mailFrom: string }, logger: MailLogger): EmailProviders {
+  return new EmailProviders([new SmtpProvider(config.smtpUrl, config.mailFrom), new LogProvider(logger, config.mailFrom)]);
+}

@@ -1,0 +1,58 @@
+/**
+ * Email notifier providers: the transports a tenant's mail can go through, tried in the
+ * tenant's order (strategy `priority_failover`).
+ */
+
+/** One message as the outbox hands it to a provider. */
+export interface OutgoingEmail {
+  /** The outbox row id; also the stable Message-ID, so a receiver can drop a retried duplicate. */
+  id: string;
+  tenantId: string | null;
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface SendResult {
+  messageId?: string;
+}
+
+/** The interface specification's "Email notifier provider entry" (every field optional there). */
+export interface EmailProviderEntry {
+  id: string;
+  name: string;
+  description: string;
+  category: string;
+  /** Where the provider's configuration comes from: `environment` (IAM_* variables) or `builtin`. */
+  configSource: string;
+  configured: boolean;
+  /** Configuration the provider needs before it can send, by variable name. */
+  missingRequiredFields: string[];
+  defaultFrom: string;
+}
+
+export interface EmailProvider {
+  readonly id: string;
+  /** The provider as the admin API shows it; `configured` may change only with a restart. */
+  describe(): EmailProviderEntry;
+  /**
+   * Sends one message, resolving once the provider has accepted it. Throwing means "not sent":
+   * the next provider in the tenant's order is tried, then the outbox retries later.
+   */
+  send(msg: OutgoingEmail): Promise<SendResult>;
+  /** Releases connections; waits for messages already handed over. */
+  close?(): Promise<void>;
+}
+
+/** The only routing strategy so far: providers in order, the first that accepts wins. */
+export const EMAIL_STRATEGIES = ['priority_failover'] as const;
+export type EmailStrategy = (typeof EMAIL_STRATEGIES)[number];
+
+export interface EmailSettings {
+  strategy: EmailStrategy;
+  providerOrder: string[];
+}
+
+/** Most providers a tenant can list: failover through more than a handful only adds delay. */
+export const MAX_PROVIDER_ORDER = 10;

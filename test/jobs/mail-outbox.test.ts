@@ -1,0 +1,286 @@
+/**
+ * The outbox and its deliverer, in process, against a real SMTP server (test/helpers/smtp-sink)
+ * and the real database (SQLite, or MariaDB in its lane): transactional enqueue, sealing at
+ * rest, delivery, provider failover, retries with backoff, `failed` after the last attempt,
+ * one-winner claims between daemons, and takeover of a dead daemon's claims.
+ */
+import test from 'ava';
+import { backoffMs, describeFailure, MailDeliverer, type MailOutboxOptions } from '../../daemon/jobs/mail-outbox.js';
+import { Scheduler } from '../../daemon/jobs/scheduler.js';
+import { all } from '../../shared/db/sql.js';
+import { EmailSettingsService } from '../../shared/services/email-settings.js';
+import { createEmailProviders, EmailProviders, MailDeliveryError, type EmailProvider } from '../../shared/services/mail/index.js';
+import { Outbox } from '../../shared/services/outbox.js';
+import { testDatabase } from '../helpers/db.js';
+import { freePort } from '../helpers/daemon.js';
+import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep, until } from '../helpers/jobs.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+
+const FROM = 'no-reply@iam.test';
+const FAST: Partial<MailOutboxOptions> = { backoffBaseMs: 300, backoffMaxMs: 1000, maxAttempts: 4, claimMs: 5_000 };
+const actor = { type: 'system' as const, id: 'test' };
+
+async function setup(t: import('ava').ExecutionContext, smtpUrl: string | undefined, opts: Partial<MailOutboxOptions> = FAST) {
+  const db = await testDatabase(t);
+  const env = await openWithJobs(db.url, db.dir);
+  const { logger, lines } = memoryLogger();
+  const mail = createEmailProviders({ smtpUrl, mailFrom: FROM }, logger);
+  const outbox = new Outbox(env.ds, env.config.secretKey);
+  const deliverer = new MailDeliverer(env.jobsDs, outbox, mail, logger, `test-host:${process.pid}:a`, opts);
+  const tenant = await env.directory.createTenant({ name: 'Mail tenant' }, actor);
+  const settings = new EmailSettingsService(env.ds, mail);
+  t.teardown(async () => { await mail.close(); await env.close(); });
+  const enqueue = (subject: string, text = 'Your code is 424242', tenantId = tenant.id) =>
+    env.ds.transaction((em) => outbox.enqueueEmail(em, { tenantId, to: 'ann@example.com', subject, text }));
+  /** Drains until `pred` holds for the row, as the periodic tick would. */
+  const drainUntil = async (id: string, pred: (r: NonNullable<Awaited<ReturnType<typeof outboxRow>>>) => boolean, timeoutMs = 20_000) =>
+    until(async () => { await deliverer.drain(); const r = await outboxRow(env.ds, id); return !!r && pred(r); }, timeoutMs, 100);
+  return { db, env, logger, lines, mail, outbox, deliverer, tenant, settings, enqueue, drainUntil };
+}
+
+async function sink(t: import('ava').ExecutionContext, opts: Parameters<typeof startSmtpSink>[0] = {}): Promise<SmtpSink> {
+  const s = await startSmtpSink(opts);
+  t.teardown(() => s.close());
+  return s;
+}
+
+test('a mail enqueued in a transaction that rolls back is never sent', async (t) => {
+  const s = await sink(t);
+  const { env, outbox, deliverer, tenant, enqueue } = await setup(t, s.url);
+  let insideId = '';
+  await t.throwsAsync(env.ds.transaction(async (em) => {
+    insideId = await outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject: 'rolled back', text: 'Your code is 111111' });
+    // The deliverer runs while the transaction is still open: it must not see the row.
+    outbox.kick();
+    await deliverer.drain();
+    throw new Error('the caller fails after enqueueing');
+  }), { message: /caller fails/ });
+  // A committed mail afterwards goes out, so the deliverer was working all along.
+  const marker = await enqueue('committed marker');
+  await deliverer.drain();
+  await s.waitFor((m) => m.subject === 'committed marker');
+  await deliverer.drain();
+  t.false(s.messages.some((m) => m.subject === 'rolled back'));
+  t.is(await outboxRow(env.ds, insideId), undefined);
+  t.is((await outboxRow(env.ds, marker))?.status, 'delivered');
+});
+
+test('an enqueued mail is sealed at rest and delivered to the SMTP server; the payload is erased afterwards', async (t) => {
+  const s = await sink(t);
+  const { env, deliverer, enqueue } = await setup(t, s.url);
+  const id = await enqueue('Your sign-in code', 'Your code is 424242\nIt expires in 10 minutes.');
+  const stored = await outboxRow(env.ds, id);
+  t.is(stored?.status, 'pending');
+  t.false(stored!.payload_sealed.includes('424242'), 'the login code sits in the database in the clear');
+  t.false(stored!.payload_sealed.includes('ann@example.com'));
+
+  await deliverer.drain();
+  const m = await s.waitFor((x) => x.subject === 'Your sign-in code');
+  t.deepEqual(m.to, ['ann@example.com']);
+  t.is(m.from, FROM);
+  t.is(m.text, 'Your code is 424242\nIt expires in 10 minutes.');
+  t.is(m.headers['message-id'], `<${id}@iam.test>`, 'the Message-ID is derived from the outbox id');
+  t.is(m.headers['auto-submitted'], 'auto-generated');
+  const row = await outboxRow(env.ds, id);
+  t.is(row?.status, 'delivered');
+  t.is(row?.delivered_via, 'smtp');
+  t.is(row?.attempts, 1);
+  t.is(row?.payload_sealed, '');
+  t.is(row?.claimed_by, null);
+});
+
+test('a sealed payload moved to another row does not open, and the row fails instead of sending', async (t) => {
+  const s = await sink(t);
+  const { env, enqueue, drainUntil } = await setup(t, s.url);
+  const a = await enqueue('first');
+  const b = await enqueue('second');
+  const [rowA] = await all<{ payload_sealed: string }>(env.ds, 'SELECT payload_sealed FROM outbox WHERE id = ?', [a]);
+  await env.ds.query('UPDATE outbox SET payload_sealed = ? WHERE id = ?', [rowA!.payload_sealed, b]);
+  t.true(await drainUntil(b, (r) => r.status === 'failed'));
+  t.regex((await outboxRow(env.ds, b))!.last_error!, /cannot be opened/);
+  t.is(s.messages.filter((m) => m.subject === 'first').length, 1);
+});
+
+test('kick() after commit delivers at once, without waiting for a scheduled tick', async (t) => {
+  const s = await sink(t);
+  const { env, logger, outbox, deliverer, enqueue } = await setup(t, s.url);
+  // The job never fires by schedule here; only the kick can start it.
+  const scheduler = new Scheduler(env.jobsDs, logger, { holder: 'kick-test' });
+  scheduler.register({ name: 'mail-outbox', schedule: '0 0 0 1 1 *', lease: false, run: async (signal) => { await deliverer.drain(signal); } });
+  const off = outbox.onKick(() => { void scheduler.trigger('mail-outbox'); });
+  scheduler.start();
+  t.teardown(async () => { off(); await scheduler.stop(); });
+  const ids = [await enqueue('kicked 1'), await enqueue('kicked 2')];
+  outbox.kick();
+  outbox.kick();
+  await s.waitFor((m) => m.subject === 'kicked 2', 10_000);
+  await s.waitFor((m) => m.subject === 'kicked 1', 10_000);
+  // The relay has them; the outcome is recorded right after.
+  t.true(await until(async () => (await Promise.all(ids.map((id) => outboxRow(env.ds, id)))).every((r) => r?.status === 'delivered')));
+});
+
+test('SMTP down: the message falls through to the log provider when the tenant\'s order says so', async (t) => {
+  const deadPort = await freePort();
+  const { env, lines, tenant, settings, enqueue, drainUntil } = await setup(t, `smtp://127.0.0.1:${deadPort}`);
+  await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp', 'log'] }, actor);
+  const id = await enqueue('fallback please', 'Your code is 737373');
+  t.true(await drainUntil(id, (r) => r.status === 'delivered'));
+  const row = await outboxRow(env.ds, id);
+  t.is(row?.delivered_via, 'log');
+  t.is(row?.attempts, 1, 'the fallback happened within one attempt');
+  const logged = lines.find((l) => l.msg === 'mail written to the log (log provider)' && l.mail?.id === id);
+  t.is(logged?.mail.text, 'Your code is 737373');
+  t.is(logged?.mail.to, 'ann@example.com');
+  t.true(lines.some((l) => l.msg === 'mail delivered through a fallback provider'));
+});
+
+test('SMTP down with order [smtp]: retried with backoff, then delivered once the server is back', async (t) => {
+  const port = await freePort();
+  // Credentials in the URL must never reach last_error.
+  const { env, lines, tenant, settings, enqueue, drainUntil } = await setup(t, `smtp://mailer:hunter2-secret@127.0.0.1:${port}`, { ...FAST, maxAttempts: 50 });
+  await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp'] }, actor);
+  const id = await enqueue('retry me', 'Your code is 989898');
+
+  t.true(await drainUntil(id, (r) => r.attempts >= 2));
+  const failing = await outboxRow(env.ds, id);
+  t.is(failing?.status, 'pending');
+  t.is(failing?.delivered_via, null);
+  t.truthy(failing?.last_error);
+  t.regex(failing!.last_error!, /^smtp: /);
+  t.regex(failing!.last_error!, /ECONNREFUSED|connect/i);
+  for (const secret of ['989898', 'hunter2-secret', 'ann@example.com']) t.false(failing!.last_error!.includes(secret), `last_error leaks ${secret}`);
+  // Backed off: the next attempt is scheduled later than the failure was recorded.
+  t.true(failing!.next_attempt_at > failing!.updated_at, 'no backoff before the retry');
+  t.false(lines.some((l) => l.msg === 'mail written to the log (log provider)'), 'the tenant did not ask for the log');
+  t.true(lines.some((l) => l.msg === 'mail delivery failed; will retry' && !JSON.stringify(l).includes('hunter2')));
+
+  const s = await sink(t, { port, auth: true });
+  t.true(await drainUntil(id, (r) => r.status === 'delivered'));
+  const m = await s.waitFor((x) => x.subject === 'retry me');
+  t.is(m.text, 'Your code is 989898');
+  t.is((await outboxRow(env.ds, id))?.delivered_via, 'smtp');
+  await sleep(300);
+  t.is(s.messages.filter((x) => x.subject === 'retry me').length, 1);
+});
+
+test('a relay that refuses the message: retried, and marked failed after the last attempt', async (t) => {
+  const s = await sink(t, { reject: 'temporary' });
+  const { env, lines, deliverer, tenant, settings, enqueue, drainUntil } = await setup(t, s.url, { ...FAST, maxAttempts: 3 });
+  await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp'] }, actor);
+  const id = await enqueue('doomed', 'Your code is 313131');
+  t.true(await drainUntil(id, (r) => r.status === 'failed'));
+  const row = await outboxRow(env.ds, id);
+  t.is(row?.attempts, 3);
+  t.regex(row!.last_error!, /451/);
+  t.false(row!.last_error!.includes('313131'));
+  t.is(s.rejected(), 3, 'one delivery attempt per outbox attempt');
+  t.is(s.messages.length, 0);
+  t.true(lines.some((l) => l.msg === 'mail delivery failed permanently' && l.outboxId === id));
+  // Failed is final: later drains leave it alone, even with the relay accepting again.
+  s.setReject(false);
+  await sleep(1200);
+  await deliverer.drain();
+  t.is(s.messages.length, 0);
+  t.is((await outboxRow(env.ds, id))?.status, 'failed');
+});
+
+test('two daemons draining one outbox deliver every message exactly once', async (t) => {
+  const s = await sink(t);
+  const { env, logger, outbox, mail, enqueue } = await setup(t, s.url);
+  const ids: string[] = [];
+  for (let i = 0; i < 300; i++) ids.push(await enqueue(`bulk ${i}`));
+  const otherDs = await openJobsDs(env.config);
+  t.teardown(() => otherDs.destroy());
+  const a = new MailDeliverer(env.jobsDs, outbox, mail, logger, 'daemon-a', { ...FAST, batchSize: 25, concurrency: 8 });
+  const b = new MailDeliverer(otherDs, outbox, mail, logger, 'daemon-b', { ...FAST, batchSize: 25, concurrency: 8 });
+  const [sa, sb] = await Promise.all([a.drain(), b.drain()]);
+  t.is(sa.delivered + sb.delivered, 300);
+  const counts = new Map<string, number>();
+  for (const m of s.messages) counts.set(m.subject, (counts.get(m.subject) ?? 0) + 1);
+  t.is(counts.size, 300);
+  t.true([...counts.values()].every((n) => n === 1), 'a message was sent twice');
+  const rows = await all<{ status: string; n: number }>(env.ds, 'SELECT status, COUNT(*) AS n FROM outbox GROUP BY status', []);
+  t.deepEqual(rows.map((r) => [r.status, Number(r.n)]), [['delivered', 300]]);
+});
+
+test('a claim left by a dead deliverer is retried once it expires, and the message is sent once', async (t) => {
+  const s = await sink(t);
+  const { env, deliverer, enqueue, drainUntil } = await setup(t, s.url);
+  const id = await enqueue('orphaned claim');
+  // A daemon claimed the row, then died before sending (or before recording the send).
+  const claimUntil = Date.now() + 1500;
+  await env.ds.query("UPDATE outbox SET status = 'sending', attempts = 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ? WHERE id = ?",
+    ['dead-host:1:x#1', claimUntil, claimUntil, id]);
+  await deliverer.drain();
+  t.is((await outboxRow(env.ds, id))?.status, 'sending', 'a live claim must be respected');
+  t.is(s.messages.length, 0);
+  t.true(await drainUntil(id, (r) => r.status === 'delivered'));
+  const row = await outboxRow(env.ds, id);
+  t.is(row?.attempts, 2);
+  await sleep(300);
+  await deliverer.drain();
+  t.is(s.messages.filter((m) => m.subject === 'orphaned claim').length, 1);
+});
+
+test('priority_failover: providers are tried in the tenant\'s order; the first that accepts wins', async (t) => {
+  const tried: string[] = [];
+  const fake = (id: string, ok: boolean): EmailProvider => ({
+    id,
+    describe: () => ({ id, name: id, description: '', category: 'test', configSource: 'builtin', configured: true, missingRequiredFields: [], defaultFrom: FROM }),
+    send: async () => { tried.push(id); if (!ok) throw new Error(`${id} is down`); return {}; },
+  });
+  const p = new EmailProviders([fake('a', false), fake('b', true), fake('c', true)]);
+  const msg = { id: 'mail_1', tenantId: 't', to: 'x@example.com', subject: 's', text: 't' };
+  const r = await p.send(['a', 'b', 'c'], msg);
+  t.is(r.via, 'b');
+  t.deepEqual(tried, ['a', 'b']);
+  const e = await t.throwsAsync(p.send(['a'], msg), { instanceOf: MailDeliveryError });
+  t.regex(e!.message, /a: a is down/);
+  // Settings: a stored order wins; nothing stored (or nothing usable) → the default.
+  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['c', 'a'] } }).providerOrder, ['c', 'a']);
+  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['gone'] } }).providerOrder, ['log']);
+  t.deepEqual(p.settingsFor({}).providerOrder, ['log']);
+  const withSmtp = createEmailProviders({ smtpUrl: 'smtp://127.0.0.1:1', mailFrom: FROM }, memoryLogger().logger);
+  t.deepEqual(withSmtp.defaultOrder(), ['smtp', 'log']);
+  await withSmtp.close();
+  t.deepEqual(createEmailProviders({ smtpUrl: undefined, mailFrom: FROM }, memoryLogger().logger).defaultOrder(), ['log']);
+});
+
+test('enqueueEmail refuses what would break or inject into the message', async (t) => {
+  const db = await testDatabase(t);
+  const env = await openWithJobs(db.url, db.dir);
+  t.teardown(() => env.close());
+  const outbox = new Outbox(env.ds, env.config.secretKey);
+  const base = { tenantId: 'ten_x', to: 'ann@example.com', subject: 'Hi', text: 'Body' };
+  for (const [field, bad] of [
+    ['to', { to: 'ann@example.com\r\nBcc: eve@example.com' }],
+    ['to', { to: 'a@example.com, b@example.com' }],
+    ['subject', { subject: 'Hi\r\nBcc: eve@example.com' }],
+    ['subject', { subject: '' }],
+    ['tenantId', { tenantId: '' }],
+  ] as const) {
+    await t.throwsAsync(env.ds.transaction((em) => outbox.enqueueEmail(em, { ...base, ...bad })), { message: new RegExp(`^${field}:`) });
+  }
+  t.is(Number((await all<{ n: number }>(env.ds, 'SELECT COUNT(*) AS n FROM outbox', []))[0]!.n), 0);
+});
+
+test('backoff grows exponentially up to its cap, with jitter within [d/2, d]', (t) => {
+  const lo = (n: number) => backoffMs(n, 2000, 300_000, () => 0);
+  const hi = (n: number) => backoffMs(n, 2000, 300_000, () => 1);
+  t.deepEqual([1, 2, 3, 4].map(hi), [2000, 4000, 8000, 16000]);
+  t.deepEqual([1, 2, 3].map(lo), [1000, 2000, 4000]);
+  t.is(hi(20), 300_000);
+  t.is(lo(20), 150_000);
+});
+
+test('describeFailure keeps the reason and drops credentials and addresses', (t) => {
+  const e = new MailDeliveryError([
+    { provider: 'smtp', error: Object.assign(new Error('Invalid login for smtp://bob:pw123@mail.example.com <bob@example.com>'), { code: 'EAUTH', responseCode: 535 }) },
+    { provider: 'log', error: new Error('disk full') },
+  ]);
+  const d = describeFailure(e);
+  t.regex(d, /^smtp: EAUTH 535 Invalid login/);
+  t.regex(d, /log: disk full/);
+  t.false(d.includes('pw123'));
+  t.false(d.includes('bob@example.com'));
+});
