@@ -73,7 +73,7 @@ export interface DrainStats {
   failed: number;
 }
 
-interface ClaimedRow { id: string; tenant_id: string | null; payload_sealed: string; attempts: number | string }
+export interface ClaimedRow { id: string; tenant_id: string | null; payload_sealed: string; attempts: number | string }
 
 type Result =
   | { kind: 'delivered'; via: string; fallback: boolean }
@@ -129,12 +129,16 @@ export class MailDeliverer {
     const { batchSize } = this.options;
     while (!signal?.aborted) {
       const now = Date.now();
+      // One equality on status per query, so each reads the (status, next_attempt_at) index in
+      // order and stops at LIMIT even behind a large backlog (an IN list would sort it all).
       const due = await all<{ id: string }>(this.ds,
-        "SELECT id FROM outbox WHERE status IN ('pending', 'sending') AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-        [now, batchSize]);
+        "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, batchSize]);
+      if (due.length < batchSize) {
+        due.push(...await all<{ id: string }>(this.ds,
+          "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, batchSize - due.length]));
+      }
       if (!due.length) break;
-      const token = `${this.claimer}#${(++this.seq).toString(36)}`;
-      const rows = await this.claim(due.map((r) => r.id), token, now);
+      const { token, rows } = await this.claim(due.map((r) => r.id), now);
       stats.claimed += rows.length;
       if (rows.length) await this.deliverBatch(rows, token, stats, signal);
       // A short page means the backlog is drained; rows committed since then bring a kick.
@@ -143,7 +147,12 @@ export class MailDeliverer {
     return stats;
   }
 
-  private async claim(ids: string[], token: string, now: number): Promise<ClaimedRow[]> {
+  /**
+   * Claims those of `ids` that are due, one-winner; returns the batch token and the rows won.
+   * (Public for tests: two deliverers claiming the same ids must not both win a row.)
+   */
+  async claim(ids: string[], now = Date.now()): Promise<{ token: string; rows: ClaimedRow[] }> {
+    const token = `${this.claimer}#${(++this.seq).toString(36)}`;
     const until = now + this.options.claimMs;
     const ph = placeholders(ids.length);
     await retryTransient(() => exec(this.ds,
@@ -151,7 +160,8 @@ export class MailDeliverer {
       + `WHERE id IN (${ph}) AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND claimed_until < ?))`,
       [token, until, until, now, ...ids, now, now]));
     // The token is unique to this batch: what it selects is exactly what this daemon won.
-    return all<ClaimedRow>(this.ds, `SELECT id, tenant_id, payload_sealed, attempts FROM outbox WHERE id IN (${ph}) AND claimed_by = ?`, [...ids, token]);
+    const rows = await all<ClaimedRow>(this.ds, `SELECT id, tenant_id, payload_sealed, attempts FROM outbox WHERE id IN (${ph}) AND claimed_by = ?`, [...ids, token]);
+    return { token, rows };
   }
 
   /** Provider order per tenant, read once per batch (tenant-scoped by id). */

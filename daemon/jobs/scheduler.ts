@@ -191,6 +191,8 @@ export class Scheduler {
     }
     const controller = new AbortController();
     s.controller = controller;
+    // stop() came while this run was taking its lease: start it already aborted.
+    if (this.stopping) controller.abort(new Error('scheduler stopping'));
     const heartbeat = leased ? this.startHeartbeat(spec.name, spec.leaseMs!, controller) : undefined;
     s.heartbeat = heartbeat;
     let outcome: RunOutcome = 'ok';

@@ -8,7 +8,7 @@ import { DataSource } from 'typeorm';
 import type { DatabaseConfig } from '../config.js';
 import { entities } from './entities.js';
 import { migrations } from '../../migrations/index.js';
-import { installSqliteGate } from './sqlite-serialize.js';
+import { installSqliteGate, installTransactionRetry } from './concurrency.js';
 
 /**
  * `jobs` is the background workers' own connection (scheduler leases, outbox delivery). With
@@ -69,6 +69,7 @@ export async function connect(ds: DataSource, attempts = 10): Promise<DataSource
     try {
       await ds.initialize();
       installSqliteGate(ds);
+      installTransactionRetry(ds);
       return ds;
     } catch (e) {
       if (i >= attempts || ds.options.type !== 'mysql') throw e;

@@ -9,17 +9,12 @@ import { ApiError, conflict, notFound } from '../errors.js';
 import { TenantRepository, TenantScope } from '../repositories/index.js';
 import { CreateClientInput, CreateTenantInput, CreateUserInput } from '../schemas/admin.js';
 import { parseInput } from '../schemas/validate.js';
+import { isUniqueViolation } from '../db/retry.js';
 import { audit, type Actor } from './audit.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
 export const toTenantView = ({ settings, ...rest }: Tenant) => ({ ...rest, allow_signup: settings?.allowSignup === true });
-
-function isUniqueViolation(e: unknown): boolean {
-  const err = e as { code?: string; message?: string; driverError?: { code?: string } };
-  const code = err.driverError?.code ?? err.code;
-  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_UNIQUE' || /UNIQUE constraint failed/.test(err.message ?? '');
-}
 
 export class DirectoryService {
   private readonly hasher: SecretHasher;

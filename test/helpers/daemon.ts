@@ -58,12 +58,13 @@ export async function startDaemon(databaseUrl: string, dataDir: string, extra: R
   let buf = '';
   const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => resolve(code)));
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`daemon did not start in 30 s:\n${raw}`)), 30_000);
+    const timer = setTimeout(() => { clearInterval(poll); reject(new Error(`daemon did not start in 30 s:\n${raw}`)); }, 30_000);
+    let poll: NodeJS.Timeout | undefined;
     const onLine = (line: string) => {
       try {
         const rec = JSON.parse(line) as Record<string, unknown>;
         logs.push(rec);
-        if (rec.msg === 'listening' && typeof rec.port === 'number') { clearTimeout(timer); resolve(rec.port); }
+        if (rec.msg === 'listening' && typeof rec.port === 'number') { clearTimeout(timer); clearInterval(poll); resolve(rec.port); }
       } catch { /* not JSON */ }
     };
     proc.stdout!.on('data', (d: Buffer) => {
@@ -73,6 +74,13 @@ export async function startDaemon(databaseUrl: string, dataDir: string, extra: R
       while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1); }
     });
     proc.stderr!.on('data', (d: Buffer) => { raw += d.toString(); });
+    // Quiet log levels print no 'listening' line: the port is known, so readiness will do.
+    poll = setInterval(() => {
+      fetch(`http://127.0.0.1:${p}/readyz`).then((r) => {
+        if (r.status === 200) { clearInterval(poll); clearTimeout(timer); resolve(Number(p)); }
+      }, () => { /* not up yet */ });
+    }, 100);
+    void exited.then(() => clearInterval(poll));
     void exited.then((code) => { clearTimeout(timer); reject(new Error(`daemon exited with ${code} before listening:\n${raw}`)); });
   });
   const url = `http://127.0.0.1:${port}`;

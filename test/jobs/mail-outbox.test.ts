@@ -203,6 +203,28 @@ test('two daemons draining one outbox deliver every message exactly once', async
   t.deepEqual(rows.map((r) => [r.status, Number(r.n)]), [['delivered', 300]]);
 });
 
+test('claims are one-winner: a row claimed by one daemon is not claimed by another, unless the claim expired', async (t) => {
+  const s = await sink(t);
+  const { env, logger, outbox, mail, enqueue } = await setup(t, s.url);
+  const otherDs = await openJobsDs(env.config);
+  t.teardown(() => otherDs.destroy());
+  const a = new MailDeliverer(env.jobsDs, outbox, mail, logger, 'daemon-a', FAST);
+  const b = new MailDeliverer(otherDs, outbox, mail, logger, 'daemon-b', FAST);
+  const ids = [await enqueue('race 1'), await enqueue('race 2')];
+  // Both daemons saw the same due rows; both try to claim them.
+  const [first, second] = await Promise.all([a.claim(ids), b.claim(ids)]);
+  t.is(first.rows.length + second.rows.length, 2, 'each row is won exactly once');
+  t.true(first.rows.length === 0 || second.rows.length === 0, 'one statement claims the batch');
+  t.deepEqual((await a.claim(ids)).rows, [], 'a live claim is not taken, not even by its own daemon\'s next batch');
+  // A claim whose time has passed (its holder died) can be taken over.
+  const later = Date.now() + FAST.claimMs! + 1;
+  t.is((await b.claim(ids, later)).rows.length, 2);
+  // A pending row waiting for its backoff is not due.
+  const backedOff = await enqueue('backing off');
+  await env.ds.query('UPDATE outbox SET next_attempt_at = ? WHERE id = ?', [Date.now() + 60_000, backedOff]);
+  t.deepEqual((await a.claim([backedOff])).rows, []);
+});
+
 test('a claim left by a dead deliverer is retried once it expires, and the message is sent once', async (t) => {
   const s = await sink(t);
   const { env, deliverer, enqueue, drainUntil } = await setup(t, s.url);

@@ -11,6 +11,7 @@
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource } from 'typeorm';
+import { retryTransient } from './retry.js';
 
 const INSTALLED = Symbol('iam.sqliteGate');
 
@@ -37,4 +38,23 @@ export function installSqliteGate(ds: DataSource): void {
   const qr = ds.createQueryRunner() as unknown as { query: (...a: unknown[]) => Promise<unknown> };
   const query = qr.query.bind(qr);
   qr.query = (...args: unknown[]) => (inTx.getStore() ? query(...args) : exclusive(() => query(...args)));
+}
+
+/**
+ * On MySQL/MariaDB, InnoDB resolves lock conflicts between concurrent transactions (gap locks
+ * taken by an UPDATE before an INSERT, for example) by aborting one with ER_LOCK_DEADLOCK,
+ * and its documentation says to retry. Top-level transactions are retried here, so every
+ * caller gets that for free; a transaction callback must therefore keep side effects outside
+ * the database (mail kicks, signing) until after it returns, as ours do.
+ */
+export function installTransactionRetry(ds: DataSource): void {
+  const t = ds.options.type;
+  if (t !== 'mysql' && t !== 'mariadb') return;
+  const target = ds as DataSource & { [INSTALLED]?: boolean };
+  if (target[INSTALLED]) return;
+  target[INSTALLED] = true;
+  const mgr = ds.manager;
+  const transaction = mgr.transaction.bind(mgr) as (...a: unknown[]) => Promise<unknown>;
+  (mgr as unknown as { transaction: (...a: unknown[]) => Promise<unknown> }).transaction = (...args: unknown[]) =>
+    retryTransient(() => transaction(...args), 10_000);
 }

@@ -1,0 +1,252 @@
+/**
+ * Login-flow benchmark: the spec's five requests per login, driven by concurrent virtual
+ * users against a real daemon, with every sign-in code delivered by the smtp provider to a
+ * local SMTP server (smtp-server) and read from there.
+ *
+ *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 64] [--database-url mysql://…]
+ *
+ * Full-flow latency runs from the first request to the token response, mail delivery
+ * included. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { Agent, request } from 'node:http';
+import * as fs from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseArgs } from 'node:util';
+import { SMTPServer } from 'smtp-server';
+import type { AddressInfo } from 'node:net';
+import { loadConfig } from '../shared/config.js';
+import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
+import { bindSecretKey } from '../shared/db/secret-key-check.js';
+import { DirectoryService } from '../shared/services/directory.js';
+import { exec } from '../shared/db/sql.js';
+import { machine, summarize, writeResults } from './lib/stats.js';
+import { startDaemon } from '../test/helpers/daemon.js';
+import { createTestDatabase, TEST_SECRET_KEY } from '../test/helpers/db.js';
+
+const { values: args } = parseArgs({
+  options: {
+    duration: { type: 'string', default: '20' },
+    warmup: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '64' },
+    'database-url': { type: 'string' },
+    label: { type: 'string' },
+  },
+});
+const DURATION_S = Number(args.duration);
+const WARMUP_S = Number(args.warmup);
+const CONCURRENCY = Number(args.concurrency);
+const REDIRECT = 'https://rp.bench.test/callback';
+
+// ---- a minimal SMTP sink: resolve the waiting login when its code arrives ----
+const waiting = new Map<string, (code: string) => void>();
+let mailsReceived = 0;
+const smtp = new SMTPServer({
+  disabledCommands: ['AUTH', 'STARTTLS'], authOptional: true, logger: false, size: 1024 * 1024,
+  onData(stream, session, cb) {
+    let data = '';
+    stream.on('data', (c: Buffer) => { data += c.toString('utf8'); });
+    stream.on('end', () => {
+      mailsReceived++;
+      const m = /sign-in code: (\d{6})/.exec(data);
+      for (const r of session.envelope.rcptTo) {
+        const resolve = waiting.get(r.address.toLowerCase());
+        if (resolve && m) { waiting.delete(r.address.toLowerCase()); resolve(m[1]!); }
+      }
+      cb();
+    });
+  },
+});
+await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
+const smtpPort = (smtp.server.address() as AddressInfo).port;
+
+// ---- database, seeded like an operator would ----
+const base = args['database-url'] ? undefined : await createTestDatabase();
+let dbUrl = base?.url;
+let dataDir = base?.dir ?? mkdtempSync(join(tmpdir(), 'iam-bench-'));
+if (args['database-url']) {
+  process.env.IAM_TEST_DATABASE_URL = args['database-url'];
+  const t = await createTestDatabase();
+  dbUrl = t.url;
+  dataDir = t.dir;
+  process.on('exit', () => { /* dropped below */ });
+  (globalThis as { __drop?: () => Promise<void> }).__drop = t.drop;
+}
+const kind = dbUrl!.startsWith('mysql') ? 'mariadb' : 'sqlite';
+const config = loadConfig({ IAM_DATABASE_URL: dbUrl, IAM_SECRET_KEY: TEST_SECRET_KEY, IAM_DATA_DIR: dataDir });
+const ds = await connect(createDataSource(config.database));
+await migrate(ds);
+await bindSecretKey(ds, config.secretKey);
+const directory = new DirectoryService(ds, config.secretKey);
+const actor = { type: 'system' as const, id: 'bench' };
+const tenant = await directory.createTenant({ name: 'Bench' }, actor);
+const { client, client_secret } = await directory.createClient(tenant.id, { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true }, actor);
+const users: string[] = [];
+for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email);
+await ds.destroy();
+
+const daemon = await startDaemon(dbUrl!, dataDir, {
+  IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=8`,
+  IAM_EMAIL_CODE_RESEND_SECONDS: '0',
+  IAM_LOG_LEVEL: 'warn',
+});
+const u = new URL(daemon.url);
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+const basic = 'Basic ' + Buffer.from(`${client.client_id}:${client_secret}`).toString('base64');
+
+interface Res { status: number; headers: Record<string, string | string[] | undefined>; body: string }
+function call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Res> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path, method, agent, headers: body ? { ...headers, 'content-length': Buffer.byteLength(body) } : headers }, (res) => {
+      let data = '';
+      res.setEncoding('utf8');
+      res.on('data', (c) => { data += c; });
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
+    });
+    req.on('error', reject);
+    if (body) req.write(body);
+    req.end();
+  });
+}
+
+const steps = ['authorize', 'send', 'mail', 'verify', 'continue', 'token'] as const;
+const stepTimes: Record<string, number[]> = Object.fromEntries(steps.map((s) => [s, []]));
+const flowTimes: number[] = [];
+let ok = 0;
+let failed = 0;
+const failures = new Map<string, number>();
+let measuring = false;
+let stopping = false;
+
+async function oneLogin(email: string): Promise<void> {
+  const verifier = randomBytes(32).toString('base64url');
+  const challenge = createHash('sha256').update(verifier).digest('base64url');
+  const t: number[] = [performance.now()];
+  const mark = () => t.push(performance.now());
+  const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, scope: 'openid email', state: 's', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const page = await call('GET', `/authorize?${q}`, {});
+  if (page.status !== 200) throw new Error(`authorize ${page.status}`);
+  const challengeId = /name="challenge" value="([^"]+)"/.exec(page.body)![1]!;
+  mark();
+  const codeArrives = new Promise<string>((resolve, reject) => {
+    waiting.set(email, resolve);
+    setTimeout(() => { if (waiting.get(email) === resolve) { waiting.delete(email); reject(new Error('mail timeout')); } }, 30_000).unref();
+  });
+  const send = await call('POST', '/api/v1/auth/direct/email-code/send', { 'content-type': 'application/json' }, JSON.stringify({ client_id: client.client_id, email, authorization_challenge_id: challengeId }));
+  if (send.status !== 200) throw new Error(`send ${send.status}`);
+  mark();
+  const code = await codeArrives;
+  mark();
+  const verify = await call('POST', '/api/v1/auth/direct/email-code/verify', { 'content-type': 'application/json' }, JSON.stringify({ client_id: client.client_id, email, code, authorization_challenge_id: challengeId }));
+  if (verify.status !== 200) throw new Error(`verify ${verify.status}`);
+  const cookie = String((verify.headers['set-cookie'] as string[]).find((c) => c.startsWith('service_session='))!.split(';')[0]);
+  const redirectUrl = new URL((JSON.parse(verify.body) as { redirect_url: string }).redirect_url);
+  mark();
+  const cont = await call('GET', redirectUrl.pathname + redirectUrl.search, { cookie });
+  if (cont.status !== 302) throw new Error(`continue ${cont.status}`);
+  const authCode = new URL(String(cont.headers.location)).searchParams.get('code')!;
+  mark();
+  const token = await call('POST', '/token', { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+    new URLSearchParams({ grant_type: 'authorization_code', code: authCode, redirect_uri: REDIRECT, code_verifier: verifier }).toString());
+  if (token.status !== 200 || !token.body.includes('id_token')) throw new Error(`token ${token.status}`);
+  mark();
+  if (!measuring) return;
+  flowTimes.push(t[t.length - 1]! - t[0]!);
+  steps.forEach((s, i) => stepTimes[s]!.push(t[i + 1]! - t[i]!));
+}
+
+async function virtualUser(email: string): Promise<void> {
+  while (!stopping) {
+    const counted = measuring;
+    try {
+      await oneLogin(email);
+      if (counted && measuring) ok++;
+    } catch (e) {
+      if (counted && measuring) {
+        failed++;
+        const k = (e as Error).message;
+        failures.set(k, (failures.get(k) ?? 0) + 1);
+      }
+    }
+  }
+}
+
+(globalThis as { __fs?: typeof fs }).__fs = fs;
+console.log(`login bench: ${kind}, ${CONCURRENCY} virtual users, warm-up ${WARMUP_S} s, measure ${DURATION_S} s`);
+const vus = users.map((e) => virtualUser(e));
+await new Promise((r) => setTimeout(r, WARMUP_S * 1000));
+measuring = true;
+const t0 = performance.now();
+const rssSamples: number[] = [];
+const rssTimer = setInterval(() => {
+  try {
+    const status = require_status(daemon.proc.pid!);
+    if (status) rssSamples.push(status);
+  } catch { /* process gone */ }
+}, 500);
+await new Promise((r) => setTimeout(r, DURATION_S * 1000));
+measuring = false;
+const elapsed = (performance.now() - t0) / 1000;
+clearInterval(rssTimer);
+stopping = true;
+await Promise.all(vus);
+await daemon.stop();
+smtp.close();
+agent.destroy();
+await (globalThis as { __drop?: () => Promise<void> }).__drop?.();
+if (base) await base.drop();
+rmSync(dataDir, { recursive: true, force: true });
+
+function require_status(pid: number): number | undefined {
+  // VmRSS of the daemon, in MiB, from /proc (Linux).
+  const text = (globalThis as { __fs?: typeof import('node:fs') }).__fs!.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const m = /VmRSS:\s+(\d+) kB/.exec(text);
+  return m ? Number(m[1]) / 1024 : undefined;
+}
+
+const total = ok + failed;
+const result = {
+  bench: 'login-flow',
+  database: kind,
+  label: args.label ?? null,
+  concurrency: CONCURRENCY,
+  durationSeconds: Math.round(elapsed * 10) / 10,
+  loginsPerSecond: Math.round((ok / elapsed) * 10) / 10,
+  httpRequestsPerSecond: Math.round(((ok * 5) / elapsed) * 10) / 10,
+  successRate: total ? ok / total : 0,
+  logins: ok,
+  failures: Object.fromEntries(failures),
+  fullFlowMs: summarize(flowTimes),
+  stepsMs: Object.fromEntries(steps.map((s) => [s, summarize(stepTimes[s]!)])),
+  mailsReceived,
+  daemonRssMiB: rssSamples.length ? { max: Math.round(Math.max(...rssSamples)) } : null,
+  goal: { loginsPerSecond: 600, fullFlowP95Ms: 100, successRate: 1 },
+  machine: machine(),
+};
+const md = `# Login flow benchmark (${kind})
+
+${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}. ${CONCURRENCY} virtual users, each running
+the five-request flow (authorize page, send code, verify code, authorize with prompt=none,
+token) back to back; the code is delivered by the smtp provider to a local SMTP server.
+
+| Metric | Value | Goal |
+|---|---|---|
+| logins/s | ${result.loginsPerSecond} | ≥ 600 |
+| HTTP requests/s | ${result.httpRequestsPerSecond} | |
+| full flow P50 / P95 / P99 (ms) | ${result.fullFlowMs.p50} / ${result.fullFlowMs.p95} / ${result.fullFlowMs.p99} | P95 < 100 |
+| success rate | ${(result.successRate * 100).toFixed(2)} % (${ok} of ${total}) | 100 % |
+| daemon peak RSS | ${result.daemonRssMiB?.max ?? '?'} MiB | |
+
+Per step (ms, P50 / P95 / P99):
+
+| Step | P50 | P95 | P99 |
+|---|---|---|---|
+${steps.map((s) => `| ${s} | ${result.stepsMs[s]!.p50} | ${result.stepsMs[s]!.p95} | ${result.stepsMs[s]!.p99} |`).join('\n')}
+
+The spec observed 150 logins/s at full-flow P95 756 ms.
+`;
+console.log(md);
+writeResults(`login-${kind}`, result, md);
+process.exit(0);
