@@ -44,7 +44,7 @@ const REDIRECT = 'https://rp.bench.test/callback';
 const waiting = new Map<string, (code: string) => void>();
 let mailsReceived = 0;
 const smtp = new SMTPServer({
-  disabledCommands: ['AUTH', 'STARTTLS'], authOptional: true, logger: false, size: 1024 * 1024,
+  disabledCommands: ['AUTH', 'STARTTLS'], authOptional: true, logger: false, size: 1024 * 1024, disableReverseLookup: true,
   onData(stream, session, cb) {
     let data = '';
     stream.on('data', (c: Buffer) => { data += c.toString('utf8'); });
@@ -88,10 +88,10 @@ for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(ten
 await ds.destroy();
 
 const daemon = await startDaemon(dbUrl!, dataDir, {
-  IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=8`,
+  IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
   IAM_EMAIL_CODE_RESEND_SECONDS: '0',
   IAM_LOG_LEVEL: 'warn',
-});
+}, (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
 const u = new URL(daemon.url);
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
 const basic = 'Basic ' + Buffer.from(`${client.client_id}:${client_secret}`).toString('base64');

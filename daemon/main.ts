@@ -78,8 +78,10 @@ async function main(): Promise<void> {
   const port = (server.address() as AddressInfo).port;
   logger.info({ host: config.host, port }, 'listening');
 
-  // Background jobs on a connection of their own (see createDataSource's `jobs` role).
-  const jobsDs = await connect(createDataSource(config.database, 'jobs'));
+  // Background jobs: on MySQL a pool of their own. On SQLite they share the request
+  // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
+  // a second SQLite connection would only fight the first for the single writer lock.
+  const jobsDs = config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs'));
   const jobs = startJobs({ ds: jobsDs, logger, outbox, mail });
 
   let stopping = false;
@@ -103,7 +105,7 @@ async function main(): Promise<void> {
     // database closes; anything they leave is picked up by the next daemon.
     await jobs.stop(5_000);
     await mail.close();
-    await jobsDs.destroy();
+    if (jobsDs !== ds) await jobsDs.destroy();
     // Only now: every request that was going to commit has committed.
     await ds.destroy();
     logger.info('stopped');

@@ -49,10 +49,10 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startDaemon(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}): Promise<Daemon> {
+export async function startDaemon(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}, execArgv: string[] = []): Promise<Daemon> {
   const p = extra.IAM_PORT ?? String(await freePort());
   const env = daemonEnv(databaseUrl, dataDir, { IAM_PORT: p, IAM_ISSUER: `http://127.0.0.1:${p}`, ...extra });
-  const proc = spawn(process.execPath, [DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const proc = spawn(process.execPath, [...execArgv, DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
   let raw = '';
   let buf = '';

@@ -74,7 +74,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     const found = await registry.findByClientId(clientId);
     if (!found || found.client.status !== 'active') throw new InvalidClient('Unknown or disabled client.');
     if (found.tenantState !== 'active') throw new ApiError(403, 'access_denied', 'This application is not available at the moment.');
-    return found.client;
+    return { ...found.client, allowSignup: found.allowSignup };
   };
 
   /** The authorization request a login continues, which must belong to the same client. */
@@ -108,7 +108,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     const client = await activeClient(b.client_id);
     await challengeFor(b.authorization_challenge_id, client.client_id);
     try {
-      const r = await deps.login.sendCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, allowSignup: await deps.login.tenantAllowsSignup(client.tenant_id), meta: requestMeta(ctx) });
+      const r = await deps.login.sendCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, allowSignup: client.allowSignup, meta: requestMeta(ctx) });
       ctx.body = { ok: true, expires_in: r.expiresIn };
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
@@ -129,7 +129,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     const client = await activeClient(b.client_id);
     const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
     if (b.code_challenge_method && !b.code_challenge) throw new InvalidRequest('code_challenge_method needs a code_challenge.');
-    const user = await deps.login.verifyCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, code: b.code, allowSignup: await deps.login.tenantAllowsSignup(client.tenant_id), meta: requestMeta(ctx) });
+    const user = await deps.login.verifyCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, code: b.code, allowSignup: client.allowSignup, meta: requestMeta(ctx) });
     const authTime = Date.now();
     if (b.code_challenge) {
       const { artifact, expiresIn } = await deps.login.createArtifact({

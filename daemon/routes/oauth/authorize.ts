@@ -208,7 +208,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (!csrfOk(ctx, challenge, b.csrf)) { errorPage(ctx, 403, 'Request refused', 'The form could not be verified. Go back to the application and start again.'); return undefined; }
     const found = await registry.findByClientId(req.params.client_id);
     if (!found || found.client.status !== 'active' || found.tenantState !== 'active') { errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.'); return undefined; }
-    return { b, challenge, req, client: found.client, csrf: b.csrf as string };
+    return { b, challenge, req, client: found.client, allowSignup: found.allowSignup, csrf: b.csrf as string };
   };
 
   router.post('/login/email-code', async (ctx) => {
@@ -217,7 +217,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const parsed = emailSchema.safeParse(f.b.email);
     if (!parsed.success) return emailStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: String(f.b.email ?? ''), error: 'Enter a valid email address, like name@example.com.', status: 400 });
     try {
-      await deps.login.sendCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: parsed.data, allowSignup: await deps.login.tenantAllowsSignup(f.client.tenant_id), meta: requestMeta(ctx) });
+      await deps.login.sendCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: parsed.data, allowSignup: f.allowSignup, meta: requestMeta(ctx) });
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) {
         ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
@@ -236,7 +236,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (!email.success) return emailStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, error: 'Enter your email address again.', status: 400 });
     let user: UserRow;
     try {
-      user = await deps.login.verifyCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: email.data, code, allowSignup: await deps.login.tenantAllowsSignup(f.client.tenant_id), meta: requestMeta(ctx) });
+      user = await deps.login.verifyCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: email.data, code, allowSignup: f.allowSignup, meta: requestMeta(ctx) });
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
         return codeStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: email.data, error: e.message, status: e instanceof ApiError ? e.status : 400 });

@@ -54,12 +54,6 @@ export class LoginService {
     return createHmac('sha256', this.codeKey).update(`${id}:${code}`).digest('base64url');
   }
 
-  /** Whether unknown addresses may sign up in this tenant (`settings.allowSignup`, off by default). */
-  async tenantAllowsSignup(tenantId: string): Promise<boolean> {
-    const r = await one<{ settings: unknown }>(this.ds, 'SELECT settings FROM tenants WHERE id = ?', [tenantId]);
-    return r ? json<{ allowSignup?: unknown }>(r.settings)?.allowSignup === true : false;
-  }
-
   async findUserById(tenantId: string, id: string): Promise<UserRow | undefined> {
     return one<UserRow>(this.ds, 'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND id = ?', [tenantId, id]);
   }
