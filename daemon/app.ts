@@ -15,6 +15,7 @@ import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
+import { introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
@@ -58,6 +59,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
     tokenRoutes(deps, api),
+    introspectionRoutes(deps, api, deps.introspection),
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     emailSettingsRoutes(deps, api),

@@ -7,6 +7,7 @@ import type { TokenService } from '../shared/services/tokens.js';
 import type { AccessTokenClaims } from '../shared/services/tokens.js';
 import type { LoginService } from '../shared/services/auth/login.js';
 import type { OAuthStore } from '../shared/services/auth/oauth.js';
+import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
@@ -19,6 +20,7 @@ export interface AppDeps {
   tokens: TokenService;
   login: LoginService;
   oauth: OAuthStore;
+  introspection: IntrospectionService;
   /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */
   mail: EmailProviders;
 }

@@ -12,6 +12,7 @@ import { TokenService } from '../shared/services/tokens.js';
 import { LoginService } from '../shared/services/auth/login.js';
 import { OAuthStore } from '../shared/services/auth/oauth.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
@@ -51,6 +52,7 @@ async function main(): Promise<void> {
   logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
 
   const outbox = new Outbox(ds, config.secretKey);
+  const tokens = new TokenService(config.issuer, keys);
   const mail = createEmailProviders(config, logger.child({ component: 'mail' }));
   // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
   // and login mail carries one-time codes.
@@ -60,7 +62,8 @@ async function main(): Promise<void> {
   const deps: AppDeps = {
     config, ds, logger, keys,
     directory: new DirectoryService(ds, config.secretKey),
-    tokens: new TokenService(config.issuer, keys),
+    tokens,
+    introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
     login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, { resendIntervalMs: config.emailCodeResendSeconds * 1000 }),
     oauth: new OAuthStore(ds),
     mail,

@@ -3,7 +3,7 @@
  * invalid one raises a ConfigError whose message is a single line naming the variable, so an
  * operator reading `journalctl` sees exactly what to fix.
  */
-import { randomBytes } from 'node:crypto';
+import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
 
@@ -41,6 +41,18 @@ export interface Config {
   keyRetireAfterSeconds: number;
   /** Minimum interval between two sign-in codes for one address, seconds. */
   emailCodeResendSeconds: number;
+  /** Entries in the introspection response cache; 0 turns the cache off. */
+  introspectionCacheEntries: number;
+  /**
+   * Outbound requests (ID-JAG issuer discovery) may reach 127.0.0.0/8 and ::1. Off by default;
+   * for tests and local development only (IAM_OUTBOUND_ALLOW_LOOPBACK).
+   */
+  outboundAllowLoopback: boolean;
+  /** Extra CA certificates (PEM) trusted by outbound HTTPS besides Node's roots (IAM_OUTBOUND_CA_FILE). */
+  outboundCaFile: string | undefined;
+  outboundCaPem: string | undefined;
+  /** Least time between two key-set refetches of one ID-JAG issuer caused by an unknown `kid`, seconds. */
+  idJagJwksCooldownSeconds: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -53,6 +65,35 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   const n = Number(raw.trim());
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+function boolVar(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase();
+  if (raw === undefined || raw === '') return def;
+  if (raw === 'true' || raw === '1') return true;
+  if (raw === 'false' || raw === '0') return false;
+  throw new ConfigError(name, `must be true or false, got "${env[name]}"`);
+}
+
+/** Reads a PEM bundle of CA certificates and checks that it holds at least one certificate. */
+function loadCaFile(env: NodeJS.ProcessEnv, cwd: string): { file: string | undefined; pem: string | undefined } {
+  const name = 'IAM_OUTBOUND_CA_FILE';
+  const raw = env[name]?.trim();
+  if (!raw) return { file: undefined, pem: undefined };
+  const file = resolve(cwd, raw);
+  let pem: string;
+  try {
+    pem = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(name, `cannot read ${file}: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}`);
+  }
+  if (!pem.includes('-----BEGIN CERTIFICATE-----')) throw new ConfigError(name, `${file} holds no PEM certificate`);
+  try {
+    new X509Certificate(pem);
+  } catch {
+    throw new ConfigError(name, `${file} is not a valid PEM certificate`);
+  }
+  return { file, pem };
 }
 
 export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConfig {
@@ -168,6 +209,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const logLevel = (env.IAM_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);
 
+  const outboundCa = loadCaFile(env, cwd);
+
   return {
     port,
     host,
@@ -182,5 +225,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     bodyLimitBytes: intVar(env, 'IAM_BODY_LIMIT_BYTES', 100 * 1024, 1024, 50 * 1024 * 1024),
     keyRetireAfterSeconds: intVar(env, 'IAM_KEY_RETIRE_AFTER_SECONDS', 86_400, 60, 90 * 86_400),
     emailCodeResendSeconds: intVar(env, 'IAM_EMAIL_CODE_RESEND_SECONDS', 30, 0, 3600),
+    introspectionCacheEntries: intVar(env, 'IAM_INTROSPECTION_CACHE_ENTRIES', 100_000, 0, 10_000_000),
+    outboundAllowLoopback: boolVar(env, 'IAM_OUTBOUND_ALLOW_LOOPBACK', false),
+    outboundCaFile: outboundCa.file,
+    outboundCaPem: outboundCa.pem,
+    idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
   };
 }

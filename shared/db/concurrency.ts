@@ -14,6 +14,19 @@ import type { DataSource } from 'typeorm';
 import { retryTransient } from './retry.js';
 
 const INSTALLED = Symbol('iam.sqliteGate');
+const GATE = Symbol('iam.sqliteGateRunner');
+
+interface Gate { run<T>(fn: () => T): T | Promise<T> }
+
+/**
+ * Runs a synchronous better-sqlite3 call under the gate: at once when no transaction is open
+ * (no promise hop at all), else after the open transaction ends. For hot-path prepared
+ * statements that bypass TypeORM.
+ */
+export function runGated<T>(ds: DataSource, fn: () => T): T | Promise<T> {
+  const gate = (ds as DataSource & { [GATE]?: Gate })[GATE];
+  return gate ? gate.run(fn) : fn();
+}
 
 export function installSqliteGate(ds: DataSource): void {
   if (ds.options.type !== 'better-sqlite3') return;
@@ -23,10 +36,19 @@ export function installSqliteGate(ds: DataSource): void {
 
   const inTx = new AsyncLocalStorage<true>();
   let tail: Promise<unknown> = Promise.resolve();
+  let pending = 0;
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
+    pending++;
     const run = tail.then(fn, fn);
-    tail = run.then(() => undefined, () => undefined);
+    tail = run.then(() => { pending--; }, () => { pending--; });
     return run;
+  };
+  (ds as DataSource & { [GATE]?: Gate })[GATE] = {
+    run<T>(fn: () => T): T | Promise<T> {
+      // Idle connection, or the caller's own transaction: run now, synchronously.
+      if (pending === 0 || inTx.getStore()) return fn();
+      return exclusive(async () => fn());
+    },
   };
 
   const mgr = ds.manager;

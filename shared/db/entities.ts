@@ -68,6 +68,10 @@ export interface Client {
   audiences: string[];
   first_party: boolean;
   status: 'active' | 'disabled';
+  /** As a resource server: the audiences it serves (what introspection checks under strict validation). */
+  resource_identifiers: string[];
+  /** Introspection by this client answers active only for tokens addressed to it. */
+  strict_introspection: boolean;
   created_at: number;
   updated_at: number;
 }
@@ -88,6 +92,8 @@ export const ClientEntity = new EntitySchema<Client>({
     audiences: json(),
     first_party: { type: 'integer', transformer: boolInt },
     status: { type: 'varchar', length: 16 },
+    resource_identifiers: { type: 'text', nullable: true, transformer: { to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])), from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : []) } },
+    strict_introspection: { type: 'integer', transformer: boolInt },
     created_at: ts(),
     updated_at: ts(),
   },

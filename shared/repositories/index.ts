@@ -119,7 +119,7 @@ export class ClientRegistry {
   async findByClientId(clientId: string): Promise<{ client: Client; tenantState: string; allowSignup: boolean } | null> {
     const rows = (await mgr(this.db).query(
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types, c.scopes, c.audiences,
-              c.first_party, c.status, c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.first_party, c.status, c.resource_identifiers, c.strict_introspection, c.created_at, c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`, [clientId])) as Record<string, unknown>[];
     const r = rows[0];
     if (!r) return null;
@@ -129,6 +129,8 @@ export class ClientRegistry {
       redirect_uris: jsonText.from(r.redirect_uris) as string[], grant_types: jsonText.from(r.grant_types) as string[],
       scopes: jsonText.from(r.scopes) as string[], audiences: jsonText.from(r.audiences) as string[],
       first_party: boolInt.from(r.first_party) as boolean, status: r.status as Client['status'],
+      resource_identifiers: typeof r.resource_identifiers === 'string' ? (JSON.parse(r.resource_identifiers) as string[]) : [],
+      strict_introspection: boolInt.from(r.strict_introspection) as boolean,
       created_at: Number(r.created_at), updated_at: Number(r.updated_at),
     };
     const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown };

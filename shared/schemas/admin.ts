@@ -16,10 +16,17 @@ export const CreateClientInput = z.strictObject({
   audiences: z.array(z.string().min(1).max(2048)).max(100).default([]),
   public: z.boolean().default(false),
   first_party: z.boolean().default(false),
+  /** As a resource server: the audiences (RFC 8707 resource identifiers) this client serves. */
+  resource_identifiers: z.array(z.string().min(1).max(2048)).max(100).default([]),
+  /** Introspection by this client answers active only for tokens whose audience it serves. */
+  strict_introspection: z.boolean().default(false),
 }).superRefine((c, ctx) => {
   // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
   if (c.public && c.grant_types.includes('client_credentials')) {
     ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client cannot use client_credentials' });
+  }
+  if (c.strict_introspection && c.resource_identifiers.length === 0) {
+    ctx.addIssue({ code: 'custom', path: ['resource_identifiers'], message: 'strict introspection needs at least one resource identifier' });
   }
   if (c.grant_types.includes('authorization_code') && c.redirect_uris.length === 0) {
     ctx.addIssue({ code: 'custom', path: ['redirect_uris'], message: 'the authorization_code grant needs at least one redirect URI' });
@@ -53,6 +60,8 @@ export const ClientView = z.object({
   scopes: z.array(z.string()),
   audiences: z.array(z.string()),
   first_party: z.boolean(),
+  resource_identifiers: z.array(z.string()),
+  strict_introspection: z.boolean(),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

@@ -64,6 +64,8 @@ export class DirectoryService {
       scopes: [...new Set(c.scopes)],
       audiences: [...new Set(c.audiences)],
       first_party: c.first_party,
+      resource_identifiers: [...new Set(c.resource_identifiers)],
+      strict_introspection: c.strict_introspection,
       status: 'active',
       created_at: now,
       updated_at: now,

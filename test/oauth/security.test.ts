@@ -8,6 +8,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
+import { loginKit } from '../helpers/login.js';
 import {
   authorizeUrl, challengeFrom, codeFrom, CookieJar, get, NATIVE_REDIRECT, pkce, postJson, REDIRECT, seedApp, sql, type App,
 } from '../helpers/oauth.js';
@@ -38,53 +39,13 @@ async function newUser(): Promise<{ id: string; email: string }> {
   return (await res.json()) as { id: string; email: string };
 }
 
-async function sendAndReadCode(clientId: string, email: string): Promise<string> {
-  const earlier = new Set(sink.messages);
-  const r = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: clientId, email });
-  if (r.status !== 200) throw new Error(`send ${r.status}`);
-  return codeFrom((await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000)).text);
-}
-
-/** Signs in through the JSON API and returns the cookie jar holding the session. */
-async function signIn(clientId: string, email: string): Promise<CookieJar> {
-  const jar = new CookieJar();
-  const code = await sendAndReadCode(clientId, email);
-  const r = await postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, { client_id: clientId, email, code }, jar);
-  if (r.status !== 200) throw new Error(`verify ${r.status} ${await r.text()}`);
-  return jar;
-}
-
-const base = (clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) => ({
-  response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'openid email', state: 's1', nonce: 'n1',
-  code_challenge: challenge, code_challenge_method: 'S256', ...extra,
-});
-
-async function codeFor(jar: CookieJar, clientId = app.web.clientId) {
-  const p = pkce();
-  const r = await get(authorizeUrl(d.url, base(clientId, p.challenge, { prompt: 'none' })), jar);
-  const loc = new URL(r.headers.get('location')!);
-  return { code: loc.searchParams.get('code')!, verifier: p.verifier, loc };
-}
-
-async function redeem(code: string, verifier: string, client = app.web, redirectUri = REDIRECT) {
-  const res = await fetch(`${d.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${client.clientId}:${client.secret}`).toString('base64') },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
-}
-
-async function refresh(token: string, client = app.web) {
-  const res = await fetch(`${d.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${client.clientId}:${client.secret}`).toString('base64') },
-    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: token }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
-}
-
-const userinfo = (at: string) => fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${at}` } });
+const kit = loginKit(() => d.url, () => sink);
+const { sendAndReadCode, signIn } = kit;
+const base = kit.authParams;
+const codeFor = (jar: CookieJar, clientId = app.web.clientId) => kit.codeFor(jar, clientId);
+const redeem = (code: string, verifier: string, client = app.web, redirectUri = REDIRECT) => kit.redeem(code, verifier, client, redirectUri);
+const refresh = (token: string, client = app.web) => kit.refresh(token, client);
+const userinfo = kit.userinfo;
 
 test('redirect URIs match exactly; a mismatch shows an error page and never redirects', async (t) => {
   const { challenge } = pkce();

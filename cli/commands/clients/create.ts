@@ -18,6 +18,10 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
       command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "CLI tool" --public --redirect-uri http://127.0.0.1:8400/cb --redirect-uri http://[::1]:8400/cb',
     },
     {
+      description: 'A resource server that introspects tokens addressed to it, strictly.',
+      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Orders API" --grant-type client_credentials --scope introspect --resource-identifier https://orders.example.com --strict-introspection',
+    },
+    {
       description: 'A service using the client credentials grant for one API.',
       command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Billing worker" --grant-type client_credentials --scope invoices:read --audience https://api.example.com',
     },
@@ -37,6 +41,11 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
     audience: Flags.string({ description: 'resource (RFC 8707) the client may request tokens for (repeatable)', multiple: true, multipleNonGreedy: true }),
     public: Flags.boolean({ description: 'a public client: no secret, PKCE required', default: false }),
     'first-party': Flags.boolean({ description: 'a first-party client: users are not asked for consent', default: false }),
+    'resource-identifier': Flags.string({
+      description: 'as a resource server: an audience this client serves, checked by strict introspection (repeatable)',
+      multiple: true, multipleNonGreedy: true,
+    }),
+    'strict-introspection': Flags.boolean({ description: 'introspection by this client answers active only for tokens addressed to one of its resource identifiers', default: false }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -46,6 +55,8 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
     audiences: 'audience',
     public: 'public',
     first_party: 'first-party',
+    resource_identifiers: 'resource-identifier',
+    strict_introspection: 'strict-introspection',
   };
 
   async run() {
@@ -59,6 +70,8 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
       ...(f.audience ? { audiences: f.audience } : {}),
       public: f.public,
       first_party: f['first-party'],
+      ...(f['resource-identifier'] ? { resource_identifiers: f['resource-identifier'] } : {}),
+      strict_introspection: f['strict-introspection'],
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);

@@ -7,6 +7,7 @@ import { num, one } from '../../../shared/db/sql.js';
 import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient, UnsupportedGrantType } from '../../../shared/errors.js';
 import { recordAuthEvent } from '../../../shared/services/auth/history.js';
 import { ReuseDetected } from '../../../shared/services/auth/oauth.js';
+import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './token-exchange.js';
 import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -166,6 +167,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     client_credentials: clientCredentials,
     authorization_code: authorizationCode,
     refresh_token: refreshToken,
+    [TOKEN_EXCHANGE_GRANT]: tokenExchangeGrant(deps),
   };
 
   const dispatch: Middleware<ClientAuthState> = async (ctx, next) => {

@@ -1,0 +1,124 @@
+/**
+ * POST /introspect (RFC 7662), as the spec orders it:
+ *   1 authenticate the client   2 decode and verify the JWT   3 check exp
+ *   4 check revocation (every request, cache hits included)   5 strict audience and client
+ * Each step is a named function so the order reads here and stack traces name the step.
+ *
+ * Who may see what (docs/introspection.md):
+ * - The caller authenticates with HTTP Basic and must be a confidential client.
+ * - A caller only ever sees tokens of its own tenant.
+ * - A resource server (a client with resource identifiers) sees any token of its tenant; with
+ *   strict introspection only tokens whose `aud` names one of its resource identifiers.
+ * - Any other client sees only tokens issued to itself.
+ * Every "no" is the same `{"active": false}` (RFC 7662 §2.2), so the answer leaks nothing.
+ */
+import Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import { z } from 'zod';
+import type { Client } from '../../../shared/db/entities.js';
+import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
+import { ClientRegistry } from '../../../shared/repositories/index.js';
+import { IntrospectionService, type CachedToken } from '../../../shared/services/introspection.js';
+import type { AppDeps, AppState } from '../../context.js';
+import type { ApiRegistry } from '../../openapi.js';
+
+type Ctx = ParameterizedContext<AppState>;
+
+/** How long an authenticated caller's registration is reused before it is read again. */
+export const CALLER_CACHE_MS = 10_000;
+
+const INACTIVE = '{"active":false}';
+
+export function introspectionRoutes(deps: AppDeps, api: ApiRegistry, service: IntrospectionService): Router<AppState> {
+  const router = new Router<AppState>();
+  const registry = new ClientRegistry(deps.ds);
+  const callers = new Map<string, { client: Client; tenantState: string; at: number }>();
+
+  // ---- step 1 ----
+  async function authenticateCaller(ctx: Ctx): Promise<Client> {
+    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(ctx.get('Authorization'));
+    if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
+    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const i = decoded.indexOf(':');
+    if (i < 0) throw new InvalidClient();
+    let id: string;
+    let secret: string;
+    try {
+      // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
+      id = decodeURIComponent(decoded.slice(0, i).replace(/\+/g, ' '));
+      secret = decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, ' '));
+    } catch {
+      throw new InvalidClient();
+    }
+    const now = Date.now();
+    let entry = callers.get(id);
+    if (!entry || now - entry.at > CALLER_CACHE_MS) {
+      const found = await registry.findByClientId(id);
+      if (!found) { callers.delete(id); throw new InvalidClient(); }
+      entry = { client: found.client, tenantState: found.tenantState, at: now };
+      if (callers.size > 10_000) callers.clear(); // bounded: a flood of ids cannot grow it
+      callers.set(id, entry);
+    }
+    const { client, tenantState } = entry;
+    // The secret is checked on every request (a keyed hash, microseconds); only the row is cached.
+    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential'
+      || !deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
+    return client;
+  }
+
+  function parseToken(ctx: Ctx): string {
+    if (!ctx.is('application/x-www-form-urlencoded')) throw new InvalidRequest('The request must be application/x-www-form-urlencoded (RFC 7662 §2.1).');
+    const token = (ctx.request.body as Record<string, unknown> | undefined)?.token;
+    if (typeof token !== 'string' || token.length === 0) throw new InvalidRequest('token is required.');
+    return token;
+  }
+
+  // ---- step 5 ----
+  function visibleTo(caller: Client, entry: CachedToken): boolean {
+    const c = entry.claims;
+    if (c.tenant_id !== caller.tenant_id) return false;
+    if (caller.resource_identifiers.length === 0) return c.client_id === caller.client_id;
+    if (!caller.strict_introspection) return true;
+    return entry.aud.some((a) => caller.resource_identifiers.includes(a));
+  }
+
+  function respond(ctx: Ctx, entry: CachedToken): void {
+    const c = entry.claims;
+    ctx.type = 'application/json';
+    ctx.body = JSON.stringify({
+      ...c,
+      active: true,
+      token_type: 'Bearer',
+      tenant: c.tenant_id,
+    });
+  }
+
+  const Active = z.looseObject({
+    active: z.literal(true), sub: z.string(), scope: z.string(), client_id: z.string(), aud: z.union([z.string(), z.array(z.string())]),
+    iss: z.string(), exp: z.number().int(), iat: z.number().int(), jti: z.string(), token_type: z.string(), tenant: z.string(),
+    act: z.looseObject({}).optional(), resource: z.union([z.string(), z.array(z.string())]).optional(),
+  });
+
+  api.add(router, {
+    method: 'post', path: '/introspect', summary: 'Token introspection (RFC 7662) with a revocation-correct cache', tags: ['oauth'], security: 'basic',
+    responses: {
+      200: { description: 'active token with its claims, or exactly {"active": false}', schema: z.union([Active, z.object({ active: z.literal(false) })]) },
+      400: { description: 'invalid_request' }, 401: { description: 'invalid_client' },
+    },
+  }, async (ctx) => {
+    const caller = await authenticateCaller(ctx);
+    const token = parseToken(ctx);
+    const verified = await service.verify(token);
+    if (!('entry' in verified)) { ctx.type = 'application/json'; ctx.body = INACTIVE; return; }
+    const revokedBecause = await service.revoked(verified.entry.claims);
+    if (revokedBecause) {
+      ctx.type = 'application/json';
+      ctx.body = INACTIVE;
+      return;
+    }
+    if (!verified.cached) service.remember(token, verified.entry);
+    if (!visibleTo(caller, verified.entry)) { ctx.type = 'application/json'; ctx.body = INACTIVE; return; }
+    respond(ctx, verified.entry);
+  });
+  return router;
+}

@@ -1,0 +1,107 @@
+/**
+ * Token introspection (RFC 7662) with a response cache that never outlives a revocation.
+ *
+ * The cache holds only `active: true` results, for at most 60 s and never past the token's
+ * `exp`, bounded in entries (least recently used goes first). It saves the signature check
+ * and claim decoding; it does NOT save the revocation check, which runs on every request,
+ * cache hits included, as one prepared statement against the shared database. So a
+ * revocation written by any daemon is seen by every daemon on its next introspection: there
+ * is no cross-node cache of revocations to wait for.
+ */
+import { createHash } from 'node:crypto';
+import type { DataSource } from 'typeorm';
+import { preparedGet, type PreparedGet } from '../db/prepared.js';
+import type { AccessTokenClaims, TokenService } from './tokens.js';
+
+export const CACHE_TTL_MS = 60_000;
+
+export interface CachedToken {
+  claims: AccessTokenClaims;
+  aud: string[];
+  /** ms epoch: the entry is dropped at min(insert + 60 s, exp). */
+  until: number;
+  expMs: number;
+}
+
+interface RevocationRow { r_jti: unknown; r_fam: unknown; c_status: unknown; t_state: unknown; u_status: unknown }
+
+/** A small LRU over Map's insertion order: a hit re-inserts the key at the young end. */
+export class LruCache<V> {
+  private readonly map = new Map<string, V>();
+  constructor(readonly max: number) {}
+  get size(): number { return this.map.size; }
+  get(key: string): V | undefined {
+    const v = this.map.get(key);
+    if (v !== undefined) { this.map.delete(key); this.map.set(key, v); }
+    return v;
+  }
+  set(key: string, v: V): void {
+    if (this.max <= 0) return;
+    this.map.delete(key);
+    this.map.set(key, v);
+    if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
+  }
+  delete(key: string): void { this.map.delete(key); }
+}
+
+export type IntrospectionOutcome =
+  | { active: false; reason: string }
+  | { active: true; claims: AccessTokenClaims; aud: string[]; cached: boolean };
+
+export class IntrospectionService {
+  readonly cache: LruCache<CachedToken>;
+  private readonly revocation: PreparedGet<RevocationRow>;
+
+  constructor(ds: DataSource, private readonly tokens: TokenService, opts: { cacheEntries: number }) {
+    this.cache = new LruCache(opts.cacheEntries);
+    // One round trip answers every revocation question: the token itself (jti), its family
+    // (refresh reuse, logout, consent withdrawal), its client, its tenant and its user.
+    this.revocation = preparedGet<RevocationRow>(ds, `SELECT
+        (SELECT 1 FROM revoked_access_tokens WHERE jti = ?) AS r_jti,
+        (SELECT revoked_at FROM token_families WHERE id = ?) AS r_fam,
+        (SELECT status FROM clients WHERE client_id = ?) AS c_status,
+        (SELECT lifecycle_state FROM tenants WHERE id = ?) AS t_state,
+        (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status`);
+  }
+
+  static key(token: string): string {
+    return createHash('sha256').update(token).digest('base64url').slice(0, 27);
+  }
+
+  /** Steps 2 and 3 of the spec's order: signature (or a cached verification), then expiry. */
+  async verify(token: string, now = Date.now()): Promise<{ entry: CachedToken; cached: boolean } | { reason: string }> {
+    const key = IntrospectionService.key(token);
+    const hit = this.cache.get(key);
+    if (hit) {
+      if (hit.until > now && hit.expMs > now) return { entry: hit, cached: true };
+      this.cache.delete(key);
+    }
+    let claims: AccessTokenClaims;
+    try {
+      claims = await this.tokens.verifyAccessToken(token, undefined);
+    } catch (e) {
+      return { reason: (e as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'invalid' };
+    }
+    const expMs = (claims.exp ?? 0) * 1000;
+    if (expMs <= now) return { reason: 'expired' };
+    const aud = claims.aud === undefined ? [] : Array.isArray(claims.aud) ? claims.aud : [claims.aud];
+    return { entry: { claims, aud, expMs, until: Math.min(now + CACHE_TTL_MS, expMs) }, cached: false };
+  }
+
+  /** Step 4: revocation, on every request. Returns the reason when the token is no longer good. */
+  async revoked(c: AccessTokenClaims): Promise<string | undefined> {
+    const userToken = typeof c.fid === 'string';
+    const r = await this.revocation([String(c.jti ?? ''), c.fid ?? '', c.client_id, c.tenant_id, c.tenant_id, String(c.sub ?? '')]);
+    if (!r) return 'unknown';
+    if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
+    if (r.r_fam !== null && r.r_fam !== undefined) return 'family_revoked';
+    if (r.c_status !== 'active') return 'client_disabled';
+    if (r.t_state !== 'active') return 'tenant_inactive';
+    if (userToken && r.u_status !== 'active') return 'user_disabled';
+    return undefined;
+  }
+
+  remember(token: string, entry: CachedToken): void {
+    this.cache.set(IntrospectionService.key(token), entry);
+  }
+}
