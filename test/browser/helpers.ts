@@ -1,0 +1,85 @@
+/**
+ * A real headless Chromium for the browser lane (test/lanes/browser.sh, `npm run test:browser`):
+ * Debian's /usr/bin/chromium driven through playwright-core. Nothing here downloads a browser
+ * (never `playwright install`). These tests are excluded from `npm test`.
+ */
+import { mkdirSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { dirname, join } from 'node:path';
+import type { ExecutionContext } from 'ava';
+import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+
+/** The repository root (this file runs as dist/test/browser/helpers.js). */
+const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/** Where screenshots go; git-ignored. */
+export const ARTIFACTS = join(ROOT, 'test', 'artifacts');
+
+export const CHROMIUM_PATH = process.env.IAM_TEST_CHROMIUM || '/usr/bin/chromium';
+
+export const CHROMIUM_ARGS = [
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+  '--no-first-run',
+  '--disable-quic',
+];
+
+/**
+ * Launches headless Chromium. `chromium.launch` gives the browser a fresh temporary profile
+ * (user-data dir) of its own, removed again by `browser.close()`; each test then takes its own
+ * context (its own cookies) from `newContext`.
+ */
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM_PATH,
+    headless: true,
+    chromiumSandbox: false,
+    args: CHROMIUM_ARGS,
+    timeout: 60_000,
+  });
+}
+
+export interface BrowserPage {
+  context: BrowserContext;
+  page: Page;
+  /** Console errors and uncaught page errors seen so far (a CSP violation shows up here). */
+  errors: string[];
+}
+
+/** A fresh context and page for one test, closed by the test's teardown. */
+export async function newPage(t: ExecutionContext, browser: Browser): Promise<BrowserPage> {
+  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 800, height: 700 } });
+  t.teardown(() => context.close());
+  context.setDefaultTimeout(15_000);
+  context.setDefaultNavigationTimeout(20_000);
+  const page = await context.newPage();
+  const errors: string[] = [];
+  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
+  return { context, page, errors };
+}
+
+/** Saves a full-page PNG as test/artifacts/<name>.png (directory created if missing); returns the path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(ARTIFACTS, { recursive: true });
+  const path = join(ARTIFACTS, `${name.replace(/[^\w.-]+/g, '-')}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
+
+/** Whether the element matching `selector` has keyboard focus. */
+export async function isFocused(page: Page, selector: string): Promise<boolean> {
+  return page.locator(selector).evaluate((el) => el === document.activeElement);
+}
+
+/** A short description of the focused element, for assertion messages. */
+export async function focusedElement(page: Page): Promise<string> {
+  return page.evaluate(() => {
+    const el = document.activeElement;
+    if (!el) return '(none)';
+    return `<${el.tagName.toLowerCase()}${el.id ? ` id="${el.id}"` : ''}> ${(el.textContent ?? '').trim().slice(0, 40)}`;
+  });
+}
