@@ -12,6 +12,7 @@ import { securityHeaders } from './middleware/koa-security-headers.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
+import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -63,6 +64,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     emailSettingsRoutes(deps, api),
+    tokenExchangeSettingsRoutes(deps, api),
   ];
   for (const r of routers) {
     app.use(r.routes() as Koa.Middleware<AppState>);

@@ -101,7 +101,8 @@ function caList(extra: string): string[] {
  * Throws OutboundError on any refusal or failure.
  */
 export function fetchJson(url: string, policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY): Promise<Record<string, unknown>> {
-  const u = checkOutboundUrl(url, policy);
+  let u: URL;
+  try { u = checkOutboundUrl(url, policy); } catch (e) { return Promise.reject(e); }
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | undefined, value?: Record<string, unknown>) => {

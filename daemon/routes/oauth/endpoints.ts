@@ -37,7 +37,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
     scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials'],
+    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],

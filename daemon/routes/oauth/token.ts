@@ -21,6 +21,7 @@ const TokenResponse = z.object({
   scope: z.string(),
   id_token: z.string().optional(),
   refresh_token: z.string().optional(),
+  issued_token_type: z.string().optional().describe('token exchange only (RFC 8693 §2.2.1)'),
 });
 
 /** RFC 6749 §3.3: a space-delimited list; duplicates collapse. */

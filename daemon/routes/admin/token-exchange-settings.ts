@@ -1,0 +1,59 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { tenantId } from '../../../shared/schemas/common.js';
+import { ADMIN_SCOPES } from '../../../shared/scopes.js';
+import { noteFor, TokenExchangeSettingsResult, TokenExchangeSettingsService } from '../../../shared/services/token-exchange/settings.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { bearer } from '../../middleware/koa-bearer.js';
+import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { actorOf, requireTenantAccess } from './directory.js';
+
+const TenantQuery = z.strictObject({
+  tenant_id: tenantId.optional().describe('The tenant to act on; default the token\'s own tenant. Another tenant needs iam.platform.'),
+});
+const errors = {
+  400: { description: 'invalid settings; the message names the field (e.g. body.idJag.allowedIssuers.0)', schema: ErrorObject },
+  401: { description: 'missing or invalid token', schema: ErrorObject },
+  403: { description: 'missing scope, or a tenant admin naming another tenant', schema: ErrorObject },
+  404: { description: 'no such tenant', schema: ErrorObject },
+};
+
+/**
+ * The spec's PUT /api/admin/settings/token-exchange (and a GET of the same path). Settings
+ * are per tenant: the token's `tenant_id`, or `?tenant_id=` for a platform admin.
+ */
+export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const auth = bearer(deps, ADMIN_SCOPES);
+  const service = new TokenExchangeSettingsService(deps.ds, { allowLoopback: deps.config.outboundAllowLoopback });
+  const tags = ['admin: settings'];
+  const path = '/api/admin/settings/token-exchange';
+
+  /** Before any lookup: another tenant's admin learns nothing, not even whether it exists. */
+  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
+    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
+    requireTenantAccess(ctx, id);
+    return id;
+  };
+
+  api.add(router, {
+    method: 'put', path, summary: 'Validate and store the tenant\'s token exchange (RFC 8693) and ID-JAG settings; fields left out keep their value',
+    tags, security: 'bearer', scopes: ADMIN_SCOPES, query: TenantQuery, body: service.input,
+    responses: { 200: { description: 'the stored settings, with a note on where and when they apply', schema: TokenExchangeSettingsResult }, ...errors },
+  }, auth, async (ctx) => {
+    const id = target(ctx);
+    ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
+  });
+
+  api.add(router, {
+    method: 'get', path, summary: 'The tenant\'s token exchange settings in force (defaults: disabled)',
+    tags, security: 'bearer', scopes: ADMIN_SCOPES, query: TenantQuery,
+    responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
+  }, auth, async (ctx) => {
+    const id = target(ctx);
+    const settings = await service.get(id);
+    ctx.body = { success: true, settings, note: noteFor(id, settings) };
+  });
+
+  return router;
+}
