@@ -10,21 +10,14 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { Agent, request } from 'node:http';
-import * as fs from 'node:fs';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
-import { loadConfig } from '../shared/config.js';
-import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
-import { bindSecretKey } from '../shared/db/secret-key-check.js';
-import { DirectoryService } from '../shared/services/directory.js';
-import { exec } from '../shared/db/sql.js';
 import { machine, summarize, writeResults } from './lib/stats.js';
 import { startDaemon } from '../test/helpers/daemon.js';
-import { createTestDatabase, TEST_SECRET_KEY } from '../test/helpers/db.js';
+import { createTestDatabase } from '../test/helpers/db.js';
+import { openServices } from '../test/helpers/seed.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -63,23 +56,10 @@ await new Promise<void>((r) => smtp.listen(0, '127.0.0.1', () => r()));
 const smtpPort = (smtp.server.address() as AddressInfo).port;
 
 // ---- database, seeded like an operator would ----
-const base = args['database-url'] ? undefined : await createTestDatabase();
-let dbUrl = base?.url;
-let dataDir = base?.dir ?? mkdtempSync(join(tmpdir(), 'iam-bench-'));
-if (args['database-url']) {
-  process.env.IAM_TEST_DATABASE_URL = args['database-url'];
-  const t = await createTestDatabase();
-  dbUrl = t.url;
-  dataDir = t.dir;
-  process.on('exit', () => { /* dropped below */ });
-  (globalThis as { __drop?: () => Promise<void> }).__drop = t.drop;
-}
-const kind = dbUrl!.startsWith('mysql') ? 'mariadb' : 'sqlite';
-const config = loadConfig({ IAM_DATABASE_URL: dbUrl, IAM_SECRET_KEY: TEST_SECRET_KEY, IAM_DATA_DIR: dataDir });
-const ds = await connect(createDataSource(config.database));
-await migrate(ds);
-await bindSecretKey(ds, config.secretKey);
-const directory = new DirectoryService(ds, config.secretKey);
+if (args['database-url']) process.env.IAM_TEST_DATABASE_URL = args['database-url'];
+const db = await createTestDatabase();
+const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
+const { ds, directory } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await directory.createTenant({ name: 'Bench' }, actor);
 const { client, client_secret } = await directory.createClient(tenant.id, { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true }, actor);
@@ -87,7 +67,7 @@ const users: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email);
 await ds.destroy();
 
-const daemon = await startDaemon(dbUrl!, dataDir, {
+const daemon = await startDaemon(db.url, db.dir, {
   IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
   IAM_EMAIL_CODE_RESEND_SECONDS: '0',
   IAM_LOG_LEVEL: 'warn',
@@ -173,7 +153,6 @@ async function virtualUser(email: string): Promise<void> {
   }
 }
 
-(globalThis as { __fs?: typeof fs }).__fs = fs;
 console.log(`login bench: ${kind}, ${CONCURRENCY} virtual users, warm-up ${WARMUP_S} s, measure ${DURATION_S} s`);
 const vus = users.map((e) => virtualUser(e));
 await new Promise((r) => setTimeout(r, WARMUP_S * 1000));
@@ -195,13 +174,11 @@ await Promise.all(vus);
 await daemon.stop();
 smtp.close();
 agent.destroy();
-await (globalThis as { __drop?: () => Promise<void> }).__drop?.();
-if (base) await base.drop();
-rmSync(dataDir, { recursive: true, force: true });
+await db.drop();
 
 function require_status(pid: number): number | undefined {
   // VmRSS of the daemon, in MiB, from /proc (Linux).
-  const text = (globalThis as { __fs?: typeof import('node:fs') }).__fs!.readFileSync(`/proc/${pid}/status`, 'utf8');
+  const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmRSS:\s+(\d+) kB/.exec(text);
   return m ? Number(m[1]) / 1024 : undefined;
 }

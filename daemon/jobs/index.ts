@@ -37,8 +37,9 @@ export function startJobs(deps: JobDeps): Jobs {
   const deliverer = new MailDeliverer(deps.ds, deps.outbox, deps.mail, deps.logger, scheduler.holder, deps.mailOutbox);
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(deps.ds));
-  // A commit that enqueued mail wakes the deliverer now instead of at the next tick.
-  const unsubscribe = deps.outbox.onKick(() => { void scheduler.trigger(MAIL_OUTBOX_JOB); });
+  // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
+  // under way takes it in its next claim, otherwise the job starts one.
+  const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });
   scheduler.start();
   // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
   void scheduler.trigger(MAIL_OUTBOX_JOB);

@@ -2,7 +2,10 @@
  * The outbox deliverer: sends `outbox` emails through each tenant's provider order.
  *
  * It runs on every daemon (`lease: false`): every 2 s, and at once when Outbox.kick() is called
- * after a commit. Rows are claimed one-winner, in batches:
+ * after a commit (a drain under way is woken instead: see wake()). It is a pipeline: up to
+ * `concurrency` messages in flight, and new rows are claimed as soon as there is room, while
+ * earlier messages are still being sent; outcomes are written in coalesced batches off the
+ * sending path. Rows are claimed one-winner:
  *
  *   UPDATE outbox SET status = 'sending', claimed_by = <batch token>, claimed_until = now + claimMs …
  *    WHERE id IN (…) AND ((status = 'pending' AND next_attempt_at <= now)
@@ -31,7 +34,7 @@ import type { JobSpec } from './scheduler.js';
 export const MAIL_OUTBOX_JOB = 'mail-outbox';
 
 export interface MailOutboxOptions {
-  /** Rows claimed per statement. */
+  /** Most rows claimed per statement (also bounded by the room left under `concurrency`). */
   batchSize: number;
   /** Messages in flight at once; the SMTP pool spreads them over its connections. */
   concurrency: number;
@@ -73,7 +76,14 @@ export interface DrainStats {
   failed: number;
 }
 
-export interface ClaimedRow { id: string; tenant_id: string | null; payload_sealed: string; attempts: number | string }
+export interface ClaimedRow {
+  id: string;
+  tenant_id: string | null;
+  payload_sealed: string;
+  attempts: number | string;
+  /** The tenant's `settings` (JSON), read with the claim. */
+  settings?: unknown;
+}
 
 type Result =
   | { kind: 'delivered'; via: string; fallback: boolean }
@@ -102,14 +112,36 @@ export function describeFailure(e: unknown): string {
 
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+/** A sent (or failed) message waiting for its outcome to be written. */
+interface Outcome { row: ClaimedRow; token: string; result: Result }
+
+/** Outcomes written per statement group (keeps the parameter lists short). */
+const RECORD_CHUNK = 100;
+
 export class MailDeliverer {
   readonly options: MailOutboxOptions;
   private readonly log: Logger;
   private seq = 0;
+  /** The drain in progress, if any; a second drain() call joins it. */
+  private current: Promise<DrainStats> | undefined;
+  /** Whether the running drain's loop still takes new work (false once it has decided to end). */
+  private accepting = false;
+  /** A kick arrived since the last look for due rows. */
+  private kicked = false;
+  /** Resolves the loop's idle wait. */
+  private wakeLoop: (() => void) | undefined;
+  private inFlight = 0;
+  private readonly sends = new Set<Promise<void>>();
+  /** Outcomes not yet written, and the writer working on them. */
+  private outcomes: Outcome[] = [];
+  private recording: Promise<void> | undefined;
+  private stats: DrainStats = { claimed: 0, delivered: 0, retried: 0, failed: 0 };
+  /** When abandoned claims were last looked for (at most once a second; claims last a minute). */
+  private lastExpiredScan = 0;
 
   /**
    * @param ds the jobs DataSource (never the request connection; see shared/db/data-source.ts)
-   * @param claimer this process's holder id; each batch claims with `<claimer>#<n>`
+   * @param claimer this process's holder id; each claim statement uses `<claimer>#<n>`
    */
   constructor(
     private readonly ds: DataSource,
@@ -123,57 +155,148 @@ export class MailDeliverer {
     this.log = logger.child({ component: 'mail-outbox' });
   }
 
-  /** Delivers due messages batch after batch until none is due or `signal` aborts. */
-  async drain(signal?: AbortSignal): Promise<DrainStats> {
-    const stats: DrainStats = { claimed: 0, delivered: 0, retried: 0, failed: 0 };
-    const { batchSize } = this.options;
-    while (!signal?.aborted) {
-      const now = Date.now();
-      // One equality on status per query, so each reads the (status, next_attempt_at) index in
-      // order and stops at LIMIT even behind a large backlog (an IN list would sort it all).
-      const due = await all<{ id: string }>(this.ds,
-        "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, batchSize]);
-      if (due.length < batchSize) {
-        due.push(...await all<{ id: string }>(this.ds,
-          "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, batchSize - due.length]));
-      }
-      if (!due.length) break;
-      const { token, rows } = await this.claim(due.map((r) => r.id), now);
-      stats.claimed += rows.length;
-      if (rows.length) await this.deliverBatch(rows, token, stats, signal);
-      // A short page means the backlog is drained; rows committed since then bring a kick.
-      if (due.length < batchSize) break;
+  /**
+   * Tells a running drain that new mail was committed. Returns false when no drain is taking
+   * work, so the caller must start one (the job's kick does, through the scheduler).
+   */
+  wake(): boolean {
+    if (!this.accepting) return false;
+    this.kicked = true;
+    this.wakeLoop?.();
+    return true;
+  }
+
+  /**
+   * Delivers due messages until none is due, none is in flight and every outcome is recorded,
+   * or `signal` aborts (then messages in flight finish and are recorded; nothing new starts).
+   *
+   * A pipeline, not batch after batch: up to `concurrency` messages are in flight, and as soon
+   * as there is room and there may be due rows (a kick, or the last look filled its page) the
+   * next rows are claimed, while earlier messages are still being sent. Outcomes are written
+   * in small coalesced batches, off the sending path.
+   */
+  drain(signal?: AbortSignal): Promise<DrainStats> {
+    if (this.current) {
+      // Joins the running drain, or, if that one is already winding down, runs again after it.
+      return this.wake() ? this.current : this.current.then(() => this.drain(signal));
     }
+    this.current = this.run(signal).finally(() => { this.current = undefined; });
+    return this.current;
+  }
+
+  private async run(signal?: AbortSignal): Promise<DrainStats> {
+    const stats: DrainStats = { claimed: 0, delivered: 0, retried: 0, failed: 0 };
+    this.stats = stats;
+    this.accepting = true;
+    this.kicked = false;
+    const { concurrency, batchSize } = this.options;
+    const onAbort = () => this.wakeLoop?.();
+    signal?.addEventListener('abort', onAbort);
+    /** The last look filled its page: more may be due. True at first, so the first look happens. */
+    let more = true;
+    let failure: unknown;
+    try {
+      while (!signal?.aborted) {
+        const room = concurrency - this.inFlight;
+        if (room > 0 && (more || this.kicked)) {
+          this.kicked = false;
+          const { selected, wanted } = await this.claimAndSend(Math.min(room, batchSize), signal);
+          more = selected >= wanted;
+          continue;
+        }
+        if (this.inFlight === 0 && !more && !this.kicked) break;
+        // Room freed by a finished send, a kick, or the abort: look again.
+        await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
+        this.wakeLoop = undefined;
+      }
+    } catch (e) {
+      failure = e;
+    } finally {
+      // Decided in the same turn as the loop's end: a kick after this starts a new drain.
+      this.accepting = false;
+      signal?.removeEventListener('abort', onAbort);
+    }
+    while (this.sends.size) await Promise.all([...this.sends]);
+    while (this.recording) await this.recording;
+    if (failure !== undefined) throw failure;
     return stats;
   }
 
   /**
-   * Claims those of `ids` that are due, one-winner; returns the batch token and the rows won.
-   * (Public for tests: two deliverers claiming the same ids must not both win a row.)
+   * One look for due rows (at most `limit`), claimed one-winner, and their sends started.
+   * Returns how many due rows the look found, so the caller knows whether more may be waiting.
+   */
+  private async claimAndSend(limit: number, signal?: AbortSignal): Promise<{ selected: number; wanted: number }> {
+    const now = Date.now();
+    const due: { id: string }[] = [];
+    if (now - this.lastExpiredScan >= 1_000) {
+      // Abandoned claims (their daemon died); they are at least claimMs old, so a second's delay is nothing.
+      // One equality on status per query, so each reads the (status, next_attempt_at) index in
+      // order and stops at LIMIT even behind a large backlog (an IN list would sort it all).
+      this.lastExpiredScan = now;
+      due.push(...await all<{ id: string }>(this.ds,
+        "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, limit]));
+    }
+    if (due.length < limit) {
+      due.push(...await all<{ id: string }>(this.ds,
+        "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, limit - due.length]));
+    }
+    if (!due.length) return { selected: 0, wanted: limit };
+    const { token, rows } = await this.claim(due.map((r) => r.id), now);
+    this.stats.claimed += rows.length;
+    if (signal?.aborted) {
+      // Stopping: hand the rows back, due now, without counting an attempt.
+      await this.handBack(rows, token);
+    } else {
+      const orders = this.tenantOrders(rows);
+      for (const row of rows) this.startSend(row, token, orders);
+    }
+    return { selected: due.length, wanted: limit };
+  }
+
+  private startSend(row: ClaimedRow, token: string, orders: Map<string, string[]>): void {
+    this.inFlight++;
+    const p = this.deliverOne(row, orders).then((result) => {
+      this.outcomes.push({ row, token, result });
+      this.recording ??= this.recordOutcomes();
+    }).finally(() => {
+      this.inFlight--;
+      this.sends.delete(p);
+      this.wakeLoop?.();
+    });
+    this.sends.add(p);
+  }
+
+  /**
+   * Claims those of `ids` that are due, one-winner; returns the claim token and the rows won,
+   * with their tenant's settings. (Public for tests: two deliverers claiming the same ids must
+   * not both win a row.)
    */
   async claim(ids: string[], now = Date.now()): Promise<{ token: string; rows: ClaimedRow[] }> {
     const token = `${this.claimer}#${(++this.seq).toString(36)}`;
     const until = now + this.options.claimMs;
     const ph = placeholders(ids.length);
-    await retryTransient(() => exec(this.ds,
+    const won = await retryTransient(() => exec(this.ds,
       `UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ?, updated_at = ? `
       + `WHERE id IN (${ph}) AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND claimed_until < ?))`,
       [token, until, until, now, ...ids, now, now]));
-    // The token is unique to this batch: what it selects is exactly what this daemon won.
-    const rows = await all<ClaimedRow>(this.ds, `SELECT id, tenant_id, payload_sealed, attempts FROM outbox WHERE id IN (${ph}) AND claimed_by = ?`, [...ids, token]);
+    if (won === 0) return { token, rows: [] };
+    // The token is unique to this claim: what it selects is exactly what this daemon won. The
+    // tenant's provider order comes along (read at claim time, so a change applies at once).
+    const rows = await all<ClaimedRow>(this.ds,
+      `SELECT o.id, o.tenant_id, o.payload_sealed, o.attempts, t.settings FROM outbox o LEFT JOIN tenants t ON t.id = o.tenant_id WHERE o.id IN (${ph}) AND o.claimed_by = ?`,
+      [...ids, token]);
     return { token, rows };
   }
 
-  /** Provider order per tenant, read once per batch (tenant-scoped by id). */
-  private async tenantOrders(rows: ClaimedRow[]): Promise<Map<string, string[]>> {
-    const ids = [...new Set(rows.map((r) => r.tenant_id).filter((t): t is string => !!t))];
+  /** Provider order per tenant of a claim (settings parsed once per tenant). */
+  private tenantOrders(rows: ClaimedRow[]): Map<string, string[]> {
     const orders = new Map<string, string[]>();
-    if (!ids.length) return orders;
-    const tenants = await all<{ id: string; settings: unknown }>(this.ds, `SELECT id, settings FROM tenants WHERE id IN (${placeholders(ids.length)})`, ids);
-    for (const t of tenants) {
+    for (const r of rows) {
+      if (!r.tenant_id || orders.has(r.tenant_id) || r.settings === undefined || r.settings === null) continue;
       let settings: JsonObject | null = null;
-      try { settings = json<JsonObject>(t.settings); } catch { /* unreadable settings: default order */ }
-      orders.set(t.id, this.providers.settingsFor(settings).providerOrder);
+      try { settings = json<JsonObject>(r.settings); } catch { /* unreadable settings: default order */ }
+      orders.set(r.tenant_id, this.providers.settingsFor(settings).providerOrder);
     }
     return orders;
   }
@@ -195,71 +318,86 @@ export class MailDeliverer {
     }
   }
 
-  private async deliverBatch(rows: ClaimedRow[], token: string, stats: DrainStats, signal?: AbortSignal): Promise<void> {
-    const orders = await this.tenantOrders(rows);
-    const results: (Result | undefined)[] = new Array(rows.length);
-    let next = 0;
-    // Bounded concurrency: `concurrency` workers pull from the batch; none starts after an abort.
-    const worker = async () => {
-      while (next < rows.length && !signal?.aborted) {
-        const i = next++;
-        results[i] = await this.deliverOne(rows[i]!, orders);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(this.options.concurrency, rows.length) }, worker));
+  /** Recording must survive lock contention: a lost record means a duplicate send later. */
+  private write(sql: string, params: unknown[]): Promise<number> {
+    return retryTransient(() => exec(this.ds, sql, params), 30_000);
+  }
 
+  private async handBack(rows: ClaimedRow[], token: string): Promise<void> {
+    if (!rows.length) return;
     const now = Date.now();
-    const byVia = new Map<string, string[]>();
-    const unsent: string[] = [];
-    const failures: { row: ClaimedRow; error: string; final: boolean; retryAt: number }[] = [];
+    try {
+      await this.write(`UPDATE outbox SET status = 'pending', attempts = attempts - 1, claimed_by = NULL, claimed_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id IN (${placeholders(rows.length)}) AND claimed_by = ?`,
+        [now, now, ...rows.map((r) => r.id), token]);
+    } catch (e) {
+      this.log.error({ err: e, count: rows.length }, 'could not hand back unsent mail; it is sent when its claims expire');
+    }
+  }
+
+  /**
+   * Writes outcomes as they come, coalesced: outcomes that arrive while a write is under way
+   * go together in the next one. Sending never waits for this.
+   */
+  private async recordOutcomes(): Promise<void> {
+    try {
+      // Let the sends that finish in this turn of the event loop join the first write.
+      await new Promise((r) => setImmediate(r));
+      while (this.outcomes.length) {
+        const batch = this.outcomes.splice(0, RECORD_CHUNK);
+        await this.recordBatch(batch);
+      }
+    } finally {
+      this.recording = undefined;
+    }
+  }
+
+  private async recordBatch(batch: Outcome[]): Promise<void> {
+    const stats = this.stats;
+    const now = Date.now();
+    const byVia = new Map<string, Outcome[]>();
+    const failures: { o: Outcome; error: string; final: boolean; retryAt: number }[] = [];
     let fallbacks = 0;
-    rows.forEach((row, i) => {
-      const r = results[i];
-      if (!r) unsent.push(row.id);
-      else if (r.kind === 'delivered') {
-        (byVia.get(r.via) ?? byVia.set(r.via, []).get(r.via)!).push(row.id);
+    for (const o of batch) {
+      const r = o.result;
+      if (r.kind === 'delivered') {
+        (byVia.get(r.via) ?? byVia.set(r.via, []).get(r.via)!).push(o);
         if (r.fallback) fallbacks++;
       } else {
-        const attempts = Number(row.attempts);
+        const attempts = Number(o.row.attempts);
         const final = r.fatal || attempts >= this.options.maxAttempts;
-        failures.push({ row, error: r.error, final, retryAt: now + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs) });
+        failures.push({ o, error: r.error, final, retryAt: now + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs) });
       }
-    });
-
-    // Recording must survive lock contention: a lost record means a duplicate send later.
-    const write = (sql: string, params: unknown[]) => retryTransient(() => exec(this.ds, sql, params), 30_000);
+    }
     try {
-      for (const [via, ids] of byVia) {
-        // The payload is erased once delivered: the login code in it has no business staying.
-        await write(`UPDATE outbox SET status = 'delivered', delivered_via = ?, payload_sealed = '', claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id IN (${placeholders(ids.length)}) AND claimed_by = ?`,
-          [via, now, ...ids, token]);
-        stats.delivered += ids.length;
+      for (const [via, list] of byVia) {
+        // Each row is matched with the claim it was sent under: a later claim of the same row
+        // (after this one expired) is not overwritten. The payload is erased once delivered:
+        // the login code in it has no business staying.
+        await this.write(`UPDATE outbox SET status = 'delivered', delivered_via = ?, payload_sealed = '', claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE `
+          + list.map(() => '(id = ? AND claimed_by = ?)').join(' OR '),
+          [via, now, ...list.flatMap((o) => [o.row.id, o.token])]);
+        stats.delivered += list.length;
       }
       for (const f of failures) {
-        await write('UPDATE outbox SET status = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id = ? AND claimed_by = ?',
-          [f.final ? 'failed' : 'pending', f.final ? now : f.retryAt, f.error, now, f.row.id, token]);
+        await this.write('UPDATE outbox SET status = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id = ? AND claimed_by = ?',
+          [f.final ? 'failed' : 'pending', f.final ? now : f.retryAt, f.error, now, f.o.row.id, f.o.token]);
         if (f.final) stats.failed++;
         else stats.retried++;
       }
-      if (unsent.length) {
-        // Stopped before trying these: hand them back, due now, without counting an attempt.
-        await write(`UPDATE outbox SET status = 'pending', attempts = attempts - 1, claimed_by = NULL, claimed_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id IN (${placeholders(unsent.length)}) AND claimed_by = ?`,
-          [now, now, ...unsent, token]);
-      }
     } catch (e) {
       // The claims expire by themselves and the rows are sent again: at-least-once.
-      this.log.error({ err: e, batch: rows.length }, 'could not record mail outcomes; the messages will be retried when their claims expire');
+      this.log.error({ err: e, batch: batch.length }, 'could not record mail outcomes; the messages will be retried when their claims expire');
     }
 
     if (fallbacks) this.log.warn({ count: fallbacks }, 'mail delivered through a fallback provider');
     const retried = failures.filter((f) => !f.final);
     if (retried.length) {
-      this.log.warn({ count: retried.length, attempts: Number(retried[0]!.row.attempts), error: retried[0]!.error }, 'mail delivery failed; will retry');
+      this.log.warn({ count: retried.length, attempts: Number(retried[0]!.o.row.attempts), error: retried[0]!.error }, 'mail delivery failed; will retry');
     }
     for (const f of failures.filter((x) => x.final)) {
-      this.log.error({ outboxId: f.row.id, tenantId: f.row.tenant_id, attempts: Number(f.row.attempts), error: f.error }, 'mail delivery failed permanently');
+      this.log.error({ outboxId: f.o.row.id, tenantId: f.o.row.tenant_id, attempts: Number(f.o.row.attempts), error: f.error }, 'mail delivery failed permanently');
     }
-    this.log.debug({ batch: rows.length, delivered: rows.length - failures.length - unsent.length, failed: failures.length, unsent: unsent.length }, 'mail batch processed');
+    this.log.debug({ batch: batch.length, delivered: batch.length - failures.length, failed: failures.length }, 'mail outcomes recorded');
   }
 }
 

@@ -59,7 +59,14 @@ export function installSqliteGate(ds: DataSource): void {
   // The driver hands out one query runner for the connection; gate its query method.
   const qr = ds.createQueryRunner() as unknown as { query: (...a: unknown[]) => Promise<unknown> };
   const query = qr.query.bind(qr);
-  qr.query = (...args: unknown[]) => (inTx.getStore() ? query(...args) : exclusive(() => query(...args)));
+  qr.query = (...args: unknown[]) => {
+    // BEGIN IMMEDIATE takes the write lock up front, waiting under busy_timeout. TypeORM's
+    // deferred BEGIN would take it at the first write instead, and when another process (a
+    // second daemon on the same file) has written since this transaction's first read, that
+    // upgrade fails at once with SQLITE_BUSY, busy_timeout or not.
+    if (args[0] === 'BEGIN TRANSACTION') args[0] = 'BEGIN IMMEDIATE TRANSACTION';
+    return inTx.getStore() ? query(...args) : exclusive(() => query(...args));
+  };
 }
 
 /**

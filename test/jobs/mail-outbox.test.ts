@@ -306,3 +306,49 @@ test('describeFailure keeps the reason and drops credentials and addresses', (t)
   t.false(d.includes('pw123'));
   t.false(d.includes('bob@example.com'));
 });
+
+test('pipeline: a message committed while a drain is sending is claimed and sent by that drain, alongside', async (t) => {
+  const db = await testDatabase(t);
+  const env = await openWithJobs(db.url, db.dir);
+  const { logger } = memoryLogger();
+  // A provider that holds every message until released: the first stays in flight.
+  const inFlight = new Set<string>();
+  const release: (() => void)[] = [];
+  const held: EmailProvider = {
+    id: 'smtp',
+    describe: () => ({ id: 'smtp', name: 'held', description: '', category: 'test', configSource: 'builtin', configured: true, missingRequiredFields: [], defaultFrom: FROM }),
+    send: (msg) => new Promise((resolve) => { inFlight.add(msg.id); release.push(() => resolve({})); }),
+  };
+  const outbox = new Outbox(env.ds, env.config.secretKey);
+  const deliverer = new MailDeliverer(env.jobsDs, outbox, new EmailProviders([held]), logger, 'pipeline', FAST);
+  const tenant = await env.directory.createTenant({ name: 'Pipeline' }, actor);
+  t.teardown(() => env.close());
+  const enqueue = (subject: string) => env.ds.transaction((em) => outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject, text: 'Your code is 123456' }));
+
+  t.false(deliverer.wake(), 'no drain runs: the caller must start one');
+  const first = await enqueue('first');
+  const drained = deliverer.drain();
+  t.true(await until(() => inFlight.has(first)));
+  const second = await enqueue('second');
+  t.true(deliverer.wake(), 'the running drain takes the kick');
+  t.true(await until(() => inFlight.has(second)), 'the second message waited for the first one to finish');
+  t.is((await outboxRow(env.ds, first))?.status, 'sending');
+  for (const r of release) r();
+  const stats = await drained;
+  t.is(stats.delivered, 2);
+  for (const id of [first, second]) {
+    const row = await outboxRow(env.ds, id);
+    t.is(row?.status, 'delivered');
+    t.is(row?.attempts, 1);
+    t.is(row?.claimed_by, null);
+  }
+});
+
+test('the smtp provider: close() lets a message already handed over finish', async (t) => {
+  const s = await sink(t);
+  const mail = createEmailProviders({ smtpUrl: s.url, mailFrom: FROM }, memoryLogger().logger);
+  const sent = mail.send(['smtp'], { id: 'mail_close', tenantId: null, to: 'ann@example.com', subject: 'before close', text: 'Your code is 555555' });
+  await mail.close();
+  t.is((await sent).via, 'smtp');
+  t.is(s.messages.filter((m) => m.subject === 'before close').length, 1);
+});

@@ -192,7 +192,7 @@ test('caller authentication: HTTP Basic of a confidential client, else 401 inval
 });
 
 test('with the cache off, answers are the same', async (t) => {
-  const nocache = await startDaemon(db.url, db.dir, { IAM_INTROSPECTION_CACHE_ENTRIES: '0', IAM_ISSUER: d.url });
+  const nocache = await startDaemon(db.url, db.dir, { IAM_INTROSPECTION_CACHE_ENTRIES: '0', IAM_ISSUER: d.url, IAM_SMTP_URL: sink.url });
   t.teardown(() => nocache.stop());
   const { access_token } = await userTokens();
   t.is((await introspect(api, access_token, nocache.url)).body.active, true);
@@ -201,7 +201,8 @@ test('with the cache off, answers are the same', async (t) => {
 });
 
 test('two daemons on one database: revoke through A, B answers inactive on the next call', async (t) => {
-  const b = await startDaemon(db.url, db.dir, { IAM_ISSUER: d.url });
+  // Same relay: any daemon may deliver mail the other committed (the outbox is shared).
+  const b = await startDaemon(db.url, db.dir, { IAM_ISSUER: d.url, IAM_SMTP_URL: sink.url });
   t.teardown(() => b.stop());
   const { access_token, refresh_token } = await userTokens();
   t.is((await introspect(api, access_token, b.url)).body.active, true);

@@ -1,0 +1,43 @@
+/**
+ * The SMTP provider's worker thread: owns the nodemailer pool and runs every SMTP dialogue,
+ * so composing messages and the relay's round trips do not wait behind HTTP requests on the
+ * daemon's busy event loop (and their CPU is spent off it). See SmtpProvider in smtp.ts.
+ *
+ * Messages in: `{ op: 'send', id, mail }` (nodemailer mail options) and `{ op: 'close' }`.
+ * Messages out: `{ id, ok: true, messageId, rejected, response }` or `{ id, ok: false, error }`.
+ */
+import { parentPort, workerData } from 'node:worker_threads';
+import nodemailer from 'nodemailer';
+import type { SmtpWorkerReply, SmtpWorkerRequest } from './smtp.js';
+
+const port = parentPort!;
+const transport = nodemailer.createTransport(workerData.transport);
+
+let inFlight = 0;
+let closing = false;
+/** Ends the thread once the messages already handed over have their replies posted. */
+const closeWhenIdle = () => {
+  if (!closing || inFlight) return;
+  transport.close();
+  port.close();
+};
+
+port.on('message', (m: SmtpWorkerRequest) => {
+  if (m.op === 'close') {
+    closing = true;
+    closeWhenIdle();
+    return;
+  }
+  inFlight++;
+  transport.sendMail(m.mail).finally(() => { inFlight--; setImmediate(closeWhenIdle); }).then(
+    (info) => port.postMessage({ id: m.id, ok: true, messageId: info.messageId, rejected: info.rejected?.length ?? 0, response: info.response } satisfies SmtpWorkerReply),
+    (e: unknown) => {
+      const err = e as { message?: string; code?: string; responseCode?: number; command?: string; response?: string };
+      port.postMessage({
+        id: m.id,
+        ok: false,
+        error: { message: String(err?.message ?? e), code: err?.code, responseCode: err?.responseCode, command: err?.command, response: err?.response },
+      } satisfies SmtpWorkerReply);
+    },
+  );
+});
