@@ -3,7 +3,9 @@
  * request id + access log → error handler → security headers → shutdown drain → body
  * parser → routers. Nothing here opens sockets or databases; main.ts does that.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import { fastIntrospection } from './fast-path.js';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
@@ -16,7 +18,7 @@ import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-setti
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
-import { introspectionRoutes } from './routes/oauth/introspect.js';
+import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
@@ -28,10 +30,13 @@ export interface BuiltApp {
   api: ApiRegistry;
   /** Called by main.ts on SIGTERM: readiness goes red and keep-alive connections close. */
   startDraining(): void;
+  /** The request listener: the introspection fast path in front of Koa. */
+  listener: (req: IncomingMessage, res: ServerResponse) => void;
 }
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const app = new Koa<AppState>({ proxy: false });
+  const introspector = new Introspector(deps, deps.introspection);
   const api = new ApiRegistry();
   let draining = false;
 
@@ -60,7 +65,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
     tokenRoutes(deps, api),
-    introspectionRoutes(deps, api, deps.introspection),
+    introspectionRoutes(deps, api, introspector),
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     emailSettingsRoutes(deps, api),
@@ -73,5 +78,11 @@ export function buildApp(deps: AppDeps): BuiltApp {
 
   // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
   app.silent = true;
-  return { app, api, startDraining: () => { draining = true; } };
+  const koa = app.callback();
+  const fast = fastIntrospection(deps, introspector, () => draining);
+  return {
+    app, api,
+    startDraining: () => { draining = true; },
+    listener: (req, res) => { if (!fast(req, res)) void koa(req, res); },
+  };
 }

@@ -68,8 +68,8 @@ async function main(): Promise<void> {
     oauth: new OAuthStore(ds),
     mail,
   };
-  const { app, startDraining } = buildApp(deps);
-  const server = createServer(app.callback());
+  const { listener, startDraining } = buildApp(deps);
+  const server = createServer(listener);
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

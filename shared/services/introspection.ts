@@ -21,6 +21,8 @@ export interface CachedToken {
   /** ms epoch: the entry is dropped at min(insert + 60 s, exp). */
   until: number;
   expMs: number;
+  /** The active response body, built on first use and reused by cache hits. */
+  json?: string;
 }
 
 interface RevocationRow { r_jti: unknown; r_fam: unknown; c_status: unknown; t_state: unknown; u_status: unknown }

@@ -11,32 +11,48 @@
  *   strict introspection only tokens whose `aud` names one of its resource identifiers.
  * - Any other client sees only tokens issued to itself.
  * Every "no" is the same `{"active": false}` (RFC 7662 §2.2), so the answer leaks nothing.
+ *
+ * Resource servers call this on every request they serve, so the daemon answers it on a
+ * lean path before Koa (daemon/fast-path.ts); the Koa route below serves the same logic for
+ * anything the lean path passes on, and documents the endpoint in /openapi.json.
  */
 import Router from '@koa/router';
-import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
 import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
 import { ClientRegistry } from '../../../shared/repositories/index.js';
-import { IntrospectionService, type CachedToken } from '../../../shared/services/introspection.js';
+import type { CachedToken, IntrospectionService } from '../../../shared/services/introspection.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-
-type Ctx = ParameterizedContext<AppState>;
 
 /** How long an authenticated caller's registration is reused before it is read again. */
 export const CALLER_CACHE_MS = 10_000;
 
-const INACTIVE = '{"active":false}';
+export const INACTIVE = '{"active":false}';
 
-export function introspectionRoutes(deps: AppDeps, api: ApiRegistry, service: IntrospectionService): Router<AppState> {
-  const router = new Router<AppState>();
-  const registry = new ClientRegistry(deps.ds);
-  const callers = new Map<string, { client: Client; tenantState: string; at: number }>();
+export class Introspector {
+  private readonly registry: ClientRegistry;
+  private readonly callers = new Map<string, { client: Client; tenantState: string; at: number }>();
+
+  constructor(private readonly deps: AppDeps, private readonly service: IntrospectionService) {
+    this.registry = new ClientRegistry(deps.ds);
+  }
+
+  /** The whole endpoint: returns the JSON body, or throws an OAuthError (400/401). */
+  async introspect(authorization: string, isForm: boolean, tokenParam: unknown): Promise<string> {
+    const caller = await this.authenticateCaller(authorization);
+    const token = this.parseToken(isForm, tokenParam);
+    const verified = await this.service.verify(token);
+    if (!('entry' in verified)) return INACTIVE;
+    if (await this.service.revoked(verified.entry.claims)) return INACTIVE;
+    if (!verified.cached) this.service.remember(token, verified.entry);
+    if (!this.visibleTo(caller, verified.entry)) return INACTIVE;
+    return this.respond(verified.entry);
+  }
 
   // ---- step 1 ----
-  async function authenticateCaller(ctx: Ctx): Promise<Client> {
-    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(ctx.get('Authorization'));
+  private async authenticateCaller(authorization: string): Promise<Client> {
+    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
     if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
     const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
     const i = decoded.indexOf(':');
@@ -51,30 +67,29 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry, service: In
       throw new InvalidClient();
     }
     const now = Date.now();
-    let entry = callers.get(id);
+    let entry = this.callers.get(id);
     if (!entry || now - entry.at > CALLER_CACHE_MS) {
-      const found = await registry.findByClientId(id);
-      if (!found) { callers.delete(id); throw new InvalidClient(); }
+      const found = await this.registry.findByClientId(id);
+      if (!found) { this.callers.delete(id); throw new InvalidClient(); }
       entry = { client: found.client, tenantState: found.tenantState, at: now };
-      if (callers.size > 10_000) callers.clear(); // bounded: a flood of ids cannot grow it
-      callers.set(id, entry);
+      if (this.callers.size > 10_000) this.callers.clear(); // bounded: a flood of ids cannot grow it
+      this.callers.set(id, entry);
     }
     const { client, tenantState } = entry;
     // The secret is checked on every request (a keyed hash, microseconds); only the row is cached.
     if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential'
-      || !deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
+      || !this.deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
     return client;
   }
 
-  function parseToken(ctx: Ctx): string {
-    if (!ctx.is('application/x-www-form-urlencoded')) throw new InvalidRequest('The request must be application/x-www-form-urlencoded (RFC 7662 §2.1).');
-    const token = (ctx.request.body as Record<string, unknown> | undefined)?.token;
-    if (typeof token !== 'string' || token.length === 0) throw new InvalidRequest('token is required.');
+  private parseToken(isForm: boolean, token: unknown): string {
+    if (!isForm) throw new InvalidRequest('The request must be application/x-www-form-urlencoded (RFC 7662 §2.1).');
+    if (typeof token !== 'string' || token.length === 0) throw new InvalidRequest('token is required, once.');
     return token;
   }
 
   // ---- step 5 ----
-  function visibleTo(caller: Client, entry: CachedToken): boolean {
+  private visibleTo(caller: Client, entry: CachedToken): boolean {
     const c = entry.claims;
     if (c.tenant_id !== caller.tenant_id) return false;
     if (caller.resource_identifiers.length === 0) return c.client_id === caller.client_id;
@@ -82,23 +97,20 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry, service: In
     return entry.aud.some((a) => caller.resource_identifiers.includes(a));
   }
 
-  function respond(ctx: Ctx, entry: CachedToken): void {
-    const c = entry.claims;
-    ctx.type = 'application/json';
-    ctx.body = JSON.stringify({
-      ...c,
-      active: true,
-      token_type: 'Bearer',
-      tenant: c.tenant_id,
-    });
+  /** The active response, serialised once per cached verification. */
+  private respond(entry: CachedToken): string {
+    entry.json ??= JSON.stringify({ ...entry.claims, active: true, token_type: 'Bearer', tenant: entry.claims.tenant_id });
+    return entry.json;
   }
+}
 
+export function introspectionRoutes(_deps: AppDeps, api: ApiRegistry, introspector: Introspector): Router<AppState> {
+  const router = new Router<AppState>();
   const Active = z.looseObject({
     active: z.literal(true), sub: z.string(), scope: z.string(), client_id: z.string(), aud: z.union([z.string(), z.array(z.string())]),
     iss: z.string(), exp: z.number().int(), iat: z.number().int(), jti: z.string(), token_type: z.string(), tenant: z.string(),
     act: z.looseObject({}).optional(), resource: z.union([z.string(), z.array(z.string())]).optional(),
   });
-
   api.add(router, {
     method: 'post', path: '/introspect', summary: 'Token introspection (RFC 7662) with a revocation-correct cache', tags: ['oauth'], security: 'basic',
     responses: {
@@ -106,19 +118,9 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry, service: In
       400: { description: 'invalid_request' }, 401: { description: 'invalid_client' },
     },
   }, async (ctx) => {
-    const caller = await authenticateCaller(ctx);
-    const token = parseToken(ctx);
-    const verified = await service.verify(token);
-    if (!('entry' in verified)) { ctx.type = 'application/json'; ctx.body = INACTIVE; return; }
-    const revokedBecause = await service.revoked(verified.entry.claims);
-    if (revokedBecause) {
-      ctx.type = 'application/json';
-      ctx.body = INACTIVE;
-      return;
-    }
-    if (!verified.cached) service.remember(token, verified.entry);
-    if (!visibleTo(caller, verified.entry)) { ctx.type = 'application/json'; ctx.body = INACTIVE; return; }
-    respond(ctx, verified.entry);
+    const body = ctx.request.body as Record<string, unknown> | undefined;
+    ctx.type = 'application/json';
+    ctx.body = await introspector.introspect(ctx.get('Authorization'), Boolean(ctx.is('application/x-www-form-urlencoded')), body?.token);
   });
   return router;
 }
