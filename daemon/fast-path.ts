@@ -19,13 +19,12 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
   const limit = deps.config.bodyLimitBytes;
   const log = deps.logger;
 
-  const send = (req: IncomingMessage, res: ServerResponse, id: string, started: bigint, status: number, body: string, extra: Record<string, string> = {}) => {
-    const headers: Record<string, string | number> = Object.fromEntries(base);
-    headers['X-Request-Id'] = id;
-    headers['Content-Type'] = 'application/json; charset=utf-8';
-    headers['Content-Length'] = Buffer.byteLength(body);
-    if (isDraining()) headers.Connection = 'close';
-    Object.assign(headers, extra);
+  // A flat [name, value, …] array: writeHead takes it as is, with no per-request object.
+  const flat = base.flat();
+  const send = (_req: IncomingMessage, res: ServerResponse, id: string, started: bigint, status: number, body: string, extra: Record<string, string> = {}) => {
+    const headers = [...flat, 'X-Request-Id', id, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
+    if (isDraining()) headers.push('Connection', 'close');
+    for (const k in extra) headers.push(k, extra[k]!);
     res.writeHead(status, headers);
     res.end(body);
     if (log.isLevelEnabled('info')) {
@@ -65,7 +64,8 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
       const isForm = /^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '');
       let token: unknown;
       if (isForm) {
-        const params = new URLSearchParams(Buffer.concat(chunks, size).toString('utf8'));
+        const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+        const params = new URLSearchParams(raw.toString('utf8'));
         const all = params.getAll('token');
         token = all.length === 1 ? all[0] : undefined; // RFC 6749 §3.2: no repeated parameters
       }
