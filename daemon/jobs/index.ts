@@ -5,6 +5,7 @@
  * |----------------|-----------------------------|-------|----------------------------------------|
  * | `mail-outbox`  | every 2 s, and on kick()    | none  | delivers outbox mail (claims rows)     |
  * | `outbox-purge` | every 10 min                | 5 min | deletes old delivered and failed rows  |
+ * | `auth-purge`   | every 10 min                | 5 min | deletes expired codes, requests, tokens |
  */
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -12,6 +13,7 @@ import type { EmailProviders } from '../../shared/services/mail/index.js';
 import type { Outbox } from '../../shared/services/outbox.js';
 import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions } from './mail-outbox.js';
 import { outboxPurgeJob } from './outbox-purge.js';
+import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
 
 export interface Jobs {
@@ -37,6 +39,7 @@ export function startJobs(deps: JobDeps): Jobs {
   const deliverer = new MailDeliverer(deps.ds, deps.outbox, deps.mail, deps.logger, scheduler.holder, deps.mailOutbox);
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(deps.ds));
+  scheduler.register(authPurgeJob(deps.ds));
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });

@@ -4,15 +4,11 @@
  * Deletes go in chunks by primary key so no statement holds locks for long.
  */
 import type { DataSource } from 'typeorm';
-import { retryTransient } from '../../shared/db/retry.js';
-import { all, exec } from '../../shared/db/sql.js';
+import { deleteInChunks } from './purge.js';
 import type { JobSpec } from './scheduler.js';
 
 export const OUTBOX_PURGE_JOB = 'outbox-purge';
 const DAY_MS = 86_400_000;
-const CHUNK = 1000;
-/** Per run; a larger backlog continues at the next run. */
-const MAX_CHUNKS = 200;
 
 export interface OutboxPurgeOptions {
   deliveredRetentionMs: number;
@@ -26,12 +22,7 @@ export async function purgeOutbox(ds: DataSource, opts: OutboxPurgeOptions = OUT
   let deleted = 0;
   const now = Date.now();
   for (const [status, retention] of [['delivered', opts.deliveredRetentionMs], ['failed', opts.failedRetentionMs]] as const) {
-    for (let i = 0; i < MAX_CHUNKS && !signal?.aborted; i++) {
-      const ids = (await all<{ id: string }>(ds, 'SELECT id FROM outbox WHERE status = ? AND updated_at < ? LIMIT ?', [status, now - retention, CHUNK])).map((r) => r.id);
-      if (!ids.length) break;
-      deleted += await retryTransient(() => exec(ds, `DELETE FROM outbox WHERE status = ? AND id IN (${ids.map(() => '?').join(', ')})`, [status, ...ids]), 10_000);
-      if (ids.length < CHUNK) break;
-    }
+    deleted += await deleteInChunks(ds, { table: 'outbox', key: 'id', where: 'status = ? AND updated_at < ?', params: [status, now - retention], signal });
   }
   return deleted;
 }
