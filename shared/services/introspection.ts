@@ -15,14 +15,33 @@ import type { AccessTokenClaims, TokenService } from './tokens.js';
 
 export const CACHE_TTL_MS = 60_000;
 
+/**
+ * A verified token, kept compact because the cache may hold a million of them: the fields the
+ * per-request checks read, and the active response already serialised (built once, at
+ * verification, instead of keeping the parsed claims object beside it).
+ */
 export interface CachedToken {
-  claims: AccessTokenClaims;
+  jti: string;
+  fid: string;
+  clientId: string;
+  tenantId: string;
+  sub: string;
   aud: string[];
   /** ms epoch: the entry is dropped at min(insert + 60 s, exp). */
   until: number;
   expMs: number;
-  /** The active response body, built on first use and reused by cache hits. */
-  json?: string;
+  /** The active response body. */
+  json: string;
+}
+
+export function toCachedToken(c: AccessTokenClaims, now: number): CachedToken {
+  const expMs = (c.exp ?? 0) * 1000;
+  return {
+    jti: String(c.jti ?? ''), fid: typeof c.fid === 'string' ? c.fid : '', clientId: c.client_id, tenantId: c.tenant_id, sub: String(c.sub ?? ''),
+    aud: c.aud === undefined ? [] : Array.isArray(c.aud) ? c.aud : [c.aud],
+    until: Math.min(now + CACHE_TTL_MS, expMs), expMs,
+    json: JSON.stringify({ ...c, active: true, token_type: 'Bearer', tenant: c.tenant_id }),
+  };
 }
 
 interface RevocationRow { r_jti: unknown; r_fam: unknown; c_status: unknown; t_state: unknown; u_status: unknown }
@@ -45,10 +64,6 @@ export class LruCache<V> {
   }
   delete(key: string): void { this.map.delete(key); }
 }
-
-export type IntrospectionOutcome =
-  | { active: false; reason: string }
-  | { active: true; claims: AccessTokenClaims; aud: string[]; cached: boolean };
 
 export class IntrospectionService {
   readonly cache: LruCache<CachedToken>;
@@ -84,16 +99,14 @@ export class IntrospectionService {
     } catch (e) {
       return { reason: (e as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'invalid' };
     }
-    const expMs = (claims.exp ?? 0) * 1000;
-    if (expMs <= now) return { reason: 'expired' };
-    const aud = claims.aud === undefined ? [] : Array.isArray(claims.aud) ? claims.aud : [claims.aud];
-    return { entry: { claims, aud, expMs, until: Math.min(now + CACHE_TTL_MS, expMs) }, cached: false };
+    if ((claims.exp ?? 0) * 1000 <= now) return { reason: 'expired' };
+    return { entry: toCachedToken(claims, now), cached: false };
   }
 
   /** Step 4: revocation, on every request. Returns the reason when the token is no longer good. */
-  async revoked(c: AccessTokenClaims): Promise<string | undefined> {
-    const userToken = typeof c.fid === 'string';
-    const r = await this.revocation([String(c.jti ?? ''), c.fid ?? '', c.client_id, c.tenant_id, c.tenant_id, String(c.sub ?? '')]);
+  async revoked(c: CachedToken): Promise<string | undefined> {
+    const userToken = c.fid !== '';
+    const r = await this.revocation([c.jti, c.fid, c.clientId, c.tenantId, c.tenantId, c.sub]);
     if (!r) return 'unknown';
     if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
     if (r.r_fam !== null && r.r_fam !== undefined) return 'family_revoked';

@@ -44,7 +44,7 @@ export class Introspector {
     const token = this.parseToken(isForm, tokenParam);
     const verified = await this.service.verify(token);
     if (!('entry' in verified)) return INACTIVE;
-    if (await this.service.revoked(verified.entry.claims)) return INACTIVE;
+    if (await this.service.revoked(verified.entry)) return INACTIVE;
     if (!verified.cached) this.service.remember(token, verified.entry);
     if (!this.visibleTo(caller, verified.entry)) return INACTIVE;
     return this.respond(verified.entry);
@@ -90,16 +90,14 @@ export class Introspector {
 
   // ---- step 5 ----
   private visibleTo(caller: Client, entry: CachedToken): boolean {
-    const c = entry.claims;
-    if (c.tenant_id !== caller.tenant_id) return false;
-    if (caller.resource_identifiers.length === 0) return c.client_id === caller.client_id;
+    if (entry.tenantId !== caller.tenant_id) return false;
+    if (caller.resource_identifiers.length === 0) return entry.clientId === caller.client_id;
     if (!caller.strict_introspection) return true;
     return entry.aud.some((a) => caller.resource_identifiers.includes(a));
   }
 
-  /** The active response, serialised once per cached verification. */
+  /** The active response, serialised once per verification and reused by cache hits. */
   private respond(entry: CachedToken): string {
-    entry.json ??= JSON.stringify({ ...entry.claims, active: true, token_type: 'Bearer', tenant: entry.claims.tenant_id });
     return entry.json;
   }
 }
