@@ -5,6 +5,7 @@
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
+import Router from '@koa/router';
 import { fastIntrospection } from './fast-path.js';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
@@ -71,10 +72,12 @@ export function buildApp(deps: AppDeps): BuiltApp {
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
   ];
-  for (const r of routers) {
-    app.use(r.routes() as Koa.Middleware<AppState>);
-    app.use(r.allowedMethods() as Koa.Middleware<AppState>);
-  }
+  // One root router: a request is matched once, and one allowedMethods answers 405/501,
+  // instead of a chain of routers each wrapping the rest.
+  const root = new Router<AppState>();
+  for (const r of routers) root.use(r.routes());
+  app.use(root.routes() as Koa.Middleware<AppState>);
+  app.use(root.allowedMethods() as Koa.Middleware<AppState>);
 
   // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
   app.silent = true;

@@ -14,7 +14,10 @@ export function requestId(logger: Logger): Middleware<AppState> {
     const inbound = ctx.get('X-Request-Id');
     const id = SAFE_ID.test(inbound) ? inbound : randomUUID();
     ctx.state.requestId = id;
-    ctx.state.log = logger.child({ reqId: id });
+    // A child logger costs an object and a serialisation of its bindings: made only when a
+    // handler logs something, not for every request.
+    let child: Logger | undefined;
+    Object.defineProperty(ctx.state, 'log', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ reqId: id })) });
     ctx.set('X-Request-Id', id);
     const started = process.hrtime.bigint();
     try {
@@ -22,7 +25,7 @@ export function requestId(logger: Logger): Middleware<AppState> {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // Path only, never the query string: it may carry codes or tokens.
-      ctx.state.log.info({ method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+      if (logger.isLevelEnabled('info')) logger.info({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
     }
   };
 }

@@ -17,6 +17,7 @@
  * anything the lean path passes on, and documents the endpoint in /openapi.json.
  */
 import Router from '@koa/router';
+import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
 import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
@@ -32,7 +33,7 @@ export const INACTIVE = '{"active":false}';
 
 export class Introspector {
   private readonly registry: ClientRegistry;
-  private readonly callers = new Map<string, { client: Client; tenantState: string; at: number }>();
+  private readonly callers = new Map<string, { client: Client; tenantState: string; at: number; verified?: Buffer }>();
 
   constructor(private readonly deps: AppDeps, private readonly service: IntrospectionService) {
     this.registry = new ClientRegistry(deps.ds);
@@ -76,9 +77,13 @@ export class Introspector {
       this.callers.set(id, entry);
     }
     const { client, tenantState } = entry;
-    // The secret is checked on every request (a keyed hash, microseconds); only the row is cached.
-    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential'
-      || !this.deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
+    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential') throw new InvalidClient();
+    // After the first successful check the presented secret is compared in constant time with
+    // the one that passed (until the registration is re-read), sparing the keyed hash.
+    const presented = Buffer.from(secret);
+    if (entry.verified && entry.verified.length === presented.length && timingSafeEqual(entry.verified, presented)) return client;
+    if (!this.deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
+    entry.verified = presented;
     return client;
   }
 
