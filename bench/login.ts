@@ -3,7 +3,7 @@
  * users against a real daemon, with every sign-in code delivered by the smtp provider to a
  * local SMTP server (smtp-server) and read from there.
  *
- *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 64] [--database-url mysql://…]
+ *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--database-url mysql://…]
  *
  * Full-flow latency runs from the first request to the token response, mail delivery
  * included. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
@@ -23,7 +23,7 @@ const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '5' },
-    concurrency: { type: 'string', default: '64' },
+    concurrency: { type: 'string', default: '24' },
     'database-url': { type: 'string' },
     label: { type: 'string' },
   },
