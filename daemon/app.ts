@@ -19,10 +19,14 @@ import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-setti
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
+import { accountPageRoutes } from './routes/account/page.js';
 import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
+import { userConsentRoutes } from './routes/user/consents.js';
+import { accountDeviceRoutes } from './routes/account/devices.js';
+import { dataExportRoutes } from './routes/user/data-export.js';
 
 export const VERSION = '0.1.0';
 
@@ -71,6 +75,10 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directoryRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
+    userConsentRoutes(deps, api),
+    accountDeviceRoutes(deps, api),
+    dataExportRoutes(deps, api),
+    accountPageRoutes(deps, api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.

@@ -6,6 +6,8 @@
  * | `mail-outbox`  | every 2 s, and on kick()    | none  | delivers outbox mail (claims rows)     |
  * | `outbox-purge` | every 10 min                | 5 min | deletes old delivered and failed rows  |
  * | `auth-purge`   | every 10 min                | 5 min | deletes expired codes, requests, tokens |
+ * | `data-export`  | every 2 s                   | 1 min | builds pending personal data exports   |
+ * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  */
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -15,6 +17,7 @@ import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions }
 import { outboxPurgeJob } from './outbox-purge.js';
 import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
+import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -40,6 +43,8 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(deps.ds));
   scheduler.register(authPurgeJob(deps.ds));
+  scheduler.register(dataExportJob(deps.ds));
+  scheduler.register(dataExportPurgeJob(deps.ds));
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });

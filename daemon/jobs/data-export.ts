@@ -1,0 +1,39 @@
+/**
+ * Data export jobs (docs/data-export.md):
+ *
+ * | Job                 | When       | What                                                  |
+ * |---------------------|------------|-------------------------------------------------------|
+ * | `data-export`       | every 2 s  | builds pending exports, oldest first                  |
+ * | `data-export-purge` | every 10 min | deletes exports past `expires_at` (24 h retention)  |
+ */
+import type { DataSource } from 'typeorm';
+import { buildPendingExports } from '../../shared/services/data-export.js';
+import { deleteInChunks } from './purge.js';
+import type { JobSpec } from './scheduler.js';
+
+export const DATA_EXPORT_JOB = 'data-export';
+export const DATA_EXPORT_PURGE_JOB = 'data-export-purge';
+
+export function dataExportJob(ds: DataSource): JobSpec {
+  return {
+    name: DATA_EXPORT_JOB,
+    schedule: '*/2 * * * * *',
+    // Renewed by the scheduler's heartbeat while a large export is being built.
+    leaseMs: 60_000,
+    logLevel: 'debug',
+    run: async (signal) => { await buildPendingExports(ds, signal); },
+  };
+}
+
+export async function purgeDataExports(ds: DataSource, signal?: AbortSignal, now = Date.now()): Promise<number> {
+  return deleteInChunks(ds, { table: 'data_exports', key: 'id', where: 'expires_at < ?', params: [now], signal });
+}
+
+export function dataExportPurgeJob(ds: DataSource): JobSpec {
+  return {
+    name: DATA_EXPORT_PURGE_JOB,
+    schedule: '53 */10 * * * *',
+    leaseMs: 5 * 60_000,
+    run: async (signal) => { await purgeDataExports(ds, signal); },
+  };
+}

@@ -1,0 +1,92 @@
+/**
+ * The account page's devices: the user's live browser sessions, cursor-paginated, and
+ * signing one of them out. Authenticated by the session cookie; the state-changing DELETE
+ * also refuses a cross-origin request (Origin present and not the issuer's origin).
+ */
+import Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.js';
+import { AccountService, BadCursor } from '../../../shared/services/auth/account.js';
+import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { readCookie } from '../../cookies.js';
+import { userFacingErrors } from '../../middleware/koa-user-errors.js';
+import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+
+export const DeviceRecord = z.object({
+  id: z.string(),
+  display_name: z.string(),
+  fallback_display_name: z.string().optional(),
+  platform: z.string(),
+  current: z.boolean(),
+  last_seen_at: z.string().nullable().optional(),
+  last_seen_at_unix: z.int().nullable().optional(),
+  client_id: z.string().optional(),
+  app_display_name: z.string().optional(),
+});
+
+const DevicesQuery = z.object({
+  cursor: z.string().min(1).max(600).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(20),
+});
+
+const errors = {
+  401: { description: 'no valid session cookie', schema: ErrorObject },
+};
+
+export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const tags = ['account: devices'];
+  const issuerOrigin = new URL(deps.config.issuer).origin;
+  router.use(userFacingErrors());
+
+  const session = async (ctx: ParameterizedContext<AppState>) => {
+    const found = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    if (!found) throw new ApiError(401, 'invalid_token', 'A valid session cookie is required.');
+    return found;
+  };
+
+  api.add(router, {
+    method: 'get', path: '/api/account/devices', summary: 'The devices signed in to the account (live sessions)',
+    tags, security: 'cookie', query: DevicesQuery,
+    responses: {
+      200: { description: 'one page of devices', schema: z.object({ devices: z.array(DeviceRecord), next_cursor: z.string().optional() }) },
+      400: { description: 'invalid limit or cursor', schema: ErrorObject },
+      ...errors,
+    },
+  }, async (ctx) => {
+    const { session: s } = await session(ctx);
+    const { cursor, limit } = ctx.state.guard!.query as { cursor?: string; limit: number };
+    try {
+      ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
+    } catch (e) {
+      if (e instanceof BadCursor) throw new ApiError(400, 'invalid_request', 'cursor: invalid cursor');
+      throw e;
+    }
+    ctx.set('Cache-Control', 'no-store');
+  });
+
+  api.add(router, {
+    method: 'delete', path: '/api/account/devices/:id', summary: 'Sign a device out (revoke its session and tokens)',
+    tags, security: 'cookie', params: z.strictObject({ id: z.string().min(1).max(64) }),
+    responses: {
+      204: { description: 'signed out' },
+      400: { description: 'invalid id', schema: ErrorObject },
+      ...errors,
+      403: { description: 'cross-origin request', schema: ErrorObject },
+      404: { description: 'no such device of this user', schema: ErrorObject },
+    },
+  }, async (ctx) => {
+    const origin = ctx.get('Origin');
+    if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
+    const { session: s } = await session(ctx);
+    const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard!.params.id);
+    if (!target) throw new ApiError(404, 'not_found', 'No such device.');
+    await deps.login.revokeSession(deps.ds, target, 'device_signed_out');
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,102 @@
+/**
+ * The account page at /account: server-rendered, authenticated by the session cookie. It
+ * lists the user's devices (the current one marked) and granted consents, each with a button
+ * that signs the device out or withdraws the consent. The forms carry a CSRF token bound to
+ * the session (an HMAC of its id), and the page sends the same security headers as the login
+ * page.
+ */
+import Router from '@koa/router';
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ParameterizedContext } from 'koa';
+import { deriveKey } from '../../../shared/crypto.js';
+import { AccountService } from '../../../shared/services/auth/account.js';
+import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { readCookie } from '../../cookies.js';
+import type { ApiRegistry } from '../../openapi.js';
+import { esc, renderPage } from '../../views/html.js';
+
+type Ctx = ParameterizedContext<AppState>;
+
+export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const csrfKey = deriveKey(deps.config.secretKey, 'account-csrf');
+  const csrfOf = (sessionId: string) => createHmac('sha256', csrfKey).update(sessionId).digest('base64url');
+
+  const signedIn = async (ctx: Ctx) => {
+    const found = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    if (!found) {
+      renderPage(ctx, { status: 401, title: 'Signed out', body: '<h1>You are not signed in</h1><p>Sign in through an application to manage your account.</p>' });
+      return undefined;
+    }
+    return found;
+  };
+
+  const csrfOk = (ctx: Ctx, sessionId: string): boolean => {
+    const given = Buffer.from(String((ctx.request.body as Record<string, unknown> | undefined)?.csrf ?? ''));
+    const expected = Buffer.from(csrfOf(sessionId));
+    return given.length === expected.length && timingSafeEqual(given, expected);
+  };
+
+  api.add(router, {
+    method: 'get', path: '/account', summary: 'The account page: devices and consents', tags: ['account'], security: 'cookie',
+    responses: { 200: { description: 'page', contentType: 'text/html' }, 401: { description: 'not signed in', contentType: 'text/html' } },
+  }, async (ctx) => {
+    const me = await signedIn(ctx);
+    if (!me) return;
+    const { session, user } = me;
+    const csrf = csrfOf(session.id);
+    const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
+    const consents = await service.listConsents(session.tenant_id, user.id);
+    const notice = ctx.query.done === 'device' ? '<p role="status">The device was signed out.</p>'
+      : ctx.query.done === 'consent' ? '<p role="status">Access was removed.</p>' : '';
+    const deviceRows = devices.map((d) => `<tr>
+  <td>${esc(d.display_name)}${d.current ? ' <strong>(this device)</strong>' : ''}</td>
+  <td>${esc(d.app_display_name ?? '')}</td>
+  <td>${d.last_seen_at ? `<time datetime="${esc(d.last_seen_at)}">${esc(d.last_seen_at.replace('T', ' ').slice(0, 16))} UTC</time>` : ''}</td>
+  <td><form method="post" action="/account/devices/${esc(d.id)}/sign-out"><input type="hidden" name="csrf" value="${esc(csrf)}">
+    <button type="submit" class="secondary" aria-label="Sign out ${esc(d.display_name)}${d.current ? ' (this device)' : ''}">Sign out</button></form></td>
+</tr>`).join('\n');
+    const consentRows = consents.map((c) => `<tr>
+  <td>${esc(c.clientName ?? c.clientId)}</td>
+  <td>${esc(c.scopes.join(' '))}</td>
+  <td><form method="post" action="/account/consents/${esc(c.id)}/withdraw"><input type="hidden" name="csrf" value="${esc(csrf)}">
+    <button type="submit" class="secondary" aria-label="Remove access for ${esc(c.clientName ?? c.clientId)}">Remove</button></form></td>
+</tr>`).join('\n');
+    renderPage(ctx, {
+      title: 'Your account',
+      body: `<h1>Your account</h1>
+<p>Signed in as <strong>${esc(user.email)}</strong>.</p>
+${notice}
+<h2 id="devices">Devices</h2>
+<table aria-labelledby="devices"><thead><tr><th scope="col">Device</th><th scope="col">App</th><th scope="col">Last seen</th><th scope="col"><span class="skip">Action</span></th></tr></thead>
+<tbody>${deviceRows}</tbody></table>
+<h2 id="consents">Apps with access</h2>
+${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col"><span class="skip">Action</span></th></tr></thead><tbody>${consentRows}</tbody></table>` : '<p>No app has access to your account.</p>'}`,
+    });
+  });
+
+  router.post('/account/devices/:id/sign-out', async (ctx) => {
+    const me = await signedIn(ctx);
+    if (!me) return;
+    if (!csrfOk(ctx, me.session.id)) return renderPage(ctx, { status: 403, title: 'Refused', body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>' });
+    const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id!);
+    if (!sessionId) return renderPage(ctx, { status: 404, title: 'Not found', body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>' });
+    await deps.login.revokeSession(deps.ds, sessionId, 'device_signed_out');
+    ctx.status = 303;
+    ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
+  });
+
+  router.post('/account/consents/:id/withdraw', async (ctx) => {
+    const me = await signedIn(ctx);
+    if (!me) return;
+    if (!csrfOk(ctx, me.session.id)) return renderPage(ctx, { status: 403, title: 'Refused', body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>' });
+    const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id!);
+    if (!ok) return renderPage(ctx, { status: 404, title: 'Not found', body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>' });
+    ctx.status = 303;
+    ctx.redirect('/account?done=consent#consents');
+  });
+
+  return router;
+}

@@ -1,0 +1,72 @@
+/**
+ * The end user's consents: GET lists the live grants, DELETE withdraws one and revokes every
+ * token family granted under it (and the user's other families at that client). Bearer
+ * authentication with the user's own access token; every query is scoped by its tenant and
+ * subject, so another user's consent id is 404.
+ */
+import Router from '@koa/router';
+import { z } from 'zod';
+import { ApiError } from '../../../shared/errors.js';
+import { AccountService } from '../../../shared/services/auth/account.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { userBearer } from '../../middleware/koa-user-bearer.js';
+import { userFacingErrors } from '../../middleware/koa-user-errors.js';
+import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+
+export const ConsentRecord = z.object({
+  id: z.string(),
+  clientId: z.string(),
+  clientName: z.string().optional(),
+  clientLogoUri: z.url().optional(),
+  scopes: z.array(z.string()),
+  selectedScopes: z.array(z.string()).optional(),
+  grantedAt: z.int(),
+  expiresAt: z.int().optional(),
+  policyVersions: z.object({ privacyPolicyVersion: z.string().optional(), tosVersion: z.string().optional(), consentVersion: z.int() }).optional(),
+});
+
+const errors = {
+  401: { description: 'missing, invalid or revoked user access token', schema: ErrorObject },
+};
+
+export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const tags = ['user: consents'];
+  // First, so validation errors too carry error_code and error_id (runs only for these routes).
+  router.use(userFacingErrors());
+  const auth = userBearer(deps);
+  const owner = (ctx: { state: AppState }) => {
+    const a = ctx.state.auth!;
+    return { tenantId: String(a.tenant_id), userId: String(a.sub) };
+  };
+
+  api.add(router, {
+    method: 'get', path: '/api/user/consents', summary: 'The consents granted by the authenticated end user',
+    tags, security: 'bearer',
+    responses: { 200: { description: 'the live consents', schema: z.object({ consents: z.array(ConsentRecord), total: z.int() }) }, ...errors },
+  }, auth, async (ctx) => {
+    const { tenantId, userId } = owner(ctx);
+    const consents = await service.listConsents(tenantId, userId);
+    ctx.set('Cache-Control', 'no-store');
+    ctx.body = { consents, total: consents.length };
+  });
+
+  api.add(router, {
+    method: 'delete', path: '/api/user/consents/:id', summary: 'Withdraw a consent and revoke the tokens granted under it',
+    tags, security: 'bearer', params: z.strictObject({ id: z.string().min(1).max(40) }),
+    responses: {
+      204: { description: 'withdrawn; the tokens granted under it are revoked' },
+      400: { description: 'invalid id', schema: ErrorObject },
+      ...errors,
+      404: { description: 'no such consent of this user', schema: ErrorObject },
+    },
+  }, auth, async (ctx) => {
+    const { tenantId, userId } = owner(ctx);
+    const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard!.params.id);
+    if (!ok) throw new ApiError(404, 'not_found', 'No such consent.');
+    ctx.status = 204;
+  });
+
+  return router;
+}

@@ -1,0 +1,150 @@
+/**
+ * GET/DELETE /api/user/consents: the list after first-party logins and a third-party
+ * consent; withdrawal revokes the tokens granted under it at once (introspection inactive,
+ * refresh dead); another user's consent is 404; every error carries error_code and error_id.
+ */
+import test, { type ExecutionContext } from 'ava';
+import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { openServices } from '../helpers/seed.js';
+import { loginKit, type ClientCreds } from '../helpers/login.js';
+import { authorizeUrl, challengeFrom, get, pkce, seedApp, type App } from '../helpers/oauth.js';
+
+let db: TestDb;
+let d: Daemon;
+let app: App;
+let sink: SmtpSink;
+let api: ClientCreds;
+let n = 0;
+const kit = loginKit(() => d.url, () => sink);
+
+test.before(async () => {
+  db = await createTestDatabase();
+  app = await seedApp(db.url, db.dir);
+  const { ds, directory } = await openServices(db.url, db.dir);
+  const c = await directory.createClient(app.tenantId, { name: 'API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.example.test'] }, { type: 'system', id: 'test' });
+  api = { clientId: c.client.client_id, secret: c.client_secret! };
+  await ds.destroy();
+  sink = await startSmtpSink();
+  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+});
+test.after.always(async () => { await d?.stop(); await sink?.close(); await db?.drop(); });
+
+async function newUser() {
+  const email = `consent${++n}-${Date.now()}@example.com`;
+  const { ds, directory } = await openServices(db.url, db.dir);
+  const user = await directory.createUser(app.tenantId, { email, name: `Consent ${n}` }, { type: 'system', id: 'test' });
+  await ds.destroy();
+  return { id: user.id, email };
+}
+
+async function introspect(token: string) {
+  const res = await fetch(`${d.url}/introspect`, {
+    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) }, body: new URLSearchParams({ token }),
+  });
+  return (await res.json()) as Record<string, unknown>;
+}
+
+/** Signs in at the third-party client, allows the consent screen and redeems the code. */
+async function thirdPartyTokens(email: string) {
+  const jar = await kit.signIn(app.thirdParty.clientId, email);
+  const p = pkce();
+  const page = await get(authorizeUrl(d.url, kit.authParams(app.thirdParty.clientId, p.challenge)), jar);
+  const html = await page.text();
+  const form = new URLSearchParams({ challenge: challengeFrom(html), csrf: /name="csrf" value="([^"]+)"/.exec(html)![1]!, decision: 'allow' });
+  const res = await fetch(`${d.url}/authorize/consent`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() }, body: form });
+  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+  const t = await kit.redeem(code, p.verifier, app.thirdParty);
+  if (t.status !== 200) throw new Error(`token ${t.status}`);
+  return t.body as { access_token: string; refresh_token: string };
+}
+
+const list = async (at: string) => {
+  const res = await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${at}` } });
+  return { status: res.status, body: (await res.json()) as any };
+};
+const withdraw = (at: string, id: string) => fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${at}` } });
+
+async function assertUserError(t: ExecutionContext, res: Response, status: number) {
+  t.is(res.status, status);
+  const body = (await res.json()) as Record<string, unknown>;
+  t.regex(String(body.error_code), /^[A-Z]{2}[0-9]{6}$/);
+  t.regex(String(body.error_id), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
+  return body;
+}
+
+test('the list holds the first-party grant and the third-party consent, per the Consent record', async (t) => {
+  const user = await newUser();
+  const first = await kit.tokensFor(app.web, user.email);
+  await kit.tokensFor(app.web, user.email);
+  const r1 = await list(first.access_token);
+  t.is(r1.status, 200);
+  t.is(r1.body.total, r1.body.consents.length);
+  t.is(r1.body.consents.length, 1, 'two first-party logins: one consent');
+  const web = r1.body.consents[0];
+  t.is(web.clientId, app.web.clientId);
+  t.is(web.clientName, 'Web');
+  t.deepEqual(web.scopes, ['openid', 'email']);
+  t.deepEqual(web.selectedScopes, web.scopes);
+  t.true(Number.isInteger(web.grantedAt) && web.grantedAt > 1e12, 'epoch ms');
+  for (const k of Object.keys(web)) t.not(web[k], null, k);
+  t.false('expiresAt' in web);
+  t.false('clientLogoUri' in web);
+
+  await thirdPartyTokens(user.email);
+  const r2 = await list(first.access_token);
+  t.is(r2.body.total, 2);
+  const partner = r2.body.consents.find((c: any) => c.clientId === app.thirdParty.clientId);
+  t.truthy(partner);
+  t.is(partner.clientName, 'Partner');
+  t.deepEqual(partner.scopes, ['openid', 'email']);
+});
+
+test('withdrawal revokes the tokens granted under the consent at once', async (t) => {
+  const user = await newUser();
+  const own = await kit.tokensFor(app.web, user.email);
+  const partner = await thirdPartyTokens(user.email);
+  t.is((await introspect(partner.access_token)).active, true);
+  const consent = (await list(own.access_token)).body.consents.find((c: any) => c.clientId === app.thirdParty.clientId);
+  const res = await withdraw(own.access_token, consent.id);
+  t.is(res.status, 204);
+  t.is((await introspect(partner.access_token)).active, false);
+  const r = await kit.refresh(partner.refresh_token, app.thirdParty);
+  t.is(r.body.error, 'invalid_grant');
+  const after = await list(own.access_token);
+  t.false(after.body.consents.some((c: any) => c.id === consent.id));
+  t.is((await introspect(own.access_token)).active, true, 'the first-party grant is untouched');
+  await assertUserError(t, await withdraw(own.access_token, consent.id), 404);
+});
+
+test('withdrawing the first-party consent revokes that client\'s families, including the caller\'s token', async (t) => {
+  const user = await newUser();
+  const a = await kit.tokensFor(app.web, user.email);
+  const b = await kit.tokensFor(app.web, user.email);
+  const consent = (await list(a.access_token)).body.consents[0];
+  t.is((await withdraw(a.access_token, consent.id)).status, 204);
+  t.is((await introspect(a.access_token)).active, false);
+  t.is((await introspect(b.access_token)).active, false);
+  t.is((await kit.refresh(b.refresh_token, app.web)).body.error, 'invalid_grant');
+  await assertUserError(t, await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${a.access_token}` } }), 401);
+});
+
+test('another user\'s consent id and an unknown id are 404 with error_code and error_id; nothing is revoked', async (t) => {
+  const alice = await newUser();
+  const bob = await newUser();
+  const aliceTokens = await thirdPartyTokens(alice.email);
+  const bobTokens = await kit.tokensFor(app.web, bob.email);
+  const aliceOwn = await kit.tokensFor(app.web, alice.email);
+  const aliceConsent = (await list(aliceOwn.access_token)).body.consents.find((c: any) => c.clientId === app.thirdParty.clientId);
+  await assertUserError(t, await withdraw(bobTokens.access_token, aliceConsent.id), 404);
+  await assertUserError(t, await withdraw(bobTokens.access_token, 'cns_nope'), 404);
+  t.is((await introspect(aliceTokens.access_token)).active, true);
+  t.true((await list(aliceOwn.access_token)).body.consents.some((c: any) => c.id === aliceConsent.id));
+});
+
+test('no or a bad token: 401 with error_code and error_id', async (t) => {
+  await assertUserError(t, await fetch(`${d.url}/api/user/consents`), 401);
+  await assertUserError(t, await fetch(`${d.url}/api/user/consents`, { headers: { authorization: 'Bearer nope' } }), 401);
+  await assertUserError(t, await fetch(`${d.url}/api/user/consents/x`, { method: 'DELETE' }), 401);
+});
