@@ -14,6 +14,7 @@ import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
+import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { healthRoutes } from './routes/health.js';
@@ -73,6 +74,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     introspectionRoutes(deps, api, introspector),
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
+    tenantLifecycleRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     userConsentRoutes(deps, api),

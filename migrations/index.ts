@@ -7,5 +7,6 @@ import { JobsOutbox1763769600002 } from './0002-jobs-outbox.js';
 import { Auth1763769600003 } from './0003-auth.js';
 import { ResourceServers1763769600004 } from './0004-resource-servers.js';
 import { DataExports1763769600005 } from './0005-data-exports.js';
+import { IdempotencyLifecycle1763769600006 } from './0006-idempotency-lifecycle.js';
 
-export const migrations = [Core1763769600001, JobsOutbox1763769600002, Auth1763769600003, ResourceServers1763769600004, DataExports1763769600005];
+export const migrations = [Core1763769600001, JobsOutbox1763769600002, Auth1763769600003, ResourceServers1763769600004, DataExports1763769600005, IdempotencyLifecycle1763769600006];

@@ -8,6 +8,7 @@
  * | `auth-purge`   | every 10 min                | 5 min | deletes expired codes, requests, tokens |
  * | `data-export`  | every 2 s                   | 1 min | builds pending personal data exports   |
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
+ * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  */
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -18,6 +19,7 @@ import { outboxPurgeJob } from './outbox-purge.js';
 import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
 import { dataExportJob, dataExportPurgeJob } from './data-export.js';
+import { idempotencyPurgeJob } from './idempotency-purge.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -45,6 +47,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(authPurgeJob(deps.ds));
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
+  scheduler.register(idempotencyPurgeJob(deps.ds));
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });
