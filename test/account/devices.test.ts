@@ -5,12 +5,13 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import type { TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { openServices } from '../helpers/seed.js';
-import { loginKit, type ClientCreds } from '../helpers/login.js';
-import { seedApp, type App, type CookieJar } from '../helpers/oauth.js';
+import { loginKit } from '../helpers/login.js';
+import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import type { App, CookieJar } from '../helpers/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { deviceIdOf } from '../../shared/services/auth/account.js';
 
@@ -18,8 +19,6 @@ let db: TestDb;
 let d: Daemon;
 let app: App;
 let sink: SmtpSink;
-let api: ClientCreds;
-let n = 0;
 const kit = loginKit(() => d.url, () => sink);
 
 const AGENTS = [
@@ -31,25 +30,11 @@ const AGENTS = [
   '',
 ];
 
-test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const c = await directory.createClient(app.tenantId, { name: 'API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.example.test'] }, { type: 'system', id: 'test' });
-  api = { clientId: c.client.client_id, secret: c.client_secret! };
-  await ds.destroy();
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
-});
-test.after.always(async () => { await d?.stop(); await sink?.close(); await db?.drop(); });
+let env: LoginEnv;
+test.before(async () => { env = await startLoginEnv(); ({ db, d, app, sink } = env); });
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
-async function newUser() {
-  const email = `device${++n}-${Date.now()}@example.com`;
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const user = await directory.createUser(app.tenantId, { email, name: `Device ${n}` }, { type: 'system', id: 'test' });
-  await ds.destroy();
-  return { id: user.id, email };
-}
+const newUser = () => createUserIn(env, 'device');
 
 interface Row { id: string; createdAt: number; ua: string | null; revoked?: boolean; expired?: boolean; userId?: string }
 
@@ -97,12 +82,7 @@ async function assertUserError(t: ExecutionContext, res: Response, status: numbe
   return body;
 }
 
-async function introspect(token: string) {
-  const res = await fetch(`${d.url}/introspect`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) }, body: new URLSearchParams({ token }),
-  });
-  return (await res.json()) as Record<string, unknown>;
-}
+const introspect = (token: string) => introspectAs(env, token);
 
 test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current only on the requesting session', async (t) => {
   const user = await newUser();

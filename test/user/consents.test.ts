@@ -4,47 +4,26 @@
  * refresh dead); another user's consent is 404; every error carries error_code and error_id.
  */
 import test, { type ExecutionContext } from 'ava';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { openServices } from '../helpers/seed.js';
-import { loginKit, type ClientCreds } from '../helpers/login.js';
-import { authorizeUrl, challengeFrom, get, pkce, seedApp, type App } from '../helpers/oauth.js';
+import type { TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
+import { loginKit } from '../helpers/login.js';
+import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import { authorizeUrl, challengeFrom, get, pkce, type App } from '../helpers/oauth.js';
 
 let db: TestDb;
 let d: Daemon;
 let app: App;
 let sink: SmtpSink;
-let api: ClientCreds;
-let n = 0;
 const kit = loginKit(() => d.url, () => sink);
 
-test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const c = await directory.createClient(app.tenantId, { name: 'API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.example.test'] }, { type: 'system', id: 'test' });
-  api = { clientId: c.client.client_id, secret: c.client_secret! };
-  await ds.destroy();
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
-});
-test.after.always(async () => { await d?.stop(); await sink?.close(); await db?.drop(); });
+let env: LoginEnv;
+test.before(async () => { env = await startLoginEnv(); ({ db, d, app, sink } = env); });
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
-async function newUser() {
-  const email = `consent${++n}-${Date.now()}@example.com`;
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const user = await directory.createUser(app.tenantId, { email, name: `Consent ${n}` }, { type: 'system', id: 'test' });
-  await ds.destroy();
-  return { id: user.id, email };
-}
+const newUser = () => createUserIn(env, 'consent');
 
-async function introspect(token: string) {
-  const res = await fetch(`${d.url}/introspect`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) }, body: new URLSearchParams({ token }),
-  });
-  return (await res.json()) as Record<string, unknown>;
-}
+const introspect = (token: string) => introspectAs(env, token);
 
 /** Signs in at the third-party client, allows the consent screen and redeems the code. */
 async function thirdPartyTokens(email: string) {
