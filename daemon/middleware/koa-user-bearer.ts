@@ -1,6 +1,5 @@
 import type { Middleware } from 'koa';
 import { ApiError } from '../../shared/errors.js';
-import { toCachedToken } from '../../shared/services/introspection.js';
 import type { AppDeps, AppState } from '../context.js';
 
 /**
@@ -24,7 +23,8 @@ export function userBearer(deps: AppDeps): Middleware<AppState> {
       throw fail('The access token is invalid or expired.');
     }
     if (typeof claims.fid !== 'string') throw fail('This endpoint needs a user\'s access token.');
-    if (await deps.introspection.revoked(toCachedToken(claims, Date.now()))) throw fail('The access token has been revoked.');
+    const revoked = await deps.introspection.revoked({ jti: String(claims.jti ?? ''), fid: claims.fid, clientId: claims.client_id, tenantId: claims.tenant_id, sub: String(claims.sub ?? '') });
+    if (revoked) throw fail('The access token has been revoked.');
     ctx.state.auth = claims;
     await next();
   };

@@ -104,7 +104,7 @@ export class IntrospectionService {
   }
 
   /** Step 4: revocation, on every request. Returns the reason when the token is no longer good. */
-  async revoked(c: CachedToken): Promise<string | undefined> {
+  async revoked(c: Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub'>): Promise<string | undefined> {
     const userToken = c.fid !== '';
     const r = await this.revocation([c.jti, c.fid, c.clientId, c.tenantId, c.tenantId, c.sub]);
     if (!r) return 'unknown';

@@ -4,11 +4,12 @@
  */
 import test from 'ava';
 import type { Browser } from 'playwright-core';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import type { TestDb } from '../helpers/db.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { loginKit } from '../helpers/login.js';
-import { seedApp, sql, type App } from '../helpers/oauth.js';
+import { sql, type App } from '../helpers/oauth.js';
 import { launchBrowser, newPage, screenshot } from './helpers.js';
 
 let db: TestDb;
@@ -19,17 +20,12 @@ let browser: Browser;
 const kit = loginKit(() => d.url, () => sink);
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   browser = await launchBrowser();
 });
 test.after.always(async () => {
   await browser?.close();
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
+  await stopLoginEnv({ db, d, sink });
 });
 
 test('the account page lists devices, marks the current one, and signs another one out', async (t) => {

@@ -8,30 +8,26 @@
  */
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink } from '../helpers/smtp-sink.js';
-import { authorizeUrl, codeFrom, pkce, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
+import type { TestDb } from '../helpers/db.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
+import { authorizeUrl, codeFrom, pkce, REDIRECT, type App } from '../helpers/oauth.js';
 import { focusedElement, isFocused, launchBrowser, newPage, screenshot } from './helpers.js';
 
 let db: TestDb;
 let d: Daemon;
 let app: App;
-let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let sink: SmtpSink;
 let browser: Browser;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   browser = await launchBrowser();
 });
 test.after.always(async () => {
   await browser?.close();
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
+  await stopLoginEnv({ db, d, sink });
 });
 
 const RP_ORIGIN = new URL(REDIRECT).origin;
