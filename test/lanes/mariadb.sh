@@ -13,7 +13,8 @@
 #   4. Creates user 'iam'@'127.0.0.1' with a random password and ALL privileges on *.* (each
 #      test creates and drops its own database `iamt_<hex>`, see test/helpers/db.ts), and a
 #      database `iam`.
-#   5. Exports IAM_TEST_DATABASE_URL=mysql://iam:<pw>@127.0.0.1:<port>/iam and runs `npx ava`,
+#   5. Exports IAM_TEST_DATABASE_URL=mysql://iam:<pw>@127.0.0.1:<port>/iam and runs ava with
+#      ava.mariadb.config.js (the default suite plus dist/test/mariadb/**),
 #      exiting with ava's exit code.
 #   6. On any exit (success, failure, Ctrl-C, SIGTERM) stops the server and deletes the
 #      temporary directory.
@@ -213,8 +214,8 @@ if [ -n "${MARIADB_LANE_CMD:-}" ]; then
   bash -c "$MARIADB_LANE_CMD" mariadb-lane "$@" || rc=$?
   log "MARIADB_LANE_CMD exited with $rc"
 else
-  log "running: npx ava $*"
-  npx ava "$@" || rc=$?
+  log "running: npx ava --config ava.mariadb.config.js $*"
+  npx ava --config ava.mariadb.config.js "$@" || rc=$?
   log "ava exited with $rc"
 fi
 exit "$rc"

@@ -1,0 +1,12 @@
+// ava configuration for the MariaDB lane (test/lanes/mariadb.sh runs
+// `npx ava --config ava.mariadb.config.js`): the whole default suite against MariaDB, plus
+// dist/test/mariadb/**, tests that need a MariaDB server for what they show (row locks held by
+// the test, several daemons on one server). The default suite (package.json "ava") leaves that
+// directory out, since `npm test` has no server to give them.
+export default {
+  files: ['dist/test/**/*.test.js', '!dist/test/browser/**'],
+  timeout: '3m',
+  workerThreads: false,
+  concurrency: 2,
+  verbose: true,
+};
