@@ -2,7 +2,8 @@
  * JWT access tokens per RFC 9068 (`typ: at+jwt`), signed with the active signing key, and
  * their verification for the service's own bearer-protected APIs.
  */
-import { createLocalJWKSet, jwtVerify, SignJWT, type JWTPayload, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JWTPayload, type JSONWebKeySet } from 'jose';
+import { signCompact } from '../jws.js';
 import { randomToken } from '../crypto.js';
 import type { KeyService } from './keys.js';
 
@@ -31,7 +32,7 @@ export class TokenService {
     sub: string; clientId: string; tenantId: string; scope: string[]; audience: string[];
     ttlSeconds: number; familyId?: string; extra?: Record<string, unknown>;
   }): Promise<IssuedToken> {
-    const { key, kid, alg } = await this.keys.signingKey();
+    const { keyObject, kid, alg } = await this.keys.signingKey();
     const jti = randomToken(16);
     const now = Math.floor(Date.now() / 1000);
     const claims: AccessTokenClaims = {
@@ -47,7 +48,7 @@ export class TokenService {
       tenant_id: p.tenantId,
       ...(p.familyId ? { fid: p.familyId } : {}),
     };
-    const token = await new SignJWT(claims).setProtectedHeader({ alg, kid, typ: 'at+jwt' }).sign(key);
+    const token = signCompact({ alg, kid, typ: 'at+jwt' }, claims, keyObject);
     return { token, jti, expiresIn: p.ttlSeconds, claims };
   }
 
@@ -56,14 +57,14 @@ export class TokenService {
     sub: string; clientId: string; tenantId: string; nonce: string | null; authTimeMs: number; acr: string; amr: string[];
     sid?: string; ttlSeconds: number; claims?: Record<string, unknown>;
   }): Promise<string> {
-    const { key, kid, alg } = await this.keys.signingKey();
+    const { keyObject, kid, alg } = await this.keys.signingKey();
     const now = Math.floor(Date.now() / 1000);
-    return new SignJWT({
+    return signCompact({ alg, kid, typ: 'JWT' }, {
       ...(p.claims ?? {}),
       iss: this.issuer, sub: p.sub, aud: p.clientId, azp: p.clientId, iat: now, exp: now + p.ttlSeconds,
       auth_time: Math.floor(p.authTimeMs / 1000), acr: p.acr, amr: p.amr, tenant_id: p.tenantId,
       ...(p.nonce ? { nonce: p.nonce } : {}), ...(p.sid ? { sid: p.sid } : {}),
-    }).setProtectedHeader({ alg, kid, typ: 'JWT' }).sign(key);
+    }, keyObject);
   }
 
   /** Verifies an ID token this service issued (for id_token_hint), ignoring expiry (OIDC RP-Initiated Logout §2). */
