@@ -24,6 +24,7 @@ const { values: args } = parseArgs({
     duration: { type: 'string', default: '20' },
     warmup: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '24' },
+    workers: { type: 'string', default: '1' },
     'database-url': { type: 'string' },
     label: { type: 'string' },
   },
@@ -71,6 +72,7 @@ const daemon = await startDaemon(db.url, db.dir, {
   IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
   IAM_EMAIL_CODE_RESEND_SECONDS: '0',
   IAM_LOG_LEVEL: 'warn',
+  IAM_WORKERS: args.workers,
 }, (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
 const u = new URL(daemon.url);
 const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });

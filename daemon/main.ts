@@ -1,6 +1,13 @@
 /**
  * The daemon: config → database (migrate) → keys → app → listen → graceful stop.
+ *
+ * With IAM_WORKERS > 1 this process becomes a supervisor: it migrates the database and makes
+ * sure a signing key exists (so workers never race each other doing it), then forks that many
+ * worker processes that share the listening socket (node:cluster) and each run the whole
+ * service. That is safe because a daemon keeps no state that matters outside the database:
+ * several daemons already share one database, and workers are just daemons on one port.
  */
+import cluster from 'node:cluster';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../shared/config.js';
@@ -33,23 +40,35 @@ async function main(): Promise<void> {
     }
     throw e;
   }
-  const logger = createLogger(config.logLevel);
-  logger.info({ version: VERSION, database: config.database.kind, issuer: config.issuer, secretKey: config.secretKeySource }, 'starting');
+  const worker = cluster.isWorker ? Number(process.env.IAM_WORKER_INDEX ?? cluster.worker?.id) : undefined;
+  const logger = createLogger(config.logLevel, worker === undefined ? undefined : { worker, pid: process.pid });
+  if (worker === undefined) {
+    logger.info({ version: VERSION, database: config.database.kind, issuer: config.issuer, secretKey: config.secretKeySource, workers: config.workers }, 'starting');
+  }
 
   const ds = await connect(createDataSource(config.database));
-  const applied = await migrate(ds);
-  if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
-  try {
-    await bindSecretKey(ds, config.secretKey);
-  } catch (e) {
-    if (!(e instanceof ConfigError)) throw e;
-    process.stderr.write(`iam: configuration error: ${e.message}\n`);
-    await ds.destroy();
-    process.exit(EXIT_CONFIG);
-  }
   const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
-  const key = await keys.ensureActive();
-  logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
+  if (worker === undefined) {
+    const applied = await migrate(ds);
+    if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
+    try {
+      await bindSecretKey(ds, config.secretKey);
+    } catch (e) {
+      if (!(e instanceof ConfigError)) throw e;
+      process.stderr.write(`iam: configuration error: ${e.message}\n`);
+      await ds.destroy();
+      process.exit(EXIT_CONFIG);
+    }
+    const key = await keys.ensureActive();
+    logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
+    if (config.workers > 1) {
+      if (config.database.kind === 'sqlite') {
+        logger.warn({ workers: config.workers }, 'IAM_WORKERS > 1 on SQLite: the worker processes contend for one database file and are usually slower than one process; use several workers with MySQL/MariaDB');
+      }
+      await ds.destroy();
+      return supervise(config.workers, config.shutdownTimeoutMs, logger);
+    }
+  }
 
   const outbox = new Outbox(ds, config.secretKey);
   const tokens = new TokenService(config.issuer, keys);
@@ -116,6 +135,40 @@ async function main(): Promise<void> {
   };
   process.on('SIGTERM', () => void stop('SIGTERM'));
   process.on('SIGINT', () => void stop('SIGINT'));
+}
+
+/**
+ * The supervisor of IAM_WORKERS > 1: forks the workers, replaces one that dies (at most once a
+ * second, so a worker that cannot start does not spin), and on SIGTERM/SIGINT passes the
+ * signal on and exits once every worker has drained and stopped.
+ */
+function supervise(count: number, shutdownTimeoutMs: number, logger: ReturnType<typeof createLogger>): void {
+  let stopping = false;
+  const fork = (index: number) => {
+    const w = cluster.fork({ IAM_WORKER_INDEX: String(index) });
+    w.on('exit', (code, signal) => {
+      if (stopping) return;
+      logger.error({ worker: index, pid: w.process.pid, code, signal }, 'worker exited; starting a new one');
+      setTimeout(() => { if (!stopping) fork(index); }, 1000);
+    });
+  };
+  for (let i = 1; i <= count; i++) fork(i);
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) return;
+    stopping = true;
+    logger.info({ signal }, 'stopping workers');
+    const alive = Object.values(cluster.workers ?? {}).filter((w) => w && !w.isDead());
+    let left = alive.length;
+    if (left === 0) process.exit(0);
+    for (const w of alive) {
+      w!.once('exit', () => { if (--left === 0) { logger.info('stopped'); process.exit(0); } });
+      w!.process.kill(signal);
+    }
+    // Each worker bounds its own drain by the shutdown timeout; this is the backstop.
+    setTimeout(() => { logger.warn('workers did not stop in time'); process.exit(1); }, shutdownTimeoutMs + 10_000).unref();
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
 }
 
 main().catch((e) => {

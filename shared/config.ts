@@ -6,6 +6,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { availableParallelism } from 'node:os';
 
 export class ConfigError extends Error {
   constructor(public readonly variable: string, reason: string) {
@@ -53,6 +54,8 @@ export interface Config {
   outboundCaPem: string | undefined;
   /** Least time between two key-set refetches of one ID-JAG issuer caused by an unknown `kid`, seconds. */
   idJagJwksCooldownSeconds: number;
+  /** HTTP worker processes sharing the listening socket (IAM_WORKERS; `auto` = one per CPU). */
+  workers: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -65,6 +68,14 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
   const n = Number(raw.trim());
   if (n < min || n > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${n}`);
   return n;
+}
+
+/** IAM_WORKERS: 1 to 64 processes, or `auto` for one per CPU the process may use. */
+function workersVar(env: NodeJS.ProcessEnv): number {
+  const raw = env.IAM_WORKERS?.trim();
+  if (raw === 'auto') return Math.min(64, availableParallelism());
+  if (raw && !/^\d+$/.test(raw)) throw new ConfigError('IAM_WORKERS', `must be a whole number from 1 to 64 or "auto", got "${env.IAM_WORKERS}"`);
+  return intVar(env, 'IAM_WORKERS', 1, 1, 64);
 }
 
 function boolVar(env: NodeJS.ProcessEnv, name: string, def: boolean): boolean {
@@ -230,5 +241,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
+    workers: workersVar(env),
   };
 }
