@@ -55,7 +55,7 @@ export async function runLifecycle(cmd: HttpCommand<any>, api: AdminClient, move
     const prior = await priorRun(api, move, tenant, flags.reason, flags['break-glass']);
     if (!prior) {
       throw withContext(new CliFailure('precondition_failed',
-        `tenant ${tenant.id} is already ${m.to} (updated_at ${tenant.updated_at}, ${time(tenant.updated_at)}) and not by this same command: nothing was sent`),
+        `tenant ${tenant.id} is already ${m.to} (updated_at ${tenant.updated_at}, ${time(tenant.updated_at)}) and not by this same command (see \`iam audit list --tenant ${tenant.id} --action ${m.action}\`): nothing was sent`),
       { lifecycle_state: tenant.lifecycle_state, updated_at: tenant.updated_at });
     }
     expected = prior;
@@ -67,6 +67,10 @@ export async function runLifecycle(cmd: HttpCommand<any>, api: AdminClient, move
     { lifecycle_state: tenant.lifecycle_state, updated_at: tenant.updated_at });
   }
 
+  if (move === 'suspend' && !replay && (await api.token()).tenant_id === tenant.id) {
+    // Suspension revokes every client of the tenant, this login's client included.
+    note(`Warning: ${tenant.id} is the tenant of the logged-in client: once it is suspended this login stops working, and resuming it needs an iam.platform client of another tenant.`);
+  }
   const key = flags['idempotency-key'] ?? deriveIdempotencyKey([`tenants ${move}`, tenant.id, expected.state, expected.updatedAt, flags.reason, flags['break-glass']]);
   note(`Idempotency key: ${key} (re-run with --idempotency-key ${key} to reuse it)`);
   // A replay cannot act: its precondition names the state before the earlier run, which the

@@ -12,7 +12,13 @@ export function readLine(prompt?: string): Promise<string | undefined> {
   return new Promise((resolve) => {
     const rl = createInterface({ input: process.stdin, terminal: false });
     let done = false;
-    rl.once('line', (line) => { done = true; rl.close(); resolve(line.replace(/\r$/, '')); });
+    rl.once('line', (line) => {
+      done = true;
+      rl.close();
+      // A piped answer is not echoed: end the prompt's line so the next output starts on its own.
+      if (prompt && !process.stdin.isTTY) process.stderr.write('\n');
+      resolve(line.replace(/\r$/, ''));
+    });
     rl.once('close', () => { if (!done) resolve(undefined); });
   });
 }
