@@ -42,7 +42,9 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     const base = `/api/admin/tenants/${encodeURIComponent(this.flags.tenant)}/provisioning`;
     let op: ProvisioningOperation;
     try {
-      op = await api.get<ProvisioningOperation>(base);
+      const got = await api.get<ProvisioningOperation & { operation?: ProvisioningOperation }>(base);
+      // The spec shape is the operation itself; tolerate it wrapped in `operation`.
+      op = typeof got.operation_id === 'string' ? got : (got.operation ?? got);
     } catch (e) {
       if (e instanceof ServiceError && e.status === 404) {
         throw new CliFailure('not_found', `--tenant: no provisioning operation for tenant "${this.flags.tenant}" (or no such tenant)`);
