@@ -9,9 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import test from 'ava';
 import { writeCredentials } from '../../cli/http/config.js';
+import { spawn } from 'node:child_process';
 import { iam, type Run } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { CLI_BIN, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 
 let db: TestDb;
@@ -270,6 +271,35 @@ test('confirmation: --json without --yes is a usage error, "n" or no answer abor
   t.is(yes.code, 0, yes.stderr);
   t.regex(yes.stdout, /suspended/);
   t.is(await tenantState(ten.id), 'suspended');
+});
+
+test('a change made while the operator is at the prompt makes the service refuse, showing the current values', async (t) => {
+  const ten = await newTenant();
+  const proc = spawn(process.execPath, [CLI_BIN, 'tenants', 'suspend', '--tenant', ten.id, '--reason', 'INC-5'], {
+    env: { PATH: process.env.PATH, HOME: home, IAM_CLI_CONFIG: platformConfig }, stdio: ['pipe', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  proc.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
+  const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
+  await new Promise<void>((resolve) => proc.stderr.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('[y/N]')) resolve(); }));
+  // Someone else suspends and resumes the tenant while the prompt waits: same state, new updated_at.
+  const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
+  const move = async (name: string, body: unknown) => {
+    const res = await fetch(`${d.url}/api/admin/tenants/${ten.id}/lifecycle/${name}`, {
+      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+    });
+    return (await res.json()) as Record<string, any>;
+  };
+  const cur = (await (await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { updated_at: number };
+  await move('suspend', { expected_state: 'active', expected_updated_at: cur.updated_at, reason: 'someone else' });
+  const now = (await (await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { updated_at: number };
+  await move('resume', { expected_state: 'suspended', expected_updated_at: now.updated_at, reason: 'someone else' });
+  proc.stdin.end('y\n');
+  t.is(await exited, 1, stdout + stderr);
+  t.regex(stderr, /Error: .*Current values: lifecycle_state="active", updated_at=\d+\. Re-run the command/);
+  t.is(await tenantState(ten.id), 'active');
+  t.is(await countAudit(ten.id, 'tenant.suspend'), 1, 'only the other operator\'s suspend happened');
 });
 
 test('a tenant admin gets the message naming the scope it lacks; another tenant is tenant_forbidden', async (t) => {
