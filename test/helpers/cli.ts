@@ -11,7 +11,8 @@ export interface Run {
 
 export const SCHEMA_MESSAGE = 'the database schema is not current: run `iam db migrate`';
 
-export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: Record<string, string> = {}): Promise<Run> {
+/** `stdin`: text written to the command's stdin, which is then closed (default: no stdin at all). */
+export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: Record<string, string> = {}, opts: { stdin?: string } = {}): Promise<Run> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -21,12 +22,13 @@ export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: R
     ...extraEnv,
   };
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI_BIN, ...args], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [CLI_BIN, ...args], { env, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    if (opts.stdin !== undefined) proc.stdin!.end(opts.stdin);
     let stdout = '';
     let stderr = '';
     const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`iam ${args.join(' ')} did not finish in 60 s\n${stdout}\n${stderr}`)); }, 60_000);
-    proc.stdout.on('data', (d: Buffer) => { stdout += d.toString(); });
-    proc.stderr.on('data', (d: Buffer) => { stderr += d.toString(); });
+    proc.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
+    proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
     proc.on('error', (e) => { clearTimeout(timer); reject(e); });
     proc.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
   });
