@@ -139,8 +139,13 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
       return;
     }
-    const created = await deps.login.createSession(deps.ds, { user, authTime, acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: client.client_id, meta: requestMeta(ctx) });
-    if (challenge) await deps.oauth.consumeAuthRequest(deps.ds, b.authorization_challenge_id!);
+    // One transaction: the session, its history row and the consumed challenge commit together
+    // (and cost one commit instead of three).
+    const created = await deps.ds.transaction(async (em) => {
+      const c = await deps.login.createSession(em, { user, authTime, acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: client.client_id, meta: requestMeta(ctx) });
+      if (challenge) await deps.oauth.consumeAuthRequest(em, b.authorization_challenge_id!);
+      return c;
+    });
     sessionResult(ctx, created, challenge ? { authorization: { challengeId: b.authorization_challenge_id, status: 'continued' }, redirect_url: continuationUrl(issuer, challenge.params) } : {});
   });
 
