@@ -102,7 +102,7 @@ async function priorRun(api: AdminClient, move: Move, tenant: Tenant, reason: st
   const me = (await api.token()).client_id;
   let events: AuditEvent[];
   try {
-    const q = new URLSearchParams({ tenant_id: tenant.id, target_id: tenant.id, action: MOVES[move].action, limit: '1' });
+    const q = new URLSearchParams({ tenant_id: tenant.id, target_id: tenant.id, action: MOVES[move].action, outcome: 'success', limit: '1' });
     events = (await api.get<{ events: AuditEvent[] }>(`/api/admin/audit?${q}`)).events;
   } catch (e) {
     if (e instanceof ServiceError && (e.status === 403 || e.status === 404)) return undefined;

@@ -131,14 +131,18 @@ test('break_glass skips the updated_at check but still needs an active tenant', 
   t.is(again.status, 409);
   t.is(again.body.lifecycle_state, 'suspended');
   const { ds } = await openServices(db.url, db.dir);
-  const rows = (await ds.query("SELECT summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend'", [ten.id])) as { summary: unknown }[];
+  const rows = (await ds.query("SELECT outcome, summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend' ORDER BY created_at, id", [ten.id])) as { outcome: string; summary: unknown }[];
   await ds.destroy();
-  t.is(rows.length, 1);
-  const summary = typeof rows[0]!.summary === 'string' ? JSON.parse(rows[0]!.summary) : rows[0]!.summary;
+  t.deepEqual(rows.map((r) => r.outcome).sort(), ['failure', 'success'], 'the move and the refused second attempt are both recorded');
+  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as Record<string, any>;
+  const summary = parse(rows.find((r) => r.outcome === 'success')!.summary);
   t.is(summary.break_glass, true);
   t.is(summary.reason, 'emergency');
   t.is(summary.before.lifecycle_state, 'active');
   t.is(summary.after.lifecycle_state, 'suspended');
+  const refused = parse(rows.find((r) => r.outcome === 'failure')!.summary);
+  t.is(refused.error, 'precondition_failed');
+  t.is(refused.current.lifecycle_state, 'suspended');
 });
 
 test('missing reason: 400', async (t) => {

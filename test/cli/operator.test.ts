@@ -66,10 +66,11 @@ async function tenantState(id: string): Promise<string> {
   }
 }
 
-async function countAudit(tenant: string, action: string): Promise<number> {
+/** Audit events of one action on a tenant: by default the moves that happened, not the refused attempts. */
+async function countAudit(tenant: string, action: string, outcome: 'success' | 'failure' = 'success'): Promise<number> {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    return ((await ds.query('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ?', [tenant, action])) as unknown[]).length;
+    return ((await ds.query('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ? AND outcome = ?', [tenant, action, outcome])) as unknown[]).length;
   } finally {
     await ds.destroy();
   }
@@ -300,6 +301,7 @@ test('a change made while the operator is at the prompt makes the service refuse
   t.regex(stderr, /Error: .*Current values: lifecycle_state="active", updated_at=\d+\. Re-run the command/);
   t.is(await tenantState(ten.id), 'active');
   t.is(await countAudit(ten.id, 'tenant.suspend'), 1, 'only the other operator\'s suspend happened');
+  t.is(await countAudit(ten.id, 'tenant.suspend', 'failure'), 1, 'the refused attempt is recorded');
 });
 
 test('a tenant admin gets the message naming the scope it lacks; another tenant is tenant_forbidden', async (t) => {

@@ -100,6 +100,16 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         // Read after the transaction ended, so the values are the committed ones.
         const cur = await one<{ lifecycle_state: string; updated_at: unknown }>(deps.ds, 'SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?', [id]);
         if (!cur) throw notFound('Tenant');
+        // A refused move is recorded too: during an incident the log shows who tried what, and why it did not happen.
+        await deps.ds.transaction((em) => audit(em, actor, {
+          tenantId: id, action: move.action, targetType: 'tenant', targetId: id, outcome: 'failure',
+          summary: {
+            error: 'precondition_failed',
+            current: { lifecycle_state: cur.lifecycle_state, updated_at: num(cur.updated_at) },
+            expected_state: body.expected_state, expected_updated_at: body.expected_updated_at,
+            reason: body.reason, break_glass: breakGlass, request_id: actor.requestId ?? null,
+          },
+        }));
         throw new ApiError(409, 'precondition_failed', `The tenant is not in the expected state (${move.from}, at the expected updated_at); re-read and retry.`,
           { lifecycle_state: cur.lifecycle_state, updated_at: num(cur.updated_at) });
       }
