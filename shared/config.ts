@@ -53,6 +53,11 @@ export interface Config {
   outboundCaPem: string | undefined;
   /** Least time between two key-set refetches of one ID-JAG issuer caused by an unknown `kid`, seconds. */
   idJagJwksCooldownSeconds: number;
+  /**
+   * Least time between a recovered tenant's successful binding smoke checks and its
+   * reactivation, seconds (IAM_RECOVERY_STABILIZATION_SECONDS; docs/recovery.md).
+   */
+  recoveryStabilizationSeconds: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -230,5 +235,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
+    recoveryStabilizationSeconds: intVar(env, 'IAM_RECOVERY_STABILIZATION_SECONDS', 300, 0, 30 * 86_400),
   };
 }
