@@ -442,3 +442,15 @@ test('iam recovery show and list; a suspended tenant is recovered back to suspen
   t.is(r.status, 200, JSON.stringify(r.body));
   t.is((await sql('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state, 'suspended');
 });
+
+test('the deny drain outlasts the only cache of a tenant\'s state; the stabilization setting is validated', async (t) => {
+  const { DENY_DRAIN_MS } = await import('../../shared/services/recovery.js');
+  const { CALLER_CACHE_MS } = await import('../../daemon/routes/oauth/introspect.js');
+  t.true(DENY_DRAIN_MS > CALLER_CACHE_MS);
+  const { loadConfig, ConfigError } = await import('../../shared/config.js');
+  const base = { IAM_DATABASE_URL: `sqlite:${db.dir}/cfg.db`, IAM_SECRET_KEY: 'x'.repeat(40) };
+  t.is(loadConfig(base).recoveryStabilizationSeconds, 300);
+  t.is(loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '0' }).recoveryStabilizationSeconds, 0);
+  const e = t.throws(() => loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '-5' }), { instanceOf: ConfigError });
+  t.regex(e!.message, /^IAM_RECOVERY_STABILIZATION_SECONDS:/);
+});
