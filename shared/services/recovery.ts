@@ -473,11 +473,12 @@ export class RecoveryService {
     if (!isOpen(r.state)) throw new ApiError(409, 'recovery_not_open', `The operation is ${r.state}.`, { state: r.state });
     const owner = randomBytes(12).toString('base64url');
     const now0 = Date.now();
-    // A finished reprojection (a verify again from `stabilizing`) starts over at a fresh
-    // registry generation, so the pinned digest always describes the rows as they are now.
+    // Every run re-checks migrations and smoke. A finished reprojection (a verify again after
+    // success or after failed smoke checks) starts over at a fresh registry generation, so the
+    // pinned digest always describes the rows as they are now; an unfinished one resumes.
     const fresh = r.lookup_stage === 'done' || r.state === 'stabilizing';
     const claimed = await exec(this.ds, `UPDATE tenant_recovery_operations SET lease_owner = ?, lease_expires_at = ?, state = 'verifying', updated_at = ?,
-        smoke_success_count = 0, binding_smoke_verified_at = NULL, stabilization_not_before = NULL
+        migration_verified_at = NULL, smoke_success_count = 0, binding_smoke_verified_at = NULL, stabilization_not_before = NULL
         ${fresh ? `, lookup_stage = 'pending', lookup_registry_generation = lookup_registry_generation + 1, lookup_after_created_at = 0, lookup_after_id = '',
           lookup_after_row_id = 0, lookup_projected_rows = 0, lookup_verified_rows = 0, registry_digest = NULL, lookup_reprojected_at = NULL` : ''}
       WHERE id = ? AND state IN ('restore_confirmed', 'verifying', 'stabilizing') AND (lease_expires_at IS NULL OR lease_expires_at <= ?)`,

@@ -10,6 +10,9 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { iam } from '../helpers/cli.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { ApiError } from '../../shared/errors.js';
+import { KeyService } from '../../shared/services/keys.js';
+import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -453,4 +456,54 @@ test('the deny drain outlasts the only cache of a tenant\'s state; the stabiliza
   t.is(loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '0' }).recoveryStabilizationSeconds, 0);
   const e = t.throws(() => loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '-5' }), { instanceOf: ConfigError });
   t.regex(e!.message, /^IAM_RECOVERY_STABILIZATION_SECONDS:/);
+});
+
+test('an interrupted verify resumes from its persisted cursor; one verify at a time', async (t) => {
+  const ten = await newTenant(6);
+  const op = await started(ten.id);
+  await confirmed(op);
+  // The operator's process, in-process here so the run can be interrupted at a known batch.
+  const { ds, config } = await openServices(db.url, db.dir);
+  t.teardown(() => ds.destroy());
+  const service = new RecoveryService(ds, new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds), d.url);
+  const actor = { type: 'cli' as const, id: 'operator' };
+  const interrupt = new Error('interrupted');
+  let batches = 0;
+  let concurrent: unknown;
+  await t.throwsAsync(service.verify(op.operationId, {
+    batchSize: 2, stabilizationSeconds: 0,
+    onProgress: () => {
+      batches++;
+      if (batches === 1) {
+        concurrent = service.verify(op.operationId, { batchSize: 2, stabilizationSeconds: 0 }, actor).then(() => 'ran', (e) => e);
+        return;
+      }
+      throw interrupt;
+    },
+  }, actor), { is: interrupt });
+  const other = await concurrent;
+  t.true(other instanceof ApiError && other.error === 'verify_in_progress', String(other));
+
+  const mid = (await service.get(op.operationId, 0)).recovery;
+  t.is(mid.state, 'verifying');
+  t.is(mid.lookupReprojection.stage, 'scan');
+  t.is(mid.lookupReprojection.projectedRows, 4, 'two committed batches of two');
+  t.not(mid.lookupReprojection.afterId, '');
+  t.true(mid.lookupReprojection.afterCreatedAt > 0);
+  t.false(mid.lookupReprojection.leaseActive, 'the interrupted run released its lease');
+  t.true(mid.canVerify);
+
+  const seen: VerifyProgress[] = [];
+  const v = await service.verify(op.operationId, { batchSize: 2, stabilizationSeconds: 0, onProgress: (p) => seen.push(p) }, actor);
+  t.is(seen[0]!.stage, 'scan');
+  t.is(seen[0]!.projectedRows, 6, 'the resumed run continues after the fourth row');
+  t.is(v.recovery.state, 'stabilizing');
+  t.is(v.recovery.lookupReprojection.projectedRows, ten.lookupRows);
+  t.is(v.recovery.lookupReprojection.verifiedRows, ten.lookupRows);
+  const row = (await sql('SELECT lookup_registry_generation FROM tenant_recovery_operations WHERE id = ?', [op.operationId]))[0];
+  const rows = await sql('SELECT lookup_key FROM tenant_lookup_rows WHERE tenant_id = ? AND registry_generation = ?', [ten.id, Number(row.lookup_registry_generation)]);
+  t.is(rows.length, ten.lookupRows);
+  t.is(new Set(rows.map((r) => r.lookup_key)).size, ten.lookupRows, 'each identifier once');
+  const audits = await sql("SELECT outcome FROM audit_events WHERE action = 'tenant.recovery.verify' AND target_id = ? ORDER BY created_at", [op.operationId]);
+  t.deepEqual(audits.map((a) => a.outcome), ['success']);
 });

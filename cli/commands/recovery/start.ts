@@ -23,6 +23,10 @@ Run it on a host that reaches the database, with the daemon's environment (IAM_D
 
   async run() {
     await this.requireTenant(this.flags.tenant);
+    if (!process.env.IAM_ISSUER?.trim()) {
+      // The issuer names the environment and signs into the deny publication's `iss`.
+      process.stderr.write(`Warning: IAM_ISSUER is not set, so the environment id and the deny publication's issuer are ${this.settings.issuer}; run with the daemon's environment file.\n`);
+    }
     const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
     const { recovery, resumed } = await service.start({
       tenantId: this.flags.tenant, reason: this.flags.reason, environmentId: this.settings.issuer,
