@@ -17,6 +17,7 @@ import { directoryRoutes } from './routes/admin/directory.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantReadRoutes } from './routes/admin/tenant-read.js';
 import { auditRoutes } from './routes/admin/audit.js';
+import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { healthRoutes } from './routes/health.js';
@@ -79,6 +80,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     tenantLifecycleRoutes(deps, api),
     tenantReadRoutes(deps, api),
     auditRoutes(deps, api),
+    tenantRecoveryRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     userConsentRoutes(deps, api),

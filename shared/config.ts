@@ -56,6 +56,11 @@ export interface Config {
   idJagJwksCooldownSeconds: number;
   /** HTTP worker processes sharing the listening socket (IAM_WORKERS; `auto` = one per CPU). */
   workers: number;
+  /**
+   * Least time between a recovered tenant's successful binding smoke checks and its
+   * reactivation, seconds (IAM_RECOVERY_STABILIZATION_SECONDS; docs/recovery.md).
+   */
+  recoveryStabilizationSeconds: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -242,5 +247,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboundCaPem: outboundCa.pem,
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
     workers: workersVar(env),
+    recoveryStabilizationSeconds: intVar(env, 'IAM_RECOVERY_STABILIZATION_SECONDS', 300, 0, 30 * 86_400),
   };
 }

@@ -29,7 +29,7 @@ export type JsonObject = { [key: string]: any };
 const ts = (nullable = false) => ({ type: 'bigint' as const, nullable, transformer: bigintNumber });
 const json = () => ({ type: 'text' as const, transformer: jsonText });
 
-export type TenantLifecycleState = 'provisioning' | 'active' | 'suspended' | 'deleted';
+export type TenantLifecycleState = 'provisioning' | 'active' | 'suspended' | 'recovering' | 'deleted';
 
 export interface Tenant {
   id: string;

@@ -1,0 +1,23 @@
+import { Flags } from '@oclif/core';
+import { BaseCommand } from '../../base.js';
+import { describeRecovery } from '../../recovery.js';
+import { RecoveryService } from '../../../shared/services/recovery.js';
+
+export default class RecoveryShow extends BaseCommand<typeof RecoveryShow> {
+  static override summary = 'Show a recovery operation, its progress and what can be done next.';
+  static override description = 'Prints every recorded step of the operation (the spec\'s Tenant recovery operation under "recovery", and the restore reference, smoke check results and stabilization deadline under "details").';
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1',
+    '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1 --json | jq .recovery.lookupReprojection',
+  ];
+  static override flags = {
+    operation: Flags.string({ description: 'the recovery operation id (dr_<tenant>_<n>)', required: true }),
+  };
+
+  async run() {
+    const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
+    const { recovery, details } = await service.get(this.flags.operation, this.settings.recoveryStabilizationSeconds);
+    this.log(describeRecovery(recovery, details));
+    return { recovery, details };
+  }
+}
