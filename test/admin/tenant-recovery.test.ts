@@ -4,6 +4,9 @@
  * daemon: the full path with a signed route publication verified against /jwks, every refusal,
  * Idempotency-Key replay, and concurrent reactivations with one winner.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
 import test from 'ava';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -506,4 +509,39 @@ test('an interrupted verify resumes from its persisted cursor; one verify at a t
   t.is(new Set(rows.map((r) => r.lookup_key)).size, ten.lookupRows, 'each identifier once');
   const audits = await sql("SELECT outcome FROM audit_events WHERE action = 'tenant.recovery.verify' AND target_id = ? ORDER BY created_at", [op.operationId]);
   t.deepEqual(audits.map((a) => a.outcome), ['success']);
+});
+
+test('iam recovery reactivate (over the admin API): a wrongly typed confirmation sends nothing; the right one reactivates', async (t) => {
+  const { ten, op } = await readyToReactivate();
+  const config = join(mkdtempSync(join(tmpdir(), 'iam-op-')), 'config.json');
+  t.teardown(() => rmSync(dirname(config), { recursive: true, force: true }));
+  const opEnv = { IAM_CLI_CONFIG: config };
+  const login = await iam(db, ['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin', '--json'], opEnv, { stdin: `${s.platform.secret}\n` });
+  t.is(login.code, 0, login.stdout + login.stderr);
+
+  // The operator types the confirmation at the prompt, with a typo: refused, nothing sent.
+  const typo = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId], opEnv, { stdin: `REACTIVATE_RECOVERED_TENANT:${ten.id}x\n` });
+  t.is(typo.code, 1, typo.stdout + typo.stderr);
+  t.regex(typo.stderr, new RegExp(`Type REACTIVATE_RECOVERED_TENANT:${ten.id}`), 'the prompt names the exact string to type');
+  t.regex(typo.stderr, /does not match/);
+  // A wrong --confirm under --json: the same refusal, as JSON.
+  const wrong = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId, '--confirm', 'REACTIVATE_RECOVERED_TENANT:another', '--json'], opEnv);
+  t.is(wrong.code, 1);
+  t.is(JSON.parse(wrong.stdout).error, 'confirmation_mismatch');
+  t.is((await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`)).body.recovery.state, 'stabilizing', 'still not reactivated');
+
+  // Typed right: reactivated, with the audit id and the spec's recovery object.
+  const done = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId, '--confirm', `REACTIVATE_RECOVERED_TENANT:${ten.id}`, '--json'], opEnv);
+  t.is(done.code, 0, done.stdout + done.stderr);
+  const out = JSON.parse(done.stdout);
+  t.is(out.recovery.operationId, op.operationId);
+  t.is(out.recovery.tenantId, ten.id);
+  t.is(out.recovery.state, 'reactivated');
+  t.is(typeof out.recovery.reactivatedAt, 'number');
+  t.is(typeof out.recovery.reactivatedRuntimeGeneration, 'number');
+  t.is(typeof out.auditId, 'string');
+  const audits = await sql<{ action: string; actor_id: string }>('SELECT action, actor_id FROM audit_events WHERE id = ?', [out.auditId]);
+  t.is(audits[0]?.action, 'tenant.recovery.reactivate');
+  t.is(audits[0]?.actor_id, s.platform.clientId);
+  t.is((await sql<{ lifecycle_state: string }>('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0]!.lifecycle_state, 'active');
 });
