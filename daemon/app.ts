@@ -15,6 +15,7 @@ import { securityHeaders } from './middleware/koa-security-headers.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
+import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { healthRoutes } from './routes/health.js';
@@ -75,6 +76,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
+    provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     userConsentRoutes(deps, api),

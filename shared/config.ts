@@ -53,6 +53,10 @@ export interface Config {
   outboundCaPem: string | undefined;
   /** Least time between two key-set refetches of one ID-JAG issuer caused by an unknown `kid`, seconds. */
   idJagJwksCooldownSeconds: number;
+  /** Failed attempts of one provisioning step before its operation is `blocked` (docs/provisioning.md). */
+  provisioningMaxAttempts: number;
+  /** Backoff before the first retry of a failed provisioning step, ms; doubles per failure, capped at 5 min. */
+  provisioningRetryBaseMs: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -230,5 +234,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
+    provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),
+    // At least 10 ms (a zero backoff would spin on a dead dependency), at most the 5 min cap.
+    provisioningRetryBaseMs: intVar(env, 'IAM_PROVISIONING_RETRY_BASE_MS', 5_000, 10, 300_000),
   };
 }
