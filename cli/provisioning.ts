@@ -5,13 +5,15 @@ import { CliFailure } from './base.js';
 /** One stderr line per step change (stdout stays for the result, and for --json). */
 export function progressPrinter(enabled: boolean): ProgressListener | undefined {
   if (!enabled) return undefined;
-  return (op, s) => {
+  return (_op, s) => {
     let line = `  ${s.step_key}: ${s.status}`;
     if (s.status === 'completed' && s.observed_resource_id) line += ` (${s.observed_resource_id})`;
     if (s.last_error_code && s.status !== 'completed') line += ` (${s.last_error_code}, attempt ${s.attempt_count})`;
-    if (s.status === 'retry_scheduled' && s.next_attempt_at) line += `; retrying in ${Math.max(0, Math.ceil((s.next_attempt_at - Date.now()) / 1000))} s`;
+    if (s.status === 'retry_scheduled' && s.next_attempt_at) {
+      const secs = Math.max(0, s.next_attempt_at - Date.now()) / 1000;
+      line += `; retrying in ${secs < 10 ? secs.toFixed(1) : Math.round(secs)} s`;
+    }
     process.stderr.write(`${line}\n`);
-    void op;
   };
 }
 

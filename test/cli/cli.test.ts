@@ -21,7 +21,7 @@ test('--help lists every command, and command help shows flags and examples', as
   const db = { url: 'sqlite:/nonexistent/never-opened.db', dir: '/nonexistent' };
   const root = await iam(db, ['--help']);
   t.is(root.code, 0, root.stderr);
-  for (const cmd of ['db migrate', 'tenants create', 'tenants list', 'clients create', 'clients list', 'users create', 'users list', 'keys list', 'keys rotate']) {
+  for (const cmd of ['db migrate', 'tenants create', 'tenants list', 'clients create', 'clients list', 'users create', 'users list', 'keys list', 'keys rotate', 'provisioning show', 'provisioning retry']) {
     t.regex(root.stdout, new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'), `root help lists "${cmd}" with a summary`);
   }
 
