@@ -230,10 +230,12 @@ export class ProvisioningService {
    */
   async createTenant(input: unknown, actor: Actor, opts: { wait?: WaitOptions } = {}): Promise<{ tenant: Tenant; operation: ProvisioningOperationView }> {
     const created = await this.deps.directory.createTenant(input, actor);
+    // Read before the kick: the answer shows the operation as created (queued).
+    const operation = await this.latest(created.id);
     this.kick();
-    if (!opts.wait) return { tenant: created, operation: await this.latest(created.id) };
-    const operation = await this.waitFor(created.id, opts.wait);
-    return { tenant: await this.deps.directory.requireTenant(created.id), operation };
+    if (!opts.wait) return { tenant: created, operation };
+    const settled = await this.waitFor(created.id, opts.wait);
+    return { tenant: await this.deps.directory.requireTenant(created.id), operation: settled };
   }
 
   /** The tenant's latest provisioning operation; 404 when the tenant or the operation is unknown. */
@@ -299,16 +301,16 @@ export class ProvisioningService {
    * transaction. Not blocked: 409 `provisioning_not_blocked` with the current status.
    */
   async retry(tenantId: string, actor: Actor): Promise<ProvisioningOperationView> {
-    let notBlocked: { id: string } | undefined;
+    let requeued: ProvisioningOperationView | undefined;
     await retryTransient(() => this.ds.transaction(async (em) => {
-      notBlocked = undefined;
+      requeued = undefined;
       const op = await one<OpRow>(em, 'SELECT * FROM provisioning_operations WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1', [tenantId]);
       if (!op) await this.latest(tenantId, em); // throws the right 404
       const now = Date.now();
       // One winner: of concurrent retries only one finds the operation still blocked.
       const changed = await exec(em, `UPDATE provisioning_operations SET status = 'queued', current_step = ?, next_attempt_at = ?, retry_count = retry_count + 1,
           lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND status = 'blocked'`, [PROVISIONING_STEPS[0], now, now, op!.id]);
-      if (changed !== 1) { notBlocked = { id: op!.id }; return; }
+      if (changed !== 1) return;
       const blockedSteps = await all<{ step_key: string }>(em, "SELECT step_key FROM provisioning_steps WHERE operation_id = ? AND status = 'blocked'", [op!.id]);
       await exec(em, "UPDATE provisioning_steps SET status = 'pending', failures = 0, next_attempt_at = NULL, updated_at = ? WHERE operation_id = ? AND status = 'blocked'", [now, op!.id]);
       await recordEvent(em, { operationId: op!.id, tenantId, event: 'retried', step: blockedSteps[0]?.step_key, errorCode: op!.last_error_code, actor, now });
@@ -319,14 +321,17 @@ export class ProvisioningService {
           retry_count: num(op!.retry_count) + 1, request_id: actor.requestId ?? null,
         },
       });
+      // Read here, before any runner can claim it: the answer is the operation as requeued.
+      requeued = await this.latest(tenantId, em);
     }), 10_000);
-    const current = await this.latest(tenantId);
-    if (notBlocked) {
-      throw new ApiError(409, 'provisioning_not_blocked', `Only a blocked provisioning operation can be retried; this one is ${current.status}.`,
-        { operation_id: current.operation_id, operation_status: current.status, current_step: current.current_step });
+    if (requeued) {
+      this.kick();
+      return requeued;
     }
-    this.kick();
-    return current;
+    // Read after the transaction ended, so the status named is a committed one.
+    const current = await this.latest(tenantId);
+    throw new ApiError(409, 'provisioning_not_blocked', `Only a blocked provisioning operation can be retried; this one is ${current.status}.`,
+      { operation_id: current.operation_id, operation_status: current.status, current_step: current.current_step });
   }
 
   // ---- kicks ----------------------------------------------------------------------------
