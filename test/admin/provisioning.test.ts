@@ -121,8 +121,10 @@ test('POST /api/admin/tenants returns the provisioning operation; the job activa
   t.is(op.operation_kind, 'tenant_create');
   t.is(op.source_tenant_id, null);
   t.is(typeof op.isolation_policy, 'string');
-  t.not(op.status, 'blocked');
-  t.not(op.status, 'completed');
+  // As written, before any runner claimed it.
+  t.is(op.status, 'queued');
+  t.is(op.current_step, 'request_accepted');
+  t.is(op.attempt_count, 0);
   t.deepEqual(op.capacity_operation_ids, {});
   t.is(op.completed_at, null);
   t.deepEqual(op.steps.map((s: { step_key: string }) => s.step_key), STEPS);
@@ -158,6 +160,12 @@ test('POST /api/admin/tenants returns the provisioning operation; the job activa
   t.is(await tokenStatus(dA.url, c.body.client_id, c.body.client_secret), 200);
   const activations = await auditRows(dbA, 'tenant.activate', r.body.id);
   t.deepEqual(activations.map((a) => [a.actor_type, a.actor_id]), [['system', 'provisioning']]);
+});
+
+test('both endpoints are in /openapi.json with their scopes', async (t) => {
+  const doc = (await (await fetch(`${dA.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security: Record<string, string[]>[] }>> };
+  t.deepEqual(doc.paths['/api/admin/tenants/{id}/provisioning']?.get?.security, [{ bearer: ['iam.platform', 'iam.admin'] }]);
+  t.deepEqual(doc.paths['/api/admin/tenants/{id}/provisioning/retry']?.post?.security, [{ bearer: ['iam.platform'] }]);
 });
 
 test('GET provisioning: a tenant admin sees its own tenant\'s operation, not another\'s', async (t) => {
