@@ -17,7 +17,7 @@ import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
 import { startDaemon, freePort, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
-import { clientCredentialsToken, openServices } from '../test/helpers/seed.js';
+import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
 import { machine, summarize, writeResults } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -34,9 +34,9 @@ const CONNECTIONS = Number(args.connections);
 if (args['database-url']) process.env.IAM_TEST_DATABASE_URL = args['database-url'];
 const db = await createTestDatabase();
 const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
-const { ds, directory, config } = await openServices(db.url, db.dir);
+const { ds, directory, config, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
-const tenant = await directory.createTenant({ name: 'Bench' }, actor);
+const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
 const rs = await directory.createClient(tenant.id, { name: 'Bench API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.bench.test'] }, actor);
 const app = await directory.createClient(tenant.id, { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] }, actor);
 const keys = new KeyService(ds, config.secretKey, 86_400);

@@ -17,7 +17,7 @@ import type { AddressInfo } from 'node:net';
 import { machine, summarize, writeResults } from './lib/stats.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
-import { openServices } from '../test/helpers/seed.js';
+import { openServices, activeTenant } from '../test/helpers/seed.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -60,9 +60,9 @@ const smtpPort = (smtp.server.address() as AddressInfo).port;
 if (args['database-url']) process.env.IAM_TEST_DATABASE_URL = args['database-url'];
 const db = await createTestDatabase();
 const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
-const { ds, directory } = await openServices(db.url, db.dir);
+const { ds, directory, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
-const tenant = await directory.createTenant({ name: 'Bench' }, actor);
+const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
 const { client, client_secret } = await directory.createClient(tenant.id, { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true }, actor);
 const users: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email);

@@ -21,6 +21,8 @@ import { ApiError, type FieldIssue } from '../shared/errors.js';
 import type { Actor } from '../shared/services/audit.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
+import { createEmailProviders } from '../shared/services/mail/index.js';
+import { ProvisioningService } from '../shared/services/provisioning.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
@@ -88,6 +90,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected keyService(): KeyService {
     return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
+  }
+
+  /**
+   * The provisioning runner, as the daemon builds it: the same steps, the same mail providers
+   * (from IAM_SMTP_URL) and the same IAM_PROVISIONING_* limits. Safe beside running daemons:
+   * each operation is claimed one-winner.
+   */
+  protected provisioning(): ProvisioningService {
+    // The CLI never sends mail; the log provider's logger is only there to satisfy the registry.
+    const quiet = { info: () => undefined, warn: () => undefined };
+    return new ProvisioningService(this.ds, {
+      directory: this.directory(),
+      keys: this.keyService(),
+      mail: createEmailProviders(this.settings, quiet),
+      options: { maxAttempts: this.settings.provisioningMaxAttempts, retryBaseMs: this.settings.provisioningRetryBaseMs },
+    });
   }
 
   /** The tenant named by --tenant, or a failure that says so. */

@@ -18,6 +18,7 @@ import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantReadRoutes } from './routes/admin/tenant-read.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
+import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { healthRoutes } from './routes/health.js';
@@ -81,6 +82,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     tenantReadRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
+    provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     userConsentRoutes(deps, api),

@@ -9,6 +9,7 @@ import type { LoginService } from '../shared/services/auth/login.js';
 import type { OAuthStore } from '../shared/services/auth/oauth.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
+import type { ProvisioningService } from '../shared/services/provisioning.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -23,6 +24,8 @@ export interface AppDeps {
   introspection: IntrospectionService;
   /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */
   mail: EmailProviders;
+  /** Tenant provisioning operations; its kick wakes the `provisioning` job. */
+  provisioning: ProvisioningService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -21,6 +21,7 @@ import { OAuthStore } from '../shared/services/auth/oauth.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
+import { ProvisioningService } from '../shared/services/provisioning.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -78,9 +79,12 @@ async function main(): Promise<void> {
   logger.warn({ providerOrder: mail.defaultOrder() }, config.smtpUrl
     ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be written to the log; for development only'
     : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for development only');
+  const directory = new DirectoryService(ds, config.secretKey);
+  const provisioningOptions = { maxAttempts: config.provisioningMaxAttempts, retryBaseMs: config.provisioningRetryBaseMs };
   const deps: AppDeps = {
     config, ds, logger, keys,
-    directory: new DirectoryService(ds, config.secretKey),
+    directory,
+    provisioning: new ProvisioningService(ds, { directory, keys, mail, options: provisioningOptions, logger: logger.child({ component: 'provisioning' }) }),
     tokens,
     introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
     login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, { resendIntervalMs: config.emailCodeResendSeconds * 1000 }),
@@ -104,7 +108,12 @@ async function main(): Promise<void> {
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
   // a second SQLite connection would only fight the first for the single writer lock.
   const jobsDs = config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs'));
-  const jobs = startJobs({ ds: jobsDs, logger, outbox, mail });
+  // The provisioning runner works on the jobs connection; requests only kick it.
+  const provisioningRunner = jobsDs === ds ? deps.provisioning : new ProvisioningService(jobsDs, {
+    directory, keys: new KeyService(jobsDs, config.secretKey, config.keyRetireAfterSeconds), mail,
+    options: provisioningOptions, logger: logger.child({ component: 'provisioning' }),
+  });
+  const jobs = startJobs({ ds: jobsDs, logger, outbox, mail, provisioning: { runner: provisioningRunner, kicks: deps.provisioning } });
 
   let stopping = false;
   const stop = async (signal: string) => {

@@ -61,6 +61,10 @@ export interface Config {
    * reactivation, seconds (IAM_RECOVERY_STABILIZATION_SECONDS; docs/recovery.md).
    */
   recoveryStabilizationSeconds: number;
+  /** Failed attempts of one provisioning step before its operation is `blocked` (docs/provisioning.md). */
+  provisioningMaxAttempts: number;
+  /** Backoff before the first retry of a failed provisioning step, ms; doubles per failure, capped at 5 min. */
+  provisioningRetryBaseMs: number;
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -248,5 +252,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
     workers: workersVar(env),
     recoveryStabilizationSeconds: intVar(env, 'IAM_RECOVERY_STABILIZATION_SECONDS', 300, 0, 30 * 86_400),
+    provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),
+    // At least 10 ms (a zero backoff would spin on a dead dependency), at most the 5 min cap.
+    provisioningRetryBaseMs: intVar(env, 'IAM_PROVISIONING_RETRY_BASE_MS', 5_000, 10, 300_000),
   };
 }

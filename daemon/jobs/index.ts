@@ -9,6 +9,7 @@
  * | `data-export`  | every 2 s                   | 1 min | builds pending personal data exports   |
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
+ * | `provisioning` | every 1 s, and on kick()    | none  | advances tenant provisioning operations (claims each with a lease) |
  */
 import type { Logger } from 'pino';
 import type { DataSource } from 'typeorm';
@@ -20,6 +21,8 @@ import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
 import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
+import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
+import type { ProvisioningService } from '../../shared/services/provisioning.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -37,6 +40,8 @@ export interface JobDeps {
   /** Tuning for tests; production uses the defaults. */
   mailOutbox?: Partial<MailOutboxOptions>;
   holder?: string;
+  /** The runner (on the jobs DataSource) and the service whose kicks wake it (the requests'). */
+  provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -48,17 +53,24 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  const unsubscribeProvisioning = deps.provisioning
+    ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
+      // A tenant created or a retry accepted here starts at once, not at the next tick.
+      deps.provisioning.kicks.onKick(() => { void scheduler.trigger(PROVISIONING_JOB); }))
+    : () => undefined;
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });
   scheduler.start();
   // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
   void scheduler.trigger(MAIL_OUTBOX_JOB);
+  if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
   return {
     scheduler,
     deliverer,
     stop: async (timeoutMs) => {
       unsubscribe();
+      unsubscribeProvisioning();
       await scheduler.stop(timeoutMs);
     },
   };

@@ -11,6 +11,7 @@ import { CreateClientInput, CreateTenantInput, CreateUserInput } from '../schema
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation } from '../db/retry.js';
 import { audit, type Actor } from './audit.js';
+import { recordProvisioningOperation } from './provisioning.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
@@ -36,13 +37,20 @@ export class DirectoryService {
     return new TenantRepository(this.ds).list({ limit, offset });
   }
 
+  /**
+   * Creates a tenant in state `provisioning` and, in the same transaction, the provisioning
+   * operation that will activate it (shared/services/provisioning.ts). Until then its clients
+   * get no tokens and its users cannot sign in. Callers usually go through
+   * ProvisioningService.createTenant, which also starts (or waits for) the operation.
+   */
   async createTenant(input: unknown, actor: Actor): Promise<Tenant> {
     const { name, allow_signup } = parseInput(CreateTenantInput, input);
     const now = Date.now();
-    const tenant: Tenant = { id: newId('ten'), name, lifecycle_state: 'active', settings: { allowSignup: allow_signup }, created_at: now, updated_at: now };
+    const tenant: Tenant = { id: newId('ten'), name, lifecycle_state: 'provisioning', settings: { allowSignup: allow_signup }, created_at: now, updated_at: now };
     await this.ds.transaction(async (em) => {
       await new TenantRepository(em).insert(tenant);
-      await audit(em, actor, { tenantId: tenant.id, action: 'tenant.create', targetType: 'tenant', targetId: tenant.id, summary: { after: { name, allow_signup } } });
+      const operationId = await recordProvisioningOperation(em, tenant.id, { name, allow_signup }, actor, now);
+      await audit(em, actor, { tenantId: tenant.id, action: 'tenant.create', targetType: 'tenant', targetId: tenant.id, summary: { after: { name, allow_signup }, provisioning_operation_id: operationId } });
     });
     return tenant;
   }

@@ -5,7 +5,7 @@
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -30,10 +30,10 @@ interface Creds { clientId: string; secret: string }
 
 /** A fresh tenant (so tests do not suspend each other's) with a worker and a resource server. */
 async function newTenant() {
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   try {
     const actor = { type: 'system' as const, id: 'test' };
-    const ten = await directory.createTenant({ name: `Lifecycle ${++n}` }, actor);
+    const ten = await activeTenant(provisioning, { name: `Lifecycle ${++n}` }, actor);
     const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://lc.example.test'] }, actor);
     const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
     const row = (await ds.query('SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?', [ten.id])) as { lifecycle_state: string; updated_at: unknown }[];

@@ -21,7 +21,7 @@ test('--help lists every command, and command help shows flags and examples', as
   const db = { url: 'sqlite:/nonexistent/never-opened.db', dir: '/nonexistent' };
   const root = await iam(db, ['--help']);
   t.is(root.code, 0, root.stderr);
-  for (const cmd of ['db migrate', 'tenants create', 'tenants list', 'clients create', 'clients list', 'users create', 'users list', 'keys list', 'keys rotate']) {
+  for (const cmd of ['db migrate', 'tenants create', 'tenants list', 'clients create', 'clients list', 'users create', 'users list', 'keys list', 'keys rotate', 'provisioning show', 'provisioning retry']) {
     t.regex(root.stdout, new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'), `root help lists "${cmd}" with a summary`);
   }
 
@@ -128,11 +128,14 @@ test('tenants, clients and users: create --json prints the object, list returns 
   try {
     const rows: { actor_type: string; actor_id: string; action: string; target_id: string }[] =
       await ds.query('SELECT actor_type, actor_id, action, target_id FROM audit_events ORDER BY created_at, action');
+    // The operator's changes, as the operator; the tenant's activation, by the provisioning runner.
+    const byOperator = rows.filter((r) => r.action !== 'tenant.activate');
     t.deepEqual(
-      rows.map((r) => [r.action, r.target_id]).sort(),
+      byOperator.map((r) => [r.action, r.target_id]).sort(),
       [['client.create', conf.client_id], ['client.create', pub.client_id], ['tenant.create', tenant.id], ['user.create', user.id]].sort(),
     );
-    for (const r of rows) t.deepEqual([r.actor_type, r.actor_id], ['cli', userInfo().username]);
+    for (const r of byOperator) t.deepEqual([r.actor_type, r.actor_id], ['cli', userInfo().username]);
+    t.deepEqual(rows.filter((r) => r.action === 'tenant.activate').map((r) => [r.target_id, r.actor_type, r.actor_id]), [[tenant.id, 'system', 'provisioning']]);
   } finally {
     await ds.destroy();
   }

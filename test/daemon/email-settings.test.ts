@@ -5,7 +5,7 @@
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -18,10 +18,10 @@ let noAdminScope: string;
 test.before(async () => {
   db = await createTestDatabase();
   s = await seed(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   try {
     const actor = { type: 'system' as const, id: 'test' };
-    otherTenantId = (await directory.createTenant({ name: 'Other' }, actor)).id;
+    otherTenantId = (await activeTenant(provisioning, { name: 'Other' }, actor)).id;
     const reporter = await directory.createClient(s.tenantId, { name: 'reporter', grant_types: ['client_credentials'], scopes: ['reports.read'] }, actor);
     d = await startDaemon(db.url, db.dir, { IAM_MAIL_FROM: 'accounts@acme.example' });
     noAdminScope = await clientCredentialsToken(d.url, reporter.client.client_id, reporter.client_secret!);

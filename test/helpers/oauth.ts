@@ -4,7 +4,7 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
-import { openServices } from './seed.js';
+import { openServices, activeTenant } from './seed.js';
 
 export const REDIRECT = 'https://rp.example.test/callback';
 export const NATIVE_REDIRECT = 'http://127.0.0.1:7777/cb';
@@ -19,10 +19,10 @@ export interface App {
 }
 
 export async function seedApp(databaseUrl: string, dataDir: string): Promise<App> {
-  const { ds, directory } = await openServices(databaseUrl, dataDir);
+  const { ds, directory, provisioning } = await openServices(databaseUrl, dataDir);
   try {
     const actor = { type: 'system' as const, id: 'test' };
-    const t = await directory.createTenant({ name: 'Login tenant' }, actor);
+    const t = await activeTenant(provisioning, { name: 'Login tenant' }, actor);
     const user = await directory.createUser(t.id, { email: 'alice@example.com', name: 'Alice' }, actor);
     const web = await directory.createClient(t.id, { name: 'Web', redirect_uris: [REDIRECT], first_party: true, scopes: ['openid', 'profile', 'email', 'offline_access'] }, actor);
     const third = await directory.createClient(t.id, { name: 'Partner', redirect_uris: [REDIRECT], first_party: false }, actor);

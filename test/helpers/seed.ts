@@ -6,6 +6,11 @@ import { loadConfig } from '../../shared/config.js';
 import { connect, createDataSource, migrate } from '../../shared/db/data-source.js';
 import { bindSecretKey } from '../../shared/db/secret-key-check.js';
 import { DirectoryService } from '../../shared/services/directory.js';
+import { KeyService } from '../../shared/services/keys.js';
+import { createEmailProviders } from '../../shared/services/mail/index.js';
+import { ProvisioningService } from '../../shared/services/provisioning.js';
+import type { Actor } from '../../shared/services/audit.js';
+import type { Tenant } from '../../shared/db/entities.js';
 import { SCOPE_PLATFORM, SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { TEST_SECRET_KEY } from './db.js';
 
@@ -15,19 +20,43 @@ export interface Seeded {
   tenantAdmin: { clientId: string; secret: string };
 }
 
+/**
+ * The services as the CLI builds them. No IAM_SMTP_URL here, so a tenant's mail goes to the
+ * log provider, which needs no network: provisioning in-process never depends on a sink.
+ */
 export async function openServices(databaseUrl: string, dataDir: string) {
   const config = loadConfig({ IAM_DATABASE_URL: databaseUrl, IAM_SECRET_KEY: TEST_SECRET_KEY, IAM_DATA_DIR: dataDir });
   const ds = await connect(createDataSource(config.database));
   await migrate(ds);
   await bindSecretKey(ds, config.secretKey);
-  return { ds, config, directory: new DirectoryService(ds, config.secretKey) };
+  const directory = new DirectoryService(ds, config.secretKey);
+  const quiet = { info: () => undefined, warn: () => undefined };
+  const provisioning = new ProvisioningService(ds, {
+    directory,
+    keys: new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds),
+    mail: createEmailProviders(config, quiet),
+    options: { maxAttempts: config.provisioningMaxAttempts, retryBaseMs: config.provisioningRetryBaseMs },
+  });
+  return { ds, config, directory, provisioning };
+}
+
+/**
+ * Creates a tenant and drives its provisioning to the end through the real runner, as
+ * `iam tenants create` does; fails loudly if it does not complete.
+ */
+export async function activeTenant(provisioning: ProvisioningService, input: { name: string; allow_signup?: boolean }, actor: Actor): Promise<Tenant> {
+  const { tenant, operation } = await provisioning.createTenant(input, actor, { wait: { timeoutMs: 60_000 } });
+  if (operation.status !== 'completed' || tenant.lifecycle_state !== 'active') {
+    throw new Error(`tenant ${tenant.id} was not provisioned: ${JSON.stringify({ status: operation.status, step: operation.current_step, error: operation.last_error_code })}`);
+  }
+  return tenant;
 }
 
 export async function seed(databaseUrl: string, dataDir: string): Promise<Seeded> {
-  const { ds, directory } = await openServices(databaseUrl, dataDir);
+  const { ds, directory, provisioning } = await openServices(databaseUrl, dataDir);
   try {
     const actor = { type: 'system' as const, id: 'test-seed' };
-    const tenant = await directory.createTenant({ name: 'Seed tenant' }, actor);
+    const tenant = await activeTenant(provisioning, { name: 'Seed tenant' }, actor);
     const platform = await directory.createClient(tenant.id, { name: 'platform admin', grant_types: ['client_credentials'], scopes: [SCOPE_PLATFORM] }, actor);
     const admin = await directory.createClient(tenant.id, { name: 'tenant admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] }, actor);
     return {

@@ -14,6 +14,7 @@ import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/daemon.js';
 import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep, until } from '../helpers/jobs.js';
+import { activeTenant } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 
 const FROM = 'no-reply@iam.test';
@@ -27,7 +28,7 @@ async function setup(t: import('ava').ExecutionContext, smtpUrl: string | undefi
   const mail = createEmailProviders({ smtpUrl, mailFrom: FROM }, logger);
   const outbox = new Outbox(env.ds, env.config.secretKey);
   const deliverer = new MailDeliverer(env.jobsDs, outbox, mail, logger, `test-host:${process.pid}:a`, opts);
-  const tenant = await env.directory.createTenant({ name: 'Mail tenant' }, actor);
+  const tenant = await activeTenant(env.provisioning, { name: 'Mail tenant' }, actor);
   const settings = new EmailSettingsService(env.ds, mail);
   t.teardown(async () => { await mail.close(); await env.close(); });
   const enqueue = (subject: string, text = 'Your code is 424242', tenantId = tenant.id) =>
@@ -321,7 +322,7 @@ test('pipeline: a message committed while a drain is sending is claimed and sent
   };
   const outbox = new Outbox(env.ds, env.config.secretKey);
   const deliverer = new MailDeliverer(env.jobsDs, outbox, new EmailProviders([held]), logger, 'pipeline', FAST);
-  const tenant = await env.directory.createTenant({ name: 'Pipeline' }, actor);
+  const tenant = await activeTenant(env.provisioning, { name: 'Pipeline' }, actor);
   t.teardown(() => env.close());
   const enqueue = (subject: string) => env.ds.transaction((em) => outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject, text: 'Your code is 123456' }));
 

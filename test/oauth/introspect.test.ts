@@ -6,7 +6,7 @@ import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { clientCredentialsToken, openServices } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, activeTenant } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { seedApp, sql, type App } from '../helpers/oauth.js';
 import { KeyService } from '../../shared/services/keys.js';
@@ -26,7 +26,7 @@ const kit = loginKit(() => d.url, () => sink);
 test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const mk = async (tenantId: string, input: Record<string, unknown>) => {
     const c = await directory.createClient(tenantId, { grant_types: ['client_credentials'], scopes: ['api'], ...input }, actor);
@@ -35,7 +35,7 @@ test.before(async () => {
   api = await mk(app.tenantId, { name: 'API', resource_identifiers: ['https://api.example.test'] });
   strictApi = await mk(app.tenantId, { name: 'Strict API', resource_identifiers: ['https://strict.example.test'], strict_introspection: true });
   worker = await mk(app.tenantId, { name: 'worker', audiences: ['https://api.example.test'] });
-  const other = await directory.createTenant({ name: 'Other' }, actor);
+  const other = await activeTenant(provisioning, { name: 'Other' }, actor);
   otherApi = await mk(other.id, { name: 'Other API', resource_identifiers: ['https://api.example.test'] });
   await ds.destroy();
   sink = await startSmtpSink();
@@ -139,9 +139,9 @@ test('a disabled client (the token\'s): inactive', async (t) => {
 });
 
 test('a suspended tenant: inactive', async (t) => {
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
-  const ten = await directory.createTenant({ name: 'Suspend me' }, actor);
+  const ten = await activeTenant(provisioning, { name: 'Suspend me' }, actor);
   const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://x.example.test'] }, actor);
   const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
   await ds.destroy();

@@ -337,9 +337,9 @@ test('a suspended tenant, a disabled user or a disabled client cannot log in or 
   t.false(sink.messages.some((m) => m.to.includes(user.email)), 'no code is mailed to a disabled account');
 
   // A separate tenant, suspended after its client exists.
-  const { openServices } = await import('../helpers/seed.js');
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const ten = await directory.createTenant({ name: 'Soon suspended' }, { type: 'system', id: 'test' });
+  const { openServices, activeTenant } = await import('../helpers/seed.js');
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+  const ten = await activeTenant(provisioning, { name: 'Soon suspended' }, { type: 'system', id: 'test' });
   const c = await directory.createClient(ten.id, { name: 'svc', grant_types: ['client_credentials'], scopes: ['iam.admin'] }, { type: 'system', id: 'test' });
   const dis = await directory.createClient(ten.id, { name: 'disabled', grant_types: ['client_credentials'], scopes: ['iam.admin'] }, { type: 'system', id: 'test' });
   await ds.destroy();
@@ -388,9 +388,9 @@ test('RFC 7009 revocation of a refresh token revokes its family; of an access to
 });
 
 test('sign-up is a tenant setting: off by default, and when on an unknown address becomes a user', async (t) => {
-  const { openServices } = await import('../helpers/seed.js');
-  const { ds, directory } = await openServices(db.url, db.dir);
-  const open = await directory.createTenant({ name: 'Open', allow_signup: true }, { type: 'system', id: 'test' });
+  const { openServices, activeTenant } = await import('../helpers/seed.js');
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+  const open = await activeTenant(provisioning, { name: 'Open', allow_signup: true }, { type: 'system', id: 'test' });
   const c = await directory.createClient(open.id, { name: 'open web', redirect_uris: [REDIRECT], first_party: true }, { type: 'system', id: 'test' });
   await ds.destroy();
   const email = `newcomer-${Date.now()}@example.com`;

@@ -17,6 +17,8 @@ test('defaults', (t) => {
   t.is(c.issuer, 'http://localhost:8080');
   t.is(c.logLevel, 'info');
   t.deepEqual(c.database, { kind: 'sqlite', path: join(d, 'iam.db') });
+  t.is(c.provisioningMaxAttempts, 5);
+  t.is(c.provisioningRetryBaseMs, 5000);
 });
 
 test('the secret key is generated once into the data directory with mode 0600, then reused', (t) => {
@@ -58,6 +60,10 @@ const bad: [Record<string, string>, string, RegExp][] = [
   [{ IAM_MAIL_FROM: 'no-reply@example.com\r\nBcc: eve@example.com' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_SECRET_KEY: 'short' }, 'IAM_SECRET_KEY', /too short/],
   [{ IAM_LOG_LEVEL: 'loud' }, 'IAM_LOG_LEVEL', /must be one of/],
+  [{ IAM_PROVISIONING_MAX_ATTEMPTS: '0' }, 'IAM_PROVISIONING_MAX_ATTEMPTS', /between 1 and 100/],
+  [{ IAM_PROVISIONING_MAX_ATTEMPTS: 'many' }, 'IAM_PROVISIONING_MAX_ATTEMPTS', /whole number/],
+  [{ IAM_PROVISIONING_RETRY_BASE_MS: '5' }, 'IAM_PROVISIONING_RETRY_BASE_MS', /between 10 and 300000/],
+  [{ IAM_PROVISIONING_RETRY_BASE_MS: '300001' }, 'IAM_PROVISIONING_RETRY_BASE_MS', /between 10 and 300000/],
   [{ IAM_SHUTDOWN_TIMEOUT_MS: '-1' }, 'IAM_SHUTDOWN_TIMEOUT_MS', /whole number/],
 ];
 for (const [env, variable, reason] of bad) {
@@ -92,4 +98,11 @@ test('a process with another secret key than the database was set up with stops 
   });
   t.is(r.status, 78);
   t.regex(r.stderr, /^iam: configuration error: IAM_SECRET_KEY: does not match the key this database was set up with/m);
+});
+
+test('provisioning backoff doubles per failure from the base and stops at 5 minutes', async (t) => {
+  const { provisioningBackoffMs, PROVISIONING_RETRY_MAX_MS } = await import('../../shared/services/provisioning.js');
+  t.deepEqual([1, 2, 3, 4].map((n) => provisioningBackoffMs(n, 5000)), [5000, 10_000, 20_000, 40_000]);
+  t.is(provisioningBackoffMs(20, 5000), PROVISIONING_RETRY_MAX_MS);
+  t.is(provisioningBackoffMs(100, 300_000), 300_000);
 });

@@ -4,15 +4,15 @@
  */
 import test from 'ava';
 import { testDatabase } from '../helpers/db.js';
-import { openServices } from '../helpers/seed.js';
+import { openServices, activeTenant } from '../helpers/seed.js';
 
 test('tenant A\'s repository calls cannot read tenant B\'s rows', async (t) => {
   const db = await testDatabase(t);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   const actor = { type: 'system' as const, id: 'test' };
-  const a = await directory.createTenant({ name: 'A' }, actor);
-  const b = await directory.createTenant({ name: 'B' }, actor);
+  const a = await activeTenant(provisioning, { name: 'A' }, actor);
+  const b = await activeTenant(provisioning, { name: 'B' }, actor);
   const bClient = (await directory.createClient(b.id, { name: 'b-app', redirect_uris: ['https://b.example/cb'] }, actor)).client;
   const bUser = await directory.createUser(b.id, { email: 'shared@example.com', name: 'B user' }, actor);
   const aUser = await directory.createUser(a.id, { email: 'shared@example.com', name: 'A user' }, actor);
@@ -47,10 +47,10 @@ test('the audit log is append-only in the database itself', async (t) => {
 
 test('client secrets are stored only as a keyed hash and verify in constant time', async (t) => {
   const db = await testDatabase(t);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   const actor = { type: 'system' as const, id: 'test' };
-  const ten = await directory.createTenant({ name: 'T' }, actor);
+  const ten = await activeTenant(provisioning, { name: 'T' }, actor);
   const { client, client_secret } = await directory.createClient(ten.id, { name: 'svc', grant_types: ['client_credentials'], scopes: ['iam.admin'] }, actor);
   const [row] = await ds.query('SELECT secret_hash FROM clients WHERE id = ?', [client.id]);
   t.not(row.secret_hash, client_secret);

@@ -9,7 +9,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { clientCredentialsToken, openServices } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, activeTenant } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { REDIRECT, sql } from '../helpers/oauth.js';
 import { AT, claimsOf, exchange, IDT, JAG, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
@@ -36,9 +36,9 @@ const kit = loginKit(() => d.url, () => sink);
 
 test.before(async () => {
   db = await createTestDatabase();
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
-  const t = await directory.createTenant({ name: 'Exchange tenant' }, actor);
+  const t = await activeTenant(provisioning, { name: 'Exchange tenant' }, actor);
   tenantId = t.id;
   const mk = async (input: Parameters<typeof directory.createClient>[1]) => {
     const c = await directory.createClient(tenantId, input, actor);

@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, activeTenant } from '../helpers/seed.js';
 import { makeCert, newKey, startIssuer, type IdJagInput, type TestCert, type TestIssuer } from '../helpers/https-issuer.js';
 import { AT, claimsOf, exchange, JAG, putSettings, TE_GRANT, type Caller } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
@@ -36,9 +36,9 @@ test.before(async () => {
   idp = await startIssuer({ cert });
   idp8414 = await startIssuer({ cert, discovery: 'oauth' });
   db = await createTestDatabase();
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
-  tenantId = (await directory.createTenant({ name: 'ID-JAG tenant' }, actor)).id;
+  tenantId = (await activeTenant(provisioning, { name: 'ID-JAG tenant' }, actor)).id;
   const mk = async (input: Parameters<typeof directory.createClient>[1]) => {
     const c = await directory.createClient(tenantId, input, actor);
     return { clientId: c.client.client_id, secret: c.client_secret! };

@@ -6,7 +6,7 @@
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant } from '../helpers/seed.js';
 import { AT, claimsOf, exchange, settingsCall, TE_GRANT, type Caller } from '../helpers/token-exchange.js';
 
 const TARGETS = Array.from({ length: 40 }, (_, i) => `https://rs-${i}.example.test`);
@@ -24,9 +24,9 @@ let worker: Caller & { secret: string };
 test.before(async () => {
   db = await createTestDatabase();
   s = await seed(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
-  otherTenantId = (await directory.createTenant({ name: 'Other' }, actor)).id;
+  otherTenantId = (await activeTenant(provisioning, { name: 'Other' }, actor)).id;
   const reporter = await directory.createClient(s.tenantId, { name: 'reporter', grant_types: ['client_credentials'], scopes: ['reports.read'] }, actor);
   const w = await directory.createClient(s.tenantId, { name: 'worker', grant_types: ['client_credentials', TE_GRANT], scopes: ['svc'], audiences: TARGETS }, actor);
   worker = { clientId: w.client.client_id, secret: w.client_secret! };

@@ -3,6 +3,8 @@ import { CliFailure } from '../../base.js';
 import { fields, time } from '../../format.js';
 import { deriveIdempotencyKey, HttpCommand, withContext } from '../../http/base.js';
 import { ServiceError } from '../../http/client.js';
+import { progressPrinter, requireSettled } from '../../provisioning.js';
+import type { ProvisioningOperationView, ProvisioningStepView } from '../../../shared/services/provisioning.js';
 
 /** The spec's "Provisioning operation" (extensible): the fields shown here. */
 interface ProvisioningOperation {
@@ -27,7 +29,8 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     'The operation keeps its idempotency, release pins, completed steps and retry history; the service requeues only a blocked operation. ' +
     'No confirmation is asked: a retry only resumes work the operation was already doing. The Idempotency-Key is derived from the tenant, the ' +
     'operation, its attempt count and last error unless --idempotency-key is given, so re-running before the operation moves on replays the ' +
-    'first result ("already done (replayed)"). Needs `iam login`. See docs/cli.md.';
+    'first result ("already done (replayed)"). Then, like `iam tenants create`, it shows each step as a daemon runs it and waits until the ' +
+    'tenant is active (--no-wait returns at once); blocked again, it exits 1 with provisioning_blocked. Needs `iam login`. See docs/cli.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant t_0123abcd',
     '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --idempotency-key inc-4211-retry --json',
@@ -35,6 +38,8 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant whose provisioning is blocked', required: true }),
     'idempotency-key': Flags.string({ description: 'Idempotency-Key to send (default: derived from the operation as read)' }),
+    wait: Flags.boolean({ description: 'wait until the tenant is provisioned (a daemon runs the steps)', default: true, allowNo: true }),
+    'wait-timeout': Flags.integer({ description: 'seconds to wait, backoff included', default: 300, min: 1, max: 86_400 }),
   };
 
   async run() {
@@ -61,7 +66,35 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
       throw e instanceof CliFailure ? withContext(e, { idempotency_key: key }) : e;
     }
     this.log(after.idempotent_replay ? 'Already done (replayed):' : `Requeued provisioning of tenant ${after.tenant_id}:`);
-    this.log(show(after));
-    return { ...after, idempotency_key: key };
+    if (!this.flags.wait) {
+      this.log(show(after));
+      return { ...after, idempotency_key: key };
+    }
+    const done = await this.waitFor(base, after);
+    this.log(show(done));
+    requireSettled(done as unknown as ProvisioningOperationView, this.flags['wait-timeout']);
+    return { ...done, idempotency_key: key };
+  }
+
+  /** Polls the operation until it completes, blocks again, or the wait runs out; prints each step change. */
+  private async waitFor(path: string, first: ProvisioningOperation): Promise<ProvisioningOperation> {
+    const api = this.client();
+    const print = progressPrinter(!this.jsonEnabled());
+    const seen = new Map<string, string>();
+    const report = (op: ProvisioningOperation) => {
+      for (const s of (op.steps ?? []) as ProvisioningStepView[]) {
+        const sig = `${s.status}:${s.attempt_count}`;
+        if (seen.get(s.step_key) !== sig) { seen.set(s.step_key, sig); print?.(op as unknown as ProvisioningOperationView, s); }
+      }
+    };
+    const end = Date.now() + this.flags['wait-timeout'] * 1000;
+    let op = first;
+    report(op);
+    while (op.status !== 'completed' && op.status !== 'blocked' && Date.now() < end) {
+      await new Promise((r) => setTimeout(r, 250));
+      op = await api.get<ProvisioningOperation>(path);
+      report(op);
+    }
+    return op;
   }
 }

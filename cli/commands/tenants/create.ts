@@ -1,11 +1,16 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { fields, time } from '../../format.js';
+import { progressPrinter, requireSettled } from '../../provisioning.js';
 import { toTenantView } from '../../../shared/services/directory.js';
 
 export default class TenantsCreate extends BaseCommand<typeof TenantsCreate> {
-  static override summary = 'Create a tenant.';
-  static override description = 'Creates an active tenant and prints its id, which the clients and users commands take as --tenant.';
+  static override summary = 'Create a tenant and wait until it is provisioned.';
+  static override description = `Creates a tenant, which starts in state provisioning, and runs its provisioning steps (request_accepted, schema_verified, signing_key_ready, mail_transport_verified, tenant_activated) here, printing a line per step to stderr, until the tenant is active. The id it prints is what the clients and users commands take as --tenant; once this returns the tenant can be used at once.
+
+A failed step is retried with backoff (IAM_PROVISIONING_RETRY_BASE_MS); after IAM_PROVISIONING_MAX_ATTEMPTS failures the operation is blocked and the command exits 1 with error provisioning_blocked, naming the step and its error code: fix the cause, then run \`iam provisioning retry --tenant <id>\`.
+
+With --no-wait it returns at once with the tenant still provisioning; a running daemon provisions it (see \`iam provisioning show\`). Running daemons may pick up steps while this waits: each step runs once, wherever it is claimed.`;
   static override examples = [
     '<%= config.bin %> <%= command.id %> --name "Acme Corp"',
     {
@@ -13,28 +18,46 @@ export default class TenantsCreate extends BaseCommand<typeof TenantsCreate> {
       command: '<%= config.bin %> <%= command.id %> --name "Community" --allow-signup',
     },
     {
-      description: 'Capture the new tenant id in a script.',
+      description: 'Capture the new tenant id in a script; the tenant is active when this returns.',
       command: 'TENANT=$(<%= config.bin %> <%= command.id %> --name "Acme Corp" --json | jq -r .id)',
+    },
+    {
+      description: 'Return at once and let the daemon provision the tenant.',
+      command: '<%= config.bin %> <%= command.id %> --name "Acme Corp" --no-wait',
     },
   ];
   static override flags = {
     name: Flags.string({ description: 'display name of the tenant', required: true }),
     'allow-signup': Flags.boolean({ description: 'let unknown addresses sign up by proving their mailbox with an email code (off by default)', default: false }),
+    wait: Flags.boolean({ description: 'wait until the tenant is provisioned (--no-wait returns at once, the tenant still provisioning)', default: true, allowNo: true }),
+    timeout: Flags.integer({ description: 'seconds to wait for provisioning, backoff included', default: 300, min: 1, max: 86_400 }),
   };
   static override fieldFlags = { name: 'name', allow_signup: 'allow-signup' };
 
   async run() {
     const input = { name: this.flags.name, allow_signup: this.flags['allow-signup'] };
     this.serviceInput = input;
-    const tenant = toTenantView(await this.directory().createTenant(input, this.actor));
-    this.log(`Created tenant ${tenant.id}`);
+    const wait = this.flags.wait;
+    const printer = progressPrinter(wait && !this.jsonEnabled());
+    const provisioning = this.provisioning();
+    const created = await provisioning.createTenant(input, this.actor);
+    let { tenant, operation } = created;
+    if (wait) {
+      if (printer) process.stderr.write(`Provisioning tenant ${tenant.id} (operation ${operation.operation_id})\n`);
+      operation = await provisioning.waitFor(tenant.id, { timeoutMs: this.flags.timeout * 1000, onProgress: printer });
+      tenant = await this.directory().requireTenant(tenant.id);
+    }
+    if (wait) requireSettled(operation, this.flags.timeout);
+    const view = toTenantView(tenant);
+    this.log(`Created tenant ${view.id}${wait ? '' : ' (provisioning; a running daemon activates it)'}`);
     this.log(fields([
-      ['id', tenant.id],
-      ['name', tenant.name],
-      ['state', tenant.lifecycle_state],
-      ['sign-up', tenant.allow_signup ? 'open' : 'closed'],
-      ['created', time(tenant.created_at)],
+      ['id', view.id],
+      ['name', view.name],
+      ['state', view.lifecycle_state],
+      ['sign-up', view.allow_signup ? 'open' : 'closed'],
+      ['created', time(view.created_at)],
+      ['provisioning', `${operation.operation_id} (${operation.status})`],
     ]));
-    return tenant;
+    return { ...view, provisioning: operation };
   }
 }

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { ClientView, CreateClientInput, CreatedClientView, CreateTenantInput, CreateUserInput, TenantView, UserView } from '../../../shared/schemas/admin.js';
+import { ClientView, CreateClientInput, CreatedClientView, CreatedTenantView, CreateTenantInput, CreateUserInput, TenantView, UserView } from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { toClientView, toTenantView } from '../../../shared/services/directory.js';
 import type { Actor } from '../../../shared/services/audit.js';
@@ -42,12 +42,15 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   const tags = ['admin: directory'];
 
   api.add(router, {
-    method: 'post', path: '/api/admin/tenants', summary: 'Create a tenant', tags, security: 'bearer', scopes: [SCOPE_PLATFORM],
-    body: CreateTenantInput, responses: { 201: { description: 'created', schema: TenantView }, ...errors },
+    method: 'post', path: '/api/admin/tenants', summary: 'Create a tenant (state provisioning) and start its provisioning operation',
+    tags, security: 'bearer', scopes: [SCOPE_PLATFORM],
+    body: CreateTenantInput, responses: { 201: { description: 'created; `provisioning` is the operation that will activate it', schema: CreatedTenantView }, ...errors },
   }, platformOnly, async (ctx) => {
-    const t = await deps.directory.createTenant(ctx.state.guard!.body, actorOf(ctx));
+    // Not waited for: the provisioning job (kicked now) activates the tenant; poll
+    // GET /api/admin/tenants/{id}/provisioning.
+    const { tenant, operation } = await deps.provisioning.createTenant(ctx.state.guard!.body, actorOf(ctx));
     ctx.status = 201;
-    ctx.body = toTenantView(t);
+    ctx.body = { ...toTenantView(tenant), provisioning: operation };
   });
 
   api.add(router, {

@@ -79,6 +79,19 @@ export class EmailProviders {
     throw new MailDeliveryError(failures);
   }
 
+  /**
+   * The provider a tenant's mail goes through first (the head of its `priority_failover` order),
+   * checked with its verify(). A fallback after it is a degraded path (the log provider is for
+   * development), so only the first one counts. Resolves with the provider id.
+   */
+  async verifyPrimary(tenantSettings: JsonObject | null | undefined, timeoutMs: number): Promise<string> {
+    const id = this.settingsFor(tenantSettings).providerOrder[0]!;
+    const provider = this.byId.get(id);
+    if (!provider) throw new Error(`unknown email provider ${id}`);
+    await provider.verify?.(timeoutMs);
+    return id;
+  }
+
   async close(): Promise<void> {
     await Promise.allSettled([...this.byId.values()].map((p) => p.close?.()));
   }

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import nodemailer from 'nodemailer';
 import type { EmailProvider, EmailProviderEntry, OutgoingEmail, SendResult } from './types.js';
 
 /** Domain part of an address, for Message-IDs (RFC 5322 §3.6.4: id-left "@" id-right). */
@@ -71,6 +72,27 @@ export class SmtpProvider implements EmailProvider {
     if (pending.size === 1) worker.ref();
     worker.postMessage({ op: 'send', id, mail } satisfies SmtpWorkerRequest);
     return reply;
+  }
+
+  /**
+   * Opens one connection of its own and runs nodemailer's verify: greeting, EHLO, STARTTLS when
+   * offered, AUTH when the URL carries credentials, then QUIT (RFC 5321 §4.1.1). No message is
+   * sent. Done here, not in the worker: it is rare (tenant provisioning) and must not queue
+   * behind a busy pool. Errors carry nodemailer's message, which never includes the password.
+   */
+  async verify(timeoutMs: number): Promise<void> {
+    if (!this.url) throw new Error('SMTP is not configured (IAM_SMTP_URL is unset)');
+    const transport = nodemailer.createTransport({
+      url: this.url,
+      connectionTimeout: timeoutMs,
+      greetingTimeout: timeoutMs,
+      socketTimeout: timeoutMs,
+    } as Parameters<typeof nodemailer.createTransport>[0]);
+    try {
+      await transport.verify();
+    } finally {
+      transport.close();
+    }
   }
 
   async close(): Promise<void> {

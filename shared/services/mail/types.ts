@@ -41,6 +41,12 @@ export interface EmailProvider {
    * the next provider in the tenant's order is tried, then the outbox retries later.
    */
   send(msg: OutgoingEmail): Promise<SendResult>;
+  /**
+   * Checks that the provider would accept mail now, without sending any (tenant provisioning's
+   * `mail_transport_verified` step). Absent for a provider that needs no network: it passes.
+   * Rejects, within about `timeoutMs`, when the transport does not answer.
+   */
+  verify?(timeoutMs: number): Promise<void>;
   /** Releases connections; waits for messages already handed over. */
   close?(): Promise<void>;
 }

@@ -1,0 +1,32 @@
+/** What `iam tenants create` and `iam provisioning retry` share: progress lines and the outcome. */
+import type { ProgressListener, ProvisioningOperationView } from '../shared/services/provisioning.js';
+import { CliFailure } from './base.js';
+
+/** One stderr line per step change (stdout stays for the result, and for --json). */
+export function progressPrinter(enabled: boolean): ProgressListener | undefined {
+  if (!enabled) return undefined;
+  return (_op, s) => {
+    let line = `  ${s.step_key}: ${s.status}`;
+    if (s.status === 'completed' && s.observed_resource_id) line += ` (${s.observed_resource_id})`;
+    if (s.last_error_code && s.status !== 'completed') line += ` (${s.last_error_code}, attempt ${s.attempt_count})`;
+    if (s.status === 'retry_scheduled' && s.next_attempt_at) {
+      const secs = Math.max(0, s.next_attempt_at - Date.now()) / 1000;
+      line += `; retrying in ${secs < 10 ? secs.toFixed(1) : Math.round(secs)} s`;
+    }
+    process.stderr.write(`${line}\n`);
+  };
+}
+
+/** Turns a finished wait into the command's outcome: a blocked or unfinished operation is a failure. */
+export function requireSettled(op: ProvisioningOperationView, timeoutSeconds: number): void {
+  if (op.status === 'completed') return;
+  if (op.status === 'blocked') {
+    throw new CliFailure('provisioning_blocked',
+      `provisioning of tenant ${op.tenant_id} is blocked at step ${op.current_step} (last_error_code ${op.last_error_code ?? 'none'}). `
+      + 'Fix the cause (see docs/provisioning.md for the error code), then run '
+      + `\`iam provisioning retry --tenant ${op.tenant_id}\`.`);
+  }
+  throw new CliFailure('provisioning_timeout',
+    `tenant ${op.tenant_id} is still provisioning after ${timeoutSeconds} s (status ${op.status}, step ${op.current_step}${op.last_error_code ? `, last_error_code ${op.last_error_code}` : ''}). `
+    + `It goes on in the background while a daemon runs; check it with \`iam provisioning show --tenant ${op.tenant_id}\`.`);
+}

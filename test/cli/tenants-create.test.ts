@@ -1,0 +1,102 @@
+/**
+ * `iam tenants create` provisions the tenant before it returns (or not, with --no-wait), and a
+ * blocked provisioning exits 1 with `provisioning_blocked`; `iam provisioning retry` (over the
+ * admin API, as an operator logged in with `iam login`) requeues it and waits while a daemon
+ * finishes it. The real executable; `tenants create` needs no daemon: it drives the runner itself.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import test from 'ava';
+import { testDatabase } from '../helpers/db.js';
+import { freePort, startDaemon } from '../helpers/daemon.js';
+import { seed } from '../helpers/seed.js';
+import { iam, iamJson } from '../helpers/cli.js';
+import { startSmtpSink } from '../helpers/smtp-sink.js';
+
+/** A fresh, migrated database. */
+async function migrated(t: Parameters<typeof testDatabase>[0]) {
+  const db = await testDatabase(t);
+  await iamJson(db, ['db', 'migrate']);
+  return db;
+}
+
+const STEPS = ['request_accepted', 'schema_verified', 'signing_key_ready', 'mail_transport_verified', 'tenant_activated'];
+
+test('create --json waits: the tenant is active and every step completed', async (t) => {
+  const db = await migrated(t);
+  const r = await iamJson(db, ['tenants', 'create', '--name', 'Ready']);
+  t.regex(r.id, /^ten_/);
+  t.is(r.name, 'Ready');
+  t.is(r.lifecycle_state, 'active');
+  t.is(r.provisioning.tenant_id, r.id);
+  t.is(r.provisioning.status, 'completed');
+  t.deepEqual(r.provisioning.steps.map((s: { step_key: string; status: string }) => [s.step_key, s.status]), STEPS.map((k) => [k, 'completed']));
+  const listed = await iamJson<{ id: string; lifecycle_state: string }[]>(db, ['tenants', 'list']);
+  t.is(listed.find((x) => x.id === r.id)?.lifecycle_state, 'active');
+});
+
+test('create without --json prints a progress line per step on stderr', async (t) => {
+  const db = await migrated(t);
+  const r = await iam(db, ['tenants', 'create', '--name', 'Chatty']);
+  t.is(r.code, 0, r.stderr);
+  t.regex(r.stdout, /Created tenant ten_/);
+  t.regex(r.stdout, /state:\s+active/);
+  for (const k of STEPS) t.regex(r.stderr, new RegExp(`${k}: completed`));
+  t.false(r.stdout.includes('schema_verified'), 'progress stays off stdout');
+});
+
+test('create --no-wait --json returns the tenant still provisioning', async (t) => {
+  const db = await migrated(t);
+  const r = await iamJson(db, ['tenants', 'create', '--name', 'Later', '--no-wait']);
+  t.is(r.lifecycle_state, 'provisioning');
+  t.is(r.provisioning.status, 'queued');
+  t.is(r.provisioning.current_step, 'request_accepted');
+  const shown = await iamJson(db, ['provisioning', 'show', '--tenant', r.id]);
+  t.is(shown.operation_id, r.provisioning.operation_id);
+  t.is(shown.status, 'queued');
+});
+
+test('a blocked provisioning exits 1 with provisioning_blocked; after the fix, provisioning retry activates the tenant', async (t) => {
+  const db = await migrated(t);
+  const port = await freePort();
+  const env = { IAM_SMTP_URL: `smtp://127.0.0.1:${port}`, IAM_PROVISIONING_MAX_ATTEMPTS: '2', IAM_PROVISIONING_RETRY_BASE_MS: '50' };
+  const r = await iam(db, ['tenants', 'create', '--name', 'No relay', '--json'], env);
+  t.is(r.code, 1, r.stdout + r.stderr);
+  const err = JSON.parse(r.stdout) as { error: string; message: string };
+  t.is(err.error, 'provisioning_blocked');
+  t.regex(err.message, /mail_transport_verified/);
+  t.regex(err.message, /mail_transport_unreachable/);
+  const id = /iam provisioning retry --tenant (ten_[A-Za-z0-9_-]+)/.exec(err.message)?.[1];
+  t.truthy(id, err.message);
+
+  const shown = await iam(db, ['provisioning', 'show', '--tenant', id!], env);
+  t.is(shown.code, 0, shown.stderr);
+  t.regex(shown.stdout, /blocked/);
+
+  // The operator fixes the cause (the relay is up again), logs in and retries over the admin API.
+  const sink = await startSmtpSink({ port });
+  t.teardown(() => sink.close());
+  const admin = await seed(db.url, db.dir);
+  const daemon = await startDaemon(db.url, db.dir, env);
+  t.teardown(() => daemon.stop());
+  const opEnv = { ...env, IAM_CLI_CONFIG: join(mkdtempSync(join(tmpdir(), 'iam-op-')), 'config.json') };
+  t.teardown(() => rmSync(dirname(opEnv.IAM_CLI_CONFIG), { recursive: true, force: true }));
+  const login = await iam(db, ['login', '--url', daemon.url, '--client-id', admin.platform.clientId, '--client-secret-stdin', '--json'], opEnv, { stdin: `${admin.platform.secret}\n` });
+  t.is(login.code, 0, login.stdout + login.stderr);
+
+  const retried = await iam(db, ['provisioning', 'retry', '--tenant', id!, '--json'], opEnv);
+  t.is(retried.code, 0, retried.stdout + retried.stderr);
+  const op = JSON.parse(retried.stdout);
+  t.is(op.status, 'completed');
+  t.is(op.retry_count, 1);
+  t.deepEqual(op.steps.map((x: { status: string }) => x.status), STEPS.map(() => 'completed'));
+  t.is(typeof op.idempotency_key, 'string');
+  const listed = await iamJson<{ id: string; lifecycle_state: string }[]>(db, ['tenants', 'list']);
+  t.is(listed.find((x) => x.id === id)?.lifecycle_state, 'active');
+
+  // Not blocked any more: a second retry is refused by the service, and says so.
+  const again = await iam(db, ['provisioning', 'retry', '--tenant', id!, '--json'], opEnv);
+  t.is(again.code, 1, again.stdout);
+  t.is(JSON.parse(again.stdout).error, 'provisioning_not_blocked');
+});
