@@ -12,7 +12,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { iam } from '../helpers/cli.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { ApiError } from '../../shared/errors.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery.js';
@@ -50,10 +50,10 @@ async function cliOk(args: string[], env: Record<string, string> = {}) {
 
 /** A fresh tenant with a worker, a resource server, a login client, an extra client and two users. */
 async function newTenant(users = 2) {
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   try {
     const actor = { type: 'system' as const, id: 'test' };
-    const ten = await directory.createTenant({ name: `Recovery ${++n}` }, actor);
+    const ten = await activeTenant(provisioning, { name: `Recovery ${++n}` }, actor);
     const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: [`https://rs${n}.example.test`] }, actor);
     const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
     const web = await directory.createClient(ten.id, { name: 'web', public: true, redirect_uris: ['http://127.0.0.1/cb'] }, actor);

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { iam, type Run } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { CLI_BIN, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -40,10 +40,10 @@ async function login(c: Creds, config = newConfig()): Promise<string> {
 const json = (r: Run) => JSON.parse(r.stdout) as Record<string, any>;
 
 async function newTenant() {
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   try {
     const actor = { type: 'system' as const, id: 'test' };
-    const ten = await directory.createTenant({ name: `Operator ${++n}` }, actor);
+    const ten = await activeTenant(provisioning, { name: `Operator ${++n}` }, actor);
     const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://op.example.test'] }, actor);
     const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
     return {

@@ -17,7 +17,7 @@ import { createPendingExport } from '../../shared/services/data-export.js';
 import { num, one } from '../../shared/db/sql.js';
 import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../helpers/db.js';
-import { openServices } from '../helpers/seed.js';
+import { activeTenant, openServices } from '../helpers/seed.js';
 
 interface LeaseRow { holder: string | null; lease_until: unknown; last_started_at: unknown; last_status: string | null }
 
@@ -27,10 +27,10 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   t.true(usingMysql(), 'IAM_TEST_DATABASE_URL must name a MariaDB/MySQL server (npm run test:mariadb)');
 
   const db = await testDatabase(t);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   const actor = { type: 'system' as const, id: 'test' };
-  const tenant = await directory.createTenant({ name: 'Lease test' }, actor);
+  const tenant = await activeTenant(provisioning, { name: 'Lease test' }, actor);
   const user = await directory.createUser(tenant.id, { email: 'lease@example.test', name: 'Lease' }, actor);
   const first = await createPendingExport(ds, { tenantId: tenant.id, userId: user.id, sections: ['profile'], format: 'json' });
 
