@@ -7,7 +7,7 @@ import test from 'ava';
 import { AuditWriter } from '../../shared/repositories/index.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -23,9 +23,9 @@ interface Ev { id: string; tenant_id: string | null; actor_id: string; action: s
 test.before(async () => {
   db = await createTestDatabase();
   s = await seed(db.url, db.dir);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, provisioning } = await openServices(db.url, db.dir);
   try {
-    other = (await directory.createTenant({ name: 'Other tenant' }, { type: 'system', id: 'test' })).id;
+    other = (await activeTenant(provisioning, { name: 'Other tenant' }, { type: 'system', id: 'test' })).id;
     const w = new AuditWriter(ds);
     const row = (tenant: string | null, i: number, at: number, extra: Partial<Ev> = {}) => w.append({
       id: `ev-${String(i).padStart(2, '0')}-${randomUUID().slice(0, 8)}`, tenant_id: tenant, actor_type: 'client', actor_id: 'actor-a',
