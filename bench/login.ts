@@ -3,7 +3,7 @@
  * users against a real daemon, with every sign-in code delivered by the smtp provider to a
  * local SMTP server (smtp-server) and read from there.
  *
- *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--database-url mysql://…]
+ *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--database-url mysql://…]
  *
  * Full-flow latency runs from the first request to the token response, mail delivery
  * included. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
@@ -191,6 +191,7 @@ const result = {
   database: kind,
   label: args.label ?? null,
   concurrency: CONCURRENCY,
+  workers: Number(args.workers),
   durationSeconds: Math.round(elapsed * 10) / 10,
   loginsPerSecond: Math.round((ok / elapsed) * 10) / 10,
   httpRequestsPerSecond: Math.round(((ok * 5) / elapsed) * 10) / 10,
@@ -206,7 +207,7 @@ const result = {
 };
 const md = `# Login flow benchmark (${kind})
 
-${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}. ${CONCURRENCY} virtual users, each running
+${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}, IAM_WORKERS=${result.workers}. ${CONCURRENCY} virtual users, each running
 the five-request flow (authorize page, send code, verify code, authorize with prompt=none,
 token) back to back; the code is delivered by the smtp provider to a local SMTP server.
 
@@ -227,5 +228,5 @@ ${steps.map((s) => `| ${s} | ${result.stepsMs[s]!.p50} | ${result.stepsMs[s]!.p9
 The spec observed 150 logins/s at full-flow P95 756 ms.
 `;
 console.log(md);
-writeResults(`login-${kind}`, result, md);
+writeResults(`login-${kind}${result.workers > 1 ? `-workers${result.workers}` : ""}`, result, md);
 process.exit(0);
