@@ -48,7 +48,7 @@ test.before(async () => {
     IAM_SMTP_URL: `smtp://127.0.0.1:${closedPort}`,
     IAM_PROVISIONING_MAX_ATTEMPTS: String(MAX_ATTEMPTS),
     // Long enough that a request right after a retry finds the operation not yet blocked again.
-    IAM_PROVISIONING_RETRY_BASE_MS: '1500',
+    IAM_PROVISIONING_RETRY_BASE_MS: '3000',
   });
   platformB = await clientCredentialsToken(dB.url, sB.platform.clientId, sB.platform.secret);
   adminB = await clientCredentialsToken(dB.url, sB.tenantAdmin.clientId, sB.tenantAdmin.secret);
