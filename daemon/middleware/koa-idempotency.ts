@@ -5,7 +5,9 @@
  * same request hash gets the stored response (JSON objects gain `idempotent_replay: true`); the
  * same key with another payload is 422 `idempotency_key_mismatch`; a duplicate while the first
  * is still running is 409 `idempotency_in_flight`. A 5xx first attempt deletes its row so a
- * retry can run. Keys are kept 24 h (IDEMPOTENCY_RETENTION_MS); `idempotency-purge` deletes
+ * retry can run; so does a crash, after IDEMPOTENCY_ABANDONED_MS: the daemon holding an
+ * `in_flight` row that old died mid-request (no request lives that long: the server's request
+ * timeout is 30 s), its transaction rolled back, and a retry with the same key runs afresh. Keys are kept 24 h (IDEMPOTENCY_RETENTION_MS); `idempotency-purge` deletes
  * them afterwards. No header, no idempotency. See docs/tenant-lifecycle.md.
  */
 import { createHash, randomUUID } from 'node:crypto';
@@ -17,9 +19,11 @@ import { exec, num, one } from '../../shared/db/sql.js';
 import type { AppState } from '../context.js';
 
 export const IDEMPOTENCY_RETENTION_MS = 24 * 3_600_000;
+/** An `in_flight` row older than this was left by a daemon that died mid-request. */
+export const IDEMPOTENCY_ABANDONED_MS = 120_000;
 const KEY = /^[\x20-\x7E]{1,255}$/;
 
-interface Row { id: string; request_hash: string; status: string; response_status: unknown; response_body: string | null; expires_at: unknown }
+interface Row { id: string; request_hash: string; status: string; response_status: unknown; response_body: string | null; created_at: unknown; expires_at: unknown }
 
 /** Canonical JSON: object keys sorted, so key order does not change the hash. */
 function canonical(v: unknown): string {
@@ -37,6 +41,11 @@ function errorBody(err: unknown): { status: number; body: Record<string, unknown
   return undefined;
 }
 
+/** What a key is bound to: the route and the canonical JSON of the body. */
+export function idempotencyRequestHash(route: string, body: unknown): string {
+  return createHash('sha256').update(`${route}\n${canonical(body ?? null)}`).digest('hex');
+}
+
 export function idempotency(ds: DataSource, opts: { retentionMs?: number } = {}): Middleware<AppState> {
   const retention = opts.retentionMs ?? IDEMPOTENCY_RETENTION_MS;
   return async (ctx, next) => {
@@ -46,7 +55,7 @@ export function idempotency(ds: DataSource, opts: { retentionMs?: number } = {})
     const principal = String(ctx.state.auth?.client_id ?? 'anonymous');
     const tenantId = ctx.state.auth?.tenant_id ? String(ctx.state.auth.tenant_id) : null;
     const route = `${ctx.method} ${ctx.path}`.slice(0, 255);
-    const hash = createHash('sha256').update(`${route}\n${canonical((ctx.request as { body?: unknown }).body ?? null)}`).digest('hex');
+    const hash = idempotencyRequestHash(route, (ctx.request as { body?: unknown }).body);
     const id = randomUUID();
 
     const insert = async (): Promise<boolean> => {
@@ -63,10 +72,16 @@ export function idempotency(ds: DataSource, opts: { retentionMs?: number } = {})
 
     let won = await insert();
     if (!won) {
-      const row = await one<Row>(ds, 'SELECT id, request_hash, status, response_status, response_body, expires_at FROM idempotency_keys WHERE principal = ? AND route = ? AND idem_key = ?', [principal, route, key]);
+      const row = await one<Row>(ds, 'SELECT id, request_hash, status, response_status, response_body, created_at, expires_at FROM idempotency_keys WHERE principal = ? AND route = ? AND idem_key = ?', [principal, route, key]);
+      const abandonedBefore = Date.now() - IDEMPOTENCY_ABANDONED_MS;
       if (row && num(row.expires_at) <= Date.now()) {
         // Past its retention and not yet purged: it no longer counts. One winner deletes it.
         await exec(ds, 'DELETE FROM idempotency_keys WHERE id = ? AND expires_at <= ?', [row.id, Date.now()]);
+        won = await insert();
+        if (!won) throw new ApiError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is in progress; retry later.');
+      } else if (row && row.status === 'in_flight' && num(row.created_at) <= abandonedBefore && row.request_hash === hash) {
+        // Left by a daemon that died mid-request: nothing it did committed. One winner takes over.
+        await exec(ds, "DELETE FROM idempotency_keys WHERE id = ? AND status = 'in_flight' AND created_at <= ?", [row.id, abandonedBefore]);
         won = await insert();
         if (!won) throw new ApiError(409, 'idempotency_in_flight', 'A request with this Idempotency-Key is in progress; retry later.');
       } else if (!row) {

@@ -3,6 +3,7 @@
  * winner, Idempotency-Key replay and mismatch, scopes, and the effect on a second daemon.
  */
 import test from 'ava';
+import { IDEMPOTENCY_ABANDONED_MS, IDEMPOTENCY_RETENTION_MS, idempotencyRequestHash } from '../../daemon/middleware/koa-idempotency.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant } from '../helpers/seed.js';
@@ -245,4 +246,33 @@ test('after suspend a token is inactive at once on a second daemon; resume resto
   const ok = await introspect(d2.url, ten.rs, fresh);
   t.is(ok.status, 200);
   t.is(ok.body.active, true);
+});
+
+test('Idempotency-Key in flight on another daemon: 409 idempotency_in_flight; a row abandoned by a crashed daemon is taken over', async (t) => {
+  const ten = await newTenant();
+  const body = { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'in flight' };
+  const route = `POST /api/admin/tenants/${ten.id}/lifecycle/suspend`;
+  // The row another daemon writes when it starts this very request (same principal, route,
+  // key and payload), and holds until it stores the response.
+  const { ds } = await openServices(db.url, db.dir);
+  t.teardown(() => ds.destroy());
+  const inFlight = async (key: string, createdAt: number) => ds.query(
+    `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?)`,
+    [`busy-${key}`, s.tenantId, s.platform.clientId, route, key, idempotencyRequestHash(route, body), createdAt, createdAt + IDEMPOTENCY_RETENTION_MS]);
+
+  await inFlight(`busy-${ten.id}`, Date.now());
+  const busy = await suspend(ten.id, body, { key: `busy-${ten.id}` });
+  t.is(busy.status, 409);
+  t.is(busy.body.error, 'idempotency_in_flight');
+  t.is((await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state, 'active', 'nothing ran');
+
+  // The same, left behind by a daemon that died mid-request longer ago than any request lives.
+  await inFlight(`crashed-${ten.id}`, Date.now() - IDEMPOTENCY_ABANDONED_MS - 1000);
+  const retried = await suspend(ten.id, body, { key: `crashed-${ten.id}` });
+  t.is(retried.status, 200, JSON.stringify(retried.body));
+  t.is(retried.body.lifecycle_state, 'suspended');
+  const replay = await suspend(ten.id, body, { key: `crashed-${ten.id}` });
+  t.is(replay.body.job_id, retried.body.job_id);
+  t.is(replay.body.idempotent_replay, true);
 });
