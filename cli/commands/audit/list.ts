@@ -24,14 +24,14 @@ export default class AuditList extends HttpCommand<typeof AuditList> {
     'One page is printed (--limit, default 50, at most 200) with the cursor of the next; --cursor continues from it, and --all follows every cursor ' +
     '(progress on stderr). Needs `iam login`. See docs/cli.md.';
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --action tenant.suspend',
+    '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --action tenant.suspend',
     {
       description: 'Everything one client did since a time, as JSON.',
       command: '<%= config.bin %> <%= command.id %> --actor cl_0123abcd --since 2026-11-22T00:00:00Z --all --json',
     },
     {
       description: 'The next page.',
-      command: '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --cursor WzE3NjM4...',
+      command: '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --cursor WzE3NjM4...',
     },
   ];
   static override flags = {

@@ -32,8 +32,8 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     'first result ("already done (replayed)"). Then, like `iam tenants create`, it shows each step as a daemon runs it and waits until the ' +
     'tenant is active (--no-wait returns at once); blocked again, it exits 1 with provisioning_blocked. Needs `iam login`. See docs/cli.md.';
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --tenant t_0123abcd',
-    '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --idempotency-key inc-4211-retry --json',
+    '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd',
+    '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --idempotency-key inc-4211-retry --json',
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant whose provisioning is blocked', required: true }),

@@ -36,10 +36,10 @@ export default class RecoveryReactivate extends HttpCommand<typeof RecoveryReact
     'unless --idempotency-key is given, so re-running after a lost response replays the result ("already done (replayed)"). ' +
     'Needs `iam login` with scope iam.platform. See docs/cli.md.';
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --operation dr_eu1_t_0123abcd_42',
+    '<%= config.bin %> <%= command.id %> --operation dr_ten_0123abcd_1',
     {
       description: 'In a script: the confirmation as a flag.',
-      command: '<%= config.bin %> <%= command.id %> --operation dr_eu1_t_0123abcd_42 --confirm REACTIVATE_RECOVERED_TENANT:t_0123abcd --json',
+      command: '<%= config.bin %> <%= command.id %> --operation dr_ten_0123abcd_1 --confirm REACTIVATE_RECOVERED_TENANT:ten_0123abcd --json',
     },
   ];
   static override flags = {

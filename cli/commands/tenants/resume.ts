@@ -11,10 +11,10 @@ export default class TenantsResume extends HttpCommand<typeof TenantsResume> {
     're-running after a lost response replays the stored result ("already done (replayed)") instead of acting twice. ' +
     'Needs a login (`iam login`) with scope iam.platform. See docs/cli.md.';
   static override examples = [
-    '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --reason "INC-4211: abuse stopped"',
+    '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211: abuse stopped"',
     {
       description: 'In a script (no prompt), with a key you keep so a retry is replayed, not repeated.',
-      command: '<%= config.bin %> <%= command.id %> --tenant t_0123abcd --reason "INC-4211" --idempotency-key inc-4211-resume --yes --json',
+      command: '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-resume --yes --json',
     },
   ];
   static override flags = lifecycleFlags;
