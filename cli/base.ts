@@ -32,17 +32,53 @@ export const SCHEMA_NOT_CURRENT = 'the database schema is not current: run `iam 
 
 /** A failure the CLI reports itself: a stable code, a one-line message and an exit code. */
 export class CliFailure extends Error {
+  /** More fields of the `--json` error object (the Idempotency-Key used, current values). */
+  context: Record<string, unknown> = {};
   constructor(public readonly code: string, message: string, public readonly exitCode = 1, public readonly details?: FieldIssue[]) {
     super(message);
     this.name = 'CliFailure';
   }
+  /** Everything the `--json` error object carries besides `error` and `message`. */
+  jsonFields(): Record<string, unknown> {
+    return { ...(this.details ? { details: this.details } : {}), ...this.context };
+  }
 }
 
-interface Report {
+export interface Report {
   code: string;
   message: string;
   exit: number;
-  details?: FieldIssue[];
+  fields?: Record<string, unknown>;
+}
+
+/** Plain JSON (no colour), so the output can always be piped to jq or a script. */
+export function printJson(json: unknown): void {
+  process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+}
+
+/** The report of a failure every command reports alike: its own failures, oclif usage errors, the unexpected. */
+export function commonReport(err: Error & { oclif?: { exit?: number } }): Report {
+  if (err instanceof CliFailure) return { code: err.code, message: err.message, exit: err.exitCode, fields: err.jsonFields() };
+  if (err instanceof Errors.CLIError || typeof err.oclif?.exit === 'number') {
+    return { code: 'usage_error', message: err.message, exit: err.oclif?.exit ?? 2 };
+  }
+  return { code: 'internal_error', message: err.message || String(err), exit: 1 };
+}
+
+/**
+ * How every command ends on an error: the exit code, then the error as JSON on stdout under
+ * --json, else one line on stderr. Usage errors keep oclif's own format (with its "see --help"
+ * hint), so they are rethrown.
+ */
+export function emitFailure(json: boolean, err: Error, report: Report): void {
+  process.exitCode = report.exit;
+  if (json) {
+    printJson({ error: report.code, message: report.message, ...report.fields });
+    return;
+  }
+  if (report.code === 'usage_error') throw err;
+  process.stderr.write(`Error: ${report.message}\n`);
+  if (report.code === 'internal_error' && process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n');
 }
 
 /** Where a database is, for messages: never the URL itself, which may carry a password. */
@@ -171,33 +207,19 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     }
   }
 
-  /** Plain JSON (no colour), so the output can always be piped to jq or a script. */
   public override logJson(json: unknown): void {
-    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+    printJson(json);
   }
 
   public override async catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    const report = this.report(err);
-    process.exitCode = report.exit;
-    if (this.jsonEnabled()) {
-      this.logJson({ error: report.code, message: report.message, ...(report.details ? { details: report.details } : {}) });
-      return;
-    }
-    // Usage errors keep oclif's own format (with its "see --help" hint) and exit code.
-    if (report.code === 'usage_error') throw err;
-    process.stderr.write(`Error: ${report.message}\n`);
-    if (report.code === 'internal_error' && process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n');
+    emitFailure(this.jsonEnabled(), err, this.report(err));
   }
 
   private report(err: Error & { oclif?: { exit?: number } }): Report {
-    if (err instanceof CliFailure) return { code: err.code, message: err.message, exit: err.exitCode, details: err.details };
     if (err instanceof ConfigError) return { code: 'config_error', message: err.message, exit: 1 };
     if (err instanceof ApiError) return this.reportApiError(err);
-    if (err instanceof Errors.CLIError || typeof err.oclif?.exit === 'number') {
-      return { code: 'usage_error', message: err.message, exit: err.oclif?.exit ?? 2 };
-    }
-    return { code: 'internal_error', message: err.message || String(err), exit: 1 };
+    return commonReport(err);
   }
 
   private flagFor(field: string): string {
@@ -218,9 +240,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     const details = Array.isArray(err.extra.details) ? (err.extra.details as FieldIssue[]) : undefined;
     if (err.status === 400 && details?.length) {
       const lines = details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`);
-      return { code: err.error, message: lines.join('\n'), exit: 1, details };
+      return { code: err.error, message: lines.join('\n'), exit: 1, fields: { details } };
     }
     const field = typeof err.extra.field === 'string' ? err.extra.field : undefined;
-    return { code: err.error, message: field ? `${this.flagFor(field)}: ${err.message}` : err.message, exit: 1, details };
+    return { code: err.error, message: field ? `${this.flagFor(field)}: ${err.message}` : err.message, exit: 1, ...(details ? { fields: { details } } : {}) };
   }
 }

@@ -8,8 +8,8 @@
  */
 import { createHash } from 'node:crypto';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
-import { CliFailure } from '../base.js';
-import { AdminClient, ServiceError } from './client.js';
+import { CliFailure, commonReport, emitFailure, printJson } from '../base.js';
+import { AdminClient } from './client.js';
 import { configPath, readCredentials } from './config.js';
 import { readLine } from './prompt.js';
 
@@ -72,41 +72,18 @@ export abstract class HttpCommand<T extends typeof Command> extends Command {
     if (!/^(y|yes)$/i.test(answer?.trim() ?? '')) throw new CliFailure('aborted', 'aborted: nothing was sent');
   }
 
-  /** Plain JSON (no colour), so the output can always be piped to jq or a script. */
   public override logJson(json: unknown): void {
-    process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+    printJson(json);
   }
 
   public override async catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
-    let code: string;
-    let exit: number;
-    let extra: Record<string, unknown> = {};
-    if (err instanceof CliFailure) {
-      code = err.code;
-      exit = err.exitCode;
-      if (err instanceof ServiceError) extra = err.extra;
-      if ((err as CliFailure & { context?: Record<string, unknown> }).context) extra = { ...extra, ...(err as CliFailure & { context?: Record<string, unknown> }).context };
-    } else if (err instanceof Errors.CLIError || typeof err.oclif?.exit === 'number') {
-      code = 'usage_error';
-      exit = err.oclif?.exit ?? 2;
-    } else {
-      code = 'internal_error';
-      exit = 1;
-    }
-    process.exitCode = exit;
-    if (this.jsonEnabled()) {
-      this.logJson({ error: code, message: err.message, ...extra });
-      return;
-    }
-    if (code === 'usage_error') throw err;
-    process.stderr.write(`Error: ${err.message}\n`);
-    if (code === 'internal_error' && process.env.DEBUG && err.stack) process.stderr.write(err.stack + '\n');
+    emitFailure(this.jsonEnabled(), err, commonReport(err));
   }
 }
 
 /** A failure that carries fields for the `--json` error object (e.g. the idempotency key used). */
 export function withContext<E extends CliFailure>(e: E, context: Record<string, unknown>): E {
-  (e as E & { context?: Record<string, unknown> }).context = { ...((e as E & { context?: Record<string, unknown> }).context ?? {}), ...context };
+  e.context = { ...e.context, ...context };
   return e;
 }

@@ -21,10 +21,10 @@ export class ServiceError extends CliFailure {
   constructor(code: string, message: string, readonly status: number, readonly body: Record<string, unknown>) {
     super(code, message);
   }
-  /** Extra fields for `--json` errors (current values on a 409, and the like). */
-  get extra(): Record<string, unknown> {
+  /** The service's own fields (current values on a 409, and the like) come first. */
+  override jsonFields(): Record<string, unknown> {
     const { error: _e, message: _m, error_description: _d, ...rest } = this.body;
-    return { status: this.status, ...rest };
+    return { status: this.status, ...rest, ...super.jsonFields() };
   }
 }
 
