@@ -5,6 +5,7 @@
 import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
+import { SCOPE_PLATFORM } from '../shared/scopes.js';
 import { guard, type GuardSpec } from './middleware/koa-guard.js';
 import type { AppState } from './context.js';
 
@@ -28,6 +29,21 @@ export const ErrorObject = z.looseObject({
   error_code: z.string().regex(/^[A-Z]{2}[0-9]{6}$/).optional(),
   error_id: z.uuid().optional(),
 });
+
+/**
+ * The answers of the bearer middleware (daemon/middleware/koa-bearer.ts) on an admin route:
+ * 401 without a valid token; 403 without an accepted scope, or (`tenant`) for a tenant admin
+ * naming another tenant. Every admin route documents them the same way.
+ */
+export function bearerErrors(reach: 'platform' | 'tenant') {
+  return {
+    401: { description: 'missing or invalid token', schema: ErrorObject },
+    403: {
+      description: reach === 'platform' ? `requires ${SCOPE_PLATFORM} (a tenant admin may not, even for its own tenant)` : 'missing scope, or a tenant admin naming another tenant (tenant_forbidden)',
+      schema: ErrorObject,
+    },
+  };
+}
 
 export class ApiRegistry {
   readonly routes: RouteSpec[] = [];

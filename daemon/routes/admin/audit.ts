@@ -14,7 +14,7 @@ import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import { all, json, num } from '../../../shared/db/sql.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { requireTenantAccess } from './directory.js';
 
 export const AUDIT_DEFAULT_LIMIT = 50;
@@ -79,8 +79,7 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     responses: {
       200: { description: 'one page of events; next_cursor when there may be more', schema: AuditPage },
       400: { description: 'invalid filter, limit or cursor', schema: ErrorObject },
-      401: { description: 'missing or invalid token', schema: ErrorObject },
-      403: { description: 'missing scope, or a tenant admin naming another tenant (tenant_forbidden)', schema: ErrorObject },
+      ...bearerErrors('tenant'),
     },
   }, bearer(deps, ADMIN_SCOPES), async (ctx) => {
     const q = ctx.state.guard!.query as z.output<typeof AuditQuery>;

@@ -8,7 +8,7 @@ import type { Actor } from '../../../shared/services/audit.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import type { ParameterizedContext } from 'koa';
 
 type Ctx = ParameterizedContext<AppState>;
@@ -30,8 +30,7 @@ const Paging = z.strictObject({
 const TenantParam = z.strictObject({ tenantId });
 const errors = {
   400: { description: 'invalid input', schema: ErrorObject },
-  401: { description: 'missing or invalid token', schema: ErrorObject },
-  403: { description: 'missing scope or another tenant', schema: ErrorObject },
+  ...bearerErrors('tenant'),
 };
 
 /** Tenants, clients and users over HTTP: the same DirectoryService the `iam` CLI uses. */

@@ -6,14 +6,13 @@ import { EmailSettingsService } from '../../../shared/services/email-settings.js
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, requireTenantAccess } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
 const errors = {
   400: { description: 'invalid input; the message names the field', schema: ErrorObject },
-  401: { description: 'missing or invalid token', schema: ErrorObject },
-  403: { description: 'missing scope, or a tenant admin naming another tenant', schema: ErrorObject },
+  ...bearerErrors('tenant'),
   404: { description: 'no such tenant', schema: ErrorObject },
 };
 

@@ -15,7 +15,7 @@ import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotency } from '../../middleware/koa-idempotency.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, requireTenantAccess } from './directory.js';
 
 const Params = z.strictObject({ id: tenantId });
@@ -26,10 +26,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
   const idem = idempotency(deps.ds);
   const tags = ['admin: tenant provisioning'];
-  const common = {
-    401: { description: 'missing or invalid token', schema: ErrorObject },
-    404: { description: 'no such tenant, or it has no provisioning operation', schema: ErrorObject },
-  };
+  const notFound = { 404: { description: 'no such tenant, or it has no provisioning operation', schema: ErrorObject } };
 
   api.add(router, {
     method: 'get', path: '/api/admin/tenants/:id/provisioning', summary: 'The tenant\'s latest provisioning operation',
@@ -37,8 +34,8 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     responses: {
       200: { description: 'the operation', schema: ProvisioningOperationView },
       400: { description: 'invalid tenant id', schema: ErrorObject },
-      ...common,
-      403: { description: 'missing scope, or a tenant admin of another tenant', schema: ErrorObject },
+      ...bearerErrors('tenant'),
+      ...notFound,
     },
   }, auth, async (ctx) => {
     const { id } = ctx.state.guard!.params as z.output<typeof Params>;
@@ -53,8 +50,8 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     responses: {
       200: { description: 'the requeued operation (status queued, current step request_accepted)', schema: ProvisioningOperationView },
       400: { description: 'invalid tenant id or Idempotency-Key', schema: ErrorObject },
-      ...common,
-      403: { description: `requires ${SCOPE_PLATFORM}`, schema: ErrorObject },
+      ...bearerErrors('platform'),
+      ...notFound,
       409: { description: 'provisioning_not_blocked (operation_status and current_step included) or idempotency_in_flight', schema: ErrorObject },
       422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
     },

@@ -17,7 +17,7 @@ import { retryTransient } from '../../../shared/db/retry.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotency } from '../../middleware/koa-idempotency.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 export const LifecycleInput = z.object({
@@ -59,8 +59,7 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       responses: {
         200: { description: 'the completed lifecycle job', schema: TenantLifecycleJob },
         400: { description: 'invalid input or Idempotency-Key', schema: ErrorObject },
-        401: { description: 'missing or invalid token', schema: ErrorObject },
-        403: { description: `requires ${SCOPE_PLATFORM}`, schema: ErrorObject },
+        ...bearerErrors('platform'),
         404: { description: 'no such tenant', schema: ErrorObject },
         409: { description: 'precondition_failed (current lifecycle_state and updated_at included) or idempotency_in_flight', schema: ErrorObject },
         422: { description: 'idempotency_key_mismatch', schema: ErrorObject },

@@ -11,7 +11,7 @@ import { toTenantView } from '../../../shared/services/directory.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { requireTenantAccess } from './directory.js';
 
 const Params = z.strictObject({ id: tenantId });
@@ -24,8 +24,7 @@ export function tenantReadRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     responses: {
       200: { description: 'the tenant', schema: TenantView },
       400: { description: 'invalid tenant id', schema: ErrorObject },
-      401: { description: 'missing or invalid token', schema: ErrorObject },
-      403: { description: 'missing scope, or a tenant admin naming another tenant (tenant_forbidden)', schema: ErrorObject },
+      ...bearerErrors('tenant'),
       404: { description: 'no such tenant', schema: ErrorObject },
     },
   }, bearer(deps, ADMIN_SCOPES), async (ctx) => {

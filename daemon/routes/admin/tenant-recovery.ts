@@ -15,7 +15,7 @@ import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotency } from '../../middleware/koa-idempotency.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const operationId = z.string().min(1).max(80).regex(/^[A-Za-z0-9_-]+$/, 'must be a recovery operation id such as dr_ten_x_1');
@@ -63,10 +63,7 @@ const RouteResponse = z.object({
   }).nullable(),
 });
 
-const auth = {
-  401: { description: 'missing or invalid token', schema: ErrorObject },
-  403: { description: `requires ${SCOPE_PLATFORM}`, schema: ErrorObject },
-};
+const auth = bearerErrors('platform');
 
 export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();

@@ -5,7 +5,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { noteFor, TokenExchangeSettingsResult, TokenExchangeSettingsService } from '../../../shared/services/token-exchange/settings.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, requireTenantAccess } from './directory.js';
 
 const TenantQuery = z.strictObject({
@@ -13,8 +13,7 @@ const TenantQuery = z.strictObject({
 });
 const errors = {
   400: { description: 'invalid settings; the message names the field (e.g. body.idJag.allowedIssuers.0)', schema: ErrorObject },
-  401: { description: 'missing or invalid token', schema: ErrorObject },
-  403: { description: 'missing scope, or a tenant admin naming another tenant', schema: ErrorObject },
+  ...bearerErrors('tenant'),
   404: { description: 'no such tenant', schema: ErrorObject },
 };
 
