@@ -26,6 +26,8 @@ log() { printf '[browser-lane] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=test/lanes/apt.sh
+source "$ROOT/test/lanes/apt.sh"
 cd "$ROOT"
 
 CHROMIUM=/usr/bin/chromium
@@ -39,17 +41,7 @@ trap 'exit 129' HUP
 
 # --- 1. make sure Chromium is installed ----------------------------------------------------
 if [ ! -x "$CHROMIUM" ]; then
-  log "$CHROMIUM not found; installing Debian's chromium with apt-get"
-  command -v apt-get >/dev/null 2>&1 ||
-    die "$CHROMIUM is missing and apt-get is not available; install Chromium yourself"
-  SUDO=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "$CHROMIUM is missing and this is not root (and no sudo)"
-    SUDO=(sudo)
-  fi
-  ${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  ${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends chromium
+  apt_install "$CHROMIUM" chromium
   [ -x "$CHROMIUM" ] || die "chromium installed but $CHROMIUM is still missing"
 fi
 log "using $("$CHROMIUM" --version 2>/dev/null | head -n1 || echo "$CHROMIUM")"

@@ -43,6 +43,8 @@ die() { log "ERROR: $*"; exit 1; }
 PATH="$PATH:/usr/sbin:/usr/local/sbin"
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+# shellcheck source=test/lanes/apt.sh
+source "$ROOT/test/lanes/apt.sh"
 cd "$ROOT"
 
 TMP=""
@@ -98,17 +100,7 @@ fi
 
 # --- 2. make sure MariaDB is installed -----------------------------------------------------
 if ! command -v mariadbd >/dev/null 2>&1; then
-  log "mariadbd not found; installing mariadb-server with apt-get"
-  command -v apt-get >/dev/null 2>&1 ||
-    die "mariadbd is missing and apt-get is not available; install MariaDB (10.6+) yourself"
-  SUDO=()
-  if [ "$(id -u)" -ne 0 ]; then
-    command -v sudo >/dev/null 2>&1 || die "mariadbd is missing and this is not root (and no sudo)"
-    SUDO=(sudo)
-  fi
-  ${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  ${SUDO[@]+"${SUDO[@]}"} env DEBIAN_FRONTEND=noninteractive \
-    apt-get install -y -q --no-install-recommends mariadb-server
+  apt_install mariadbd mariadb-server
   command -v mariadbd >/dev/null 2>&1 || die "mariadb-server installed but mariadbd is still not on PATH"
 fi
 
