@@ -6,7 +6,7 @@ import test from 'ava';
 import { IDEMPOTENCY_ABANDONED_MS, IDEMPOTENCY_RETENTION_MS, idempotencyRequestHash } from '../../daemon/middleware/koa-idempotency.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant, introspectAs } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -67,17 +67,7 @@ async function post(path: string, body: unknown, opts: { token?: string | null; 
 const suspend = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) => post(`/api/admin/tenants/${id}/lifecycle/suspend`, body, opts);
 const resume = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) => post(`/api/admin/tenants/${id}/lifecycle/resume`, body, opts);
 
-async function introspect(base: string, caller: Creds, token: string) {
-  const res = await fetch(`${base}/introspect`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(caller.clientId)}:${encodeURIComponent(caller.secret)}`).toString('base64'),
-    },
-    body: new URLSearchParams({ token }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const introspect = introspectAs;
 
 async function tokenStatus(c: Creds): Promise<number> {
   const res = await fetch(`${d.url}/token`, {

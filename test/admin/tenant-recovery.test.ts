@@ -12,7 +12,7 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { iam } from '../helpers/cli.js';
-import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded, introspectAs } from '../helpers/seed.js';
 import { ApiError } from '../../shared/errors.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery.js';
@@ -125,12 +125,7 @@ async function tokenStatus(c: Creds): Promise<number> {
   await res.body?.cancel();
   return res.status;
 }
-async function introspect(caller: Creds, token: string) {
-  const res = await fetch(`${d.url}/introspect`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(caller) }, body: new URLSearchParams({ token }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const introspect = (caller: Creds, token: string) => introspectAs(d.url, caller, token);
 async function loginCodeStatus(clientId: string, email: string): Promise<number> {
   const res = await fetch(`${d.url}/api/v1/auth/direct/email-code/send`, {
     method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: clientId, email }),

@@ -13,7 +13,7 @@ import { spawn } from 'node:child_process';
 import { iam, type Run } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { CLI_BIN, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded, introspectAs } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -76,17 +76,7 @@ async function countAudit(tenant: string, action: string, outcome: 'success' | '
   }
 }
 
-async function introspect(caller: Creds, token: string) {
-  const res = await fetch(`${d.url}/introspect`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(caller.clientId)}:${encodeURIComponent(caller.secret)}`).toString('base64'),
-    },
-    body: new URLSearchParams({ token }),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const introspect = (caller: Creds, token: string) => introspectAs(d.url, caller, token);
 
 test.before(async () => {
   db = await createTestDatabase();

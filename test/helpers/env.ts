@@ -6,7 +6,7 @@
 import { createTestDatabase, type TestDb } from './db.js';
 import { startDaemon, type Daemon } from './daemon.js';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
-import { openServices } from './seed.js';
+import { introspectAs as introspectAsClient, openServices } from './seed.js';
 import type { ClientCreds } from './login.js';
 import { seedApp, type App } from './oauth.js';
 
@@ -43,10 +43,5 @@ export async function createUserIn(e: LoginEnv, prefix: string): Promise<{ id: s
 
 /** POST /introspect as the environment's resource server. */
 export async function introspectAs(e: LoginEnv, token: string): Promise<Record<string, unknown>> {
-  const res = await fetch(`${e.d.url}/introspect`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${e.api.clientId}:${e.api.secret}`).toString('base64') },
-    body: new URLSearchParams({ token }),
-  });
-  return (await res.json()) as Record<string, unknown>;
+  return (await introspectAsClient(e.d.url, e.api, token)).body;
 }

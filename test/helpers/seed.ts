@@ -82,3 +82,16 @@ export async function clientCredentialsToken(baseUrl: string, clientId: string, 
   if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
   return body.access_token;
 }
+
+/** POST /introspect as a resource server (HTTP Basic, RFC 7662 §2.1). */
+export async function introspectAs(baseUrl: string, caller: { clientId: string; secret: string }, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
+  const res = await fetch(`${baseUrl}/introspect`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(caller.clientId)}:${encodeURIComponent(caller.secret)}`).toString('base64'),
+    },
+    body: new URLSearchParams({ token }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
