@@ -3,7 +3,7 @@
  * IAM_SECRET_KEY. Rotation makes a new active key and moves the old one to `retiring`, keeping
  * it in the JWKS until `retire_at` so tokens it signed still verify (RFC 7517 key rollover).
  */
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JWK } from 'jose';
+import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
 import type { DataSource } from 'typeorm';
 import { SecretBox } from '../crypto.js';
@@ -25,7 +25,7 @@ const info = (k: SigningKey): KeyInfo => ({ kid: k.kid, alg: k.alg, status: k.st
 
 export class KeyService {
   private readonly box: SecretBox;
-  private cache: { at: number; key: CryptoKey; keyObject: KeyObject; kid: string; alg: string } | undefined;
+  private cache: { at: number; keyObject: KeyObject; kid: string; alg: string } | undefined;
   /** How long a daemon keeps using its cached signing key before re-reading the table. */
   static readonly CACHE_MS = 30_000;
 
@@ -89,15 +89,14 @@ export class KeyService {
     return { keys };
   }
 
-  /** The newest active key, unsealed, for signing. */
-  async signingKey(): Promise<{ key: CryptoKey; keyObject: KeyObject; kid: string; alg: string }> {
+  /** The newest active key, unsealed, for signing with shared/jws.ts. */
+  async signingKey(): Promise<{ keyObject: KeyObject; kid: string; alg: string }> {
     if (this.cache && Date.now() - this.cache.at < KeyService.CACHE_MS) return this.cache;
     const active = (await new SigningKeyRepository(this.ds).list()).find((k) => k.status === 'active');
     if (!active) throw new Error('no active signing key: run `iam keys rotate`');
     const jwk = JSON.parse(this.box.open(active.private_jwk_sealed, active.kid)) as JWK;
-    const key = (await importJWK(jwk, active.alg)) as CryptoKey;
     const keyObject = createPrivateKey({ key: jwk as import('node:crypto').JsonWebKey, format: 'jwk' });
-    this.cache = { at: Date.now(), key, keyObject, kid: active.kid, alg: active.alg };
+    this.cache = { at: Date.now(), keyObject, kid: active.kid, alg: active.alg };
     return this.cache;
   }
 }

@@ -10,7 +10,9 @@
  * side effects (tenant state, route, signed route publication) and its audit event.
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { compactVerify, importJWK, SignJWT, type CryptoKey, type JWK } from 'jose';
+import { compactVerify, importJWK, type CryptoKey, type JWK } from 'jose';
+import type { KeyObject } from 'node:crypto';
+import { signCompact } from '../jws.js';
 import type { DataSource, EntityManager } from 'typeorm';
 import { migrations } from '../../migrations/index.js';
 import { ApiError, notFound } from '../errors.js';
@@ -260,7 +262,7 @@ export interface PublicationView {
 
 export interface VerifyProgress { stage: LookupStage; batch: number; rows: number; projectedRows: number; verifiedRows: number }
 
-type Signer = { key: CryptoKey; kid: string; alg: string };
+type Signer = { keyObject: KeyObject; kid: string; alg: string };
 
 class Abort extends Error {}
 
@@ -291,13 +293,9 @@ export class RecoveryService {
   }
 
   /** Signs a route publication with the service's active signing key (verifiable at /jwks). */
-  private async sign(signer: Signer, publicationId: string, claims: RoutePublicationClaims, nowMs: number): Promise<string> {
-    return new SignJWT({ ...claims })
-      .setProtectedHeader({ alg: signer.alg, kid: signer.kid, typ: ROUTE_PUBLICATION_TYP })
-      .setIssuer(this.issuer)
-      .setJti(publicationId)
-      .setIssuedAt(Math.floor(nowMs / 1000))
-      .sign(signer.key);
+  private sign(signer: Signer, publicationId: string, claims: RoutePublicationClaims, nowMs: number): string {
+    return signCompact({ alg: signer.alg, kid: signer.kid, typ: ROUTE_PUBLICATION_TYP },
+      { ...claims, iss: this.issuer, jti: publicationId, iat: Math.floor(nowMs / 1000) }, signer.keyObject);
   }
 
   /** Writes a new runtime generation of the tenant's route and its signed publication (inside `em`'s transaction). */
@@ -719,7 +717,7 @@ export class RecoveryService {
     await run('signing_key', async () => {
       const signer = await this.keys.signingKey();
       const nonce = randomBytes(16).toString('base64url');
-      const jws = await new SignJWT({ probe: nonce }).setProtectedHeader({ alg: signer.alg, kid: signer.kid }).sign(signer.key);
+      const jws = signCompact({ alg: signer.alg, kid: signer.kid }, { probe: nonce }, signer.keyObject);
       const jwk = (await this.keys.publicJwks()).keys.find((k) => k.kid === signer.kid);
       if (!jwk) throw new Error(`the active key ${signer.kid} is not published`);
       const { payload } = await compactVerify(jws, (await importJWK(jwk as JWK, signer.alg)) as CryptoKey);
