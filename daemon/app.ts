@@ -15,7 +15,6 @@ import { securityHeaders } from './middleware/koa-security-headers.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
-import { tenantReadRoutes } from './routes/admin/tenant-read.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
@@ -79,7 +78,6 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
-    tenantReadRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
     provisioningRoutes(deps, api),

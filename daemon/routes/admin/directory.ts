@@ -64,6 +64,17 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   });
 
   api.add(router, {
+    method: 'get', path: '/api/admin/tenants/:tenantId', summary: 'Read a tenant (a tenant admin reads its own)', tags, security: 'bearer', scopes: ADMIN_SCOPES,
+    params: TenantParam,
+    responses: { 200: { description: 'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition', schema: TenantView }, ...errors, 404: { description: 'no such tenant', schema: ErrorObject } },
+  }, auth, async (ctx) => {
+    const { tenantId: id } = ctx.state.guard!.params;
+    // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
+    requireTenantAccess(ctx, id);
+    ctx.body = toTenantView(await deps.directory.requireTenant(id));
+  });
+
+  api.add(router, {
     method: 'post', path: '/api/admin/tenants/:tenantId/clients', summary: 'Register a client; a confidential client\'s secret is returned once',
     tags, security: 'bearer', scopes: ADMIN_SCOPES, params: TenantParam, body: CreateClientInput,
     responses: { 201: { description: 'created', schema: CreatedClientView }, ...errors, 404: { description: 'no such tenant', schema: ErrorObject } },
