@@ -8,13 +8,39 @@ export function deriveKey(secretKey: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', Buffer.from(secretKey, 'utf8'), Buffer.alloc(0), `iam:${purpose}`, 32));
 }
 
-/** Random identifier with a readable type prefix, e.g. `ten_3k9…`. */
-export function newId(prefix: string, bytes = 12): string {
-  return `${prefix}_${randomBytes(bytes).toString('base64url')}`;
+/*
+ * Random bytes come from a pool refilled 4 KiB at a time: a login takes about fifteen small
+ * values (ids, tokens, nonces), and one CSPRNG call per value cost more than the bytes. Each
+ * byte is handed out once; Node's randomUUID caches its entropy the same way.
+ */
+const POOL_BYTES = 4096;
+let pool = Buffer.alloc(0);
+let poolOffset = 0;
+
+/** `bytes` fresh random bytes (at most 256), as a view that is valid until the next call. */
+function takeRandom(bytes: number): Buffer {
+  if (poolOffset + bytes > pool.length) {
+    pool = randomBytes(POOL_BYTES);
+    poolOffset = 0;
+  }
+  const out = pool.subarray(poolOffset, poolOffset + bytes);
+  poolOffset += bytes;
+  return out;
 }
 
+/** Random value of `bytes` bytes, base64url-encoded (RFC 4648 §5). */
 export function randomToken(bytes = 32): string {
-  return randomBytes(bytes).toString('base64url');
+  return takeRandom(bytes).toString('base64url');
+}
+
+/** Random value of `bytes` bytes, base64-encoded (CSP nonces use this alphabet). */
+export function randomBase64(bytes: number): string {
+  return takeRandom(bytes).toString('base64');
+}
+
+/** Random identifier with a readable type prefix, e.g. `ten_3k9…`. */
+export function newId(prefix: string, bytes = 12): string {
+  return `${prefix}_${randomToken(bytes)}`;
 }
 
 /**
@@ -45,7 +71,7 @@ export class SecretBox {
     this.key = deriveKey(secretKey, purpose);
   }
   seal(plaintext: string, aad = ''): string {
-    const iv = randomBytes(12);
+    const iv = Buffer.from(takeRandom(12));
     const c = createCipheriv('aes-256-gcm', this.key, iv);
     c.setAAD(Buffer.from(aad));
     const body = Buffer.concat([c.update(plaintext, 'utf8'), c.final()]);

@@ -2,8 +2,8 @@
  * Server-rendered pages: plain HTML forms that work without JavaScript and with the keyboard
  * alone. Every interpolated value goes through `esc`.
  */
-import { randomBytes } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
+import { randomBase64 } from '../../shared/crypto.js';
 
 export function esc(v: unknown): string {
   return String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
@@ -28,7 +28,7 @@ const STYLE = `
 
 /** Renders a full page with its own CSP (a nonce for the one inline stylesheet, nothing else). */
 export function renderPage(ctx: ParameterizedContext, p: { title: string; body: string; status?: number }): void {
-  const nonce = randomBytes(16).toString('base64');
+  const nonce = randomBase64(16);
   // RFC 6749 §10.13 clickjacking: no framing, by CSP and by X-Frame-Options for old browsers.
   ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`);
   ctx.set('X-Frame-Options', 'DENY');
