@@ -8,6 +8,7 @@ import {
   AuditEventEntity, boolInt, ClientEntity, jsonText, SigningKeyEntity, TenantEntity, UserEntity,
   type AuditEvent, type Client, type SigningKey, type Tenant, type User,
 } from '../db/entities.js';
+import { one } from '../db/sql.js';
 
 type Db = DataSource | EntityManager;
 const mgr = (db: Db): EntityManager => ('manager' in db ? db.manager : db);
@@ -117,11 +118,10 @@ export class ClientRegistry {
   constructor(private readonly db: Db) {}
   /** One indexed join, no query builder: this runs on nearly every OAuth request. */
   async findByClientId(clientId: string): Promise<{ client: Client; tenantState: string; allowSignup: boolean } | null> {
-    const rows = (await mgr(this.db).query(
+    const r = await one<Record<string, unknown>>(this.db,
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types, c.scopes, c.audiences,
               c.first_party, c.status, c.resource_identifiers, c.strict_introspection, c.created_at, c.updated_at, t.lifecycle_state, t.settings
-         FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`, [clientId])) as Record<string, unknown>[];
-    const r = rows[0];
+         FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`, [clientId]);
     if (!r) return null;
     const client: Client = {
       id: String(r.id), tenant_id: String(r.tenant_id), client_id: String(r.client_id), name: String(r.name),

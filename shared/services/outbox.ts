@@ -12,6 +12,7 @@ import type { DataSource, EntityManager } from 'typeorm';
 import { newId, SecretBox } from '../crypto.js';
 import { badRequest } from '../errors.js';
 import type { OutgoingEmail } from './mail/types.js';
+import { exec } from '../db/sql.js';
 
 export interface EmailInput {
   tenantId: string;
@@ -50,7 +51,7 @@ export class Outbox {
     const id = newId('mail');
     const now = Date.now();
     const payload: Sealed = { to: msg.to, subject: msg.subject, text: msg.text, ...(msg.html ? { html: msg.html } : {}) };
-    await em.query(
+    await exec(em,
       'INSERT INTO outbox (id, tenant_id, kind, payload_sealed, status, attempts, next_attempt_at, claimed_by, claimed_until, last_error, delivered_via, created_at, updated_at) '
       + "VALUES (?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, ?)",
       [id, msg.tenantId, OUTBOX_KIND_EMAIL, this.box.seal(JSON.stringify(payload), aad(id)), now, now, now],
