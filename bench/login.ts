@@ -161,6 +161,8 @@ await new Promise((r) => setTimeout(r, WARMUP_S * 1000));
 measuring = true;
 const t0 = performance.now();
 const rssSamples: number[] = [];
+const cpu0 = cpuMs(daemon.proc.pid!);
+const benchCpu0 = process.cpuUsage();
 const rssTimer = setInterval(() => {
   try {
     const status = require_status(daemon.proc.pid!);
@@ -170,6 +172,8 @@ const rssTimer = setInterval(() => {
 await new Promise((r) => setTimeout(r, DURATION_S * 1000));
 measuring = false;
 const elapsed = (performance.now() - t0) / 1000;
+const cpu1 = cpuMs(daemon.proc.pid!);
+const benchCpu = process.cpuUsage(benchCpu0);
 clearInterval(rssTimer);
 stopping = true;
 await Promise.all(vus);
@@ -183,6 +187,31 @@ function require_status(pid: number): number | undefined {
   const text = readFileSync(`/proc/${pid}/status`, 'utf8');
   const m = /VmRSS:\s+(\d+) kB/.exec(text);
   return m ? Number(m[1]) / 1024 : undefined;
+}
+
+/**
+ * CPU time (user + system, ms) of the daemon: all its processes (the supervisor and workers
+ * with IAM_WORKERS > 1) and their threads, and the main thread of the first process. Divided
+ * by the logins it is the cost of a login, a steadier figure than logins/s on a shared machine.
+ */
+function cpuMs(pid: number): { all: number; main: number } {
+  const ticks = (statPath: string) => {
+    const stat = readFileSync(statPath, 'utf8');
+    const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return Number(f[11]) + Number(f[12]); // utime, stime (proc(5), counting from field 3)
+  };
+  const msPerTick = 10; // USER_HZ is 100 on Linux
+  let all = ticks(`/proc/${pid}/stat`);
+  for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) {
+    try { all += ticks(`/proc/${child}/stat`); } catch { /* exited */ }
+  }
+  const mainPid = workersMain(pid);
+  return { all: all * msPerTick, main: ticks(`/proc/${mainPid}/task/${mainPid}/stat`) * msPerTick };
+}
+/** The process that serves requests: the daemon itself, or its first worker. */
+function workersMain(pid: number): number {
+  const kids = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean);
+  return Number(args.workers) > 1 && kids.length ? Number(kids[0]) : pid;
 }
 
 const total = ok + failed;
@@ -201,6 +230,13 @@ const result = {
   fullFlowMs: summarize(flowTimes),
   stepsMs: Object.fromEntries(steps.map((s) => [s, summarize(stepTimes[s]!)])),
   mailsReceived,
+  // CPU per login: the daemon (all threads; with workers, all processes), its main thread
+  // (the first worker's with workers), and this load generator with its SMTP server.
+  cpuMsPerLogin: ok ? {
+    daemon: Math.round(((cpu1.all - cpu0.all) / ok) * 100) / 100,
+    daemonMainThread: Math.round(((cpu1.main - cpu0.main) / ok) * 100) / 100,
+    loadGenerator: Math.round(((benchCpu.user + benchCpu.system) / 1000 / ok) * 100) / 100,
+  } : null,
   daemonRssMiB: rssSamples.length ? { max: Math.round(Math.max(...rssSamples)) } : null,
   goal: { loginsPerSecond: 600, fullFlowP95Ms: 100, successRate: 1 },
   machine: machine(),
@@ -218,6 +254,7 @@ token) back to back; the code is delivered by the smtp provider to a local SMTP 
 | full flow P50 / P95 / P99 (ms) | ${result.fullFlowMs.p50} / ${result.fullFlowMs.p95} / ${result.fullFlowMs.p99} | P95 < 100 |
 | success rate | ${(result.successRate * 100).toFixed(2)} % (${ok} of ${total}) | 100 % |
 | daemon peak RSS | ${result.daemonRssMiB?.max ?? '?'} MiB | |
+| CPU per login: daemon / its main thread / load generator (ms) | ${result.cpuMsPerLogin?.daemon} / ${result.cpuMsPerLogin?.daemonMainThread} / ${result.cpuMsPerLogin?.loadGenerator} | |
 
 Per step (ms, P50 / P95 / P99):
 
