@@ -182,6 +182,17 @@ test('concurrent guesses cannot exceed the attempt limit', async (t) => {
   t.is(Number(row!.attempts), 5);
 });
 
+test('the right code sent twice at once signs in once; the other is refused as already used', async (t) => {
+  const user = await newUser();
+  const code = await sendAndReadCode(app.web.clientId, user.email);
+  const results = await Promise.all([0, 1, 2].map(() => postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, { client_id: app.web.clientId, email: user.email, code })));
+  t.deepEqual(results.map((r) => r.status).sort(), [200, 400, 400]);
+  const refused = await Promise.all(results.filter((r) => r.status === 400).map((r) => r.json() as Promise<{ error: string; error_description: string }>));
+  t.true(refused.every((b) => b.error === 'invalid_grant' && /already used|expired or was never requested/.test(b.error_description)));
+  const sessions = (await sql(db.url, db.dir, 'SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id WHERE u.email = ?', [user.email])) as { n: number }[];
+  t.is(Number(sessions[0]!.n), 1, 'one session, from the one winning request');
+});
+
 test('send answers the same for unknown addresses and mails nobody', async (t) => {
   const user = await newUser();
   const known = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: app.web.clientId, email: user.email });

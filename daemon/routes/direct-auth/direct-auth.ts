@@ -129,9 +129,10 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     const client = await activeClient(b.client_id);
     const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
     if (b.code_challenge_method && !b.code_challenge) throw new InvalidRequest('code_challenge_method needs a code_challenge.');
-    const user = await deps.login.verifyCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, code: b.code, allowSignup: client.allowSignup, meta: requestMeta(ctx) });
+    const verify = { tenantId: client.tenant_id, clientId: client.client_id, email: b.email, code: b.code, allowSignup: client.allowSignup, meta: requestMeta(ctx) };
     const authTime = Date.now();
     if (b.code_challenge) {
+      const { user } = await deps.login.verifyCode(verify);
       const { artifact, expiresIn } = await deps.login.createArtifact({
         user, clientId: client.client_id, channel: b.channel ?? 'browser', providerId: EMAIL_PROVIDER, codeChallenge: b.code_challenge,
         authRequestId: challenge ? b.authorization_challenge_id! : null, authTime, amr: AMR_EMAIL_CODE,
@@ -139,14 +140,14 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
       return;
     }
-    // One transaction: the session, its history row and the consumed challenge commit together
-    // (and cost one commit instead of three).
-    const created = await deps.ds.transaction(async (em) => {
+    // The consumed code, the session, their history rows and the consumed challenge commit
+    // together, in one transaction.
+    const { result: created } = await deps.login.verifyCode(verify, async (em, user) => {
       const c = await deps.login.createSession(em, { user, authTime, acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: client.client_id, meta: requestMeta(ctx) });
       if (challenge) await deps.oauth.consumeAuthRequest(em, b.authorization_challenge_id!);
       return c;
     });
-    sessionResult(ctx, created, challenge ? { authorization: { challengeId: b.authorization_challenge_id, status: 'continued' }, redirect_url: continuationUrl(issuer, challenge.params) } : {});
+    sessionResult(ctx, created!, challenge ? { authorization: { challengeId: b.authorization_challenge_id, status: 'continued' }, redirect_url: continuationUrl(issuer, challenge.params) } : {});
   });
 
   api.add(router, {

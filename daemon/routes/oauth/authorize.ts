@@ -234,18 +234,24 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const email = emailSchema.safeParse(f.b.email);
     const code = typeof f.b.code === 'string' ? f.b.code.trim() : '';
     if (!email.success) return emailStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, error: 'Enter your email address again.', status: 400 });
-    let user: UserRow;
+    let created;
     try {
-      user = await deps.login.verifyCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: email.data, code, allowSignup: f.allowSignup, meta: requestMeta(ctx) });
+      // The consumed code, the session and the consumed request commit together.
+      ({ result: created } = await deps.login.verifyCode(
+        { tenantId: f.client.tenant_id, clientId: f.client.client_id, email: email.data, code, allowSignup: f.allowSignup, meta: requestMeta(ctx) },
+        async (em, user) => {
+          const c = await deps.login.createSession(em, { user, authTime: Date.now(), acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: f.client.client_id, meta: requestMeta(ctx) });
+          await deps.oauth.consumeAuthRequest(em, f.challenge);
+          return c;
+        },
+      ));
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
         return codeStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: email.data, error: e.message, status: e instanceof ApiError ? e.status : 400 });
       }
       throw e;
     }
-    const created = await deps.login.createSession(deps.ds, { user, authTime: Date.now(), acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: f.client.client_id, meta: requestMeta(ctx) });
-    setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
-    await deps.oauth.consumeAuthRequest(deps.ds, f.challenge);
+    setCookie(ctx, SESSION_COOKIE, created!.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
     ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
     ctx.redirect(continuationUrl(issuer, f.req.params));
   });

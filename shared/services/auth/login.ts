@@ -95,8 +95,15 @@ export class LoginService {
     return { expiresIn: EMAIL_CODE_TTL_MS / 1000 };
   }
 
-  /** Checks a code; on success consumes it and returns the user (created when sign-up is on). */
-  async verifyCode(p: { tenantId: string; clientId: string; email: string; code: string; allowSignup: boolean; meta: RequestMeta }): Promise<UserRow> {
+  /**
+   * Checks a code; on success consumes it and returns the user (created when sign-up is on).
+   * `onSuccess` runs in the transaction that consumes the code and records the success (the
+   * caller's session, say), so a login's writes commit once; if it throws, none of them do.
+   */
+  async verifyCode<T = undefined>(
+    p: { tenantId: string; clientId: string; email: string; code: string; allowSignup: boolean; meta: RequestMeta },
+    onSuccess?: (em: EntityManager, user: UserRow) => Promise<T>,
+  ): Promise<{ user: UserRow; result: T | undefined }> {
     const now = Date.now();
     const fail = async (reason: string, message: string, userId: string | null = null): Promise<never> => {
       await recordAuthEvent(this.ds, { tenantId: p.tenantId, userId, event: 'email_code_verify', outcome: 'failure', reason, clientId: p.clientId, meta: p.meta });
@@ -111,32 +118,46 @@ export class LoginService {
       return fail('no_code', 'The code is expired or was never requested; request a new one.', owner);
     }
     if (row.client_id !== p.clientId) return fail('client_mismatch', 'The code was requested by another client.', row.user_id);
-    // Count the attempt before comparing: a conditional UPDATE, so parallel guesses share the budget.
-    const counted = await exec(this.ds, 'UPDATE email_codes SET attempts = attempts + 1 WHERE id = ? AND consumed_at IS NULL AND attempts < ?', [row.id, EMAIL_CODE_MAX_ATTEMPTS]);
-    if (!counted) return fail('attempts_exhausted', 'Too many attempts; request a new code.', row.user_id);
     const expected = Buffer.from(row.code_hash);
     const given = Buffer.from(this.codeHash(row.id, /^\d{6}$/.test(p.code) ? p.code : 'x'));
-    if (expected.length !== given.length || !timingSafeEqual(expected, given)) {
+    const matches = expected.length === given.length && timingSafeEqual(expected, given);
+    // Every attempt is counted by a conditional UPDATE (attempts < max), so parallel guesses
+    // share one budget and a right code after the budget is spent is refused like a wrong one.
+    const exhausted = () => fail('attempts_exhausted', 'Too many attempts; request a new code.', row.user_id);
+    if (!matches) {
+      const counted = await exec(this.ds, 'UPDATE email_codes SET attempts = attempts + 1 WHERE id = ? AND consumed_at IS NULL AND attempts < ?', [row.id, EMAIL_CODE_MAX_ATTEMPTS]);
+      if (!counted) return exhausted();
       const left = EMAIL_CODE_MAX_ATTEMPTS - num(row.attempts) - 1;
       return fail('wrong_code', left > 0 ? `The code is incorrect; ${left} attempt${left === 1 ? '' : 's'} left.` : 'The code is incorrect; request a new code.', row.user_id);
     }
-    const consumed = await exec(this.ds, 'UPDATE email_codes SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL', [now, row.id]);
-    if (!consumed) return fail('already_used', 'The code was already used.', row.user_id);
-
-    let user = await this.findUserByEmail(this.ds, p.tenantId, p.email);
-    if (!user) {
-      if (!p.allowSignup) return fail('no_account', 'The code is expired or was never requested; request a new one.');
-      const id = newId('usr');
-      const name = p.email.split('@')[0]!.slice(0, 200);
-      await exec(this.ds, 'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, p.tenantId, p.email, name, 'active', now, now]);
-      user = { id, tenant_id: p.tenantId, email: p.email, name, status: 'active' };
+    type Outcome = { user: UserRow; result: T | undefined } | { refused: 'spent' | 'no_account' } | { disabled: UserRow };
+    const outcome = await this.ds.transaction(async (em): Promise<Outcome> => {
+      // The right code: count the attempt and consume the code in one write.
+      const won = await exec(em, 'UPDATE email_codes SET attempts = attempts + 1, consumed_at = ? WHERE id = ? AND consumed_at IS NULL AND attempts < ?', [now, row.id, EMAIL_CODE_MAX_ATTEMPTS]);
+      if (!won) return { refused: 'spent' };
+      let user = await this.findUserByEmail(em, p.tenantId, p.email);
+      if (!user) {
+        if (!p.allowSignup) return { refused: 'no_account' };
+        const id = newId('usr');
+        const name = p.email.split('@')[0]!.slice(0, 200);
+        await exec(em, 'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)', [id, p.tenantId, p.email, name, 'active', now, now]);
+        user = { id, tenant_id: p.tenantId, email: p.email, name, status: 'active' };
+      }
+      if (user.status !== 'active') return { disabled: user };
+      await recordAuthEvent(em, { tenantId: p.tenantId, userId: user.id, event: 'email_code_verify', outcome: 'success', clientId: p.clientId, meta: p.meta });
+      return { user, result: onSuccess ? await onSuccess(em, user) : undefined };
+    });
+    if ('refused' in outcome) {
+      if (outcome.refused === 'no_account') return fail('no_account', 'The code is expired or was never requested; request a new one.');
+      // Spent since it was read: used by a parallel request, or its budget used up by parallel guesses.
+      const current = await one<{ consumed_at: unknown }>(this.ds, 'SELECT consumed_at FROM email_codes WHERE id = ?', [row.id]);
+      return current?.consumed_at == null ? exhausted() : fail('already_used', 'The code was already used.', row.user_id);
     }
-    if (user.status !== 'active') {
-      await recordAuthEvent(this.ds, { tenantId: p.tenantId, userId: user.id, event: 'email_code_verify', outcome: 'failure', reason: 'user_disabled', clientId: p.clientId, meta: p.meta });
+    if ('disabled' in outcome) {
+      await recordAuthEvent(this.ds, { tenantId: p.tenantId, userId: outcome.disabled.id, event: 'email_code_verify', outcome: 'failure', reason: 'user_disabled', clientId: p.clientId, meta: p.meta });
       throw new ApiError(403, 'access_denied', 'This account is disabled.');
     }
-    await recordAuthEvent(this.ds, { tenantId: p.tenantId, userId: user.id, event: 'email_code_verify', outcome: 'success', clientId: p.clientId, meta: p.meta });
-    return user;
+    return outcome;
   }
 
   async createSession(db: Db, p: { user: UserRow; authTime: number; acr: string; amr: string[]; clientId: string; meta: RequestMeta }): Promise<CreatedSession> {
