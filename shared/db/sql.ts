@@ -18,7 +18,8 @@ export type Db = DataSource | EntityManager;
 interface SqliteStatement { reader: boolean; get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[]; run(...p: unknown[]): { changes: number } }
 interface SqliteConnection { prepare(sql: string): SqliteStatement }
 
-const statements = new WeakMap<DataSource, Map<string, SqliteStatement>>();
+/** Per connection (not per DataSource), so a DataSource opened again never reuses a closed one's. */
+const statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
 /** Our SQL is constant text, but a few statements carry a variable-length IN list. */
 const MAX_CACHED_STATEMENTS = 500;
 
@@ -31,11 +32,12 @@ const bind = (params: unknown[]): unknown[] => (params.some((p) => typeof p === 
 /** The cached statement for `sql` on a SQLite data source; undefined on MySQL. */
 function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | undefined {
   if (ds.options.type !== 'better-sqlite3') return undefined;
-  let cache = statements.get(ds);
-  if (!cache) statements.set(ds, (cache = new Map()));
+  const conn = (ds.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
+  let cache = statements.get(conn);
+  if (!cache) statements.set(conn, (cache = new Map()));
   let stmt = cache.get(sql);
   if (!stmt) {
-    stmt = (ds.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection.prepare(sql);
+    stmt = conn.prepare(sql);
     if (cache.size >= MAX_CACHED_STATEMENTS) cache.delete(cache.keys().next().value!);
     cache.set(sql, stmt);
   }
