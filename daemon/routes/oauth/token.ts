@@ -129,7 +129,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
         `SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
           WHERE s.id = ? AND s.revoked_at IS NULL AND u.status = 'active'`, [row.session_id]);
       if (!num(live?.n)) throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
-      const consent = client.first_party ? undefined : await deps.oauth.findConsent(client.tenant_id, row.user_id, client.client_id);
+      const consent = client.first_party ? undefined : await deps.oauth.findConsent(client.tenant_id, row.user_id, client.client_id, em);
       await deps.oauth.createFamily(em, { id: row.family_id, tenantId: client.tenant_id, userId: row.user_id, clientId: client.client_id, sessionId: row.session_id, consentId: consent?.id ?? null, scope: row.scope });
       const refresh = client.grant_types.includes('refresh_token') ? await deps.oauth.issueRefreshToken(em, client.tenant_id, row.family_id) : undefined;
       await recordAuthEvent(em, { tenantId: client.tenant_id, userId: row.user_id, event: 'token', outcome: 'success', clientId: client.client_id });

@@ -188,8 +188,9 @@ export class OAuthStore {
 
   // ---- consents ----
 
-  async findConsent(tenantId: string, userId: string, clientId: string): Promise<ConsentRow | undefined> {
-    const r = await one<Record<string, unknown>>(this.ds,
+  /** `db`: the caller's transaction, when it reads the consent inside one. */
+  async findConsent(tenantId: string, userId: string, clientId: string, db: Db = this.ds): Promise<ConsentRow | undefined> {
+    const r = await one<Record<string, unknown>>(db,
       'SELECT * FROM consents WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL ORDER BY granted_at DESC LIMIT 1',
       [tenantId, userId, clientId]);
     if (!r) return undefined;
@@ -199,7 +200,7 @@ export class OAuthStore {
 
   /** Records a grant of `scopes`; an existing consent is widened rather than duplicated. */
   async grantConsent(db: Db, p: { tenantId: string; userId: string; clientId: string; scopes: string[] }): Promise<ConsentRow> {
-    const existing = await this.findConsent(p.tenantId, p.userId, p.clientId);
+    const existing = await this.findConsent(p.tenantId, p.userId, p.clientId, db);
     const now = Date.now();
     if (existing) {
       const scopes = [...new Set([...existing.scopes, ...p.scopes])];
