@@ -5,18 +5,18 @@
  */
 import type { DataSource } from 'typeorm';
 import { runGated } from './concurrency.js';
+import { sqliteStatement } from './sql.js';
 
 export type PreparedGet<T> = (params: unknown[]) => T | undefined | Promise<T | undefined>;
 
-interface SqliteDb { prepare(sql: string): { get(...params: unknown[]): unknown } }
 interface MysqlPool { execute(sql: string, params: unknown[], cb: (err: Error | null, rows: unknown) => void): void }
 
 export function preparedGet<T>(ds: DataSource, sql: string): PreparedGet<T> {
-  const driver = ds.driver as unknown as { databaseConnection?: SqliteDb; pool?: MysqlPool; master?: MysqlPool };
-  if (ds.options.type === 'better-sqlite3') {
-    const stmt = driver.databaseConnection!.prepare(sql);
+  const stmt = sqliteStatement(ds, sql);
+  if (stmt) {
     return (params) => runGated(ds, () => stmt.get(...params) as T | undefined);
   }
+  const driver = ds.driver as unknown as { pool?: MysqlPool; master?: MysqlPool };
   const pool = (driver.master ?? driver.pool)!;
   return (params) => new Promise<T | undefined>((resolve, reject) => {
     pool.execute(sql, params, (err, rows) => (err ? reject(err) : resolve((rows as T[])[0])));

@@ -29,8 +29,11 @@ const inTransaction = (db: Db): boolean => !('manager' in db) && !!db.queryRunne
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null, but not booleans. */
 const bind = (params: unknown[]): unknown[] => (params.some((p) => typeof p === 'boolean') ? params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)) : params);
 
-/** The cached statement for `sql` on a SQLite data source; undefined on MySQL. */
-function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | undefined {
+/**
+ * The cached statement for `sql` on a SQLite data source; undefined on MySQL. prepared.ts
+ * takes its statements from here too, so the hot paths share one cache per connection.
+ */
+export function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | undefined {
   if (ds.options.type !== 'better-sqlite3') return undefined;
   const conn = (ds.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
   let cache = statements.get(conn);
