@@ -3,7 +3,7 @@
  * cursor (no duplicates, no gaps, stable under inserts), `current` only on the requesting
  * session, and signing a device out revokes its session and tokens.
  */
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import { randomBytes } from 'node:crypto';
 import type { TestDb } from '../helpers/db.js';
 import type { Daemon } from '../helpers/daemon.js';
@@ -14,6 +14,7 @@ import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv 
 import type { App, CookieJar } from '../helpers/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { deviceIdOf } from '../../shared/services/auth/account.js';
+import { assertUserError } from '../helpers/user-errors.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -72,14 +73,6 @@ async function pageAll(jar: CookieJar, limit: number, between?: () => Promise<vo
     if (++pages === 1 && between) await between();
   } while (cursor);
   return { seen, pages };
-}
-
-async function assertUserError(t: ExecutionContext, res: Response, status: number) {
-  t.is(res.status, status);
-  const body = (await res.json()) as Record<string, unknown>;
-  t.regex(String(body.error_code), /^[A-Z]{2}[0-9]{6}$/);
-  t.regex(String(body.error_id), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-  return body;
 }
 
 const introspect = (token: string) => introspectAs(env, token);

@@ -3,13 +3,14 @@
  * consent; withdrawal revokes the tokens granted under it at once (introspection inactive,
  * refresh dead); another user's consent is 404; every error carries error_code and error_id.
  */
-import test, { type ExecutionContext } from 'ava';
+import test from 'ava';
 import type { TestDb } from '../helpers/db.js';
 import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { loginKit } from '../helpers/login.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, challengeFrom, get, pkce, type App } from '../helpers/oauth.js';
+import { assertUserError } from '../helpers/user-errors.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -44,14 +45,6 @@ const list = async (at: string) => {
   return { status: res.status, body: (await res.json()) as any };
 };
 const withdraw = (at: string, id: string) => fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${at}` } });
-
-async function assertUserError(t: ExecutionContext, res: Response, status: number) {
-  t.is(res.status, status);
-  const body = (await res.json()) as Record<string, unknown>;
-  t.regex(String(body.error_code), /^[A-Z]{2}[0-9]{6}$/);
-  t.regex(String(body.error_id), /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/);
-  return body;
-}
 
 test('the list holds the first-party grant and the third-party consent, per the Consent record', async (t) => {
   const user = await newUser();
