@@ -47,7 +47,10 @@ async function main(): Promise<void> {
     logger.info({ version: VERSION, database: config.database.kind, issuer: config.issuer, secretKey: config.secretKeySource, workers: config.workers }, 'starting');
   }
 
-  const ds = await connect(createDataSource(config.database));
+  // Group commit on SQLite only when this process is the file's one writer connection: with
+  // worker processes each would hold the write lock for a whole event-loop turn, and the
+  // others wait for it asleep (busy_timeout).
+  const ds = await connect(createDataSource(config.database), undefined, { groupCommit: config.workers <= 1 });
   const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
   if (worker === undefined) {
     const applied = await migrate(ds);

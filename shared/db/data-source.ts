@@ -63,12 +63,15 @@ export function createDataSource(db: DatabaseConfig, role: DataSourceRole = 'app
   });
 }
 
-/** Connects, retrying briefly: a database started alongside the daemon may still be booting. */
-export async function connect(ds: DataSource, attempts = 10): Promise<DataSource> {
+/**
+ * Connects, retrying briefly: a database started alongside the daemon may still be booting.
+ * `groupCommit`: see installSqliteGate (the daemon's single-process SQLite connection only).
+ */
+export async function connect(ds: DataSource, attempts = 10, opts: { groupCommit?: boolean } = {}): Promise<DataSource> {
   for (let i = 1; ; i++) {
     try {
       await ds.initialize();
-      installSqliteGate(ds);
+      installSqliteGate(ds, opts);
       installTransactionRetry(ds);
       return ds;
     } catch (e) {

@@ -47,16 +47,19 @@ export function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | 
   return stmt;
 }
 
-/** Runs a synchronous better-sqlite3 call: at once inside the caller's transaction, else under the gate. */
-async function onSqlite<T>(db: Db, ds: DataSource, fn: () => T): Promise<T> {
-  return inTransaction(db) ? fn() : runGated(ds, fn);
+/**
+ * Runs a synchronous better-sqlite3 call: at once inside the caller's transaction, else under
+ * the gate, where a write resolves only after the COMMIT of the group it joined.
+ */
+async function onSqlite<T>(db: Db, ds: DataSource, stmt: SqliteStatement, fn: () => T): Promise<T> {
+  return inTransaction(db) ? fn() : runGated(ds, fn, !stmt.reader);
 }
 
 /** Runs a write and returns the number of affected rows, for one-winner conditional updates. */
 export async function exec(db: Db, sql: string, params: unknown[] = []): Promise<number> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, () => (stmt.reader ? (stmt.all(...bind(params)), 0) : stmt.run(...bind(params)).changes));
+  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? (stmt.all(...bind(params)), 0) : stmt.run(...bind(params)).changes));
   if ('queryRunner' in db && db.queryRunner) {
     return (await db.queryRunner.query(sql, params, true)).affected ?? 0;
   }
@@ -71,7 +74,7 @@ export async function exec(db: Db, sql: string, params: unknown[] = []): Promise
 export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promise<T | undefined> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, () => (stmt.reader ? stmt.get(...bind(params)) as T | undefined : (stmt.run(...bind(params)), undefined)));
+  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? stmt.get(...bind(params)) as T | undefined : (stmt.run(...bind(params)), undefined)));
   const rows = (await db.query(sql, params)) as T[];
   return rows[0];
 }
@@ -79,7 +82,7 @@ export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promi
 export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promise<T[]> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, () => (stmt.reader ? stmt.all(...bind(params)) as T[] : (stmt.run(...bind(params)), [])));
+  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? stmt.all(...bind(params)) as T[] : (stmt.run(...bind(params)), [])));
   return (await db.query(sql, params)) as T[];
 }
 
