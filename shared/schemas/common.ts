@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isMailbox } from '../config.js';
 
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ) */
 export const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token (printable ASCII, no space, quote or backslash)').max(128);
@@ -27,5 +28,11 @@ export const redirectUri = z.string().max(2048).superRefine((v, ctx) => {
 });
 
 export const tenantId = z.string().min(1).max(40).regex(/^[A-Za-z0-9_-]+$/, 'must be a tenant id');
-export const email = z.string().trim().toLowerCase().max(320).pipe(z.email({ message: 'must be an email address' }));
+/**
+ * An address mail can be sent to: at most 254 octets (RFC 5321 §4.5.3.1.3: a path of 256 with
+ * its angle brackets) and a dot-atom local part, the same rule the mail composer applies, so an
+ * address that is accepted here is never one that mail to it would refuse later.
+ */
+export const email = z.string().trim().toLowerCase().max(254)
+  .pipe(z.email({ message: 'must be an email address' }).refine(isMailbox, { message: 'must be an email address' }));
 export const displayName = z.string().trim().min(1, 'must not be empty').max(200);

@@ -10,6 +10,7 @@
  */
 import type { DataSource, EntityManager } from 'typeorm';
 import { newId, SecretBox } from '../crypto.js';
+import { isMailbox } from '../config.js';
 import { badRequest } from '../errors.js';
 import type { OutgoingEmail } from './mail/types.js';
 import { exec } from '../db/sql.js';
@@ -101,8 +102,9 @@ const HEADER_UNSAFE = /[\r\n\0]/;
 function checkEmail(m: EmailInput): void {
   const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
   if (typeof m.tenantId !== 'string' || !m.tenantId || m.tenantId.length > 40) throw bad('tenantId', 'must be a tenant id');
-  // A recipient is one addr-spec; CR/LF would let a caller inject headers (RFC 5322 §2.2).
-  if (typeof m.to !== 'string' || m.to.length > 320 || HEADER_UNSAFE.test(m.to) || !/^[^\s@,;<>]+@[^\s@,;<>]+$/.test(m.to)) throw bad('to', 'must be one email address');
+  // A recipient is one addr-spec that the mail composer (mail/mime.ts) accepts too, so a
+  // queued message is never one that can only fail; no CR/LF can inject a header (RFC 5322 §2.2).
+  if (typeof m.to !== 'string' || !isMailbox(m.to)) throw bad('to', 'must be one email address');
   if (typeof m.subject !== 'string' || !m.subject.trim() || m.subject.length > 998 || HEADER_UNSAFE.test(m.subject)) {
     throw bad('subject', 'must be one non-empty line of at most 998 characters'); // RFC 5322 §2.1.1
   }

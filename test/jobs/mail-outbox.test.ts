@@ -278,6 +278,10 @@ test('enqueueEmail refuses what would break or inject into the message', async (
   for (const [field, bad] of [
     ['to', { to: 'ann@example.com\r\nBcc: eve@example.com' }],
     ['to', { to: 'a@example.com, b@example.com' }],
+    // What the composer (mail/mime.ts) would refuse is refused here, not queued to fail later:
+    // a local part with two dots in a row, and an address over RFC 5321's 254 octets.
+    ['to', { to: 'a..b@example.com' }],
+    ['to', { to: `${'a'.repeat(243)}@example.com` }],
     ['subject', { subject: 'Hi\r\nBcc: eve@example.com' }],
     ['subject', { subject: '' }],
     ['tenantId', { tenantId: '' }],

@@ -202,6 +202,13 @@ test('send answers the same for unknown addresses and mails nobody', async (t) =
   t.deepEqual(await known.json(), await unknown.json());
   await sink.waitFor((m) => m.to.includes(user.email), 15_000);
   t.false(sink.messages.some((m) => m.to.includes(unknownEmail)));
+  // An address no mail could be sent to (over RFC 5321's 254 octets, or two dots in a row) is
+  // refused up front with the error object, for every address alike.
+  for (const bad of [`${'a'.repeat(243)}@example.com`, 'a..b@example.com']) {
+    const r = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: app.web.clientId, email: bad });
+    t.is(r.status, 400);
+    t.is(((await r.json()) as { error: string }).error, 'invalid_request');
+  }
 });
 
 test('direct-auth artifact: bound to client, channel, provider and PKCE verifier; single use', async (t) => {

@@ -1,10 +1,11 @@
 /**
  * The SMTP provider's worker thread: owns the nodemailer pool and runs every SMTP dialogue,
- * so composing messages and the relay's round trips do not wait behind HTTP requests on the
- * daemon's busy event loop (and their CPU is spent off it). See SmtpProvider in smtp.ts.
+ * so the relay's round trips do not wait behind HTTP requests on the daemon's busy event loop
+ * (and their CPU is spent off it). See SmtpProvider in smtp.ts.
  *
- * Messages in: `{ op: 'send', id, mail }` (nodemailer mail options) and `{ op: 'close' }`.
- * Messages out: `{ id, ok: true, messageId, rejected, response }` or `{ id, ok: false, error }`.
+ * Messages in: `{ op: 'send', id, mail }` (a message composed by mime.ts: `{ envelope, raw }`,
+ * which nodemailer sends as it is) and `{ op: 'close' }`.
+ * Messages out: `{ id, ok: true, rejected, response }` or `{ id, ok: false, error }`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import nodemailer from 'nodemailer';
@@ -30,7 +31,7 @@ port.on('message', (m: SmtpWorkerRequest) => {
   }
   inFlight++;
   transport.sendMail(m.mail).finally(() => { inFlight--; setImmediate(closeWhenIdle); }).then(
-    (info) => port.postMessage({ id: m.id, ok: true, messageId: info.messageId, rejected: info.rejected?.length ?? 0, response: info.response } satisfies SmtpWorkerReply),
+    (info) => port.postMessage({ id: m.id, ok: true, rejected: info.rejected?.length ?? 0, response: info.response } satisfies SmtpWorkerReply),
     (e: unknown) => {
       const err = e as { message?: string; code?: string; responseCode?: number; command?: string; response?: string };
       port.postMessage({
