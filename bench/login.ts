@@ -9,12 +9,12 @@
  * included. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { Agent, request } from 'node:http';
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { machine, summarize, writeResults } from './lib/stats.js';
+import { LeanHttpClient } from './lib/http-client.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { openServices, activeTenant } from '../test/helpers/seed.js';
@@ -75,23 +75,13 @@ const daemon = await startDaemon(db.url, db.dir, {
   IAM_WORKERS: args.workers,
 }, (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
 const u = new URL(daemon.url);
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY * 2 });
+// A lean keep-alive client (raw sockets, one write per request): node:http's request/Agent
+// costs more CPU, and this process shares the machine with the daemon it measures.
+const http = new LeanHttpClient(u.hostname, Number(u.port), { maxSockets: CONCURRENCY * 2 });
 const basic = 'Basic ' + Buffer.from(`${client.client_id}:${client_secret}`).toString('base64');
 
 interface Res { status: number; headers: Record<string, string | string[] | undefined>; body: string }
-function call(method: string, path: string, headers: Record<string, string>, body?: string): Promise<Res> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path, method, agent, headers: body ? { ...headers, 'content-length': Buffer.byteLength(body) } : headers }, (res) => {
-      let data = '';
-      res.setEncoding('utf8');
-      res.on('data', (c) => { data += c; });
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, body: data }));
-    });
-    req.on('error', reject);
-    if (body) req.write(body);
-    req.end();
-  });
-}
+const call = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Res> => http.request(method, path, headers, body);
 
 const steps = ['authorize', 'send', 'mail', 'verify', 'continue', 'token'] as const;
 const stepTimes: Record<string, number[]> = Object.fromEntries(steps.map((s) => [s, []]));
@@ -179,7 +169,7 @@ stopping = true;
 await Promise.all(vus);
 await daemon.stop();
 smtp.close();
-agent.destroy();
+http.close();
 await db.drop();
 
 function require_status(pid: number): number | undefined {
