@@ -69,10 +69,18 @@ test('unknown route: 404 with the error object', async (t) => {
 });
 
 test('wrong method on a known path: 405 with Allow', async (t) => {
-  const r = await fetch(`${d.url}/healthz`, { method: 'DELETE' });
-  t.is(r.status, 405);
-  t.regex(r.headers.get('allow') ?? '', /GET/);
-  t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
+  // Three times: route matches are remembered (app.ts), and a remembered match must answer
+  // the same: status, Allow and the error object.
+  const allows: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const r = await fetch(`${d.url}/healthz`, { method: 'DELETE' });
+    t.is(r.status, 405);
+    allows.push(r.headers.get('allow') ?? '');
+    t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
+  }
+  t.regex(allows[0]!, /GET/);
+  t.deepEqual(allows, [allows[0], allows[0], allows[0]]);
+  t.is((await fetch(`${d.url}/healthz`)).status, 200, 'the same path with its own method still routes');
 });
 
 test('malformed JSON: 400 invalid_request, and nothing is created', async (t) => {
