@@ -225,6 +225,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (env.IAM_MAIL_FROM?.trim() && !isMailbox(mailFrom)) {
     throw new ConfigError('IAM_MAIL_FROM', `must be an email address such as no-reply@example.com, got ${JSON.stringify(mailFrom)}`);
   }
+  // The default is only as good as the issuer's host name (one with an underscore is not a
+  // mail domain). With SMTP on, every message would be refused by the composer, so say so now.
+  if (smtpUrl && !isMailbox(mailFrom)) {
+    throw new ConfigError('IAM_MAIL_FROM', `must be set: the default sender ${JSON.stringify(mailFrom)}, made from IAM_ISSUER's host, is not an email address`);
+  }
 
   const logLevel = (env.IAM_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
   if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);

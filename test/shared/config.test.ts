@@ -38,6 +38,9 @@ test('IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer\'s host', (
   t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id.example.com' }).mailFrom, 'no-reply@id.example.com');
   t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'accounts@example.com' }).mailFrom, 'accounts@example.com');
   t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'dev@localhost' }).mailFrom, 'dev@localhost');
+  // Without SMTP the default is never used on the wire (the log provider), so it is let be.
+  t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id_internal.example' }).mailFrom, 'no-reply@id_internal.example');
+  t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id_internal.example', IAM_SMTP_URL: 'smtp://127.0.0.1:2525', IAM_MAIL_FROM: 'id@example.com' }).mailFrom, 'id@example.com');
 });
 
 test('mysql URLs are parsed', (t) => {
@@ -55,6 +58,8 @@ const bad: [Record<string, string>, string, RegExp][] = [
   [{ IAM_DATABASE_URL: 'postgres://x/y' }, 'IAM_DATABASE_URL', /sqlite: or mysql:/],
   [{ IAM_DATABASE_URL: 'mysql://u:p@host:3306/' }, 'IAM_DATABASE_URL', /no database name/],
   [{ IAM_SMTP_URL: 'http://mail' }, 'IAM_SMTP_URL', /smtp/],
+  // SMTP on, no IAM_MAIL_FROM, and an issuer host that makes no mail domain.
+  [{ IAM_ISSUER: 'https://id_internal.example', IAM_SMTP_URL: 'smtp://127.0.0.1:2525' }, 'IAM_MAIL_FROM', /must be set/],
   [{ IAM_MAIL_FROM: 'not an address' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_MAIL_FROM: 'IAM <no-reply@example.com>' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_MAIL_FROM: 'no-reply@example.com\r\nBcc: eve@example.com' }, 'IAM_MAIL_FROM', /email address/],
