@@ -29,8 +29,6 @@ const GATE = Symbol('iam.sqliteGateRunner');
 
 interface Gate {
   run<T>(fn: () => T, write: boolean): T | Promise<T>;
-  /** Commits the open group now (tests, shutdown). */
-  flush(): void;
   /** Physical COMMITs so far (tests read it to see that transactions were grouped). */
   commits: number;
 }
@@ -59,7 +57,7 @@ export function runGated<T>(ds: DataSource, fn: () => T, write = false): T | Pro
 }
 
 /** The gate of a SQLite DataSource, if it has one. */
-export function sqliteGate(ds: DataSource): Pick<Gate, 'flush' | 'commits'> | undefined {
+export function sqliteGate(ds: DataSource): Pick<Gate, 'commits'> | undefined {
   return (ds as DataSource & { [GATE]?: Gate })[GATE];
 }
 
@@ -142,7 +140,6 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
 
   const gate: Gate = {
     commits: 0,
-    flush: () => { if (!txOpen) commit(); },
     run<T>(fn: () => T, write: boolean): T | Promise<T> {
       if (inTx.getStore()) return fn();
       const step = (): T | Promise<T> => {

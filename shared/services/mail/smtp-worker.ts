@@ -1,14 +1,15 @@
 /**
  * The SMTP provider's worker thread: owns the nodemailer pool and runs every SMTP dialogue,
- * so the relay's round trips do not wait behind HTTP requests on the daemon's busy event loop
- * (and their CPU is spent off it). See SmtpProvider in smtp.ts.
+ * so composing messages and the relay's round trips do not wait behind HTTP requests on the
+ * daemon's busy event loop (and their CPU is spent off it). See SmtpProvider in smtp.ts.
  *
- * Messages in: `{ op: 'send', id, mail }` (a message composed by mime.ts: `{ envelope, raw }`,
- * which nodemailer sends as it is) and `{ op: 'close' }`.
+ * Messages in: `{ op: 'send', id, mail }` (the fields of a message, composed here by mime.ts
+ * and handed to nodemailer as `raw` with its envelope) and `{ op: 'close' }`.
  * Messages out: `{ id, ok: true, rejected, response }` or `{ id, ok: false, error }`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import nodemailer from 'nodemailer';
+import { composeMessage, type MessageInput } from './mime.js';
 import type { SmtpWorkerReply, SmtpWorkerRequest } from './smtp.js';
 
 const port = parentPort!;
@@ -23,6 +24,13 @@ const closeWhenIdle = () => {
   port.close();
 };
 
+/**
+ * Composes and sends one message. IAM_MAIL_FROM is a bare address (shared/config.ts), so it is
+ * the reverse-path as it is. A compose error (header injection) rejects like a failed send.
+ */
+const send = async (mail: MessageInput) =>
+  transport.sendMail({ envelope: { from: mail.from, to: [mail.to] }, raw: composeMessage(mail) });
+
 port.on('message', (m: SmtpWorkerRequest) => {
   if (m.op === 'close') {
     closing = true;
@@ -30,7 +38,7 @@ port.on('message', (m: SmtpWorkerRequest) => {
     return;
   }
   inFlight++;
-  transport.sendMail(m.mail).finally(() => { inFlight--; setImmediate(closeWhenIdle); }).then(
+  send(m.mail).finally(() => { inFlight--; setImmediate(closeWhenIdle); }).then(
     (info) => port.postMessage({ id: m.id, ok: true, rejected: info.rejected?.length ?? 0, response: info.response } satisfies SmtpWorkerReply),
     (e: unknown) => {
       const err = e as { message?: string; code?: string; responseCode?: number; command?: string; response?: string };

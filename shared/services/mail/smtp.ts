@@ -1,6 +1,6 @@
 import { Worker } from 'node:worker_threads';
 import nodemailer from 'nodemailer';
-import { composeMessage } from './mime.js';
+import type { MessageInput } from './mime.js';
 import type { EmailProvider, EmailProviderEntry, OutgoingEmail, SendResult } from './types.js';
 
 /** Domain part of an address, for Message-IDs (RFC 5322 §3.6.4: id-left "@" id-right). */
@@ -8,7 +8,7 @@ const domainOf = (addr: string) => addr.slice(addr.lastIndexOf('@') + 1) || 'loc
 
 /** What the worker is asked (see smtp-worker.ts). */
 export type SmtpWorkerRequest =
-  | { op: 'send'; id: number; mail: { envelope: { from: string; to: string[] }; raw: string } }
+  | { op: 'send'; id: number; mail: MessageInput }
   | { op: 'close' };
 
 /** What the worker answers, one reply per `send`. */
@@ -30,9 +30,9 @@ const CLOSE_TIMEOUT_MS = 10_000;
  * The transport lives in a worker thread (smtp-worker.ts), started at the first send. Under
  * load the daemon's event loop is busy with requests, and an SMTP dialogue needs several turns
  * of it (envelope, 354, end of data): on the loop of its own a message is sent in a few
- * milliseconds instead of waiting behind requests at every turn. The message is composed in
- * send() by mime.ts (about 10 µs; nodemailer's MailComposer spent about 0.75 ms of CPU on it)
- * and handed over as `raw`. If the worker dies, the messages it had are reported as failed
+ * milliseconds instead of waiting behind requests at every turn. The worker composes the
+ * message with mime.ts (about 10 µs; nodemailer's MailComposer spent about 0.75 ms of CPU on
+ * it), off the request thread, and hands nodemailer `raw`. If the worker dies, the messages it had are reported as failed
  * (the outbox retries them; same Message-ID) and the next send starts a new worker.
  */
 export class SmtpProvider implements EmailProvider {
@@ -59,9 +59,9 @@ export class SmtpProvider implements EmailProvider {
     if (!this.url) throw new Error('SMTP is not configured (IAM_SMTP_URL is unset)');
     // The same Message-ID on every attempt: a retry after a lost reply is recognisably a duplicate.
     const messageId = `<${msg.id}@${domainOf(this.from)}>`;
-    // Composed here (mime.ts), not by nodemailer's MailComposer, which costs several times the
-    // CPU; throws on anything that could inject a header, so the next provider is tried.
-    const raw = composeMessage({
+    // Composed in the worker (mime.ts); a message that could inject a header is refused there,
+    // as a failed send, so the next provider is tried.
+    const mail: MessageInput = {
       from: this.from,
       to: msg.to,
       subject: msg.subject,
@@ -70,9 +70,7 @@ export class SmtpProvider implements EmailProvider {
       messageId,
       // RFC 3834 §5: machine-generated mail; auto-responders should not answer it.
       headers: { 'Auto-Submitted': 'auto-generated' },
-    });
-    // IAM_MAIL_FROM is a bare address (shared/config.ts), so it is the reverse-path as it is.
-    const mail = { envelope: { from: this.from, to: [msg.to] }, raw };
+    };
     const { worker, pending } = this.current ?? this.startWorker();
     const id = ++this.seq;
     // nodemailer does not read the Message-ID inside a raw message (it would report one of its
