@@ -3,10 +3,12 @@
  * users against a real daemon, with every sign-in code delivered by the smtp provider to a
  * local SMTP server (smtp-server) and read from there.
  *
- *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--database-url mysql://…]
+ *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--calibrate 10] [--database-url mysql://…]
  *
  * Full-flow latency runs from the first request to the token response, mail delivery
- * included. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
+ * included. Before and after the run the machine's own speed is measured for `--calibrate`
+ * seconds (bench/lib/calibrate.ts; 0 skips it), so a result can be read against the reference
+ * machine. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
@@ -15,6 +17,7 @@ import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { machine, summarize, writeResults } from './lib/stats.js';
 import { LeanHttpClient } from './lib/http-client.js';
+import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { openServices, activeTenant } from '../test/helpers/seed.js';
@@ -25,6 +28,7 @@ const { values: args } = parseArgs({
     warmup: { type: 'string', default: '5' },
     concurrency: { type: 'string', default: '24' },
     workers: { type: 'string', default: '1' },
+    calibrate: { type: 'string', default: '10' },
     'database-url': { type: 'string' },
     label: { type: 'string' },
   },
@@ -33,6 +37,7 @@ const DURATION_S = Number(args.duration);
 const WARMUP_S = Number(args.warmup);
 const CONCURRENCY = Number(args.concurrency);
 const REDIRECT = 'https://rp.bench.test/callback';
+const CALIBRATE_S = Number(args.calibrate);
 
 // ---- a minimal SMTP sink: resolve the waiting login when its code arrives ----
 const waiting = new Map<string, (code: string) => void>();
@@ -68,6 +73,7 @@ const users: string[] = [];
 for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email);
 await ds.destroy();
 
+const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 const daemon = await startDaemon(db.url, db.dir, {
   IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
   IAM_EMAIL_CODE_RESEND_SECONDS: '0',
@@ -171,6 +177,7 @@ await daemon.stop();
 smtp.close();
 http.close();
 await db.drop();
+const speedAfter = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 
 function require_status(pid: number): number | undefined {
   // VmRSS of the daemon, in MiB, from /proc (Linux).
@@ -205,6 +212,12 @@ function workersMain(pid: number): number {
 }
 
 const total = ok + failed;
+const loginsPerSecond = Math.round((ok / elapsed) * 10) / 10;
+// The machine's speed as a share of the reference machine's (the mean of the two measurements),
+// and the run's result at that speed: the work is CPU-bound on both cores, so logins/s scale
+// with the machine, and in this closed loop (a fixed number of virtual users) the latencies
+// scale inversely with it. These are estimates; the measured figures above are what ran here.
+const speed = speedBefore !== undefined && speedAfter !== undefined ? (speedBefore + speedAfter) / 2 / REFERENCE_BARE_HTTP_RPS : undefined;
 const result = {
   bench: 'login-flow',
   database: kind,
@@ -212,7 +225,7 @@ const result = {
   concurrency: CONCURRENCY,
   workers: Number(args.workers),
   durationSeconds: Math.round(elapsed * 10) / 10,
-  loginsPerSecond: Math.round((ok / elapsed) * 10) / 10,
+  loginsPerSecond,
   httpRequestsPerSecond: Math.round(((ok * 5) / elapsed) * 10) / 10,
   successRate: total ? ok / total : 0,
   logins: ok,
@@ -229,6 +242,14 @@ const result = {
   } : null,
   daemonRssMiB: rssSamples.length ? { max: Math.round(Math.max(...rssSamples)) } : null,
   goal: { loginsPerSecond: 600, fullFlowP95Ms: 100, successRate: 1 },
+  machineSpeed: speed === undefined ? null : {
+    bareHttpRequestsPerSecond: { before: speedBefore, after: speedAfter, reference: REFERENCE_BARE_HTTP_RPS },
+    shareOfReference: Math.round(speed * 1000) / 1000,
+    atReferenceSpeed: {
+      loginsPerSecond: Math.round(loginsPerSecond / speed),
+      fullFlowP95Ms: Math.round(summarize(flowTimes).p95 * speed * 10) / 10,
+    },
+  },
   machine: machine(),
 };
 const md = `# Login flow benchmark (${kind})
@@ -246,7 +267,13 @@ token) back to back; the code is delivered by the smtp provider to a local SMTP 
 | daemon peak RSS | ${result.daemonRssMiB?.max ?? '?'} MiB | |
 | CPU per login: daemon / its main thread / load generator (ms) | ${result.cpuMsPerLogin?.daemon} / ${result.cpuMsPerLogin?.daemonMainThread} / ${result.cpuMsPerLogin?.loadGenerator} | |
 
-Per step (ms, P50 / P95 / P99):
+${result.machineSpeed ? `Machine speed: a bare node:http server answered ${result.machineSpeed.bareHttpRequestsPerSecond.before} requests/s before the run
+and ${result.machineSpeed.bareHttpRequestsPerSecond.after} after it (autocannon, 50 connections), against about ${REFERENCE_BARE_HTTP_RPS.toLocaleString('en')} on the reference
+machine of this kind: this one ran at ${(result.machineSpeed.shareOfReference * 100).toFixed(0)} % of it. At the reference speed this run's work would give about
+${result.machineSpeed.atReferenceSpeed.loginsPerSecond} logins/s at full-flow P95 ${result.machineSpeed.atReferenceSpeed.fullFlowP95Ms} ms (an estimate: both scale with the machine, since the
+work is CPU-bound and the number of virtual users fixed).
+
+` : ''}Per step (ms, P50 / P95 / P99):
 
 | Step | P50 | P95 | P99 |
 |---|---|---|---|
