@@ -56,13 +56,10 @@ export async function startDaemon(databaseUrl: string, dataDir: string, extra: R
   const logs: Record<string, unknown>[] = [];
   let raw = '';
   let buf = '';
-  // 'exit' can come before the last lines written to stdout have been read ('close' comes after
-  // them), so the exit code is handed out once the pipes are drained too. The wait is bounded:
-  // a worker process orphaned by a SIGKILL would keep the pipe open.
-  let drained = false;
-  proc.once('close', () => { drained = true; });
-  const exited = new Promise<number | null>((resolve) => proc.on('exit', (code) => {
-    if (drained) return resolve(code);
+  // 'exit' can come before the last lines written to stdout have been read; 'close' always comes
+  // after it, once the pipes are drained, so the exit code is handed out then. The wait is
+  // bounded: a worker process orphaned by a SIGKILL would keep the pipe open.
+  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => {
     const bound = setTimeout(() => resolve(code), 2_000);
     proc.once('close', () => { clearTimeout(bound); resolve(code); });
   }));
