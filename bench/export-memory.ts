@@ -37,55 +37,106 @@ const app = await seedApp(db.url, db.dir);
 // Seed: one transaction, one prepared INSERT.
 const seedStart = Date.now();
 const sqlite = new Database(db.url.replace(/^sqlite:/, ''));
-const insert = sqlite.prepare('INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)');
+const insert = sqlite.prepare(
+  'INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+);
 const base = Date.now() - ROWS * 1000;
 sqlite.transaction(() => {
   for (let i = 0; i < ROWS; i++) {
-    insert.run(`ah_${randomBytes(9).toString('base64url')}`, app.tenantId, app.user.id, i % 7 ? 'login' : 'token_refresh', i % 11 ? 'success' : 'failure', i % 11 ? null : 'invalid_code', app.web.clientId, `10.0.${(i >> 8) & 255}.${i & 255}`, 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36', base + i * 1000);
+    insert.run(
+      `ah_${randomBytes(9).toString('base64url')}`,
+      app.tenantId,
+      app.user.id,
+      i % 7 ? 'login' : 'token_refresh',
+      i % 11 ? 'success' : 'failure',
+      i % 11 ? null : 'invalid_code',
+      app.web.clientId,
+      `10.0.${(i >> 8) & 255}.${i & 255}`,
+      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+      base + i * 1000,
+    );
   }
 })();
 sqlite.close();
 const seedMs = Date.now() - seedStart;
 
 const sink = await startSmtpSink();
-const d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0', IAM_LOG_LEVEL: 'warn' });
+const d = await startDaemon(db.url, db.dir, {
+  IAM_SMTP_URL: sink.url,
+  IAM_EMAIL_CODE_RESEND_SECONDS: '0',
+  IAM_LOG_LEVEL: 'warn',
+});
 const pid = d.proc.pid!;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 try {
   const { access_token } = await kit.tokensFor(app.web, app.user.email);
   const idle = { rssMiB: memMiB(pid, 'VmRSS'), hwmMiB: memMiB(pid, 'VmHWM') };
 
   const samples: number[] = [];
-  const sampler = setInterval(() => { try { samples.push(memMiB(pid, 'VmRSS')); } catch { /* exited */ } }, 20);
+  const sampler = setInterval(() => {
+    try {
+      samples.push(memMiB(pid, 'VmRSS'));
+    } catch {
+      /* exited */
+    }
+  }, 20);
   const t0 = Date.now();
   const post = await fetch(`${d.url}/api/user/data-export`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${access_token}` }, body: JSON.stringify({ format: FORMAT }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${access_token}` },
+    body: JSON.stringify({ format: FORMAT }),
   });
   const pending = (await post.json()) as { status: string; requestId: string; estimatedWaitSeconds: number };
-  if (post.status !== 202 || pending.status !== 'pending') throw new Error(`expected pending, got ${post.status} ${JSON.stringify(pending)}`);
+  if (post.status !== 202 || pending.status !== 'pending')
+    throw new Error(`expected pending, got ${post.status} ${JSON.stringify(pending)}`);
   let completed: { status: string; data: Record<string, unknown> } | undefined;
   let bytes = 0;
   let polls = 0;
   while (Date.now() - t0 < 600_000) {
-    const r = await fetch(`${d.url}/api/user/data-export/${pending.requestId}`, { headers: { authorization: `Bearer ${access_token}` } });
+    const r = await fetch(`${d.url}/api/user/data-export/${pending.requestId}`, {
+      headers: { authorization: `Bearer ${access_token}` },
+    });
     const text = await r.text();
     polls++;
     const body = JSON.parse(text) as { status: string; data: Record<string, unknown> };
-    if (body.status !== 'pending') { completed = body; bytes = Buffer.byteLength(text); break; }
+    if (body.status !== 'pending') {
+      completed = body;
+      bytes = Buffer.byteLength(text);
+      break;
+    }
     await new Promise((res) => setTimeout(res, 200));
   }
   const totalMs = Date.now() - t0;
   clearInterval(sampler);
-  if (completed?.status !== 'completed') throw new Error(`export did not complete: ${JSON.stringify(completed)?.slice(0, 300)}`);
-  const exported = FORMAT === 'json'
-    ? (completed.data.auth_history as unknown[]).length
-    : String(completed.data.csv).split('\r\n').filter(Boolean).length - 2 - 2 * 4 - 1; // minus the other sections' markers, headers and the profile row
+  if (completed?.status !== 'completed')
+    throw new Error(`export did not complete: ${JSON.stringify(completed)?.slice(0, 300)}`);
+  const exported =
+    FORMAT === 'json'
+      ? (completed.data.auth_history as unknown[]).length
+      : String(completed.data.csv).split('\r\n').filter(Boolean).length - 2 - 2 * 4 - 1; // minus the other sections' markers, headers and the profile row
   const after = { rssMiB: memMiB(pid, 'VmRSS'), hwmMiB: memMiB(pid, 'VmHWM') };
   const peakSampledRss = Math.max(...samples);
   const result = {
-    bench: 'export-memory', database: 'sqlite', rows: ROWS, format: FORMAT, exportedAuthHistoryRows: exported,
-    seedMs, exportMs: totalMs, polls, responseBytes: bytes, estimatedWaitSeconds: pending.estimatedWaitSeconds,
-    daemon: { idle, after, peakSampledRssMiB: peakSampledRss, growthOfPeakOverIdleMiB: Math.round((after.hwmMiB - idle.rssMiB) * 100) / 100, samples: samples.length },
+    bench: 'export-memory',
+    database: 'sqlite',
+    rows: ROWS,
+    format: FORMAT,
+    exportedAuthHistoryRows: exported,
+    seedMs,
+    exportMs: totalMs,
+    polls,
+    responseBytes: bytes,
+    estimatedWaitSeconds: pending.estimatedWaitSeconds,
+    daemon: {
+      idle,
+      after,
+      peakSampledRssMiB: peakSampledRss,
+      growthOfPeakOverIdleMiB: Math.round((after.hwmMiB - idle.rssMiB) * 100) / 100,
+      samples: samples.length,
+    },
     machine: machine(),
   };
   const md = `# Data export memory (SQLite, ${ROWS.toLocaleString('en')} auth_history rows, ${FORMAT})

@@ -37,8 +37,21 @@ const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
 const { ds, directory, config, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const rs = await directory.createClient(tenant.id, { name: 'Bench API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.bench.test'] }, actor);
-const app = await directory.createClient(tenant.id, { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] }, actor);
+const rs = await directory.createClient(
+  tenant.id,
+  {
+    name: 'Bench API',
+    grant_types: ['client_credentials'],
+    scopes: ['api'],
+    resource_identifiers: ['https://api.bench.test'],
+  },
+  actor,
+);
+const app = await directory.createClient(
+  tenant.id,
+  { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
+  actor,
+);
 const keys = new KeyService(ds, config.secretKey, 86_400);
 await keys.ensureActive();
 
@@ -50,27 +63,60 @@ function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
-interface Run { name: string; requestsPerSec: number; p50: number; p95: number; p99: number; errors: number; non2xx: number; total: number }
+interface Run {
+  name: string;
+  requestsPerSec: number;
+  p50: number;
+  p95: number;
+  p99: number;
+  errors: number;
+  non2xx: number;
+  total: number;
+}
 
-async function load(name: string, url: string, body: string, authorization: string, check?: (b: string) => boolean): Promise<Run> {
+async function load(
+  name: string,
+  url: string,
+  body: string,
+  authorization: string,
+  check?: (b: string) => boolean,
+): Promise<Run> {
   // Validate once outside the load, so a broken setup cannot pass as a fast one.
-  const probe = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization }, body });
+  const probe = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
+    body,
+  });
   const text = await probe.text();
   if (probe.status !== 200 || (check && !check(text))) throw new Error(`${name}: probe failed ${probe.status} ${text}`);
   // Every response time is kept, so P95 is computed exactly (autocannon reports P90 and P97.5).
   const times: number[] = [];
   const inst = autocannon({
-    url, method: 'POST', connections: CONNECTIONS, duration: DURATION, body,
+    url,
+    method: 'POST',
+    connections: CONNECTIONS,
+    duration: DURATION,
+    body,
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
   }) as unknown as import('node:events').EventEmitter;
-  inst.on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => { times.push(ms); });
+  inst.on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => {
+    times.push(ms);
+  });
   const r = await new Promise<autocannon.Result>((resolve) => inst.on('done', resolve));
   const lat = summarize(times);
   const run = {
-    name, requestsPerSec: Math.round(r.requests.average), p50: lat.p50, p95: lat.p95, p99: lat.p99,
-    errors: r.errors + r.timeouts, non2xx: r.non2xx, total: r.requests.total,
+    name,
+    requestsPerSec: Math.round(r.requests.average),
+    p50: lat.p50,
+    p95: lat.p95,
+    p99: lat.p99,
+    errors: r.errors + r.timeouts,
+    non2xx: r.non2xx,
+    total: r.requests.total,
   };
-  console.log(`${name}: ${run.requestsPerSec} req/s, P50 ${run.p50} ms, P99 ${run.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}`);
+  console.log(
+    `${name}: ${run.requestsPerSec} req/s, P50 ${run.p50} ms, P99 ${run.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}`,
+  );
   return run;
 }
 
@@ -94,16 +140,32 @@ await ours.stop();
 
 // ---- node-oidc-provider, same load ----
 const peerPort = await freePort();
-const peer = spawn(process.execPath, [join(import.meta.dirname, 'oidc-provider-peer.js'), String(peerPort)], { stdio: ['ignore', 'pipe', 'pipe'] });
+const peer = spawn(process.execPath, [join(import.meta.dirname, 'oidc-provider-peer.js'), String(peerPort)], {
+  stdio: ['ignore', 'pipe', 'pipe'],
+});
 await new Promise<void>((resolve, reject) => {
-  peer.stdout!.on('data', (d: Buffer) => { if (d.toString().includes('ready')) resolve(); });
+  peer.stdout.on('data', (d: Buffer) => {
+    if (d.toString().includes('ready')) resolve();
+  });
   peer.on('exit', (c) => reject(new Error(`oidc-provider exited ${c}`)));
 });
 const peerAuth = 'Basic ' + Buffer.from('bench-rs:bench-rs-secret-0123456789abcdef').toString('base64');
-const peerTok = (await (await fetch(`http://127.0.0.1:${peerPort}/token`, {
-  method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: peerAuth }, body: 'grant_type=client_credentials&scope=api',
-})).json()) as { access_token: string };
-runs.push(await load('node-oidc-provider', `http://127.0.0.1:${peerPort}/token/introspection`, new URLSearchParams({ token: peerTok.access_token }).toString(), peerAuth, (b) => b.includes('"active":true')));
+const peerTok = (await (
+  await fetch(`http://127.0.0.1:${peerPort}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: peerAuth },
+    body: 'grant_type=client_credentials&scope=api',
+  })
+).json()) as { access_token: string };
+runs.push(
+  await load(
+    'node-oidc-provider',
+    `http://127.0.0.1:${peerPort}/token/introspection`,
+    new URLSearchParams({ token: peerTok.access_token }).toString(),
+    peerAuth,
+    (b) => b.includes('"active":true'),
+  ),
+);
 peer.kill('SIGTERM');
 
 // ---- a million distinct cached tokens: memory stays bounded ----
@@ -117,18 +179,42 @@ if (args.million) {
   const batch = 500;
   const agentUrl = `${ours.url}/introspect`;
   while (sent < N) {
-    const toks = await Promise.all(Array.from({ length: batch }, () => tokens.issueAccessToken({
-      sub: app.client.client_id, clientId: app.client.client_id, tenantId: tenant.id, scope: ['api'], audience: ['https://api.bench.test'], ttlSeconds: 3600,
-    })));
-    await Promise.all(toks.map(async (t) => {
-      const r = await fetch(agentUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: rsAuth }, body: `token=${t.token}` });
-      if (!(await r.text()).includes('"active":true')) throw new Error('a fresh token was not active');
-    }));
+    const toks = await Promise.all(
+      Array.from({ length: batch }, () =>
+        tokens.issueAccessToken({
+          sub: app.client.client_id,
+          clientId: app.client.client_id,
+          tenantId: tenant.id,
+          scope: ['api'],
+          audience: ['https://api.bench.test'],
+          ttlSeconds: 3600,
+        }),
+      ),
+    );
+    await Promise.all(
+      toks.map(async (t) => {
+        const r = await fetch(agentUrl, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: rsAuth },
+          body: `token=${t.token}`,
+        });
+        if (!(await r.text()).includes('"active":true')) throw new Error('a fresh token was not active');
+      }),
+    );
     sent += batch;
-    if (sent % 100_000 === 0) console.log(`  ${sent} distinct tokens cached, daemon RSS ${rssMiB(ours.proc.pid!, 'VmRSS')} MiB (peak ${rssMiB(ours.proc.pid!)} MiB)`);
+    if (sent % 100_000 === 0)
+      console.log(
+        `  ${sent} distinct tokens cached, daemon RSS ${rssMiB(ours.proc.pid!, 'VmRSS')} MiB (peak ${rssMiB(ours.proc.pid!)} MiB)`,
+      );
   }
   // Every token is still cached: one more pass over a sample must be all cache hits.
-  memory.million = { tokens: N, rssBeforeMiB: before, rssAfterMiB: rssMiB(ours.proc.pid!, 'VmRSS'), peakRssMiB: rssMiB(ours.proc.pid!), seconds: Math.round((Date.now() - started) / 1000) };
+  memory.million = {
+    tokens: N,
+    rssBeforeMiB: before,
+    rssAfterMiB: rssMiB(ours.proc.pid!, 'VmRSS'),
+    peakRssMiB: rssMiB(ours.proc.pid!),
+    seconds: Math.round((Date.now() - started) / 1000),
+  };
   await ours.stop();
 }
 
@@ -138,9 +224,15 @@ await db.drop();
 const [hit, miss, peerRun] = runs as [Run, Run, Run];
 const ratio = Math.round((hit.requestsPerSec / peerRun.requestsPerSec) * 100) / 100;
 const result = {
-  bench: 'introspection', database: kind, connections: CONNECTIONS, durationSeconds: DURATION,
-  runs, ratioCacheHitToOidcProvider: ratio, memory,
-  goal: { ratio: 2, p99Ms: 10 }, machine: machine(),
+  bench: 'introspection',
+  database: kind,
+  connections: CONNECTIONS,
+  durationSeconds: DURATION,
+  runs,
+  ratioCacheHitToOidcProvider: ratio,
+  memory,
+  goal: { ratio: 2, p99Ms: 10 },
+  machine: machine(),
 };
 const md = `# Introspection benchmark (${kind})
 

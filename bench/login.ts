@@ -43,16 +43,25 @@ const CALIBRATE_S = Number(args.calibrate);
 const waiting = new Map<string, (code: string) => void>();
 let mailsReceived = 0;
 const smtp = new SMTPServer({
-  disabledCommands: ['AUTH', 'STARTTLS'], authOptional: true, logger: false, size: 1024 * 1024, disableReverseLookup: true,
+  disabledCommands: ['AUTH', 'STARTTLS'],
+  authOptional: true,
+  logger: false,
+  size: 1024 * 1024,
+  disableReverseLookup: true,
   onData(stream, session, cb) {
     let data = '';
-    stream.on('data', (c: Buffer) => { data += c.toString('utf8'); });
+    stream.on('data', (c: Buffer) => {
+      data += c.toString('utf8');
+    });
     stream.on('end', () => {
       mailsReceived++;
       const m = /sign-in code: (\d{6})/.exec(data);
       for (const r of session.envelope.rcptTo) {
         const resolve = waiting.get(r.address.toLowerCase());
-        if (resolve && m) { waiting.delete(r.address.toLowerCase()); resolve(m[1]!); }
+        if (resolve && m) {
+          waiting.delete(r.address.toLowerCase());
+          resolve(m[1]);
+        }
       }
       cb();
     });
@@ -68,26 +77,43 @@ const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
 const { ds, directory, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const { client, client_secret } = await directory.createClient(tenant.id, { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true }, actor);
+const { client, client_secret } = await directory.createClient(
+  tenant.id,
+  { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true },
+  actor,
+);
 const users: string[] = [];
-for (let i = 0; i < CONCURRENCY; i++) users.push((await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email);
+for (let i = 0; i < CONCURRENCY; i++)
+  users.push(
+    (await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email,
+  );
 await ds.destroy();
 
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
-const daemon = await startDaemon(db.url, db.dir, {
-  IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
-  IAM_EMAIL_CODE_RESEND_SECONDS: '0',
-  IAM_LOG_LEVEL: 'warn',
-  IAM_WORKERS: args.workers,
-}, (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean)); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
+const daemon = await startDaemon(
+  db.url,
+  db.dir,
+  {
+    IAM_SMTP_URL: `smtp://127.0.0.1:${smtpPort}?maxConnections=32`,
+    IAM_EMAIL_CODE_RESEND_SECONDS: '0',
+    IAM_LOG_LEVEL: 'warn',
+    IAM_WORKERS: args.workers,
+  },
+  (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
+); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
 const u = new URL(daemon.url);
 // A lean keep-alive client (raw sockets, one write per request): node:http's request/Agent
 // costs more CPU, and this process shares the machine with the daemon it measures.
 const http = new LeanHttpClient(u.hostname, Number(u.port), { maxSockets: CONCURRENCY * 2 });
 const basic = 'Basic ' + Buffer.from(`${client.client_id}:${client_secret}`).toString('base64');
 
-interface Res { status: number; headers: Record<string, string | string[] | undefined>; body: string }
-const call = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Res> => http.request(method, path, headers, body);
+interface Res {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: string;
+}
+const call = (method: string, path: string, headers: Record<string, string>, body?: string): Promise<Res> =>
+  http.request(method, path, headers, body);
 
 const steps = ['authorize', 'send', 'mail', 'verify', 'continue', 'token'] as const;
 const stepTimes: Record<string, number[]> = Object.fromEntries(steps.map((s) => [s, []]));
@@ -103,36 +129,71 @@ async function oneLogin(email: string): Promise<void> {
   const challenge = createHash('sha256').update(verifier).digest('base64url');
   const t: number[] = [performance.now()];
   const mark = () => t.push(performance.now());
-  const q = new URLSearchParams({ response_type: 'code', client_id: client.client_id, redirect_uri: REDIRECT, scope: 'openid email', state: 's', nonce: 'n', code_challenge: challenge, code_challenge_method: 'S256' });
+  const q = new URLSearchParams({
+    response_type: 'code',
+    client_id: client.client_id,
+    redirect_uri: REDIRECT,
+    scope: 'openid email',
+    state: 's',
+    nonce: 'n',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+  });
   const page = await call('GET', `/authorize?${q}`, {});
   if (page.status !== 200) throw new Error(`authorize ${page.status}`);
-  const challengeId = /name="challenge" value="([^"]+)"/.exec(page.body)![1]!;
+  const challengeId = /name="challenge" value="([^"]+)"/.exec(page.body)![1];
   mark();
   const codeArrives = new Promise<string>((resolve, reject) => {
     waiting.set(email, resolve);
-    setTimeout(() => { if (waiting.get(email) === resolve) { waiting.delete(email); reject(new Error('mail timeout')); } }, 30_000).unref();
+    setTimeout(() => {
+      if (waiting.get(email) === resolve) {
+        waiting.delete(email);
+        reject(new Error('mail timeout'));
+      }
+    }, 30_000).unref();
   });
-  const send = await call('POST', '/api/v1/auth/direct/email-code/send', { 'content-type': 'application/json' }, JSON.stringify({ client_id: client.client_id, email, authorization_challenge_id: challengeId }));
+  const send = await call(
+    'POST',
+    '/api/v1/auth/direct/email-code/send',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ client_id: client.client_id, email, authorization_challenge_id: challengeId }),
+  );
   if (send.status !== 200) throw new Error(`send ${send.status}`);
   mark();
   const code = await codeArrives;
   mark();
-  const verify = await call('POST', '/api/v1/auth/direct/email-code/verify', { 'content-type': 'application/json' }, JSON.stringify({ client_id: client.client_id, email, code, authorization_challenge_id: challengeId }));
+  const verify = await call(
+    'POST',
+    '/api/v1/auth/direct/email-code/verify',
+    { 'content-type': 'application/json' },
+    JSON.stringify({ client_id: client.client_id, email, code, authorization_challenge_id: challengeId }),
+  );
   if (verify.status !== 200) throw new Error(`verify ${verify.status}`);
-  const cookie = String((verify.headers['set-cookie'] as string[]).find((c) => c.startsWith('service_session='))!.split(';')[0]);
+  const cookie = String(
+    (verify.headers['set-cookie'] as string[]).find((c) => c.startsWith('service_session='))!.split(';')[0],
+  );
   const redirectUrl = new URL((JSON.parse(verify.body) as { redirect_url: string }).redirect_url);
   mark();
   const cont = await call('GET', redirectUrl.pathname + redirectUrl.search, { cookie });
   if (cont.status !== 302) throw new Error(`continue ${cont.status}`);
   const authCode = new URL(String(cont.headers.location)).searchParams.get('code')!;
   mark();
-  const token = await call('POST', '/token', { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-    new URLSearchParams({ grant_type: 'authorization_code', code: authCode, redirect_uri: REDIRECT, code_verifier: verifier }).toString());
+  const token = await call(
+    'POST',
+    '/token',
+    { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+    new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: authCode,
+      redirect_uri: REDIRECT,
+      code_verifier: verifier,
+    }).toString(),
+  );
   if (token.status !== 200 || !token.body.includes('id_token')) throw new Error(`token ${token.status}`);
   mark();
   if (!measuring) return;
-  flowTimes.push(t[t.length - 1]! - t[0]!);
-  steps.forEach((s, i) => stepTimes[s]!.push(t[i + 1]! - t[i]!));
+  flowTimes.push(t[t.length - 1] - t[0]);
+  steps.forEach((s, i) => stepTimes[s].push(t[i + 1] - t[i]));
 }
 
 async function virtualUser(email: string): Promise<void> {
@@ -163,7 +224,9 @@ const rssTimer = setInterval(() => {
   try {
     const status = require_status(daemon.proc.pid!);
     if (status) rssSamples.push(status);
-  } catch { /* process gone */ }
+  } catch {
+    /* process gone */
+  }
 }, 500);
 await new Promise((r) => setTimeout(r, DURATION_S * 1000));
 measuring = false;
@@ -200,7 +263,11 @@ function cpuMs(pid: number): { all: number; main: number } {
   const msPerTick = 10; // USER_HZ is 100 on Linux
   let all = ticks(`/proc/${pid}/stat`);
   for (const child of readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').split(' ').filter(Boolean)) {
-    try { all += ticks(`/proc/${child}/stat`); } catch { /* exited */ }
+    try {
+      all += ticks(`/proc/${child}/stat`);
+    } catch {
+      /* exited */
+    }
   }
   const mainPid = workersMain(pid);
   return { all: all * msPerTick, main: ticks(`/proc/${mainPid}/task/${mainPid}/stat`) * msPerTick };
@@ -218,7 +285,10 @@ const fullFlowMs = summarize(flowTimes);
 // and the run's result at that speed: the work is CPU-bound on both cores, so logins/s scale
 // with the machine, and in this closed loop (a fixed number of virtual users) the latencies
 // scale inversely with it. These are estimates; the measured figures above are what ran here.
-const speed = speedBefore !== undefined && speedAfter !== undefined ? (speedBefore + speedAfter) / 2 / REFERENCE_BARE_HTTP_RPS : undefined;
+const speed =
+  speedBefore !== undefined && speedAfter !== undefined
+    ? (speedBefore + speedAfter) / 2 / REFERENCE_BARE_HTTP_RPS
+    : undefined;
 const result = {
   bench: 'login-flow',
   database: kind,
@@ -232,25 +302,30 @@ const result = {
   logins: ok,
   failures: Object.fromEntries(failures),
   fullFlowMs,
-  stepsMs: Object.fromEntries(steps.map((s) => [s, summarize(stepTimes[s]!)])),
+  stepsMs: Object.fromEntries(steps.map((s) => [s, summarize(stepTimes[s])])),
   mailsReceived,
   // CPU per login: the daemon (all threads; with workers, all processes), its main thread
   // (the first worker's with workers), and this load generator with its SMTP server.
-  cpuMsPerLogin: ok ? {
-    daemon: Math.round(((cpu1.all - cpu0.all) / ok) * 100) / 100,
-    daemonMainThread: Math.round(((cpu1.main - cpu0.main) / ok) * 100) / 100,
-    loadGenerator: Math.round(((benchCpu.user + benchCpu.system) / 1000 / ok) * 100) / 100,
-  } : null,
+  cpuMsPerLogin: ok
+    ? {
+        daemon: Math.round(((cpu1.all - cpu0.all) / ok) * 100) / 100,
+        daemonMainThread: Math.round(((cpu1.main - cpu0.main) / ok) * 100) / 100,
+        loadGenerator: Math.round(((benchCpu.user + benchCpu.system) / 1000 / ok) * 100) / 100,
+      }
+    : null,
   daemonRssMiB: rssSamples.length ? { max: Math.round(Math.max(...rssSamples)) } : null,
   goal: { loginsPerSecond: 600, fullFlowP95Ms: 100, successRate: 1 },
-  machineSpeed: speed === undefined ? null : {
-    bareHttpRequestsPerSecond: { before: speedBefore, after: speedAfter, reference: REFERENCE_BARE_HTTP_RPS },
-    shareOfReference: Math.round(speed * 1000) / 1000,
-    atReferenceSpeed: {
-      loginsPerSecond: Math.round(loginsPerSecond / speed),
-      fullFlowP95Ms: Math.round(fullFlowMs.p95 * speed * 10) / 10,
-    },
-  },
+  machineSpeed:
+    speed === undefined
+      ? null
+      : {
+          bareHttpRequestsPerSecond: { before: speedBefore, after: speedAfter, reference: REFERENCE_BARE_HTTP_RPS },
+          shareOfReference: Math.round(speed * 1000) / 1000,
+          atReferenceSpeed: {
+            loginsPerSecond: Math.round(loginsPerSecond / speed),
+            fullFlowP95Ms: Math.round(fullFlowMs.p95 * speed * 10) / 10,
+          },
+        },
   machine: machine(),
 };
 const md = `# Login flow benchmark (${kind})
@@ -268,20 +343,24 @@ token) back to back; the code is delivered by the smtp provider to a local SMTP 
 | daemon peak RSS | ${result.daemonRssMiB?.max ?? '?'} MiB | |
 | CPU per login: daemon / its main thread / load generator (ms) | ${result.cpuMsPerLogin?.daemon} / ${result.cpuMsPerLogin?.daemonMainThread} / ${result.cpuMsPerLogin?.loadGenerator} | |
 
-${result.machineSpeed ? `Machine speed: a bare node:http server answered ${result.machineSpeed.bareHttpRequestsPerSecond.before} requests/s before the run
+${
+  result.machineSpeed
+    ? `Machine speed: a bare node:http server answered ${result.machineSpeed.bareHttpRequestsPerSecond.before} requests/s before the run
 and ${result.machineSpeed.bareHttpRequestsPerSecond.after} after it (autocannon, 50 connections), against about ${REFERENCE_BARE_HTTP_RPS.toLocaleString('en')} on the reference
 machine of this kind: this one ran at ${(result.machineSpeed.shareOfReference * 100).toFixed(0)} % of it. At the reference speed this run's work would give about
 ${result.machineSpeed.atReferenceSpeed.loginsPerSecond} logins/s at full-flow P95 ${result.machineSpeed.atReferenceSpeed.fullFlowP95Ms} ms (an estimate: both scale with the machine, since the
 work is CPU-bound and the number of virtual users fixed).
 
-` : ''}Per step (ms, P50 / P95 / P99):
+`
+    : ''
+}Per step (ms, P50 / P95 / P99):
 
 | Step | P50 | P95 | P99 |
 |---|---|---|---|
-${steps.map((s) => `| ${s} | ${result.stepsMs[s]!.p50} | ${result.stepsMs[s]!.p95} | ${result.stepsMs[s]!.p99} |`).join('\n')}
+${steps.map((s) => `| ${s} | ${result.stepsMs[s].p50} | ${result.stepsMs[s].p95} | ${result.stepsMs[s].p99} |`).join('\n')}
 
 The spec observed 150 logins/s at full-flow P95 756 ms.
 `;
 console.log(md);
-writeResults(`login-${kind}${result.workers > 1 ? `-workers${result.workers}` : ""}`, result, md);
+writeResults(`login-${kind}${result.workers > 1 ? `-workers${result.workers}` : ''}`, result, md);
 process.exit(0);

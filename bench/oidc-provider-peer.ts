@@ -8,10 +8,16 @@ import Provider from 'oidc-provider';
 
 const port = Number(process.argv[2] ?? 0);
 const provider = new Provider(`http://127.0.0.1:${port}`, {
-  clients: [{
-    client_id: 'bench-rs', client_secret: 'bench-rs-secret-0123456789abcdef', grant_types: ['client_credentials'],
-    redirect_uris: [], response_types: [], token_endpoint_auth_method: 'client_secret_basic',
-  }],
+  clients: [
+    {
+      client_id: 'bench-rs',
+      client_secret: 'bench-rs-secret-0123456789abcdef',
+      grant_types: ['client_credentials'],
+      redirect_uris: [],
+      response_types: [],
+      token_endpoint_auth_method: 'client_secret_basic',
+    },
+  ],
   features: {
     clientCredentials: { enabled: true },
     introspection: { enabled: true },

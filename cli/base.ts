@@ -25,7 +25,9 @@ import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning.js';
 import type { Tenant } from '../shared/db/entities.js';
 
-export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof BaseCommand)['baseFlags'] & T['flags']>;
+export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof BaseCommand)['baseFlags'] & T['flags']
+>;
 export type CmdArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 export const SCHEMA_NOT_CURRENT = 'the database schema is not current: run `iam db migrate`';
@@ -34,7 +36,12 @@ export const SCHEMA_NOT_CURRENT = 'the database schema is not current: run `iam 
 export class CliFailure extends Error {
   /** More fields of the `--json` error object (the Idempotency-Key used, current values). */
   context: Record<string, unknown> = {};
-  constructor(public readonly code: string, message: string, public readonly exitCode = 1, public readonly details?: FieldIssue[]) {
+  constructor(
+    public readonly code: string,
+    message: string,
+    public readonly exitCode = 1,
+    public readonly details?: FieldIssue[],
+  ) {
     super(message);
     this.name = 'CliFailure';
   }
@@ -58,7 +65,8 @@ export function printJson(json: unknown): void {
 
 /** The report of a failure every command reports alike: its own failures, oclif usage errors, the unexpected. */
 export function commonReport(err: Error & { oclif?: { exit?: number } }): Report {
-  if (err instanceof CliFailure) return { code: err.code, message: err.message, exit: err.exitCode, fields: err.jsonFields() };
+  if (err instanceof CliFailure)
+    return { code: err.code, message: err.message, exit: err.exitCode, fields: err.jsonFields() };
   if (err instanceof Errors.CLIError || typeof err.oclif?.exit === 'number') {
     return { code: 'usage_error', message: err.message, exit: err.oclif?.exit ?? 2 };
   }
@@ -83,7 +91,9 @@ export function emitFailure(json: boolean, err: Error, report: Report): void {
 
 /** Where a database is, for messages: never the URL itself, which may carry a password. */
 export function describeDatabase(db: DatabaseConfig): string {
-  return db.kind === 'sqlite' ? `sqlite:${db.path}` : `mysql ${db.user ? `${db.user}@` : ''}${db.host}:${db.port}/${db.database}`;
+  return db.kind === 'sqlite'
+    ? `sqlite:${db.path}`
+    : `mysql ${db.user ? `${db.user}@` : ''}${db.host}:${db.port}/${db.database}`;
 }
 
 function operatorName(): string {
@@ -140,7 +150,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       directory: this.directory(),
       keys: this.keyService(),
       mail: createEmailProviders(this.settings, quiet),
-      options: { maxAttempts: this.settings.provisioningMaxAttempts, retryBaseMs: this.settings.provisioningRetryBaseMs },
+      options: {
+        maxAttempts: this.settings.provisioningMaxAttempts,
+        retryBaseMs: this.settings.provisioningRetryBaseMs,
+      },
     });
   }
 
@@ -177,7 +190,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // the daemon's writes data the daemon cannot use. Say so (never printing the key).
       process.stderr.write(
         `Warning: IAM_SECRET_KEY is not set and ${this.settings.dataDir}/secret.key did not exist, so a new secret key was generated there. ` +
-        'The daemon must use the same key (the same IAM_SECRET_KEY, or the same IAM_DATA_DIR), or the client secrets and signing keys written here will not work.\n',
+          'The daemon must use the same key (the same IAM_SECRET_KEY, or the same IAM_DATA_DIR), or the client secrets and signing keys written here will not work.\n',
       );
     }
     const where = describeDatabase(this.settings.database);
@@ -224,14 +237,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   private flagFor(field: string): string {
     const [key] = field.split('.');
-    const flag = this.cmd.fieldFlags[key!];
+    const flag = this.cmd.fieldFlags[key];
     return flag ? `--${flag}` : field;
   }
 
   /** The rejected value, quoted, when the field names one element of the input. */
   private valueFor(field: string): string {
     const [key, index] = field.split('.');
-    const v = this.serviceInput?.[key!];
+    const v = this.serviceInput?.[key];
     const value = Array.isArray(v) && index !== undefined ? v[Number(index)] : typeof v === 'string' ? v : undefined;
     return typeof value === 'string' ? ` ${JSON.stringify(value)}` : '';
   }
@@ -243,6 +256,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       return { code: err.error, message: lines.join('\n'), exit: 1, fields: { details } };
     }
     const field = typeof err.extra.field === 'string' ? err.extra.field : undefined;
-    return { code: err.error, message: field ? `${this.flagFor(field)}: ${err.message}` : err.message, exit: 1, ...(details ? { fields: { details } } : {}) };
+    return {
+      code: err.error,
+      message: field ? `${this.flagFor(field)}: ${err.message}` : err.message,
+      exit: 1,
+      ...(details ? { fields: { details } } : {}),
+    };
   }
 }

@@ -19,8 +19,12 @@ export function list(values: readonly string[], sep = ', '): string {
 export function table<R>(rows: readonly R[], columns: Column<R>[], empty: string): string {
   if (rows.length === 0) return empty;
   const cells = rows.map((r) => columns.map((c) => c.value(r)));
-  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i]!.length)));
-  const line = (values: string[]) => values.map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i]!))).join('  ').trimEnd();
+  const widths = columns.map((c, i) => Math.max(c.header.length, ...cells.map((row) => row[i].length)));
+  const line = (values: string[]) =>
+    values
+      .map((v, i) => (i === values.length - 1 ? v : v.padEnd(widths[i])))
+      .join('  ')
+      .trimEnd();
   return [line(columns.map((c) => c.header.toUpperCase())), ...cells.map(line)].join('\n');
 }
 

@@ -21,12 +21,16 @@ export function progressPrinter(enabled: boolean): ProgressListener | undefined 
 export function requireSettled(op: ProvisioningOperationView, timeoutSeconds: number): void {
   if (op.status === 'completed') return;
   if (op.status === 'blocked') {
-    throw new CliFailure('provisioning_blocked',
-      `provisioning of tenant ${op.tenant_id} is blocked at step ${op.current_step} (last_error_code ${op.last_error_code ?? 'none'}). `
-      + 'Fix the cause (see docs/provisioning.md for the error code), then run '
-      + `\`iam provisioning retry --tenant ${op.tenant_id}\`.`);
+    throw new CliFailure(
+      'provisioning_blocked',
+      `provisioning of tenant ${op.tenant_id} is blocked at step ${op.current_step} (last_error_code ${op.last_error_code ?? 'none'}). ` +
+        'Fix the cause (see docs/provisioning.md for the error code), then run ' +
+        `\`iam provisioning retry --tenant ${op.tenant_id}\`.`,
+    );
   }
-  throw new CliFailure('provisioning_timeout',
-    `tenant ${op.tenant_id} is still provisioning after ${timeoutSeconds} s (status ${op.status}, step ${op.current_step}${op.last_error_code ? `, last_error_code ${op.last_error_code}` : ''}). `
-    + `It goes on in the background while a daemon runs; check it with \`iam provisioning show --tenant ${op.tenant_id}\`.`);
+  throw new CliFailure(
+    'provisioning_timeout',
+    `tenant ${op.tenant_id} is still provisioning after ${timeoutSeconds} s (status ${op.status}, step ${op.current_step}${op.last_error_code ? `, last_error_code ${op.last_error_code}` : ''}). ` +
+      `It goes on in the background while a daemon runs; check it with \`iam provisioning show --tenant ${op.tenant_id}\`.`,
+  );
 }

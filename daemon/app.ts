@@ -61,12 +61,18 @@ export function buildApp(deps: AppDeps): BuiltApp {
       if (draining) ctx.set('Connection', 'close');
     }
   });
-  app.use(koaBody({
-    json: true, urlencoded: true, multipart: false, text: false,
-    jsonLimit: deps.config.bodyLimitBytes, formLimit: deps.config.bodyLimitBytes,
-    jsonStrict: true,
-    parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-  }));
+  app.use(
+    koaBody({
+      json: true,
+      urlencoded: true,
+      multipart: false,
+      text: false,
+      jsonLimit: deps.config.bodyLimitBytes,
+      formLimit: deps.config.bodyLimitBytes,
+      jsonStrict: true,
+      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+    }),
+  );
 
   const routers = [
     healthRoutes(deps, api, () => draining),
@@ -101,9 +107,14 @@ export function buildApp(deps: AppDeps): BuiltApp {
   const koa = app.callback();
   const fast = fastIntrospection(deps, introspector, () => draining);
   return {
-    app, api,
-    startDraining: () => { draining = true; },
-    listener: (req, res) => { if (!fast(req, res)) void koa(req, res); },
+    app,
+    api,
+    startDraining: () => {
+      draining = true;
+    },
+    listener: (req, res) => {
+      if (!fast(req, res)) void koa(req, res);
+    },
   };
 }
 

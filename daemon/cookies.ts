@@ -4,7 +4,12 @@
  */
 import type { ParameterizedContext } from 'koa';
 
-export function setCookie(ctx: ParameterizedContext, name: string, value: string, o: { maxAgeSeconds: number; secure: boolean; path?: string }): void {
+export function setCookie(
+  ctx: ParameterizedContext,
+  name: string,
+  value: string,
+  o: { maxAgeSeconds: number; secure: boolean; path?: string },
+): void {
   const parts = [
     `${name}=${value}`,
     `Path=${o.path ?? '/'}`,

@@ -21,14 +21,39 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
 
   // A flat [name, value, …] array: writeHead takes it as is, with no per-request object.
   const flat = base.flat();
-  const send = (_req: IncomingMessage, res: ServerResponse, id: string, started: bigint, status: number, body: string, extra: Record<string, string> = {}) => {
-    const headers = [...flat, 'X-Request-Id', id, 'Content-Type', 'application/json; charset=utf-8', 'Content-Length', String(Buffer.byteLength(body))];
+  const send = (
+    _req: IncomingMessage,
+    res: ServerResponse,
+    id: string,
+    started: bigint,
+    status: number,
+    body: string,
+    extra: Record<string, string> = {},
+  ) => {
+    const headers = [
+      ...flat,
+      'X-Request-Id',
+      id,
+      'Content-Type',
+      'application/json; charset=utf-8',
+      'Content-Length',
+      String(Buffer.byteLength(body)),
+    ];
     if (isDraining()) headers.push('Connection', 'close');
-    for (const k in extra) headers.push(k, extra[k]!);
+    for (const k in extra) headers.push(k, extra[k]);
     res.writeHead(status, headers);
     res.end(body);
     if (log.isLevelEnabled('info')) {
-      log.info({ reqId: id, method: 'POST', path: '/introspect', status, ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100 }, 'request');
+      log.info(
+        {
+          reqId: id,
+          method: 'POST',
+          path: '/introspect',
+          status,
+          ms: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100,
+        },
+        'request',
+      );
     }
   };
 
@@ -42,7 +67,19 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
     const id = typeof inbound === 'string' && SAFE_ID.test(inbound) ? inbound : randomUUID();
     const declared = Number(req.headers['content-length'] ?? 0);
     if (declared > limit) {
-      send(req, res, id, started, 413, JSON.stringify({ error: 'request_too_large', error_description: 'The request body is larger than the service accepts.', message: 'The request body is larger than the service accepts.' }), { Connection: 'close' });
+      send(
+        req,
+        res,
+        id,
+        started,
+        413,
+        JSON.stringify({
+          error: 'request_too_large',
+          error_description: 'The request body is larger than the service accepts.',
+          message: 'The request body is larger than the service accepts.',
+        }),
+        { Connection: 'close' },
+      );
       req.resume();
       return true;
     }
@@ -53,7 +90,18 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
       size += c.length;
       if (size > limit && !aborted) {
         aborted = true;
-        send(req, res, id, started, 413, JSON.stringify({ error: 'request_too_large', error_description: 'The request body is larger than the service accepts.' }), { Connection: 'close' });
+        send(
+          req,
+          res,
+          id,
+          started,
+          413,
+          JSON.stringify({
+            error: 'request_too_large',
+            error_description: 'The request body is larger than the service accepts.',
+          }),
+          { Connection: 'close' },
+        );
         req.destroy();
         return;
       }
@@ -64,7 +112,7 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
       const isForm = /^application\/x-www-form-urlencoded\b/i.test(req.headers['content-type'] ?? '');
       let token: unknown;
       if (isForm) {
-        const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+        const raw = chunks.length === 1 ? chunks[0] : Buffer.concat(chunks, size);
         const params = new URLSearchParams(raw.toString('utf8'));
         const all = params.getAll('token');
         token = all.length === 1 ? all[0] : undefined; // RFC 6749 §3.2: no repeated parameters
@@ -78,11 +126,25 @@ export function fastIntrospection(deps: AppDeps, introspector: Introspector, isD
           }
           const errorId = randomUUID();
           log.error({ err: e, error_id: errorId, reqId: id }, 'unhandled error');
-          send(req, res, id, started, 500, JSON.stringify({ error: 'server_error', error_description: 'An unexpected error occurred.', message: 'An unexpected error occurred.', error_id: errorId }));
+          send(
+            req,
+            res,
+            id,
+            started,
+            500,
+            JSON.stringify({
+              error: 'server_error',
+              error_description: 'An unexpected error occurred.',
+              message: 'An unexpected error occurred.',
+              error_id: errorId,
+            }),
+          );
         },
       );
     });
-    req.on('error', () => { aborted = true; });
+    req.on('error', () => {
+      aborted = true;
+    });
     return true;
   };
 }

@@ -11,7 +11,16 @@ export function createLogger(level: Config['logLevel'], bindings: Record<string,
     base: { service: 'iam', ...bindings },
     timestamp: pino.stdTimeFunctions.isoTime,
     redact: {
-      paths: ['*.authorization', '*.Authorization', '*.password', '*.client_secret', '*.secret', '*.token', '*.code', 'headers.cookie'],
+      paths: [
+        '*.authorization',
+        '*.Authorization',
+        '*.password',
+        '*.client_secret',
+        '*.secret',
+        '*.token',
+        '*.code',
+        'headers.cookie',
+      ],
       censor: '[redacted]',
     },
   });

@@ -44,7 +44,16 @@ async function main(): Promise<void> {
   const worker = cluster.isWorker ? Number(process.env.IAM_WORKER_INDEX ?? cluster.worker?.id) : undefined;
   const logger = createLogger(config.logLevel, worker === undefined ? undefined : { worker, pid: process.pid });
   if (worker === undefined) {
-    logger.info({ version: VERSION, database: config.database.kind, issuer: config.issuer, secretKey: config.secretKeySource, workers: config.workers }, 'starting');
+    logger.info(
+      {
+        version: VERSION,
+        database: config.database.kind,
+        issuer: config.issuer,
+        secretKey: config.secretKeySource,
+        workers: config.workers,
+      },
+      'starting',
+    );
   }
 
   // Group commit on SQLite only when this process is the file's one writer connection: with
@@ -67,7 +76,10 @@ async function main(): Promise<void> {
     logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
     if (config.workers > 1) {
       if (config.database.kind === 'sqlite') {
-        logger.warn({ workers: config.workers }, 'IAM_WORKERS > 1 on SQLite: the worker processes contend for one database file and are usually slower than one process; use several workers with MySQL/MariaDB');
+        logger.warn(
+          { workers: config.workers },
+          'IAM_WORKERS > 1 on SQLite: the worker processes contend for one database file and are usually slower than one process; use several workers with MySQL/MariaDB',
+        );
       }
       await ds.destroy();
       return supervise(config.workers, config.shutdownTimeoutMs, logger);
@@ -79,18 +91,35 @@ async function main(): Promise<void> {
   const mail = createEmailProviders(config, logger.child({ component: 'mail' }));
   // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
   // and login mail carries one-time codes.
-  logger.warn({ providerOrder: mail.defaultOrder() }, config.smtpUrl
-    ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be written to the log; for development only'
-    : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for development only');
+  logger.warn(
+    { providerOrder: mail.defaultOrder() },
+    config.smtpUrl
+      ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be written to the log; for development only'
+      : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for development only',
+  );
   const directory = new DirectoryService(ds, config.secretKey);
-  const provisioningOptions = { maxAttempts: config.provisioningMaxAttempts, retryBaseMs: config.provisioningRetryBaseMs };
+  const provisioningOptions = {
+    maxAttempts: config.provisioningMaxAttempts,
+    retryBaseMs: config.provisioningRetryBaseMs,
+  };
   const deps: AppDeps = {
-    config, ds, logger, keys,
+    config,
+    ds,
+    logger,
+    keys,
     directory,
-    provisioning: new ProvisioningService(ds, { directory, keys, mail, options: provisioningOptions, logger: logger.child({ component: 'provisioning' }) }),
+    provisioning: new ProvisioningService(ds, {
+      directory,
+      keys,
+      mail,
+      options: provisioningOptions,
+      logger: logger.child({ component: 'provisioning' }),
+    }),
     tokens,
     introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
-    login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, { resendIntervalMs: config.emailCodeResendSeconds * 1000 }),
+    login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, {
+      resendIntervalMs: config.emailCodeResendSeconds * 1000,
+    }),
     oauth: new OAuthStore(ds),
     mail,
   };
@@ -112,17 +141,32 @@ async function main(): Promise<void> {
   // a second SQLite connection would only fight the first for the single writer lock.
   const jobsDs = config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs'));
   // The provisioning runner works on the jobs connection; requests only kick it.
-  const provisioningRunner = jobsDs === ds ? deps.provisioning : new ProvisioningService(jobsDs, {
-    directory, keys: new KeyService(jobsDs, config.secretKey, config.keyRetireAfterSeconds), mail,
-    options: provisioningOptions, logger: logger.child({ component: 'provisioning' }),
+  const provisioningRunner =
+    jobsDs === ds
+      ? deps.provisioning
+      : new ProvisioningService(jobsDs, {
+          directory,
+          keys: new KeyService(jobsDs, config.secretKey, config.keyRetireAfterSeconds),
+          mail,
+          options: provisioningOptions,
+          logger: logger.child({ component: 'provisioning' }),
+        });
+  const jobs = startJobs({
+    ds: jobsDs,
+    logger,
+    outbox,
+    mail,
+    provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
   });
-  const jobs = startJobs({ ds: jobsDs, logger, outbox, mail, provisioning: { runner: provisioningRunner, kicks: deps.provisioning } });
 
   let stopping = false;
   const stop = async (signal: string) => {
     if (stopping) return;
     stopping = true;
-    logger.info({ signal, timeoutMs: config.shutdownTimeoutMs }, 'shutting down: no new connections, finishing in-flight requests');
+    logger.info(
+      { signal, timeoutMs: config.shutdownTimeoutMs },
+      'shutting down: no new connections, finishing in-flight requests',
+    );
     startDraining();
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
     server.closeIdleConnections();
@@ -161,7 +205,9 @@ function supervise(count: number, shutdownTimeoutMs: number, logger: ReturnType<
     w.on('exit', (code, signal) => {
       if (stopping) return;
       logger.error({ worker: index, pid: w.process.pid, code, signal }, 'worker exited; starting a new one');
-      setTimeout(() => { if (!stopping) fork(index); }, 1000);
+      setTimeout(() => {
+        if (!stopping) fork(index);
+      }, 1000);
     });
   };
   for (let i = 1; i <= count; i++) fork(i);
@@ -173,11 +219,19 @@ function supervise(count: number, shutdownTimeoutMs: number, logger: ReturnType<
     let left = alive.length;
     if (left === 0) process.exit(0);
     for (const w of alive) {
-      w!.once('exit', () => { if (--left === 0) { logger.info('stopped'); process.exit(0); } });
+      w!.once('exit', () => {
+        if (--left === 0) {
+          logger.info('stopped');
+          process.exit(0);
+        }
+      });
       w!.process.kill(signal);
     }
     // Each worker bounds its own drain by the shutdown timeout; this is the backstop.
-    setTimeout(() => { logger.warn('workers did not stop in time'); process.exit(1); }, shutdownTimeoutMs + 10_000).unref();
+    setTimeout(() => {
+      logger.warn('workers did not stop in time');
+      process.exit(1);
+    }, shutdownTimeoutMs + 10_000).unref();
   };
   process.on('SIGTERM', () => stop('SIGTERM'));
   process.on('SIGINT', () => stop('SIGINT'));

@@ -26,7 +26,10 @@ export const ErrorObject = z.looseObject({
   error: z.string().optional(),
   message: z.string().optional(),
   error_description: z.string().optional(),
-  error_code: z.string().regex(/^[A-Z]{2}[0-9]{6}$/).optional(),
+  error_code: z
+    .string()
+    .regex(/^[A-Z]{2}[0-9]{6}$/)
+    .optional(),
   error_id: z.uuid().optional(),
 });
 
@@ -39,7 +42,10 @@ export function bearerErrors(reach: 'platform' | 'tenant') {
   return {
     401: { description: 'missing or invalid token', schema: ErrorObject },
     403: {
-      description: reach === 'platform' ? `requires ${SCOPE_PLATFORM} (a tenant admin may not, even for its own tenant)` : 'missing scope, or a tenant admin naming another tenant (tenant_forbidden)',
+      description:
+        reach === 'platform'
+          ? `requires ${SCOPE_PLATFORM} (a tenant admin may not, even for its own tenant)`
+          : 'missing scope, or a tenant admin naming another tenant (tenant_forbidden)',
       schema: ErrorObject,
     },
   };
@@ -58,31 +64,53 @@ export class ApiRegistry {
 
   document(issuer: string, version: string): Record<string, unknown> {
     const paths: Record<string, Record<string, unknown>> = {};
-    const schema = (s: z.ZodType, io: 'input' | 'output') => z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
+    const schema = (s: z.ZodType, io: 'input' | 'output') =>
+      z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
     for (const r of this.routes) {
       const oaPath = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
       const parameters: unknown[] = [];
-      for (const [where, s] of [['path', r.params], ['query', r.query]] as const) {
+      for (const [where, s] of [
+        ['path', r.params],
+        ['query', r.query],
+      ] as const) {
         if (!s) continue;
         const js = schema(s, 'input') as { properties?: Record<string, unknown>; required?: string[] };
         for (const [name, prop] of Object.entries(js.properties ?? {})) {
-          parameters.push({ name, in: where, required: where === 'path' || (js.required ?? []).includes(name), schema: prop });
+          parameters.push({
+            name,
+            in: where,
+            required: where === 'path' || (js.required ?? []).includes(name),
+            schema: prop,
+          });
         }
       }
       const op: Record<string, unknown> = {
         summary: r.summary,
         tags: r.tags,
         ...(parameters.length ? { parameters } : {}),
-        ...(r.body ? {
-          requestBody: {
-            required: true,
-            content: { [r.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: { schema: schema(r.body, 'input') } },
-          },
-        } : {}),
-        responses: Object.fromEntries(Object.entries(r.responses).map(([status, resp]) => [status, {
-          description: resp.description,
-          ...(resp.schema ? { content: { [resp.contentType ?? 'application/json']: { schema: schema(resp.schema, 'output') } } } : {}),
-        }])),
+        ...(r.body
+          ? {
+              requestBody: {
+                required: true,
+                content: {
+                  [r.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: {
+                    schema: schema(r.body, 'input'),
+                  },
+                },
+              },
+            }
+          : {}),
+        responses: Object.fromEntries(
+          Object.entries(r.responses).map(([status, resp]) => [
+            status,
+            {
+              description: resp.description,
+              ...(resp.schema
+                ? { content: { [resp.contentType ?? 'application/json']: { schema: schema(resp.schema, 'output') } } }
+                : {}),
+            },
+          ]),
+        ),
         ...(r.security === 'none' ? { security: [] } : { security: [{ [r.security]: r.scopes ?? [] }] }),
       };
       (paths[oaPath] ??= {})[r.method] = op;

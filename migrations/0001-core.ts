@@ -80,6 +80,13 @@ export class Core1763769600001 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    await runAll(qr, ['DROP TABLE service_meta', 'DROP TABLE audit_events', 'DROP TABLE signing_keys', 'DROP TABLE users', 'DROP TABLE clients', 'DROP TABLE tenants']);
+    await runAll(qr, [
+      'DROP TABLE service_meta',
+      'DROP TABLE audit_events',
+      'DROP TABLE signing_keys',
+      'DROP TABLE users',
+      'DROP TABLE clients',
+      'DROP TABLE tenants',
+    ]);
   }
 }

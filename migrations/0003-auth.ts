@@ -145,6 +145,20 @@ export class Auth1763769600003 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    await runAll(qr, ['revoked_access_tokens', 'auth_history', 'consents', 'refresh_tokens', 'auth_codes', 'token_families', 'direct_auth_artifacts', 'sessions', 'email_codes', 'auth_requests'].map((t) => `DROP TABLE ${t}`));
+    await runAll(
+      qr,
+      [
+        'revoked_access_tokens',
+        'auth_history',
+        'consents',
+        'refresh_tokens',
+        'auth_codes',
+        'token_families',
+        'direct_auth_artifacts',
+        'sessions',
+        'email_codes',
+        'auth_requests',
+      ].map((t) => `DROP TABLE ${t}`),
+    );
   }
 }

@@ -19,7 +19,8 @@ export class ResourceServers1763769600004 implements MigrationInterface {
 
   async down(qr: QueryRunner): Promise<void> {
     await runAll(qr, [
-      'DROP INDEX ix_revoked_access_tokens_expiry' + (qr.connection.options.type === 'mysql' ? ' ON revoked_access_tokens' : ''),
+      'DROP INDEX ix_revoked_access_tokens_expiry' +
+        (qr.connection.options.type === 'mysql' ? ' ON revoked_access_tokens' : ''),
       'ALTER TABLE clients DROP COLUMN strict_introspection',
       'ALTER TABLE clients DROP COLUMN resource_identifiers',
     ]);

@@ -105,6 +105,11 @@ export class Recovery1763769600008 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    await runAll(qr, ['DROP TABLE tenant_lookup_rows', 'DROP TABLE tenant_route_publications', 'DROP TABLE tenant_routes', 'DROP TABLE tenant_recovery_operations']);
+    await runAll(qr, [
+      'DROP TABLE tenant_lookup_rows',
+      'DROP TABLE tenant_route_publications',
+      'DROP TABLE tenant_routes',
+      'DROP TABLE tenant_recovery_operations',
+    ]);
   }
 }

@@ -21,7 +21,8 @@ export class ReadIndexes1763769600009 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    const drop = (name: string, table: string) => (isMysql(qr) ? `DROP INDEX ${name} ON ${table}` : `DROP INDEX ${name}`);
+    const drop = (name: string, table: string) =>
+      isMysql(qr) ? `DROP INDEX ${name} ON ${table}` : `DROP INDEX ${name}`;
     await runAll(qr, [
       'CREATE INDEX ix_email_codes_live ON email_codes (tenant_id, email, consumed_at)',
       drop('ix_email_codes_recent', 'email_codes'),

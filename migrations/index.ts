@@ -12,5 +12,14 @@ import { Provisioning1763769600007 } from './0007-provisioning.js';
 import { Recovery1763769600008 } from './0008-recovery.js';
 import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
 
-export const migrations = [Core1763769600001, JobsOutbox1763769600002, Auth1763769600003, ResourceServers1763769600004, DataExports1763769600005, IdempotencyLifecycle1763769600006,
-  Provisioning1763769600007, Recovery1763769600008, ReadIndexes1763769600009];
+export const migrations = [
+  Core1763769600001,
+  JobsOutbox1763769600002,
+  Auth1763769600003,
+  ResourceServers1763769600004,
+  DataExports1763769600005,
+  IdempotencyLifecycle1763769600006,
+  Provisioning1763769600007,
+  Recovery1763769600008,
+  ReadIndexes1763769600009,
+];

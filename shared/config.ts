@@ -9,7 +9,10 @@ import { dirname, isAbsolute, join, resolve } from 'node:path';
 import { availableParallelism } from 'node:os';
 
 export class ConfigError extends Error {
-  constructor(public readonly variable: string, reason: string) {
+  constructor(
+    public readonly variable: string,
+    reason: string,
+  ) {
     super(`${variable}: ${reason}`);
     this.name = 'ConfigError';
   }
@@ -83,7 +86,8 @@ function intVar(env: NodeJS.ProcessEnv, name: string, def: number, min: number, 
 function workersVar(env: NodeJS.ProcessEnv): number {
   const raw = env.IAM_WORKERS?.trim();
   if (raw === 'auto') return Math.min(64, availableParallelism());
-  if (raw && !/^\d+$/.test(raw)) throw new ConfigError('IAM_WORKERS', `must be a whole number from 1 to 64 or "auto", got "${env.IAM_WORKERS}"`);
+  if (raw && !/^\d+$/.test(raw))
+    throw new ConfigError('IAM_WORKERS', `must be a whole number from 1 to 64 or "auto", got "${env.IAM_WORKERS}"`);
   return intVar(env, 'IAM_WORKERS', 1, 1, 64);
 }
 
@@ -151,7 +155,8 @@ export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConf
  * names such as `localhost` allowed) or an address literal. No display name, no whitespace, so
  * nothing can break out of the header it is written into.
  */
-const MAILBOX = /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+const MAILBOX =
+  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
 export const isMailbox = (v: string): boolean => v.length <= 254 && MAILBOX.test(v);
 
 /** Reads the secret key from the environment, or from (or into) the data directory. */
@@ -159,7 +164,10 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 's
   const fromEnv = env.IAM_SECRET_KEY;
   if (fromEnv !== undefined && fromEnv !== '') {
     if (fromEnv.length < MIN_SECRET_KEY_LENGTH) {
-      throw new ConfigError('IAM_SECRET_KEY', `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required (generate one with: openssl rand -base64 32)`);
+      throw new ConfigError(
+        'IAM_SECRET_KEY',
+        `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required (generate one with: openssl rand -base64 32)`,
+      );
     }
     return { secretKey: fromEnv, secretKeySource: 'env' };
   }
@@ -167,7 +175,10 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 's
   if (existsSync(file)) {
     const key = readFileSync(file, 'utf8').trim();
     if (key.length < MIN_SECRET_KEY_LENGTH) {
-      throw new ConfigError('IAM_SECRET_KEY', `the key file ${file} holds fewer than ${MIN_SECRET_KEY_LENGTH} characters`);
+      throw new ConfigError(
+        'IAM_SECRET_KEY',
+        `the key file ${file} holds fewer than ${MIN_SECRET_KEY_LENGTH} characters`,
+      );
     }
     return { secretKey: key, secretKeySource: 'file' };
   }
@@ -191,7 +202,8 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 's
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = intVar(env, 'IAM_PORT', 8080, 0, 65535);
   const host = env.IAM_HOST?.trim() || '127.0.0.1';
-  if (!/^[A-Za-z0-9.:_-]+$/.test(host) && host !== '::') throw new ConfigError('IAM_HOST', `is not a host name or address: "${host}"`);
+  if (!/^[A-Za-z0-9.:_-]+$/.test(host) && host !== '::')
+    throw new ConfigError('IAM_HOST', `is not a host name or address: "${host}"`);
 
   const issuerRaw = env.IAM_ISSUER?.trim() || `http://localhost:${port}`;
   let issuerUrl: URL;
@@ -202,7 +214,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   }
   // OpenID Connect Discovery §3: the issuer is an https URL with no query or fragment
   // (http is tolerated for local development).
-  if (issuerUrl.protocol !== 'https:' && issuerUrl.protocol !== 'http:') throw new ConfigError('IAM_ISSUER', 'must be an http or https URL');
+  if (issuerUrl.protocol !== 'https:' && issuerUrl.protocol !== 'http:')
+    throw new ConfigError('IAM_ISSUER', 'must be an http or https URL');
   if (issuerUrl.search || issuerUrl.hash) throw new ConfigError('IAM_ISSUER', 'must not have a query or fragment');
   if (issuerUrl.username || issuerUrl.password) throw new ConfigError('IAM_ISSUER', 'must not carry credentials');
   const issuer = issuerUrl.toString().replace(/\/$/, '');
@@ -210,29 +223,43 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   const database = parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || 'sqlite:var/iam.db', cwd);
   const dataDir = env.IAM_DATA_DIR?.trim()
     ? resolve(cwd, env.IAM_DATA_DIR.trim())
-    : database.kind === 'sqlite' ? dirname(database.path) : resolve(cwd, 'var');
+    : database.kind === 'sqlite'
+      ? dirname(database.path)
+      : resolve(cwd, 'var');
 
   const smtpUrl = env.IAM_SMTP_URL?.trim() || undefined;
   if (smtpUrl) {
     let u: URL | undefined;
-    try { u = new URL(smtpUrl); } catch { /* reported below */ }
-    if (!u || !['smtp:', 'smtps:'].includes(u.protocol)) throw new ConfigError('IAM_SMTP_URL', 'must be an smtp:// or smtps:// URL');
+    try {
+      u = new URL(smtpUrl);
+    } catch {
+      /* reported below */
+    }
+    if (!u || !['smtp:', 'smtps:'].includes(u.protocol))
+      throw new ConfigError('IAM_SMTP_URL', 'must be an smtp:// or smtps:// URL');
   }
 
   // A bare address: it is both the SMTP envelope sender (RFC 5321 §4.1.2 reverse-path) and the
   // From header, and a display name with quotes would need its own quoting rules here.
   const mailFrom = env.IAM_MAIL_FROM?.trim() || `no-reply@${issuerUrl.hostname}`;
   if (env.IAM_MAIL_FROM?.trim() && !isMailbox(mailFrom)) {
-    throw new ConfigError('IAM_MAIL_FROM', `must be an email address such as no-reply@example.com, got ${JSON.stringify(mailFrom)}`);
+    throw new ConfigError(
+      'IAM_MAIL_FROM',
+      `must be an email address such as no-reply@example.com, got ${JSON.stringify(mailFrom)}`,
+    );
   }
   // The default is only as good as the issuer's host name (one with an underscore is not a
   // mail domain). With SMTP on, every message would be refused by the composer, so say so now.
   if (smtpUrl && !isMailbox(mailFrom)) {
-    throw new ConfigError('IAM_MAIL_FROM', `must be set: the default sender ${JSON.stringify(mailFrom)}, made from IAM_ISSUER's host, is not an email address`);
+    throw new ConfigError(
+      'IAM_MAIL_FROM',
+      `must be set: the default sender ${JSON.stringify(mailFrom)}, made from IAM_ISSUER's host, is not an email address`,
+    );
   }
 
   const logLevel = (env.IAM_LOG_LEVEL?.trim() || 'info') as Config['logLevel'];
-  if (!LOG_LEVELS.includes(logLevel)) throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);
+  if (!LOG_LEVELS.includes(logLevel))
+    throw new ConfigError('IAM_LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}, got "${env.IAM_LOG_LEVEL}"`);
 
   const outboundCa = loadCaFile(env, cwd);
 

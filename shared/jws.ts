@@ -11,11 +11,17 @@ const b64u = (s: string | Buffer) => Buffer.from(s).toString('base64url');
 /** The digest and signature encoding of each JWA algorithm (RFC 7518 §3.1, RFC 8037 §3.1) a signing key may have. */
 function signer(alg: string): { digest: string | null; dsaEncoding?: 'ieee-p1363' } {
   switch (alg) {
-    case 'ES256': return { digest: 'sha256', dsaEncoding: 'ieee-p1363' }; // RFC 7518 §3.4: R || S, not DER
-    case 'ES384': return { digest: 'sha384', dsaEncoding: 'ieee-p1363' };
-    case 'EdDSA': case 'Ed25519': return { digest: null };
-    case 'RS256': return { digest: 'sha256' };
-    default: throw new Error(`unsupported signing algorithm ${alg}`);
+    case 'ES256':
+      return { digest: 'sha256', dsaEncoding: 'ieee-p1363' }; // RFC 7518 §3.4: R || S, not DER
+    case 'ES384':
+      return { digest: 'sha384', dsaEncoding: 'ieee-p1363' };
+    case 'EdDSA':
+    case 'Ed25519':
+      return { digest: null };
+    case 'RS256':
+      return { digest: 'sha256' };
+    default:
+      throw new Error(`unsupported signing algorithm ${alg}`);
   }
 }
 

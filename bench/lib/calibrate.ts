@@ -25,7 +25,10 @@ export async function bareHttpRps(seconds: number): Promise<number> {
   try {
     const port = await new Promise<number>((resolve, reject) => {
       let out = '';
-      proc.stdout!.on('data', (d: Buffer) => { out += d.toString(); if (out.includes('\n')) resolve(Number(out.trim())); });
+      proc.stdout.on('data', (d: Buffer) => {
+        out += d.toString();
+        if (out.includes('\n')) resolve(Number(out.trim()));
+      });
       proc.once('exit', (code) => reject(new Error(`calibration server exited (${code})`)));
     });
     const r = await autocannon({ url: `http://127.0.0.1:${port}/`, connections: 50, duration: seconds });

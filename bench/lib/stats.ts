@@ -9,17 +9,29 @@ export const RESULTS_DIR = join(dirname(fileURLToPath(import.meta.url)), '..', '
 export function percentile(sorted: number[], p: number): number {
   if (sorted.length === 0) return NaN;
   const i = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
-  return sorted[i]!;
+  return sorted[i];
 }
 
 export function summarize(samples: number[]) {
   const s = [...samples].sort((a, b) => a - b);
   const r = (x: number) => Math.round(x * 100) / 100;
-  return { count: s.length, p50: r(percentile(s, 50)), p95: r(percentile(s, 95)), p99: r(percentile(s, 99)), max: r(s[s.length - 1] ?? NaN) };
+  return {
+    count: s.length,
+    p50: r(percentile(s, 50)),
+    p95: r(percentile(s, 95)),
+    p99: r(percentile(s, 99)),
+    max: r(s[s.length - 1] ?? NaN),
+  };
 }
 
 export function machine() {
-  return { cpus: cpus().length, cpuModel: cpus()[0]?.model, memoryGiB: Math.round(totalmem() / 2 ** 30), node: process.version, at: new Date().toISOString() };
+  return {
+    cpus: cpus().length,
+    cpuModel: cpus()[0]?.model,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    node: process.version,
+    at: new Date().toISOString(),
+  };
 }
 
 /** Writes `<name>.json` and `<name>.md` into bench/results/. */

@@ -13,7 +13,9 @@ import { AdminClient } from './client.js';
 import { configPath, readCredentials } from './config.js';
 import { readLine } from './prompt.js';
 
-export type HttpFlags<T extends typeof Command> = Interfaces.InferredFlags<(typeof HttpCommand)['baseFlags'] & T['flags']>;
+export type HttpFlags<T extends typeof Command> = Interfaces.InferredFlags<
+  (typeof HttpCommand)['baseFlags'] & T['flags']
+>;
 export type HttpArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args']>;
 
 /** A usage problem found by the command itself (exit 2, like oclif's parser errors). */
@@ -32,7 +34,13 @@ export function deriveIdempotencyKey(parts: unknown[]): string {
 export abstract class HttpCommand<T extends typeof Command> extends Command {
   static override enableJsonFlag = true;
   static override baseFlags = {
-    timeout: Flags.integer({ description: 'seconds to wait for each HTTP response', default: 30, min: 1, max: 600, helpGroup: 'GLOBAL' }),
+    timeout: Flags.integer({
+      description: 'seconds to wait for each HTTP response',
+      default: 30,
+      min: 1,
+      max: 600,
+      helpGroup: 'GLOBAL',
+    }),
   };
 
   protected flags!: HttpFlags<T>;
@@ -43,7 +51,11 @@ export abstract class HttpCommand<T extends typeof Command> extends Command {
     await super.init();
     const ctor = this.constructor as typeof HttpCommand;
     const { args, flags } = await this.parse({
-      flags: this.ctor.flags, baseFlags: ctor.baseFlags, enableJsonFlag: this.ctor.enableJsonFlag, args: this.ctor.args, strict: this.ctor.strict,
+      flags: this.ctor.flags,
+      baseFlags: ctor.baseFlags,
+      enableJsonFlag: this.ctor.enableJsonFlag,
+      args: this.ctor.args,
+      strict: this.ctor.strict,
     });
     this.flags = flags as HttpFlags<T>;
     this.args = args as HttpArgs<T>;
@@ -67,7 +79,8 @@ export abstract class HttpCommand<T extends typeof Command> extends Command {
    */
   async confirm(question: string, yes: boolean): Promise<void> {
     if (yes) return;
-    if (this.jsonEnabled()) throw usage('confirmation_required', '--json never prompts: pass --yes to confirm the operation');
+    if (this.jsonEnabled())
+      throw usage('confirmation_required', '--json never prompts: pass --yes to confirm the operation');
     const answer = await readLine(`${question} [y/N] `);
     if (!/^(y|yes)$/i.test(answer?.trim() ?? '')) throw new CliFailure('aborted', 'aborted: nothing was sent');
   }

@@ -6,7 +6,18 @@
  * file whose mode lets group or others read it is refused rather than used.
  */
 import { randomBytes } from 'node:crypto';
-import { closeSync, fsyncSync, mkdirSync, openSync, readFileSync, renameSync, rmSync, statSync, unlinkSync, writeSync } from 'node:fs';
+import {
+  closeSync,
+  fsyncSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  unlinkSync,
+  writeSync,
+} from 'node:fs';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { CliFailure } from '../base.js';
@@ -30,7 +41,8 @@ export function readCredentials(path: string): StoredCredentials {
   let mode: number;
   try {
     const st = statSync(path);
-    if (!st.isFile()) throw new CliFailure('config_invalid', `${path} is not a regular file: remove it and run \`iam login\``);
+    if (!st.isFile())
+      throw new CliFailure('config_invalid', `${path} is not a regular file: remove it and run \`iam login\``);
     mode = st.mode & 0o777;
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') throw notLoggedIn(path);
@@ -38,14 +50,19 @@ export function readCredentials(path: string): StoredCredentials {
   }
   // Like ssh with a private key: a secret others can read is treated as already leaked.
   if (mode & 0o077) {
-    throw new CliFailure('config_insecure',
-      `${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read the client secret in it: run \`chmod 600 ${path}\`, and consider rotating the secret`);
+    throw new CliFailure(
+      'config_insecure',
+      `${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read the client secret in it: run \`chmod 600 ${path}\`, and consider rotating the secret`,
+    );
   }
   let v: Partial<StoredCredentials>;
   try {
     v = JSON.parse(readFileSync(path, 'utf8')) as Partial<StoredCredentials>;
   } catch {
-    throw new CliFailure('config_invalid', `${path} is not valid JSON: remove it (\`iam logout\`) and run \`iam login\` again`);
+    throw new CliFailure(
+      'config_invalid',
+      `${path} is not valid JSON: remove it (\`iam logout\`) and run \`iam login\` again`,
+    );
   }
   if (typeof v?.url !== 'string' || typeof v.client_id !== 'string' || typeof v.client_secret !== 'string') {
     throw new CliFailure('config_invalid', `${path} lacks url, client_id or client_secret: run \`iam login\` again`);
@@ -68,7 +85,11 @@ export function writeCredentials(path: string, creds: StoredCredentials): void {
     }
     renameSync(tmp, path);
   } catch (e) {
-    try { unlinkSync(tmp); } catch { /* already gone */ }
+    try {
+      unlinkSync(tmp);
+    } catch {
+      /* already gone */
+    }
     throw e;
   }
 }

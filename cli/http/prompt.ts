@@ -19,7 +19,9 @@ export function readLine(prompt?: string): Promise<string | undefined> {
       if (prompt && !process.stdin.isTTY) process.stderr.write('\n');
       resolve(line.replace(/\r$/, ''));
     });
-    rl.once('close', () => { if (!done) resolve(undefined); });
+    rl.once('close', () => {
+      if (!done) resolve(undefined);
+    });
   });
 }
 

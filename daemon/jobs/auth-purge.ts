@@ -19,7 +19,11 @@ export const AUTH_PURGE_JOB = 'auth-purge';
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
-export async function purgeAuth(ds: DataSource, signal?: AbortSignal, now = Date.now()): Promise<Record<string, number>> {
+export async function purgeAuth(
+  ds: DataSource,
+  signal?: AbortSignal,
+  now = Date.now(),
+): Promise<Record<string, number>> {
   const plan: [string, string, string, unknown[]][] = [
     ['auth_requests', 'id', 'expires_at < ?', [now]],
     ['direct_auth_artifacts', 'id', 'expires_at < ?', [now]],
@@ -42,6 +46,8 @@ export function authPurgeJob(ds: DataSource): JobSpec {
     name: AUTH_PURGE_JOB,
     schedule: '41 */10 * * * *', // every 10 minutes, apart from the outbox purge
     leaseMs: 5 * 60_000,
-    run: async (signal) => { await purgeAuth(ds, signal); },
+    run: async (signal) => {
+      await purgeAuth(ds, signal);
+    },
   };
 }

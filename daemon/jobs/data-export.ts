@@ -21,7 +21,9 @@ export function dataExportJob(ds: DataSource): JobSpec {
     // Renewed by the scheduler's heartbeat while a large export is being built.
     leaseMs: 60_000,
     logLevel: 'debug',
-    run: async (signal) => { await buildPendingExports(ds, signal); },
+    run: async (signal) => {
+      await buildPendingExports(ds, signal);
+    },
   };
 }
 
@@ -34,6 +36,8 @@ export function dataExportPurgeJob(ds: DataSource): JobSpec {
     name: DATA_EXPORT_PURGE_JOB,
     schedule: '53 */10 * * * *',
     leaseMs: 5 * 60_000,
-    run: async (signal) => { await purgeDataExports(ds, signal); },
+    run: async (signal) => {
+      await purgeDataExports(ds, signal);
+    },
   };
 }

@@ -6,7 +6,13 @@ import type { JobSpec } from './scheduler.js';
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
 
 export function purgeIdempotencyKeys(ds: DataSource, signal?: AbortSignal): Promise<number> {
-  return deleteInChunks(ds, { table: 'idempotency_keys', key: 'id', where: 'expires_at < ?', params: [Date.now()], signal });
+  return deleteInChunks(ds, {
+    table: 'idempotency_keys',
+    key: 'id',
+    where: 'expires_at < ?',
+    params: [Date.now()],
+    signal,
+  });
 }
 
 export function idempotencyPurgeJob(ds: DataSource): JobSpec {
@@ -14,6 +20,8 @@ export function idempotencyPurgeJob(ds: DataSource): JobSpec {
     name: IDEMPOTENCY_PURGE_JOB,
     schedule: '37 */10 * * * *', // every 10 minutes
     leaseMs: 5 * 60_000,
-    run: async (signal) => { await purgeIdempotencyKeys(ds, signal); },
+    run: async (signal) => {
+      await purgeIdempotencyKeys(ds, signal);
+    },
   };
 }

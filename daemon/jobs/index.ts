@@ -56,11 +56,15 @@ export function startJobs(deps: JobDeps): Jobs {
   const unsubscribeProvisioning = deps.provisioning
     ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
       // A tenant created or a retry accepted here starts at once, not at the next tick.
-      deps.provisioning.kicks.onKick(() => { void scheduler.trigger(PROVISIONING_JOB); }))
+      deps.provisioning.kicks.onKick(() => {
+        void scheduler.trigger(PROVISIONING_JOB);
+      }))
     : () => undefined;
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
-  const unsubscribe = deps.outbox.onKick(() => { if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB); });
+  const unsubscribe = deps.outbox.onKick(() => {
+    if (!deliverer.wake()) void scheduler.trigger(MAIL_OUTBOX_JOB);
+  });
   scheduler.start();
   // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
   void scheduler.trigger(MAIL_OUTBOX_JOB);

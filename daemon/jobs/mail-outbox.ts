@@ -85,9 +85,7 @@ export interface ClaimedRow {
   settings?: unknown;
 }
 
-type Result =
-  | { kind: 'delivered'; via: string; fallback: boolean }
-  | { kind: 'error'; error: string; fatal: boolean };
+type Result = { kind: 'delivered'; via: string; fallback: boolean } | { kind: 'error'; error: string; fatal: boolean };
 
 const MAX_ERROR_CHARS = 500;
 
@@ -100,9 +98,8 @@ export function describeFailure(e: unknown): string {
     const x = err as { code?: string; responseCode?: number; message?: string };
     return [x?.code, x?.responseCode, x?.message ?? String(err)].filter((v) => v !== undefined && v !== '').join(' ');
   };
-  const text = e instanceof MailDeliveryError
-    ? e.failures.map((f) => `${f.provider}: ${one(f.error)}`).join('; ')
-    : one(e);
+  const text =
+    e instanceof MailDeliveryError ? e.failures.map((f) => `${f.provider}: ${one(f.error)}`).join('; ') : one(e);
   return text
     .replace(/\/\/[^/\s@]*@/g, '//***@')
     .replace(/[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g, '<address>')
@@ -113,7 +110,11 @@ export function describeFailure(e: unknown): string {
 const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
 /** A sent (or failed) message waiting for its outcome to be written. */
-interface Outcome { row: ClaimedRow; token: string; result: Result }
+interface Outcome {
+  row: ClaimedRow;
+  token: string;
+  result: Result;
+}
 
 /** Outcomes written per statement group (keeps the parameter lists short). */
 const RECORD_CHUNK = 100;
@@ -180,7 +181,9 @@ export class MailDeliverer {
       // Joins the running drain, or, if that one is already winding down, runs again after it.
       return this.wake() ? this.current : this.current.then(() => this.drain(signal));
     }
-    this.current = this.run(signal).finally(() => { this.current = undefined; });
+    this.current = this.run(signal).finally(() => {
+      this.current = undefined;
+    });
     return this.current;
   }
 
@@ -206,7 +209,9 @@ export class MailDeliverer {
         }
         if (this.inFlight === 0 && !more && !this.kicked) break;
         // Room freed by a finished send, a kick, or the abort: look again.
-        await new Promise<void>((resolve) => { this.wakeLoop = resolve; });
+        await new Promise<void>((resolve) => {
+          this.wakeLoop = resolve;
+        });
         this.wakeLoop = undefined;
       }
     } catch (e) {
@@ -234,15 +239,28 @@ export class MailDeliverer {
       // One equality on status per query, so each reads the (status, next_attempt_at) index in
       // order and stops at LIMIT even behind a large backlog (an IN list would sort it all).
       this.lastExpiredScan = now;
-      due.push(...await all<{ id: string }>(this.ds,
-        "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, limit]));
+      due.push(
+        ...(await all<{ id: string }>(
+          this.ds,
+          "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+          [now, limit],
+        )),
+      );
     }
     if (due.length < limit) {
-      due.push(...await all<{ id: string }>(this.ds,
-        "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?", [now, limit - due.length]));
+      due.push(
+        ...(await all<{ id: string }>(
+          this.ds,
+          "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+          [now, limit - due.length],
+        )),
+      );
     }
     if (!due.length) return { selected: 0, wanted: limit };
-    const { token, rows } = await this.claim(due.map((r) => r.id), now);
+    const { token, rows } = await this.claim(
+      due.map((r) => r.id),
+      now,
+    );
     this.stats.claimed += rows.length;
     if (signal?.aborted) {
       // Stopping: hand the rows back, due now, without counting an attempt.
@@ -256,14 +274,16 @@ export class MailDeliverer {
 
   private startSend(row: ClaimedRow, token: string, orders: Map<string, string[]>): void {
     this.inFlight++;
-    const p = this.deliverOne(row, orders).then((result) => {
-      this.outcomes.push({ row, token, result });
-      this.recording ??= this.recordOutcomes();
-    }).finally(() => {
-      this.inFlight--;
-      this.sends.delete(p);
-      this.wakeLoop?.();
-    });
+    const p = this.deliverOne(row, orders)
+      .then((result) => {
+        this.outcomes.push({ row, token, result });
+        this.recording ??= this.recordOutcomes();
+      })
+      .finally(() => {
+        this.inFlight--;
+        this.sends.delete(p);
+        this.wakeLoop?.();
+      });
     this.sends.add(p);
   }
 
@@ -276,16 +296,22 @@ export class MailDeliverer {
     const token = `${this.claimer}#${(++this.seq).toString(36)}`;
     const until = now + this.options.claimMs;
     const ph = placeholders(ids.length);
-    const won = await retryTransient(() => exec(this.ds,
-      `UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ?, updated_at = ? `
-      + `WHERE id IN (${ph}) AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND claimed_until < ?))`,
-      [token, until, until, now, ...ids, now, now]));
+    const won = await retryTransient(() =>
+      exec(
+        this.ds,
+        `UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ?, updated_at = ? ` +
+          `WHERE id IN (${ph}) AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND claimed_until < ?))`,
+        [token, until, until, now, ...ids, now, now],
+      ),
+    );
     if (won === 0) return { token, rows: [] };
     // The token is unique to this claim: what it selects is exactly what this daemon won. The
     // tenant's provider order comes along (read at claim time, so a change applies at once).
-    const rows = await all<ClaimedRow>(this.ds,
+    const rows = await all<ClaimedRow>(
+      this.ds,
       `SELECT o.id, o.tenant_id, o.payload_sealed, o.attempts, t.settings FROM outbox o LEFT JOIN tenants t ON t.id = o.tenant_id WHERE o.id IN (${ph}) AND o.claimed_by = ?`,
-      [...ids, token]);
+      [...ids, token],
+    );
     return { token, rows };
   }
 
@@ -295,7 +321,11 @@ export class MailDeliverer {
     for (const r of rows) {
       if (!r.tenant_id || orders.has(r.tenant_id) || r.settings === undefined || r.settings === null) continue;
       let settings: JsonObject | null = null;
-      try { settings = json<JsonObject>(r.settings); } catch { /* unreadable settings: default order */ }
+      try {
+        settings = json<JsonObject>(r.settings);
+      } catch {
+        /* unreadable settings: default order */
+      }
       orders.set(r.tenant_id, this.providers.settingsFor(settings).providerOrder);
     }
     return orders;
@@ -307,7 +337,11 @@ export class MailDeliverer {
       msg = this.outbox.openEmail(row.id, row.tenant_id, row.payload_sealed);
     } catch {
       // Retrying cannot help: the payload was altered, or IAM_SECRET_KEY is not the one it was sealed with.
-      return { kind: 'error', error: 'the sealed payload cannot be opened (altered, or sealed under another IAM_SECRET_KEY)', fatal: true };
+      return {
+        kind: 'error',
+        error: 'the sealed payload cannot be opened (altered, or sealed under another IAM_SECRET_KEY)',
+        fatal: true,
+      };
     }
     const order = (row.tenant_id && orders.get(row.tenant_id)) || this.providers.defaultOrder();
     try {
@@ -327,10 +361,15 @@ export class MailDeliverer {
     if (!rows.length) return;
     const now = Date.now();
     try {
-      await this.write(`UPDATE outbox SET status = 'pending', attempts = attempts - 1, claimed_by = NULL, claimed_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id IN (${placeholders(rows.length)}) AND claimed_by = ?`,
-        [now, now, ...rows.map((r) => r.id), token]);
+      await this.write(
+        `UPDATE outbox SET status = 'pending', attempts = attempts - 1, claimed_by = NULL, claimed_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id IN (${placeholders(rows.length)}) AND claimed_by = ?`,
+        [now, now, ...rows.map((r) => r.id), token],
+      );
     } catch (e) {
-      this.log.error({ err: e, count: rows.length }, 'could not hand back unsent mail; it is sent when its claims expire');
+      this.log.error(
+        { err: e, count: rows.length },
+        'could not hand back unsent mail; it is sent when its claims expire',
+      );
     }
   }
 
@@ -365,7 +404,12 @@ export class MailDeliverer {
       } else {
         const attempts = Number(o.row.attempts);
         const final = r.fatal || attempts >= this.options.maxAttempts;
-        failures.push({ o, error: r.error, final, retryAt: now + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs) });
+        failures.push({
+          o,
+          error: r.error,
+          final,
+          retryAt: now + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs),
+        });
       }
     }
     try {
@@ -373,31 +417,47 @@ export class MailDeliverer {
         // Each row is matched with the claim it was sent under: a later claim of the same row
         // (after this one expired) is not overwritten. The payload is erased once delivered:
         // the login code in it has no business staying.
-        await this.write(`UPDATE outbox SET status = 'delivered', delivered_via = ?, payload_sealed = '', claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE `
-          + list.map(() => '(id = ? AND claimed_by = ?)').join(' OR '),
-          [via, now, ...list.flatMap((o) => [o.row.id, o.token])]);
+        await this.write(
+          `UPDATE outbox SET status = 'delivered', delivered_via = ?, payload_sealed = '', claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE ` +
+            list.map(() => '(id = ? AND claimed_by = ?)').join(' OR '),
+          [via, now, ...list.flatMap((o) => [o.row.id, o.token])],
+        );
         stats.delivered += list.length;
       }
       for (const f of failures) {
-        await this.write('UPDATE outbox SET status = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id = ? AND claimed_by = ?',
-          [f.final ? 'failed' : 'pending', f.final ? now : f.retryAt, f.error, now, f.o.row.id, f.o.token]);
+        await this.write(
+          'UPDATE outbox SET status = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id = ? AND claimed_by = ?',
+          [f.final ? 'failed' : 'pending', f.final ? now : f.retryAt, f.error, now, f.o.row.id, f.o.token],
+        );
         if (f.final) stats.failed++;
         else stats.retried++;
       }
     } catch (e) {
       // The claims expire by themselves and the rows are sent again: at-least-once.
-      this.log.error({ err: e, batch: batch.length }, 'could not record mail outcomes; the messages will be retried when their claims expire');
+      this.log.error(
+        { err: e, batch: batch.length },
+        'could not record mail outcomes; the messages will be retried when their claims expire',
+      );
     }
 
     if (fallbacks) this.log.warn({ count: fallbacks }, 'mail delivered through a fallback provider');
     const retried = failures.filter((f) => !f.final);
     if (retried.length) {
-      this.log.warn({ count: retried.length, attempts: Number(retried[0]!.o.row.attempts), error: retried[0]!.error }, 'mail delivery failed; will retry');
+      this.log.warn(
+        { count: retried.length, attempts: Number(retried[0].o.row.attempts), error: retried[0].error },
+        'mail delivery failed; will retry',
+      );
     }
     for (const f of failures.filter((x) => x.final)) {
-      this.log.error({ outboxId: f.o.row.id, tenantId: f.o.row.tenant_id, attempts: Number(f.o.row.attempts), error: f.error }, 'mail delivery failed permanently');
+      this.log.error(
+        { outboxId: f.o.row.id, tenantId: f.o.row.tenant_id, attempts: Number(f.o.row.attempts), error: f.error },
+        'mail delivery failed permanently',
+      );
     }
-    this.log.debug({ batch: batch.length, delivered: batch.length - failures.length, failed: failures.length }, 'mail outcomes recorded');
+    this.log.debug(
+      { batch: batch.length, delivered: batch.length - failures.length, failed: failures.length },
+      'mail outcomes recorded',
+    );
   }
 }
 
@@ -408,6 +468,8 @@ export function mailOutboxJob(deliverer: MailDeliverer): JobSpec {
     schedule: '*/2 * * * * *',
     lease: false,
     logLevel: 'debug',
-    run: async (signal) => { await deliverer.drain(signal); },
+    run: async (signal) => {
+      await deliverer.drain(signal);
+    },
   };
 }

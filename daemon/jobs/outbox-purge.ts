@@ -15,14 +15,30 @@ export interface OutboxPurgeOptions {
   failedRetentionMs: number;
 }
 
-export const OUTBOX_PURGE_DEFAULTS: OutboxPurgeOptions = { deliveredRetentionMs: DAY_MS, failedRetentionMs: 7 * DAY_MS };
+export const OUTBOX_PURGE_DEFAULTS: OutboxPurgeOptions = {
+  deliveredRetentionMs: DAY_MS,
+  failedRetentionMs: 7 * DAY_MS,
+};
 
 /** Deletes expired rows; returns how many. */
-export async function purgeOutbox(ds: DataSource, opts: OutboxPurgeOptions = OUTBOX_PURGE_DEFAULTS, signal?: AbortSignal): Promise<number> {
+export async function purgeOutbox(
+  ds: DataSource,
+  opts: OutboxPurgeOptions = OUTBOX_PURGE_DEFAULTS,
+  signal?: AbortSignal,
+): Promise<number> {
   let deleted = 0;
   const now = Date.now();
-  for (const [status, retention] of [['delivered', opts.deliveredRetentionMs], ['failed', opts.failedRetentionMs]] as const) {
-    deleted += await deleteInChunks(ds, { table: 'outbox', key: 'id', where: 'status = ? AND updated_at < ?', params: [status, now - retention], signal });
+  for (const [status, retention] of [
+    ['delivered', opts.deliveredRetentionMs],
+    ['failed', opts.failedRetentionMs],
+  ] as const) {
+    deleted += await deleteInChunks(ds, {
+      table: 'outbox',
+      key: 'id',
+      where: 'status = ? AND updated_at < ?',
+      params: [status, now - retention],
+      signal,
+    });
   }
   return deleted;
 }
@@ -32,6 +48,8 @@ export function outboxPurgeJob(ds: DataSource, opts: OutboxPurgeOptions = OUTBOX
     name: OUTBOX_PURGE_JOB,
     schedule: '17 */10 * * * *', // every 10 minutes, off the round second other schedules use
     leaseMs: 5 * 60_000,
-    run: async (signal) => { await purgeOutbox(ds, opts, signal); },
+    run: async (signal) => {
+      await purgeOutbox(ds, opts, signal);
+    },
   };
 }

@@ -15,6 +15,8 @@ export function provisioningJob(runner: ProvisioningService): JobSpec {
     schedule: '* * * * * *',
     lease: false,
     logLevel: 'debug',
-    run: async (signal) => { await runner.runDue(signal); },
+    run: async (signal) => {
+      await runner.runDue(signal);
+    },
   };
 }

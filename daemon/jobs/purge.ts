@@ -11,12 +11,27 @@ const CHUNK = 1000;
 /** Per run and table; a larger backlog continues at the next run. */
 const MAX_CHUNKS = 200;
 
-export async function deleteInChunks(ds: DataSource, p: { table: string; key: string; where: string; params: unknown[]; signal?: AbortSignal }): Promise<number> {
+export async function deleteInChunks(
+  ds: DataSource,
+  p: { table: string; key: string; where: string; params: unknown[]; signal?: AbortSignal },
+): Promise<number> {
   let deleted = 0;
   for (let i = 0; i < MAX_CHUNKS && !p.signal?.aborted; i++) {
-    const ids = (await all<Record<string, string>>(ds, `SELECT ${p.key} AS k FROM ${p.table} WHERE ${p.where} LIMIT ?`, [...p.params, CHUNK])).map((r) => r.k!);
+    const ids = (
+      await all<Record<string, string>>(ds, `SELECT ${p.key} AS k FROM ${p.table} WHERE ${p.where} LIMIT ?`, [
+        ...p.params,
+        CHUNK,
+      ])
+    ).map((r) => r.k);
     if (!ids.length) break;
-    deleted += await retryTransient(() => exec(ds, `DELETE FROM ${p.table} WHERE ${p.where} AND ${p.key} IN (${ids.map(() => '?').join(', ')})`, [...p.params, ...ids]), 10_000);
+    deleted += await retryTransient(
+      () =>
+        exec(ds, `DELETE FROM ${p.table} WHERE ${p.where} AND ${p.key} IN (${ids.map(() => '?').join(', ')})`, [
+          ...p.params,
+          ...ids,
+        ]),
+      10_000,
+    );
     if (ids.length < CHUNK) break;
   }
   return deleted;

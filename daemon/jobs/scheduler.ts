@@ -28,12 +28,13 @@ export type JobSpec = {
   run(signal: AbortSignal): Promise<void>;
   /** Level of the per-run log line; a job that runs every few seconds uses `debug`. Failures always log at `error`. */
   logLevel?: 'info' | 'debug';
-} & (
+} &
   /** Leased (the default): one daemon at a time. `leaseMs` bounds how long a crashed holder blocks the others. */
-  | { lease?: true; leaseMs: number }
-  /** Not leased: runs on every daemon; it must claim its own work one-winner. */
-  | { lease: false; leaseMs?: undefined }
-);
+  (
+    | { lease?: true; leaseMs: number }
+    /** Not leased: runs on every daemon; it must claim its own work one-winner. */
+    | { lease: false; leaseMs?: undefined }
+  );
 
 export type RunOutcome = 'ok' | 'error' | 'aborted' | 'skipped';
 
@@ -68,7 +69,11 @@ export class Scheduler {
   /**
    * @param ds the jobs DataSource (its own connection; see shared/db/data-source.ts)
    */
-  constructor(private readonly ds: DataSource, logger: Logger, opts: { holder?: string } = {}) {
+  constructor(
+    private readonly ds: DataSource,
+    logger: Logger,
+    opts: { holder?: string } = {},
+  ) {
     this.holder = opts.holder ?? newHolderId();
     this.log = logger.child({ component: 'scheduler' });
   }
@@ -120,15 +125,28 @@ export class Scheduler {
       let timer: NodeJS.Timeout | undefined;
       const timedOut = await Promise.race([
         Promise.allSettled(running).then(() => false),
-        new Promise<boolean>((r) => { timer = setTimeout(() => r(true), timeoutMs); }),
+        new Promise<boolean>((r) => {
+          timer = setTimeout(() => r(true), timeoutMs);
+        }),
       ]);
       clearTimeout(timer);
-      if (timedOut) this.log.warn({ timeoutMs }, 'jobs still running at shutdown; their leases are released and they are abandoned');
+      if (timedOut)
+        this.log.warn(
+          { timeoutMs },
+          'jobs still running at shutdown; their leases are released and they are abandoned',
+        );
     }
     for (const s of this.jobs.values()) s.heartbeat?.stop();
     // Normally each run released its own lease; this also covers one abandoned above.
     try {
-      await retryTransient(() => exec(this.ds, 'UPDATE job_leases SET holder = NULL, lease_until = ? WHERE holder = ?', [Date.now(), this.holder]), 2_000);
+      await retryTransient(
+        () =>
+          exec(this.ds, 'UPDATE job_leases SET holder = NULL, lease_until = ? WHERE holder = ?', [
+            Date.now(),
+            this.holder,
+          ]),
+        2_000,
+      );
     } catch (e) {
       this.log.warn({ err: e }, 'could not release job leases; they expire by themselves');
     }
@@ -136,17 +154,23 @@ export class Scheduler {
   }
 
   private schedule(s: JobState): void {
-    s.task = createTask(s.spec.schedule, () => { void this.runSoon(s, false); }, {
-      name: s.spec.name,
-      // Overlap is handled in runSoon (a trigger may also start a run); slow ticks are not news.
-      suppressMissedWarning: true,
-      logger: {
-        info: (m) => this.log.debug({ job: s.spec.name }, String(m)),
-        warn: (m) => this.log.warn({ job: s.spec.name }, String(m)),
-        error: (m, err) => this.log.error({ job: s.spec.name, err: err ?? m }, 'cron error'),
-        debug: (m) => this.log.debug({ job: s.spec.name }, String(m)),
+    s.task = createTask(
+      s.spec.schedule,
+      () => {
+        void this.runSoon(s, false);
       },
-    });
+      {
+        name: s.spec.name,
+        // Overlap is handled in runSoon (a trigger may also start a run); slow ticks are not news.
+        suppressMissedWarning: true,
+        logger: {
+          info: (m) => this.log.debug({ job: s.spec.name }, String(m)),
+          warn: (m) => this.log.warn({ job: s.spec.name }, String(m)),
+          error: (m, err) => this.log.error({ job: s.spec.name, err: err ?? m }, 'cron error'),
+          debug: (m) => this.log.debug({ job: s.spec.name }, String(m)),
+        },
+      },
+    );
     void s.task.start();
   }
 
@@ -193,7 +217,7 @@ export class Scheduler {
     s.controller = controller;
     // stop() came while this run was taking its lease: start it already aborted.
     if (this.stopping) controller.abort(new Error('scheduler stopping'));
-    const heartbeat = leased ? this.startHeartbeat(spec.name, spec.leaseMs!, controller) : undefined;
+    const heartbeat = leased ? this.startHeartbeat(spec.name, spec.leaseMs, controller) : undefined;
     s.heartbeat = heartbeat;
     let outcome: RunOutcome = 'ok';
     let error: unknown;
@@ -225,18 +249,31 @@ export class Scheduler {
   private async acquire(s: JobState, now: number): Promise<boolean> {
     const name = s.spec.name;
     const until = now + s.spec.leaseMs!;
-    const take = () => retryTransient(() => exec(this.ds,
-      'UPDATE job_leases SET holder = ?, lease_until = ?, last_started_at = ? WHERE name = ? AND (holder IS NULL OR holder = ? OR lease_until < ?)',
-      [this.holder, until, now, name, this.holder, now]), 1_000);
+    const take = () =>
+      retryTransient(
+        () =>
+          exec(
+            this.ds,
+            'UPDATE job_leases SET holder = ?, lease_until = ?, last_started_at = ? WHERE name = ? AND (holder IS NULL OR holder = ? OR lease_until < ?)',
+            [this.holder, until, now, name, this.holder, now],
+          ),
+        1_000,
+      );
     if ((await take()) === 1) {
       s.rowExists = true;
       return true;
     }
     if (s.rowExists) return false;
     try {
-      await retryTransient(() => exec(this.ds,
-        'INSERT INTO job_leases (name, holder, lease_until, last_started_at, last_finished_at, last_status, last_error) VALUES (?, ?, ?, ?, NULL, NULL, NULL)',
-        [name, this.holder, until, now]), 1_000);
+      await retryTransient(
+        () =>
+          exec(
+            this.ds,
+            'INSERT INTO job_leases (name, holder, lease_until, last_started_at, last_finished_at, last_status, last_error) VALUES (?, ?, ?, ?, NULL, NULL, NULL)',
+            [name, this.holder, until, now],
+          ),
+        1_000,
+      );
       s.rowExists = true;
       return true;
     } catch (e) {
@@ -251,25 +288,48 @@ export class Scheduler {
     const every = Math.max(250, Math.floor(leaseMs / 3));
     let stopped = false;
     const timer = setInterval(() => {
-      void retryTransient(() => exec(this.ds, 'UPDATE job_leases SET lease_until = ? WHERE name = ? AND holder = ?', [Date.now() + leaseMs, name, this.holder]), every)
-        .then((n) => {
+      void retryTransient(
+        () =>
+          exec(this.ds, 'UPDATE job_leases SET lease_until = ? WHERE name = ? AND holder = ?', [
+            Date.now() + leaseMs,
+            name,
+            this.holder,
+          ]),
+        every,
+      ).then(
+        (n) => {
           // A renewal that lands after the run released the lease matches nothing: not a loss.
           if (n === 0 && !stopped && !controller.signal.aborted) {
             this.log.warn({ job: name }, 'job lease lost to another daemon; aborting this run');
             controller.abort(new Error('lease lost'));
           }
-        }, (e: unknown) => { if (!stopped) this.log.warn({ job: name, err: e }, 'could not renew the job lease'); });
+        },
+        (e: unknown) => {
+          if (!stopped) this.log.warn({ job: name, err: e }, 'could not renew the job lease');
+        },
+      );
     }, every);
     timer.unref();
-    return { stop: () => { stopped = true; clearInterval(timer); } };
+    return {
+      stop: () => {
+        stopped = true;
+        clearInterval(timer);
+      },
+    };
   }
 
   private async release(name: string, now: number, outcome: RunOutcome, error: unknown): Promise<void> {
     const message = error === undefined ? null : String((error as Error)?.message ?? error).slice(0, MAX_ERROR_CHARS);
     try {
-      const n = await retryTransient(() => exec(this.ds,
-        'UPDATE job_leases SET holder = NULL, lease_until = ?, last_finished_at = ?, last_status = ?, last_error = ? WHERE name = ? AND holder = ?',
-        [now, now, outcome, message, name, this.holder]), 5_000);
+      const n = await retryTransient(
+        () =>
+          exec(
+            this.ds,
+            'UPDATE job_leases SET holder = NULL, lease_until = ?, last_finished_at = ?, last_status = ?, last_error = ? WHERE name = ? AND holder = ?',
+            [now, now, outcome, message, name, this.holder],
+          ),
+        5_000,
+      );
       if (n === 0) this.log.warn({ job: name }, 'job lease was taken over before the run finished');
     } catch (e) {
       this.log.warn({ job: name, err: e }, 'could not release the job lease; it expires by itself');

@@ -17,7 +17,11 @@ export function requestId(logger: Logger): Middleware<AppState> {
     // A child logger costs an object and a serialisation of its bindings: made only when a
     // handler logs something, not for every request.
     let child: Logger | undefined;
-    Object.defineProperty(ctx.state, 'log', { configurable: true, enumerable: true, get: () => (child ??= logger.child({ reqId: id })) });
+    Object.defineProperty(ctx.state, 'log', {
+      configurable: true,
+      enumerable: true,
+      get: () => (child ??= logger.child({ reqId: id })),
+    });
     ctx.set('X-Request-Id', id);
     const started = process.hrtime.bigint();
     try {
@@ -25,7 +29,11 @@ export function requestId(logger: Logger): Middleware<AppState> {
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
       // Path only, never the query string: it may carry codes or tokens.
-      if (logger.isLevelEnabled('info')) logger.info({ reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 }, 'request');
+      if (logger.isLevelEnabled('info'))
+        logger.info(
+          { reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 },
+          'request',
+        );
     }
   };
 }

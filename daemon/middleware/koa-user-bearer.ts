@@ -18,12 +18,18 @@ export function userBearer(deps: AppDeps): Middleware<AppState> {
     if (!m) throw fail('A bearer access token is required in the Authorization header.');
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1]!);
+      claims = await deps.tokens.verifyAccessToken(m[1]);
     } catch {
       throw fail('The access token is invalid or expired.');
     }
-    if (typeof claims.fid !== 'string') throw fail('This endpoint needs a user\'s access token.');
-    const revoked = await deps.introspection.revoked({ jti: String(claims.jti ?? ''), fid: claims.fid, clientId: claims.client_id, tenantId: claims.tenant_id, sub: String(claims.sub ?? '') });
+    if (typeof claims.fid !== 'string') throw fail("This endpoint needs a user's access token.");
+    const revoked = await deps.introspection.revoked({
+      jti: String(claims.jti ?? ''),
+      fid: claims.fid,
+      clientId: claims.client_id,
+      tenantId: claims.tenant_id,
+      sub: String(claims.sub ?? ''),
+    });
     if (revoked) throw fail('The access token has been revoked.');
     ctx.state.auth = claims;
     await next();

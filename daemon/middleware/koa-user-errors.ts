@@ -40,13 +40,26 @@ export function userFacingErrors(): Middleware<AppState> {
         for (const [k, v] of Object.entries(e.headers)) ctx.set(k, v);
       } else if ((e as { status?: number }).status && (e as { status: number }).status < 500) {
         status = (e as { status: number }).status;
-        const code = status === 413 ? 'request_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request';
+        const code =
+          status === 413 ? 'request_too_large' : status === 415 ? 'unsupported_media_type' : 'invalid_request';
         body = { error: code, error_description: 'The request was refused.', message: 'The request was refused.' };
       } else {
-        body = { error: 'server_error', error_description: 'An unexpected error occurred.', message: 'An unexpected error occurred.' };
+        body = {
+          error: 'server_error',
+          error_description: 'An unexpected error occurred.',
+          message: 'An unexpected error occurred.',
+        };
       }
       const error = String(body.error);
-      body.error_code = USER_ERROR_CODES[error] ?? (status >= 500 ? USER_ERROR_CODES.server_error : status === 401 ? USER_ERROR_CODES.invalid_token : status === 403 ? USER_ERROR_CODES.forbidden : USER_ERROR_CODES.invalid_request);
+      body.error_code =
+        USER_ERROR_CODES[error] ??
+        (status >= 500
+          ? USER_ERROR_CODES.server_error
+          : status === 401
+            ? USER_ERROR_CODES.invalid_token
+            : status === 403
+              ? USER_ERROR_CODES.forbidden
+              : USER_ERROR_CODES.invalid_request);
       body.error_id = errorId;
       // The same id in the log, so support can go from the user's screenshot to the log line.
       if (status >= 500) ctx.state.log.error({ err: e, error_id: errorId }, 'unhandled error');

@@ -6,7 +6,10 @@ import type { ParameterizedContext } from 'koa';
 import { randomBase64 } from '../../shared/crypto.js';
 
 export function esc(v: unknown): string {
-  return String(v ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
+  return String(v ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
+  );
 }
 
 const STYLE = `
@@ -30,7 +33,10 @@ const STYLE = `
 export function renderPage(ctx: ParameterizedContext, p: { title: string; body: string; status?: number }): void {
   const nonce = randomBase64(16);
   // RFC 6749 §10.13 clickjacking: no framing, by CSP and by X-Frame-Options for old browsers.
-  ctx.set('Content-Security-Policy', `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`);
+  ctx.set(
+    'Content-Security-Policy',
+    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`,
+  );
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Referrer-Policy', 'no-referrer');
   ctx.set('Cache-Control', 'no-store');

@@ -1,11 +1,18 @@
 import type { ParameterizedContext } from 'koa';
 import { esc, renderPage } from './html.js';
 
-interface Common { challenge: string; csrf: string; clientName: string }
+interface Common {
+  challenge: string;
+  csrf: string;
+  clientName: string;
+}
 
 /** Step 1: the email address. `type=email` + `autocomplete=email` let browsers and password
  * managers fill it; errors are tied to the field with aria-describedby and announced. */
-export function emailStep(ctx: ParameterizedContext, p: Common & { email?: string; error?: string; status?: number }): void {
+export function emailStep(
+  ctx: ParameterizedContext,
+  p: Common & { email?: string; error?: string; status?: number },
+): void {
   const err = p.error ? `<p id="email-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   renderPage(ctx, {
     title: `Sign in to ${p.clientName}`,
@@ -25,7 +32,10 @@ export function emailStep(ctx: ParameterizedContext, p: Common & { email?: strin
 }
 
 /** Step 2: the code, one field with `autocomplete=one-time-code` (autofill from mail/SMS apps). */
-export function codeStep(ctx: ParameterizedContext, p: Common & { email: string; error?: string; notice?: string; status?: number }): void {
+export function codeStep(
+  ctx: ParameterizedContext,
+  p: Common & { email: string; error?: string; notice?: string; status?: number },
+): void {
   const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
   renderPage(ctx, {

@@ -34,13 +34,24 @@ interface Gate {
 }
 
 /** The better-sqlite3 connection underneath TypeORM's driver. */
-interface SqliteConn { exec(sql: string): unknown; inTransaction: boolean }
+interface SqliteConn {
+  exec(sql: string): unknown;
+  inTransaction: boolean;
+}
 
 /** One physical transaction and the callers waiting for its COMMIT. */
-interface Group { done: Promise<void>; resolve(): void; reject(e: unknown): void; members: number }
+interface Group {
+  done: Promise<void>;
+  resolve(): void;
+  reject(e: unknown): void;
+  members: number;
+}
 
 /** The logical transaction a callback runs in: the group it joined, once it has begun. */
-interface TxStore { group?: Group | undefined; open: boolean }
+interface TxStore {
+  group?: Group | undefined;
+  open: boolean;
+}
 
 /** Most logical transactions per COMMIT: bounds how long the write lock is held in one turn. */
 const MAX_GROUP = 64;
@@ -84,7 +95,14 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
   const exclusive = <T>(fn: () => Promise<T>): Promise<T> => {
     pending++;
     const run = tail.then(fn, fn);
-    tail = run.then(() => { pending--; }, () => { pending--; });
+    tail = run.then(
+      () => {
+        pending--;
+      },
+      () => {
+        pending--;
+      },
+    );
     return run;
   };
 
@@ -105,19 +123,31 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
       gate.commits++;
       g.resolve();
     } catch (e) {
-      try { if (conn.inTransaction) conn.exec('ROLLBACK'); } catch { /* already rolled back */ }
+      try {
+        if (conn.inTransaction) conn.exec('ROLLBACK');
+      } catch {
+        /* already rolled back */
+      }
       g.reject(e);
     }
   };
-  const endOfTurn = () => { if (txOpen) commitWhenIdle = true; else commit(); };
+  const endOfTurn = () => {
+    if (txOpen) commitWhenIdle = true;
+    else commit();
+  };
   /** Joins the open group, or opens one (BEGIN IMMEDIATE: the write lock up front, see below). */
   const join = (): Group => {
     if (group) return group;
     conn.exec('BEGIN IMMEDIATE');
     let resolve!: () => void;
     let reject!: (e: unknown) => void;
-    const done = new Promise<void>((res, rej) => { resolve = res; reject = rej; });
-    done.catch(() => { /* each waiter handles it; none may be left */ });
+    const done = new Promise<void>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
+    done.catch(() => {
+      /* each waiter handles it; none may be left */
+    });
     group = { done, resolve, reject, members: 0 };
     if (grouping) setImmediate(endOfTurn);
     return group;
@@ -146,7 +176,12 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
         if (!write || !grouping || (conn.inTransaction && !group)) return fn();
         const g = join();
         let v: T;
-        try { v = fn(); } catch (e) { checkAlive(e); throw e; }
+        try {
+          v = fn();
+        } catch (e) {
+          checkAlive(e);
+          throw e;
+        }
         return g.done.then(() => v);
       };
       // Idle connection: run now, synchronously.
@@ -161,8 +196,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
   (mgr as unknown as { transaction: (...a: unknown[]) => Promise<unknown> }).transaction = (...args: unknown[]) => {
     if (inTx.getStore()) return transaction(...args); // nested: TypeORM makes it a savepoint
     const store: TxStore = { open: false };
-    return exclusive(() => inTx.run(store, () => transaction(...args)))
-      .then(async (result) => { if (store.group) await store.group.done; return result; });
+    return exclusive(() => inTx.run(store, () => transaction(...args))).then(async (result) => {
+      if (store.group) await store.group.done;
+      return result;
+    });
   };
 
   // The driver hands out one query runner for the connection; gate its query method.
@@ -176,7 +213,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
       if (args[0] === 'BEGIN TRANSACTION') return Promise.resolve().then(() => begin(store));
       // Never the real COMMIT / ROLLBACK: that would end every other member's work too. One
       // whose BEGIN failed has nothing of its own to end.
-      if (args[0] === 'COMMIT' || args[0] === 'ROLLBACK') return Promise.resolve().then(() => { if (store.open) end(store, args[0] === 'COMMIT'); });
+      if (args[0] === 'COMMIT' || args[0] === 'ROLLBACK')
+        return Promise.resolve().then(() => {
+          if (store.open) end(store, args[0] === 'COMMIT');
+        });
       return query(...args);
     }
     return exclusive(async () => {
@@ -191,7 +231,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
         return query(...args);
       }
       const g = group;
-      const r = await query(...args).catch((e: unknown) => { checkAlive(e); throw e; });
+      const r = await query(...args).catch((e: unknown) => {
+        checkAlive(e);
+        throw e;
+      });
       if (g && typeof args[0] === 'string' && !READ.test(args[0])) await g.done;
       return r;
     });
@@ -227,7 +270,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
 
   // Whatever the last turn left open is committed before the connection closes.
   const destroy = ds.destroy.bind(ds);
-  ds.destroy = async () => { commit(); return destroy(); };
+  ds.destroy = async () => {
+    commit();
+    return destroy();
+  };
 }
 
 /**

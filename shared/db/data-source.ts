@@ -67,7 +67,11 @@ export function createDataSource(db: DatabaseConfig, role: DataSourceRole = 'app
  * Connects, retrying briefly: a database started alongside the daemon may still be booting.
  * `groupCommit`: see installSqliteGate (the daemon's single-process SQLite connection only).
  */
-export async function connect(ds: DataSource, attempts = 10, opts: { groupCommit?: boolean } = {}): Promise<DataSource> {
+export async function connect(
+  ds: DataSource,
+  attempts = 10,
+  opts: { groupCommit?: boolean } = {},
+): Promise<DataSource> {
   for (let i = 1; ; i++) {
     try {
       await ds.initialize();

@@ -14,7 +14,7 @@ export const bigintNumber: ValueTransformer = {
 /** JSON held in a TEXT column, identical on both dialects. */
 export const jsonText: ValueTransformer = {
   to: (v: unknown) => (v === undefined ? undefined : v === null ? null : JSON.stringify(v)),
-  from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v ?? null),
+  from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : (v ?? null)),
 };
 
 /** Booleans are stored as 0/1 on both dialects. */
@@ -92,7 +92,14 @@ export const ClientEntity = new EntitySchema<Client>({
     audiences: json(),
     first_party: { type: 'integer', transformer: boolInt },
     status: { type: 'varchar', length: 16 },
-    resource_identifiers: { type: 'text', nullable: true, transformer: { to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])), from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : []) } },
+    resource_identifiers: {
+      type: 'text',
+      nullable: true,
+      transformer: {
+        to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])),
+        from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : []),
+      },
+    },
     strict_introspection: { type: 'integer', transformer: boolInt },
     created_at: ts(),
     updated_at: ts(),

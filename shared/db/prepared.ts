@@ -9,7 +9,9 @@ import { sqliteStatement } from './sql.js';
 
 export type PreparedGet<T> = (params: unknown[]) => T | undefined | Promise<T | undefined>;
 
-interface MysqlPool { execute(sql: string, params: unknown[], cb: (err: Error | null, rows: unknown) => void): void }
+interface MysqlPool {
+  execute(sql: string, params: unknown[], cb: (err: Error | null, rows: unknown) => void): void;
+}
 
 export function preparedGet<T>(ds: DataSource, sql: string): PreparedGet<T> {
   const stmt = sqliteStatement(ds, sql);
@@ -18,7 +20,8 @@ export function preparedGet<T>(ds: DataSource, sql: string): PreparedGet<T> {
   }
   const driver = ds.driver as unknown as { pool?: MysqlPool; master?: MysqlPool };
   const pool = (driver.master ?? driver.pool)!;
-  return (params) => new Promise<T | undefined>((resolve, reject) => {
-    pool.execute(sql, params, (err, rows) => (err ? reject(err) : resolve((rows as T[])[0])));
-  });
+  return (params) =>
+    new Promise<T | undefined>((resolve, reject) => {
+      pool.execute(sql, params, (err, rows) => (err ? reject(err) : resolve((rows as T[])[0])));
+    });
 }

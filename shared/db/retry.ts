@@ -3,7 +3,12 @@
  * unique-key violation a racing insert produces.
  */
 
-interface DriverishError { code?: string; errno?: number; message?: string; driverError?: { code?: string; errno?: number } }
+interface DriverishError {
+  code?: string;
+  errno?: number;
+  message?: string;
+  driverError?: { code?: string; errno?: number };
+}
 
 const codeOf = (e: unknown): string | undefined => {
   const err = e as DriverishError;
@@ -12,8 +17,12 @@ const codeOf = (e: unknown): string | undefined => {
 
 export function isUniqueViolation(e: unknown): boolean {
   const code = codeOf(e);
-  return code === 'ER_DUP_ENTRY' || code === 'SQLITE_CONSTRAINT_PRIMARYKEY' || code === 'SQLITE_CONSTRAINT_UNIQUE'
-    || /UNIQUE constraint failed|Duplicate entry/.test((e as Error)?.message ?? '');
+  return (
+    code === 'ER_DUP_ENTRY' ||
+    code === 'SQLITE_CONSTRAINT_PRIMARYKEY' ||
+    code === 'SQLITE_CONSTRAINT_UNIQUE' ||
+    /UNIQUE constraint failed|Duplicate entry/.test((e as Error)?.message ?? '')
+  );
 }
 
 /**
@@ -22,8 +31,13 @@ export function isUniqueViolation(e: unknown): boolean {
  */
 export function isTransient(e: unknown): boolean {
   const code = codeOf(e);
-  return code === 'SQLITE_BUSY' || code === 'SQLITE_LOCKED' || code === 'ER_LOCK_DEADLOCK' || code === 'ER_LOCK_WAIT_TIMEOUT'
-    || /database is locked|SQLITE_BUSY/.test((e as Error)?.message ?? '');
+  return (
+    code === 'SQLITE_BUSY' ||
+    code === 'SQLITE_LOCKED' ||
+    code === 'ER_LOCK_DEADLOCK' ||
+    code === 'ER_LOCK_WAIT_TIMEOUT' ||
+    /database is locked|SQLITE_BUSY/.test((e as Error)?.message ?? '')
+  );
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

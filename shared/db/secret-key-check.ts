@@ -23,6 +23,9 @@ export async function bindSecretKey(ds: DataSource, secretKey: string): Promise<
   const stored = Buffer.from(rows[0]?.value ?? '');
   const mine = Buffer.from(check);
   if (stored.length !== mine.length || !timingSafeEqual(stored, mine)) {
-    throw new ConfigError('IAM_SECRET_KEY', 'does not match the key this database was set up with: use the same IAM_SECRET_KEY (or IAM_DATA_DIR with its secret.key) as the daemon');
+    throw new ConfigError(
+      'IAM_SECRET_KEY',
+      'does not match the key this database was set up with: use the same IAM_SECRET_KEY (or IAM_DATA_DIR with its secret.key) as the daemon',
+    );
   }
 }

@@ -9,10 +9,30 @@ import { isIPv4, isIPv6 } from 'node:net';
 
 /** Why an address is refused; `undefined` from {@link classifyAddress} means "public". */
 export type AddressClass =
-  | 'unspecified' | 'this-network' | 'loopback' | 'private' | 'cgnat' | 'link-local' | 'ietf-protocol'
-  | 'documentation' | 'benchmarking' | 'multicast' | 'reserved' | 'broadcast' | '6to4-relay'
-  | 'ipv4-mapped' | 'ipv4-compatible' | 'nat64' | 'discard-only' | '6to4' | 'teredo' | 'unique-local'
-  | 'site-local' | 'srv6' | 'scoped' | 'invalid';
+  | 'unspecified'
+  | 'this-network'
+  | 'loopback'
+  | 'private'
+  | 'cgnat'
+  | 'link-local'
+  | 'ietf-protocol'
+  | 'documentation'
+  | 'benchmarking'
+  | 'multicast'
+  | 'reserved'
+  | 'broadcast'
+  | '6to4-relay'
+  | 'ipv4-mapped'
+  | 'ipv4-compatible'
+  | 'nat64'
+  | 'discard-only'
+  | '6to4'
+  | 'teredo'
+  | 'unique-local'
+  | 'site-local'
+  | 'srv6'
+  | 'scoped'
+  | 'invalid';
 
 type V4Range = [base: number, prefix: number, cls: AddressClass];
 
@@ -53,16 +73,17 @@ function parseV6(s: string): number[] | undefined {
   let tail: number[] = [];
   const dotted = /:(\d+\.\d+\.\d+\.\d+)$/.exec(text);
   if (dotted) {
-    if (!isIPv4(dotted[1]!)) return undefined;
-    const n = v4(dotted[1]!);
+    if (!isIPv4(dotted[1])) return undefined;
+    const n = v4(dotted[1]);
     tail = [Math.floor(n / 65536), n % 65536];
     text = text.slice(0, dotted.index + 1) + '0:0'; // placeholder groups, replaced below
   }
   const halves = text.split('::');
   if (halves.length > 2) return undefined;
-  const part = (h: string) => (h === '' ? [] : h.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN)));
-  const head = part(halves[0]!);
-  const rest = halves.length === 2 ? part(halves[1]!) : [];
+  const part = (h: string) =>
+    h === '' ? [] : h.split(':').map((g) => (/^[0-9a-f]{1,4}$/i.test(g) ? parseInt(g, 16) : NaN));
+  const head = part(halves[0]);
+  const rest = halves.length === 2 ? part(halves[1]) : [];
   if ([...head, ...rest].some(Number.isNaN)) return undefined;
   const fill = 8 - head.length - rest.length;
   if (halves.length === 1 ? fill !== 0 : fill < 1) return undefined;
@@ -81,16 +102,16 @@ function classifyV6(g: number[]): AddressClass | undefined {
   if (g[0] === 0x64 && g[1] === 0xff9b && (g[2] === 0 || g[2] === 1)) return 'nat64'; // 64:ff9b::/96, 64:ff9b:1::/48
   if (g[0] === 0x100 && g[1] === 0 && g[2] === 0 && g[3] === 0) return 'discard-only'; // 100::/64
   if (g[0] === 0x2001 && g[1] === 0x0db8) return 'documentation'; // 2001:db8::/32
-  if (g[0] === 0x2001 && g[1]! < 0x200) return g[1] === 0 ? 'teredo' : 'ietf-protocol'; // 2001::/23 (Teredo is 2001::/32)
+  if (g[0] === 0x2001 && g[1] < 0x200) return g[1] === 0 ? 'teredo' : 'ietf-protocol'; // 2001::/23 (Teredo is 2001::/32)
   if (g[0] === 0x2002) return '6to4'; // 2002::/16
-  if (g[0] === 0x3fff && g[1]! < 0x1000) return 'documentation'; // 3fff::/20 (RFC 9637)
+  if (g[0] === 0x3fff && g[1] < 0x1000) return 'documentation'; // 3fff::/20 (RFC 9637)
   if (g[0] === 0x5f00) return 'srv6'; // 5f00::/16 (RFC 9602)
-  if ((g[0]! & 0xfe00) === 0xfc00) return 'unique-local'; // fc00::/7
-  if ((g[0]! & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
-  if ((g[0]! & 0xffc0) === 0xfec0) return 'site-local'; // fec0::/10, deprecated
-  if ((g[0]! & 0xff00) === 0xff00) return 'multicast'; // ff00::/8
+  if ((g[0] & 0xfe00) === 0xfc00) return 'unique-local'; // fc00::/7
+  if ((g[0] & 0xffc0) === 0xfe80) return 'link-local'; // fe80::/10
+  if ((g[0] & 0xffc0) === 0xfec0) return 'site-local'; // fec0::/10, deprecated
+  if ((g[0] & 0xff00) === 0xff00) return 'multicast'; // ff00::/8
   // Only 2000::/3 is allocated as global unicast (RFC 4291 §2.4); the rest is reserved.
-  if ((g[0]! & 0xe000) !== 0x2000) return 'reserved';
+  if ((g[0] & 0xe000) !== 0x2000) return 'reserved';
   return undefined;
 }
 

@@ -38,14 +38,21 @@ export const DEFAULT_OUTBOUND_POLICY: OutboundPolicy = {
 
 /** A refused or failed outbound request. `reason` is safe to show an operator; no body is kept. */
 export class OutboundError extends Error {
-  constructor(readonly reason: 'url' | 'blocked_address' | 'dns' | 'timeout' | 'status' | 'content_type' | 'too_large' | 'json' | 'network', message: string) {
+  constructor(
+    readonly reason:
+      'url' | 'blocked_address' | 'dns' | 'timeout' | 'status' | 'content_type' | 'too_large' | 'json' | 'network',
+    message: string,
+  ) {
     super(message);
     this.name = 'OutboundError';
   }
 }
 
 /** Why `address` may not be contacted under `policy`, or undefined when it may. */
-export function refusedAddress(address: string, policy: Pick<OutboundPolicy, 'allowLoopback'>): AddressClass | undefined {
+export function refusedAddress(
+  address: string,
+  policy: Pick<OutboundPolicy, 'allowLoopback'>,
+): AddressClass | undefined {
   const cls = classifyAddress(address);
   if (cls === 'loopback' && policy.allowLoopback) return undefined;
   return cls;
@@ -57,7 +64,11 @@ export function refusedAddress(address: string, policy: Pick<OutboundPolicy, 'al
  */
 export function checkOutboundUrl(raw: string, policy: Pick<OutboundPolicy, 'allowLoopback'>): URL {
   let u: URL;
-  try { u = new URL(raw); } catch { throw new OutboundError('url', 'not an absolute URL'); }
+  try {
+    u = new URL(raw);
+  } catch {
+    throw new OutboundError('url', 'not an absolute URL');
+  }
   if (u.protocol !== 'https:') throw new OutboundError('url', 'only https URLs are fetched');
   if (u.username || u.password) throw new OutboundError('url', 'URLs with credentials are not fetched');
   if (u.hash || raw.includes('#')) throw new OutboundError('url', 'URLs with a fragment are not fetched');
@@ -73,19 +84,28 @@ export function checkOutboundUrl(raw: string, policy: Pick<OutboundPolicy, 'allo
  * connect logic calls it with `all: true` (happy eyeballs) or without; both are answered.
  */
 export function guardedLookup(policy: Pick<OutboundPolicy, 'allowLoopback'>): LookupFunction {
-  return ((hostname: string, options: { all?: boolean; family?: number | string }, callback: (...args: unknown[]) => void) => {
-    const family = options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : Number(options.family ?? 0) as 0 | 4 | 6;
+  return ((
+    hostname: string,
+    options: { all?: boolean; family?: number | string },
+    callback: (...args: unknown[]) => void,
+  ) => {
+    const family =
+      options.family === 'IPv4' ? 4 : options.family === 'IPv6' ? 6 : (Number(options.family ?? 0) as 0 | 4 | 6);
     dnsLookup(hostname, { all: true, family, verbatim: true }, (err, addresses: LookupAddress[]) => {
       if (err) return callback(err);
-      if (!addresses.length) return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }));
+      if (!addresses.length)
+        return callback(Object.assign(new Error(`${hostname} did not resolve`), { code: 'ENOTFOUND' }));
       for (const a of addresses) {
         const cls = refusedAddress(a.address, policy);
         // One bad answer taints the name: a resolver mixing public and private answers is the
         // rebinding pattern, and happy eyeballs could connect to either.
-        if (cls) return callback(new OutboundError('blocked_address', `${hostname} resolves to ${a.address}, which is ${cls}`));
+        if (cls)
+          return callback(
+            new OutboundError('blocked_address', `${hostname} resolves to ${a.address}, which is ${cls}`),
+          );
       }
       if (options.all) return callback(null, addresses);
-      return callback(null, addresses[0]!.address, addresses[0]!.family);
+      return callback(null, addresses[0].address, addresses[0].family);
     });
   }) as unknown as LookupFunction;
 }
@@ -100,9 +120,16 @@ function caList(extra: string): string[] {
  * GET `url` and parse a JSON object from a 200 response, under every limit of `policy`.
  * Throws OutboundError on any refusal or failure.
  */
-export function fetchJson(url: string, policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY): Promise<Record<string, unknown>> {
+export function fetchJson(
+  url: string,
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<Record<string, unknown>> {
   let u: URL;
-  try { u = checkOutboundUrl(url, policy); } catch (e) { return Promise.reject(e); }
+  try {
+    u = checkOutboundUrl(url, policy);
+  } catch (e) {
+    return Promise.reject(e);
+  }
   return new Promise((resolve, reject) => {
     let settled = false;
     const finish = (err: Error | undefined, value?: Record<string, unknown>) => {
@@ -110,7 +137,10 @@ export function fetchJson(url: string, policy: OutboundPolicy = DEFAULT_OUTBOUND
       settled = true;
       clearTimeout(total);
       clearTimeout(connect);
-      if (err) { req.destroy(); reject(err); } else resolve(value!);
+      if (err) {
+        req.destroy();
+        reject(err);
+      } else resolve(value!);
     };
     const opts: RequestOptions = {
       method: 'GET',
@@ -127,8 +157,14 @@ export function fetchJson(url: string, policy: OutboundPolicy = DEFAULT_OUTBOUND
       rejectUnauthorized: true,
     };
     const req = request(opts);
-    const total = setTimeout(() => finish(new OutboundError('timeout', `no complete answer within ${policy.totalTimeoutMs} ms`)), policy.totalTimeoutMs);
-    const connect = setTimeout(() => finish(new OutboundError('timeout', `could not connect within ${policy.connectTimeoutMs} ms`)), policy.connectTimeoutMs);
+    const total = setTimeout(
+      () => finish(new OutboundError('timeout', `no complete answer within ${policy.totalTimeoutMs} ms`)),
+      policy.totalTimeoutMs,
+    );
+    const connect = setTimeout(
+      () => finish(new OutboundError('timeout', `could not connect within ${policy.connectTimeoutMs} ms`)),
+      policy.connectTimeoutMs,
+    );
     req.on('socket', (socket: Socket) => {
       // The address actually connected, whatever path led to it (IP literal, lookup, cache).
       const check = () => {
@@ -143,31 +179,45 @@ export function fetchJson(url: string, policy: OutboundPolicy = DEFAULT_OUTBOUND
     req.on('error', (e) => {
       if (e instanceof OutboundError) return finish(e);
       const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return finish(new OutboundError('dns', `${u.hostname} could not be resolved`));
+      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+        return finish(new OutboundError('dns', `${u.hostname} could not be resolved`));
       finish(new OutboundError('network', `request failed: ${code ?? e.message}`));
     });
     req.on('response', (res) => {
       // RFC 8414 §3.2 / OIDC Discovery §4.2: a 200 with JSON. Redirects are not followed.
-      if (res.statusCode !== 200) { res.resume(); return finish(new OutboundError('status', `answered HTTP ${res.statusCode}`)); }
-      const type = String(res.headers['content-type'] ?? '').split(';')[0]!.trim().toLowerCase();
+      if (res.statusCode !== 200) {
+        res.resume();
+        return finish(new OutboundError('status', `answered HTTP ${res.statusCode}`));
+      }
+      const type = String(res.headers['content-type'] ?? '')
+        .split(';')[0]
+        .trim()
+        .toLowerCase();
       if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
         res.resume();
         return finish(new OutboundError('content_type', `answered ${type || 'no content type'}, not JSON`));
       }
       const declared = Number(res.headers['content-length'] ?? NaN);
-      if (declared > policy.maxBytes) return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
+      if (declared > policy.maxBytes)
+        return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
       const chunks: Buffer[] = [];
       let size = 0;
       res.on('data', (c: Buffer) => {
         size += c.length;
-        if (size > policy.maxBytes) return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
+        if (size > policy.maxBytes)
+          return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
         chunks.push(c);
       });
       res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));
       res.on('end', () => {
         let body: unknown;
-        try { body = JSON.parse(Buffer.concat(chunks).toString('utf8')); } catch { return finish(new OutboundError('json', 'the body is not valid JSON')); }
-        if (!body || typeof body !== 'object' || Array.isArray(body)) return finish(new OutboundError('json', 'the body is not a JSON object'));
+        try {
+          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        } catch {
+          return finish(new OutboundError('json', 'the body is not valid JSON'));
+        }
+        if (!body || typeof body !== 'object' || Array.isArray(body))
+          return finish(new OutboundError('json', 'the body is not a JSON object'));
         finish(undefined, body as Record<string, unknown>);
       });
     });

@@ -8,30 +8,40 @@ export const CreateTenantInput = z.strictObject({
 });
 export type CreateTenantInput = z.infer<typeof CreateTenantInput>;
 
-export const CreateClientInput = z.strictObject({
-  name: displayName,
-  redirect_uris: z.array(redirectUri).max(50).default([]),
-  grant_types: z.array(z.enum(GRANT_TYPES)).max(10).default(['authorization_code', 'refresh_token']),
-  scopes: z.array(scopeToken).max(100).default(['openid', 'profile', 'email']),
-  audiences: z.array(z.string().min(1).max(2048)).max(100).default([]),
-  public: z.boolean().default(false),
-  first_party: z.boolean().default(false),
-  /** As a resource server: the audiences (RFC 8707 resource identifiers) this client serves. */
-  resource_identifiers: z.array(z.string().min(1).max(2048)).max(100).default([]),
-  /** Introspection by this client answers active only for tokens whose audience it serves. */
-  strict_introspection: z.boolean().default(false),
-}).superRefine((c, ctx) => {
-  // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
-  if (c.public && c.grant_types.includes('client_credentials')) {
-    ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client cannot use client_credentials' });
-  }
-  if (c.strict_introspection && c.resource_identifiers.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['resource_identifiers'], message: 'strict introspection needs at least one resource identifier' });
-  }
-  if (c.grant_types.includes('authorization_code') && c.redirect_uris.length === 0) {
-    ctx.addIssue({ code: 'custom', path: ['redirect_uris'], message: 'the authorization_code grant needs at least one redirect URI' });
-  }
-});
+export const CreateClientInput = z
+  .strictObject({
+    name: displayName,
+    redirect_uris: z.array(redirectUri).max(50).default([]),
+    grant_types: z.array(z.enum(GRANT_TYPES)).max(10).default(['authorization_code', 'refresh_token']),
+    scopes: z.array(scopeToken).max(100).default(['openid', 'profile', 'email']),
+    audiences: z.array(z.string().min(1).max(2048)).max(100).default([]),
+    public: z.boolean().default(false),
+    first_party: z.boolean().default(false),
+    /** As a resource server: the audiences (RFC 8707 resource identifiers) this client serves. */
+    resource_identifiers: z.array(z.string().min(1).max(2048)).max(100).default([]),
+    /** Introspection by this client answers active only for tokens whose audience it serves. */
+    strict_introspection: z.boolean().default(false),
+  })
+  .superRefine((c, ctx) => {
+    // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
+    if (c.public && c.grant_types.includes('client_credentials')) {
+      ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client cannot use client_credentials' });
+    }
+    if (c.strict_introspection && c.resource_identifiers.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['resource_identifiers'],
+        message: 'strict introspection needs at least one resource identifier',
+      });
+    }
+    if (c.grant_types.includes('authorization_code') && c.redirect_uris.length === 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['redirect_uris'],
+        message: 'the authorization_code grant needs at least one redirect URI',
+      });
+    }
+  });
 export type CreateClientInput = z.input<typeof CreateClientInput>;
 
 export const CreateUserInput = z.strictObject({
@@ -117,15 +127,19 @@ export const ProvisioningOperationView = z.looseObject({
   capacity_operations: z.array(z.unknown()).optional(),
   steps: z.array(ProvisioningStepView),
   retry_count: z.number().int().describe('How many times an operator requeued the operation after it was blocked.'),
-  history: z.array(z.looseObject({
-    event: z.string().describe('created, attempt, completed, failed, blocked or retried'),
-    step_key: z.string().nullable(),
-    attempt: z.number().int().nullable(),
-    error_code: z.string().nullable(),
-    actor_type: z.string(),
-    actor_id: z.string(),
-    created_at: z.number().int(),
-  })).describe('Oldest first; the most recent 200 events.'),
+  history: z
+    .array(
+      z.looseObject({
+        event: z.string().describe('created, attempt, completed, failed, blocked or retried'),
+        step_key: z.string().nullable(),
+        attempt: z.number().int().nullable(),
+        error_code: z.string().nullable(),
+        actor_type: z.string(),
+        actor_id: z.string(),
+        created_at: z.number().int(),
+      }),
+    )
+    .describe('Oldest first; the most recent 200 events.'),
   idempotent_replay: z.boolean().optional(),
 });
 

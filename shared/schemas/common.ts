@@ -2,7 +2,10 @@ import { z } from 'zod';
 import { isMailbox } from '../config.js';
 
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ) */
-export const scopeToken = z.string().regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token (printable ASCII, no space, quote or backslash)').max(128);
+export const scopeToken = z
+  .string()
+  .regex(/^[\x21\x23-\x5B\x5D-\x7E]+$/, 'must be a scope token (printable ASCII, no space, quote or backslash)')
+  .max(128);
 
 export const GRANT_TYPES = [
   'authorization_code',
@@ -15,24 +18,41 @@ export const GRANT_TYPES = [
  * RFC 6749 §3.1.2: an absolute URI without a fragment. https, or http only on a loopback host
  * (RFC 8252 §7.3), or a private-use scheme for native apps (RFC 8252 §7.1).
  */
-export const redirectUri = z.string().max(2048).superRefine((v, ctx) => {
-  let u: URL;
-  try { u = new URL(v); } catch { ctx.addIssue({ code: 'custom', message: 'must be an absolute URI' }); return; }
-  if (u.hash || v.includes('#')) ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (RFC 6749 §3.1.2)' });
-  if (u.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname)) {
-    ctx.addIssue({ code: 'custom', message: 'http is allowed only for loopback hosts; use https' });
-  }
-  if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(u.protocol)) {
-    ctx.addIssue({ code: 'custom', message: `the ${u.protocol} scheme is not allowed` });
-  }
-});
+export const redirectUri = z
+  .string()
+  .max(2048)
+  .superRefine((v, ctx) => {
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      ctx.addIssue({ code: 'custom', message: 'must be an absolute URI' });
+      return;
+    }
+    if (u.hash || v.includes('#'))
+      ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (RFC 6749 §3.1.2)' });
+    if (u.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname)) {
+      ctx.addIssue({ code: 'custom', message: 'http is allowed only for loopback hosts; use https' });
+    }
+    if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(u.protocol)) {
+      ctx.addIssue({ code: 'custom', message: `the ${u.protocol} scheme is not allowed` });
+    }
+  });
 
-export const tenantId = z.string().min(1).max(40).regex(/^[A-Za-z0-9_-]+$/, 'must be a tenant id');
+export const tenantId = z
+  .string()
+  .min(1)
+  .max(40)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be a tenant id');
 /**
  * An address mail can be sent to: at most 254 octets (RFC 5321 §4.5.3.1.3: a path of 256 with
  * its angle brackets) and a dot-atom local part, the same rule the mail composer applies, so an
  * address that is accepted here is never one that mail to it would refuse later.
  */
-export const email = z.string().trim().toLowerCase().max(254)
+export const email = z
+  .string()
+  .trim()
+  .toLowerCase()
+  .max(254)
   .pipe(z.email({ message: 'must be an email address' }).refine(isMailbox, { message: 'must be an email address' }));
 export const displayName = z.string().trim().min(1, 'must not be empty').max(200);

@@ -20,12 +20,18 @@ export const EmailProviderEntryView = z.looseObject({
 export function emailSettingsInput(knownProviderIds: readonly string[]) {
   const known = knownProviderIds.join(', ');
   return z.strictObject({
-    strategy: z.enum(EMAIL_STRATEGIES, {
-      error: (iss) => (iss.input === undefined ? 'is required' : `must be one of: ${EMAIL_STRATEGIES.join(', ')}`),
-    }).describe('Routing strategy: providers are tried in order, the first that accepts the message wins.'),
-    providerOrder: z.array(z.enum(knownProviderIds as [string, ...string[]], {
-      error: (iss) => `unknown provider ${JSON.stringify(iss.input)}; known providers: ${known}`,
-    }), { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an array of provider ids') })
+    strategy: z
+      .enum(EMAIL_STRATEGIES, {
+        error: (iss) => (iss.input === undefined ? 'is required' : `must be one of: ${EMAIL_STRATEGIES.join(', ')}`),
+      })
+      .describe('Routing strategy: providers are tried in order, the first that accepts the message wins.'),
+    providerOrder: z
+      .array(
+        z.enum(knownProviderIds as [string, ...string[]], {
+          error: (iss) => `unknown provider ${JSON.stringify(iss.input)}; known providers: ${known}`,
+        }),
+        { error: (iss) => (iss.input === undefined ? 'is required' : 'must be an array of provider ids') },
+      )
       .min(1, 'must name at least one provider')
       .max(MAX_PROVIDER_ORDER, `must name at most ${MAX_PROVIDER_ORDER} providers`)
       .superRefine((ids, ctx) => {

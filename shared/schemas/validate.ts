@@ -5,7 +5,8 @@ import { badRequest, type FieldIssue } from '../errors.js';
 export function issuesOf(error: z.ZodError, prefix = ''): FieldIssue[] {
   return error.issues.map((i) => ({
     field: [prefix, ...i.path.map(String)].filter(Boolean).join('.') || prefix || '(body)',
-    message: i.code === 'unrecognized_keys' ? `unknown field(s): ${(i as { keys: string[] }).keys.join(', ')}` : i.message,
+    message:
+      i.code === 'unrecognized_keys' ? `unknown field(s): ${(i as { keys: string[] }).keys.join(', ')}` : i.message,
   }));
 }
 
@@ -14,6 +15,6 @@ export function parseInput<S extends z.ZodType>(schema: S, input: unknown, where
   const r = schema.safeParse(input);
   if (r.success) return r.data;
   const details = issuesOf(r.error, where);
-  const first = details[0]!;
+  const first = details[0];
   throw badRequest(`${first.field}: ${first.message}`, details);
 }

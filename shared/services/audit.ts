@@ -12,7 +12,14 @@ export interface Actor {
 export async function audit(
   em: EntityManager,
   actor: Actor,
-  e: { tenantId: string | null; action: string; targetType: string; targetId: string; outcome?: 'success' | 'failure'; summary?: Record<string, unknown> },
+  e: {
+    tenantId: string | null;
+    action: string;
+    targetType: string;
+    targetId: string;
+    outcome?: 'success' | 'failure';
+    summary?: Record<string, unknown>;
+  },
 ): Promise<string> {
   const id = randomUUID();
   await new AuditWriter(em).append({

@@ -37,36 +37,64 @@ const n = (v: unknown): number | null => (v === null || v === undefined ? null :
 
 const PAGED: Record<'consents' | 'sessions' | 'auth_history', PagedSection> = {
   consents: {
-    table: 'consents', time: 'granted_at',
-    select: 'c.id, c.granted_at, c.client_id, cl.name AS client_name, c.scopes, c.expires_at, c.revoked_at FROM consents c LEFT JOIN clients cl ON cl.tenant_id = c.tenant_id AND cl.client_id = c.client_id',
+    table: 'consents',
+    time: 'granted_at',
+    select:
+      'c.id, c.granted_at, c.client_id, cl.name AS client_name, c.scopes, c.expires_at, c.revoked_at FROM consents c LEFT JOIN clients cl ON cl.tenant_id = c.tenant_id AND cl.client_id = c.client_id',
     columns: ['clientId', 'clientName', 'scopes', 'grantedAt', 'expiresAt', 'revokedAt'],
-    map: (r) => [str(r.client_id), str(r.client_name), json<string[]>(r.scopes), n(r.granted_at), n(r.expires_at), n(r.revoked_at)],
+    map: (r) => [
+      str(r.client_id),
+      str(r.client_name),
+      json<string[]>(r.scopes),
+      n(r.granted_at),
+      n(r.expires_at),
+      n(r.revoked_at),
+    ],
   },
   sessions: {
     // The session id is the hash of the cookie: never exported.
-    table: 'sessions', time: 'created_at',
+    table: 'sessions',
+    time: 'created_at',
     select: 'c.id, c.created_at, c.last_seen_at, c.expires_at, c.revoked_at, c.user_agent, c.ip FROM sessions c',
     columns: ['created_at', 'last_seen_at', 'expires_at', 'revoked_at', 'user_agent', 'ip'],
     map: (r) => [n(r.created_at), n(r.last_seen_at), n(r.expires_at), n(r.revoked_at), str(r.user_agent), str(r.ip)],
   },
   auth_history: {
-    table: 'auth_history', time: 'created_at',
+    table: 'auth_history',
+    time: 'created_at',
     select: 'c.id, c.created_at, c.event, c.outcome, c.reason, c.client_id, c.ip, c.user_agent FROM auth_history c',
     columns: ['event', 'outcome', 'reason', 'client_id', 'ip', 'user_agent', 'created_at'],
-    map: (r) => [str(r.event), str(r.outcome), str(r.reason), str(r.client_id), str(r.ip), str(r.user_agent), n(r.created_at)],
+    map: (r) => [
+      str(r.event),
+      str(r.outcome),
+      str(r.reason),
+      str(r.client_id),
+      str(r.ip),
+      str(r.user_agent),
+      n(r.created_at),
+    ],
   },
 };
 
 const PROFILE_COLUMNS = ['id', 'email', 'name', 'status', 'created_at'];
 
 /** Rows the export would contain: what decides inline or pending. */
-export async function countExportRows(db: Db, tenantId: string, userId: string, sections: readonly ExportSection[]): Promise<number> {
+export async function countExportRows(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  sections: readonly ExportSection[],
+): Promise<number> {
   let total = 0;
   for (const s of sections) {
     if (s === 'profile') total += 1;
     else if (s === 'custom_claims') total += 0;
     else {
-      const r = await one<{ n: unknown }>(db, `SELECT COUNT(*) AS n FROM ${PAGED[s].table} WHERE tenant_id = ? AND user_id = ?`, [tenantId, userId]);
+      const r = await one<{ n: unknown }>(
+        db,
+        `SELECT COUNT(*) AS n FROM ${PAGED[s].table} WHERE tenant_id = ? AND user_id = ?`,
+        [tenantId, userId],
+      );
       total += num(r?.n ?? 0);
     }
   }
@@ -74,16 +102,25 @@ export async function countExportRows(db: Db, tenantId: string, userId: string, 
 }
 
 /** Pages through one section's rows by (time, id); `fn` gets each page's mapped rows. */
-async function pages(db: Db, s: PagedSection, tenantId: string, userId: string, fn: (rows: unknown[][]) => void, signal?: AbortSignal): Promise<void> {
+async function pages(
+  db: Db,
+  s: PagedSection,
+  tenantId: string,
+  userId: string,
+  fn: (rows: unknown[][]) => void,
+  signal?: AbortSignal,
+): Promise<void> {
   let after: { t: number; id: string } | undefined;
   for (;;) {
     if (signal?.aborted) throw new Error('export aborted');
-    const rows = await all<Row>(db,
+    const rows = await all<Row>(
+      db,
       `SELECT ${s.select} WHERE c.tenant_id = ? AND c.user_id = ?${after ? ` AND (c.${s.time} > ? OR (c.${s.time} = ? AND c.id > ?))` : ''} ORDER BY c.${s.time}, c.id LIMIT ?`,
-      after ? [tenantId, userId, after.t, after.t, after.id, PAGE_SIZE] : [tenantId, userId, PAGE_SIZE]);
+      after ? [tenantId, userId, after.t, after.t, after.id, PAGE_SIZE] : [tenantId, userId, PAGE_SIZE],
+    );
     if (!rows.length) return;
     fn(rows.map(s.map));
-    const last = rows[rows.length - 1]!;
+    const last = rows[rows.length - 1];
     after = { t: num(last[s.time]), id: String(last.id) };
     if (rows.length < PAGE_SIZE) return;
   }
@@ -104,12 +141,30 @@ const csvLine = (cells: unknown[]): string => cells.map(csvCell).join(',') + '\r
  * `{ contentType: 'text/csv', csv }`. Returned as text so a stored export is served without
  * being parsed again.
  */
-export async function buildExport(db: Db, tenantId: string, userId: string, sections: readonly ExportSection[], format: ExportFormat, signal?: AbortSignal): Promise<string> {
+export async function buildExport(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  sections: readonly ExportSection[],
+  format: ExportFormat,
+  signal?: AbortSignal,
+): Promise<string> {
   const parts: string[] = [];
   const profileRow = sections.includes('profile')
-    ? await one<Row>(db, 'SELECT id, email, name, status, created_at FROM users WHERE tenant_id = ? AND id = ?', [tenantId, userId])
+    ? await one<Row>(db, 'SELECT id, email, name, status, created_at FROM users WHERE tenant_id = ? AND id = ?', [
+        tenantId,
+        userId,
+      ])
     : undefined;
-  const profile = profileRow ? [str(profileRow.id), str(profileRow.email), str(profileRow.name), str(profileRow.status), n(profileRow.created_at)] : undefined;
+  const profile = profileRow
+    ? [
+        str(profileRow.id),
+        str(profileRow.email),
+        str(profileRow.name),
+        str(profileRow.status),
+        n(profileRow.created_at),
+      ]
+    : undefined;
   for (const s of EXPORT_SECTIONS) {
     if (!sections.includes(s)) continue;
     if (format === 'csv') {
@@ -121,7 +176,16 @@ export async function buildExport(db: Db, tenantId: string, userId: string, sect
         parts.push(csvLine(['key', 'value']));
       } else {
         parts.push(csvLine(PAGED[s].columns));
-        await pages(db, PAGED[s], tenantId, userId, (rows) => { parts.push(rows.map(csvLine).join('')); }, signal);
+        await pages(
+          db,
+          PAGED[s],
+          tenantId,
+          userId,
+          (rows) => {
+            parts.push(rows.map(csvLine).join(''));
+          },
+          signal,
+        );
       }
     } else {
       parts.push(parts.length ? ',' : '{', JSON.stringify(s), ':');
@@ -133,11 +197,18 @@ export async function buildExport(db: Db, tenantId: string, userId: string, sect
         const cols = PAGED[s].columns;
         let first = true;
         parts.push('[');
-        await pages(db, PAGED[s], tenantId, userId, (rows) => {
-          const text = rows.map((r) => JSON.stringify(Object.fromEntries(cols.map((c, i) => [c, r[i]])))).join(',');
-          parts.push(first ? text : ',' + text);
-          first = false;
-        }, signal);
+        await pages(
+          db,
+          PAGED[s],
+          tenantId,
+          userId,
+          (rows) => {
+            const text = rows.map((r) => JSON.stringify(Object.fromEntries(cols.map((c, i) => [c, r[i]])))).join(',');
+            parts.push(first ? text : ',' + text);
+            first = false;
+          },
+          signal,
+        );
         parts.push(']');
       }
     }
@@ -154,30 +225,63 @@ export function completedBody(requestId: string, format: ExportFormat, data: str
 }
 
 export function pendingBody(requestId: string, estimatedWaitSeconds: number) {
-  return { status: 'pending' as const, requestId, message: `poll GET /api/user/data-export/${requestId}`, estimatedWaitSeconds };
+  return {
+    status: 'pending' as const,
+    requestId,
+    message: `poll GET /api/user/data-export/${requestId}`,
+    estimatedWaitSeconds,
+  };
 }
 
 /** A rough guess: the job runs every 2 s and builds tens of thousands of rows a second. */
 export const estimateWaitSeconds = (rows: number): number => Math.max(2, Math.ceil(2 + rows / 20_000));
 
-export async function createPendingExport(db: Db, p: { tenantId: string; userId: string; sections: readonly ExportSection[]; format: ExportFormat; now?: number }): Promise<string> {
+export async function createPendingExport(
+  db: Db,
+  p: { tenantId: string; userId: string; sections: readonly ExportSection[]; format: ExportFormat; now?: number },
+): Promise<string> {
   const id = newId('dex');
   const now = p.now ?? Date.now();
-  await exec(db, 'INSERT INTO data_exports (id, tenant_id, user_id, status, format, sections, result, created_at, completed_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?)',
-    [id, p.tenantId, p.userId, 'pending', p.format, JSON.stringify(p.sections), now, now + EXPORT_RETENTION_MS]);
+  await exec(
+    db,
+    'INSERT INTO data_exports (id, tenant_id, user_id, status, format, sections, result, created_at, completed_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?)',
+    [id, p.tenantId, p.userId, 'pending', p.format, JSON.stringify(p.sections), now, now + EXPORT_RETENTION_MS],
+  );
   return id;
 }
 
 export interface ExportRecord {
-  id: string; status: 'pending' | 'completed' | 'failed'; format: ExportFormat; result: string | null;
-  created_at: number; completed_at: number | null; rows?: number;
+  id: string;
+  status: 'pending' | 'completed' | 'failed';
+  format: ExportFormat;
+  result: string | null;
+  created_at: number;
+  completed_at: number | null;
+  rows?: number;
 }
 
 /** The caller's own, unexpired export, or undefined (another user's id looks unknown). */
-export async function findExport(db: Db, tenantId: string, userId: string, id: string, now = Date.now()): Promise<ExportRecord | undefined> {
-  const r = await one<Row>(db, 'SELECT id, status, format, result, created_at, completed_at FROM data_exports WHERE id = ? AND tenant_id = ? AND user_id = ? AND expires_at > ?', [id, tenantId, userId, now]);
+export async function findExport(
+  db: Db,
+  tenantId: string,
+  userId: string,
+  id: string,
+  now = Date.now(),
+): Promise<ExportRecord | undefined> {
+  const r = await one<Row>(
+    db,
+    'SELECT id, status, format, result, created_at, completed_at FROM data_exports WHERE id = ? AND tenant_id = ? AND user_id = ? AND expires_at > ?',
+    [id, tenantId, userId, now],
+  );
   if (!r) return undefined;
-  return { id: String(r.id), status: r.status as ExportRecord['status'], format: r.format as ExportFormat, result: str(r.result), created_at: num(r.created_at), completed_at: n(r.completed_at) };
+  return {
+    id: String(r.id),
+    status: r.status as ExportRecord['status'],
+    format: r.format as ExportFormat,
+    result: str(r.result),
+    created_at: num(r.created_at),
+    completed_at: n(r.completed_at),
+  };
 }
 
 /**
@@ -187,18 +291,37 @@ export async function findExport(db: Db, tenantId: string, userId: string, id: s
 export async function buildPendingExports(ds: DataSource, signal?: AbortSignal, max = 20): Promise<number> {
   let done = 0;
   for (let i = 0; i < max && !signal?.aborted; i++) {
-    const r = await one<Row>(ds, 'SELECT id, tenant_id, user_id, format, sections FROM data_exports WHERE status = ? ORDER BY created_at, id LIMIT 1', ['pending']);
+    const r = await one<Row>(
+      ds,
+      'SELECT id, tenant_id, user_id, format, sections FROM data_exports WHERE status = ? ORDER BY created_at, id LIMIT 1',
+      ['pending'],
+    );
     if (!r) break;
     const id = String(r.id);
     try {
-      const data = await buildExport(ds, String(r.tenant_id), String(r.user_id), json<ExportSection[]>(r.sections), r.format as ExportFormat, signal);
+      const data = await buildExport(
+        ds,
+        String(r.tenant_id),
+        String(r.user_id),
+        json<ExportSection[]>(r.sections),
+        r.format as ExportFormat,
+        signal,
+      );
       const now = Date.now();
-      await exec(ds, 'UPDATE data_exports SET status = ?, result = ?, completed_at = ?, expires_at = ? WHERE id = ? AND status = ?',
-        ['completed', data, now, now + EXPORT_RETENTION_MS, id, 'pending']);
+      await exec(
+        ds,
+        'UPDATE data_exports SET status = ?, result = ?, completed_at = ?, expires_at = ? WHERE id = ? AND status = ?',
+        ['completed', data, now, now + EXPORT_RETENTION_MS, id, 'pending'],
+      );
       done++;
     } catch (e) {
       if (signal?.aborted) throw e;
-      await exec(ds, 'UPDATE data_exports SET status = ?, completed_at = ? WHERE id = ? AND status = ?', ['failed', Date.now(), id, 'pending']);
+      await exec(ds, 'UPDATE data_exports SET status = ?, completed_at = ? WHERE id = ? AND status = ?', [
+        'failed',
+        Date.now(),
+        id,
+        'pending',
+      ]);
       throw e;
     }
   }

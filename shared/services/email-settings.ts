@@ -23,7 +23,10 @@ export class EmailSettingsService {
   /** The validated body shape, with this build's provider ids. */
   readonly input: ReturnType<typeof emailSettingsInput>;
 
-  constructor(private readonly ds: DataSource, private readonly providers: EmailProviders) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly providers: EmailProviders,
+  ) {
     this.input = emailSettingsInput(providers.ids());
   }
 
@@ -50,9 +53,16 @@ export class EmailSettingsService {
       if (!row) throw notFound(`Tenant ${tenantId}`);
       const settings = json<JsonObject | null>(row.settings) ?? {};
       const before = settings.email ?? null;
-      await em.query('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?', [JSON.stringify({ ...settings, email }), Date.now(), tenantId]);
+      await em.query('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?', [
+        JSON.stringify({ ...settings, email }),
+        Date.now(),
+        tenantId,
+      ]);
       await audit(em, actor, {
-        tenantId, action: 'tenant.email_settings.update', targetType: 'tenant', targetId: tenantId,
+        tenantId,
+        action: 'tenant.email_settings.update',
+        targetType: 'tenant',
+        targetId: tenantId,
         summary: { before, after: email },
       });
     });

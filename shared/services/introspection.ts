@@ -37,23 +37,39 @@ export interface CachedToken {
 export function toCachedToken(c: AccessTokenClaims, now: number): CachedToken {
   const expMs = (c.exp ?? 0) * 1000;
   return {
-    jti: String(c.jti ?? ''), fid: typeof c.fid === 'string' ? c.fid : '', clientId: c.client_id, tenantId: c.tenant_id, sub: String(c.sub ?? ''),
+    jti: String(c.jti ?? ''),
+    fid: typeof c.fid === 'string' ? c.fid : '',
+    clientId: c.client_id,
+    tenantId: c.tenant_id,
+    sub: String(c.sub ?? ''),
     aud: c.aud === undefined ? [] : Array.isArray(c.aud) ? c.aud : [c.aud],
-    until: Math.min(now + CACHE_TTL_MS, expMs), expMs,
+    until: Math.min(now + CACHE_TTL_MS, expMs),
+    expMs,
     json: JSON.stringify({ ...c, active: true, token_type: 'Bearer', tenant: c.tenant_id }),
   };
 }
 
-interface RevocationRow { r_jti: unknown; r_fam: unknown; c_status: unknown; t_state: unknown; u_status: unknown }
+interface RevocationRow {
+  r_jti: unknown;
+  r_fam: unknown;
+  c_status: unknown;
+  t_state: unknown;
+  u_status: unknown;
+}
 
 /** A small LRU over Map's insertion order: a hit re-inserts the key at the young end. */
 export class LruCache<V> {
   private readonly map = new Map<string, V>();
   constructor(readonly max: number) {}
-  get size(): number { return this.map.size; }
+  get size(): number {
+    return this.map.size;
+  }
   get(key: string): V | undefined {
     const v = this.map.get(key);
-    if (v !== undefined) { this.map.delete(key); this.map.set(key, v); }
+    if (v !== undefined) {
+      this.map.delete(key);
+      this.map.set(key, v);
+    }
     return v;
   }
   set(key: string, v: V): void {
@@ -62,23 +78,32 @@ export class LruCache<V> {
     this.map.set(key, v);
     if (this.map.size > this.max) this.map.delete(this.map.keys().next().value!);
   }
-  delete(key: string): void { this.map.delete(key); }
+  delete(key: string): void {
+    this.map.delete(key);
+  }
 }
 
 export class IntrospectionService {
   readonly cache: LruCache<CachedToken>;
   private readonly revocation: PreparedGet<RevocationRow>;
 
-  constructor(ds: DataSource, private readonly tokens: TokenService, opts: { cacheEntries: number }) {
+  constructor(
+    ds: DataSource,
+    private readonly tokens: TokenService,
+    opts: { cacheEntries: number },
+  ) {
     this.cache = new LruCache(opts.cacheEntries);
     // One round trip answers every revocation question: the token itself (jti), its family
     // (refresh reuse, logout, consent withdrawal), its client, its tenant and its user.
-    this.revocation = preparedGet<RevocationRow>(ds, `SELECT
+    this.revocation = preparedGet<RevocationRow>(
+      ds,
+      `SELECT
         (SELECT 1 FROM revoked_access_tokens WHERE jti = ?) AS r_jti,
         (SELECT revoked_at FROM token_families WHERE id = ?) AS r_fam,
         (SELECT status FROM clients WHERE client_id = ?) AS c_status,
         (SELECT lifecycle_state FROM tenants WHERE id = ?) AS t_state,
-        (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status`);
+        (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status`,
+    );
   }
 
   static key(token: string): string {

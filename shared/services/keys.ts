@@ -21,7 +21,13 @@ export interface KeyInfo {
   retire_at: number | null;
 }
 
-const info = (k: SigningKey): KeyInfo => ({ kid: k.kid, alg: k.alg, status: k.status, created_at: k.created_at, retire_at: k.retire_at });
+const info = (k: SigningKey): KeyInfo => ({
+  kid: k.kid,
+  alg: k.alg,
+  status: k.status,
+  created_at: k.created_at,
+  retire_at: k.retire_at,
+});
 
 export class KeyService {
   private readonly box: SecretBox;
@@ -29,7 +35,11 @@ export class KeyService {
   /** How long a daemon keeps using its cached signing key before re-reading the table. */
   static readonly CACHE_MS = 30_000;
 
-  constructor(private readonly ds: DataSource, secretKey: string, private readonly retireAfterSeconds: number) {
+  constructor(
+    private readonly ds: DataSource,
+    secretKey: string,
+    private readonly retireAfterSeconds: number,
+  ) {
     this.box = new SecretBox(secretKey, 'signing-key-seal');
   }
 
@@ -40,10 +50,14 @@ export class KeyService {
     const priv = await exportJWK(privateKey);
     const now = Date.now();
     return {
-      kid, alg, status: 'active',
+      kid,
+      alg,
+      status: 'active',
       public_jwk: { ...pub, kid, alg, use: 'sig' },
       private_jwk_sealed: this.box.seal(JSON.stringify(priv), kid),
-      created_at: now, retire_at: null, updated_at: now,
+      created_at: now,
+      retire_at: null,
+      updated_at: now,
     };
   }
 
@@ -71,7 +85,10 @@ export class KeyService {
       for (const k of old) await repo.update(k.kid, { status: 'retiring', retire_at: retireAt, updated_at: now });
       await repo.insert(fresh);
       await audit(em, actor, {
-        tenantId: null, action: 'signing_key.rotate', targetType: 'signing_key', targetId: fresh.kid,
+        tenantId: null,
+        action: 'signing_key.rotate',
+        targetType: 'signing_key',
+        targetId: fresh.kid,
         summary: { retiring: old.map((k) => k.kid), retire_at: retireAt },
       });
       return old.map((k) => info({ ...k, status: 'retiring', retire_at: retireAt }));

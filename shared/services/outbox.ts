@@ -39,7 +39,11 @@ export class Outbox {
    * @param secretKey IAM_SECRET_KEY; the payload key is derived from it for this purpose alone
    * @param kickDebounceMs kicks within this window wake the deliverer once
    */
-  constructor(private readonly ds: DataSource, secretKey: string, private readonly kickDebounceMs = 2) {
+  constructor(
+    private readonly ds: DataSource,
+    secretKey: string,
+    private readonly kickDebounceMs = 2,
+  ) {
     this.box = new SecretBox(secretKey, 'outbox-payload');
   }
 
@@ -51,10 +55,16 @@ export class Outbox {
     checkEmail(msg);
     const id = newId('mail');
     const now = Date.now();
-    const payload: Sealed = { to: msg.to, subject: msg.subject, text: msg.text, ...(msg.html ? { html: msg.html } : {}) };
-    await exec(em,
-      'INSERT INTO outbox (id, tenant_id, kind, payload_sealed, status, attempts, next_attempt_at, claimed_by, claimed_until, last_error, delivered_via, created_at, updated_at) '
-      + "VALUES (?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, ?)",
+    const payload: Sealed = {
+      to: msg.to,
+      subject: msg.subject,
+      text: msg.text,
+      ...(msg.html ? { html: msg.html } : {}),
+    };
+    await exec(
+      em,
+      'INSERT INTO outbox (id, tenant_id, kind, payload_sealed, status, attempts, next_attempt_at, claimed_by, claimed_until, last_error, delivered_via, created_at, updated_at) ' +
+        "VALUES (?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, NULL, ?, ?)",
       [id, msg.tenantId, OUTBOX_KIND_EMAIL, this.box.seal(JSON.stringify(payload), aad(id)), now, now, now],
     );
     return id;
@@ -83,7 +93,9 @@ export class Outbox {
   /** Subscribes to kicks; returns the unsubscribe function. */
   onKick(fn: () => void): () => void {
     this.listeners.add(fn);
-    return () => { this.listeners.delete(fn); };
+    return () => {
+      this.listeners.delete(fn);
+    };
   }
 
   /** Opens a sealed payload (for the deliverer). Throws if the row was tampered with or the key differs. */
@@ -101,13 +113,16 @@ const HEADER_UNSAFE = /[\r\n\0]/;
 /** Rejects what would break the message rather than letting the deliverer retry it for hours. */
 function checkEmail(m: EmailInput): void {
   const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
-  if (typeof m.tenantId !== 'string' || !m.tenantId || m.tenantId.length > 40) throw bad('tenantId', 'must be a tenant id');
+  if (typeof m.tenantId !== 'string' || !m.tenantId || m.tenantId.length > 40)
+    throw bad('tenantId', 'must be a tenant id');
   // A recipient is one addr-spec that the mail composer (mail/mime.ts) accepts too, so a
   // queued message is never one that can only fail; no CR/LF can inject a header (RFC 5322 §2.2).
   if (typeof m.to !== 'string' || !isMailbox(m.to)) throw bad('to', 'must be one email address');
   if (typeof m.subject !== 'string' || !m.subject.trim() || m.subject.length > 998 || HEADER_UNSAFE.test(m.subject)) {
     throw bad('subject', 'must be one non-empty line of at most 998 characters'); // RFC 5322 §2.1.1
   }
-  if (typeof m.text !== 'string' || m.text.length > MAX_BODY_CHARS) throw bad('text', `must be a string of at most ${MAX_BODY_CHARS} characters`);
-  if (m.html !== undefined && (typeof m.html !== 'string' || m.html.length > MAX_BODY_CHARS)) throw bad('html', `must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (typeof m.text !== 'string' || m.text.length > MAX_BODY_CHARS)
+    throw bad('text', `must be a string of at most ${MAX_BODY_CHARS} characters`);
+  if (m.html !== undefined && (typeof m.html !== 'string' || m.html.length > MAX_BODY_CHARS))
+    throw bad('html', `must be a string of at most ${MAX_BODY_CHARS} characters`);
 }

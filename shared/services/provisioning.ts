@@ -26,7 +26,13 @@ import type { KeyService } from './keys.js';
 import type { EmailProviders } from './mail/index.js';
 
 /** The steps, in the order they run. */
-export const PROVISIONING_STEPS = ['request_accepted', 'schema_verified', 'signing_key_ready', 'mail_transport_verified', 'tenant_activated'] as const;
+export const PROVISIONING_STEPS = [
+  'request_accepted',
+  'schema_verified',
+  'signing_key_ready',
+  'mail_transport_verified',
+  'tenant_activated',
+] as const;
 export type StepKey = (typeof PROVISIONING_STEPS)[number];
 
 /** Operation statuses: `queued` → `running` → `completed`, or → `retry_scheduled` → `running` …, or → `blocked` → (retry) `queued`. */
@@ -104,23 +110,58 @@ export interface ProvisioningOperationView {
 }
 
 interface OpRow {
-  id: string; tenant_id: string; operation_kind: string; source_tenant_id: string | null; isolation_policy: string;
-  status: string; current_step: string; attempt_count: unknown; retry_count: unknown; next_attempt_at: unknown;
-  last_error_code: string | null; input_json: unknown; preparation_result: unknown; lease_holder: string | null; lease_until: unknown;
-  created_at: unknown; updated_at: unknown; completed_at: unknown;
+  id: string;
+  tenant_id: string;
+  operation_kind: string;
+  source_tenant_id: string | null;
+  isolation_policy: string;
+  status: string;
+  current_step: string;
+  attempt_count: unknown;
+  retry_count: unknown;
+  next_attempt_at: unknown;
+  last_error_code: string | null;
+  input_json: unknown;
+  preparation_result: unknown;
+  lease_holder: string | null;
+  lease_until: unknown;
+  created_at: unknown;
+  updated_at: unknown;
+  completed_at: unknown;
 }
 interface StepRow {
-  step_key: string; step_order: unknown; status: string; attempt_count: unknown; failures: unknown; next_attempt_at: unknown;
-  last_error_code: string | null; observed_resource_id: string | null; progress_current: unknown; progress_total: unknown;
-  started_at: unknown; completed_at: unknown; updated_at: unknown;
+  step_key: string;
+  step_order: unknown;
+  status: string;
+  attempt_count: unknown;
+  failures: unknown;
+  next_attempt_at: unknown;
+  last_error_code: string | null;
+  observed_resource_id: string | null;
+  progress_current: unknown;
+  progress_total: unknown;
+  started_at: unknown;
+  completed_at: unknown;
+  updated_at: unknown;
 }
-interface EventRow { event_type: string; step_key: string | null; attempt: unknown; error_code: string | null; actor_type: string; actor_id: string; created_at: unknown }
+interface EventRow {
+  event_type: string;
+  step_key: string | null;
+  attempt: unknown;
+  error_code: string | null;
+  actor_type: string;
+  actor_id: string;
+  created_at: unknown;
+}
 
 const nullableNum = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** A step's check failed; `code` is its stable error code (docs/provisioning.md). */
 export class StepFailure extends Error {
-  constructor(readonly code: string, message: string) {
+  constructor(
+    readonly code: string,
+    message: string,
+  ) {
     super(message);
     this.name = 'StepFailure';
   }
@@ -169,7 +210,13 @@ export interface WaitOptions {
 }
 
 /** Records a new provisioning operation and its steps, inside the caller's transaction. */
-export async function recordProvisioningOperation(em: EntityManager, tenantId: string, input: JsonObject, actor: Actor, now = Date.now()): Promise<string> {
+export async function recordProvisioningOperation(
+  em: EntityManager,
+  tenantId: string,
+  input: JsonObject,
+  actor: Actor,
+  now = Date.now(),
+): Promise<string> {
   const id = newId('prv');
   await em.query(
     `INSERT INTO provisioning_operations (id, tenant_id, operation_kind, source_tenant_id, isolation_policy, status, current_step, attempt_count, retry_count,
@@ -196,27 +243,61 @@ function eventId(now: number): string {
   return `pev_${now.toString(36).padStart(9, '0')}${eventSeq.toString(36).padStart(4, '0')}${randomBytes(8).toString('base64url')}`;
 }
 
-async function recordEvent(db: Db, e: { operationId: string; tenantId: string; event: string; step?: string; attempt?: number; errorCode?: string | null; actor: Actor; now: number }): Promise<void> {
-  await exec(db, `INSERT INTO provisioning_events (id, operation_id, tenant_id, step_key, event_type, attempt, error_code, actor_type, actor_id, created_at)
+async function recordEvent(
+  db: Db,
+  e: {
+    operationId: string;
+    tenantId: string;
+    event: string;
+    step?: string;
+    attempt?: number;
+    errorCode?: string | null;
+    actor: Actor;
+    now: number;
+  },
+): Promise<void> {
+  await exec(
+    db,
+    `INSERT INTO provisioning_events (id, operation_id, tenant_id, step_key, event_type, attempt, error_code, actor_type, actor_id, created_at)
     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  [eventId(e.now), e.operationId, e.tenantId, e.step ?? null, e.event, e.attempt ?? null, e.errorCode ?? null, e.actor.type, e.actor.id.slice(0, 128), e.now]);
+    [
+      eventId(e.now),
+      e.operationId,
+      e.tenantId,
+      e.step ?? null,
+      e.event,
+      e.attempt ?? null,
+      e.errorCode ?? null,
+      e.actor.type,
+      e.actor.id.slice(0, 128),
+      e.now,
+    ],
+  );
 }
 
 function newHolder(): string {
   return `${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`;
 }
 
-const sleep = (ms: number, signal?: AbortSignal) => new Promise<void>((resolve) => {
-  const timer = setTimeout(done, ms);
-  function done() { clearTimeout(timer); signal?.removeEventListener('abort', done); resolve(); }
-  signal?.addEventListener('abort', done, { once: true });
-});
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
 
 export class ProvisioningService {
   readonly holder: string;
   private readonly listeners = new Set<() => void>();
 
-  constructor(private readonly ds: DataSource, private readonly deps: ProvisioningDeps) {
+  constructor(
+    private readonly ds: DataSource,
+    private readonly deps: ProvisioningDeps,
+  ) {
     this.holder = deps.holder ?? newHolder();
   }
 
@@ -228,7 +309,11 @@ export class ProvisioningService {
    * passes, then returns the tenant as it is by then. The CLI and test seeding use this; the
    * admin API does not wait.
    */
-  async createTenant(input: unknown, actor: Actor, opts: { wait?: WaitOptions } = {}): Promise<{ tenant: Tenant; operation: ProvisioningOperationView }> {
+  async createTenant(
+    input: unknown,
+    actor: Actor,
+    opts: { wait?: WaitOptions } = {},
+  ): Promise<{ tenant: Tenant; operation: ProvisioningOperationView }> {
     const created = await this.deps.directory.createTenant(input, actor);
     // Read before the kick: the answer shows the operation as created (queued).
     const operation = await this.latest(created.id);
@@ -240,19 +325,35 @@ export class ProvisioningService {
 
   /** The tenant's latest provisioning operation; 404 when the tenant or the operation is unknown. */
   async latest(tenantId: string, db: Db = this.ds): Promise<ProvisioningOperationView> {
-    const op = await one<OpRow>(db, 'SELECT * FROM provisioning_operations WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1', [tenantId]);
+    const op = await one<OpRow>(
+      db,
+      'SELECT * FROM provisioning_operations WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1',
+      [tenantId],
+    );
     if (!op) {
       const tenant = await one<{ id: string }>(db, 'SELECT id FROM tenants WHERE id = ?', [tenantId]);
-      throw tenant ? new ApiError(404, 'not_found', `Tenant ${tenantId} has no provisioning operation (it was created before provisioning operations existed).`) : notFound(`Tenant ${tenantId}`);
+      throw tenant
+        ? new ApiError(
+            404,
+            'not_found',
+            `Tenant ${tenantId} has no provisioning operation (it was created before provisioning operations existed).`,
+          )
+        : notFound(`Tenant ${tenantId}`);
     }
     return this.view(db, op);
   }
 
   private async view(db: Db, op: OpRow): Promise<ProvisioningOperationView> {
-    const steps = await all<StepRow>(db, 'SELECT * FROM provisioning_steps WHERE operation_id = ? ORDER BY step_order', [op.id]);
-    const events = await all<EventRow>(db,
+    const steps = await all<StepRow>(
+      db,
+      'SELECT * FROM provisioning_steps WHERE operation_id = ? ORDER BY step_order',
+      [op.id],
+    );
+    const events = await all<EventRow>(
+      db,
       'SELECT event_type, step_key, attempt, error_code, actor_type, actor_id, created_at FROM provisioning_events WHERE operation_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
-      [op.id, HISTORY_LIMIT]);
+      [op.id, HISTORY_LIMIT],
+    );
     return {
       operation_id: op.id,
       tenant_id: op.tenant_id,
@@ -267,7 +368,10 @@ export class ProvisioningService {
       created_at: num(op.created_at),
       updated_at: num(op.updated_at),
       completed_at: nullableNum(op.completed_at),
-      preparation_result: op.preparation_result === null || op.preparation_result === undefined ? null : json<JsonObject>(op.preparation_result),
+      preparation_result:
+        op.preparation_result === null || op.preparation_result === undefined
+          ? null
+          : json<JsonObject>(op.preparation_result),
       // One database holds every tenant: there is no per-data-role capacity to set up.
       capacity_operation_ids: {},
       steps: steps.map((s) => ({
@@ -285,8 +389,13 @@ export class ProvisioningService {
       })),
       retry_count: num(op.retry_count),
       history: events.reverse().map((e) => ({
-        event: e.event_type, step_key: e.step_key, attempt: nullableNum(e.attempt), error_code: e.error_code,
-        actor_type: e.actor_type, actor_id: e.actor_id, created_at: num(e.created_at),
+        event: e.event_type,
+        step_key: e.step_key,
+        attempt: nullableNum(e.attempt),
+        error_code: e.error_code,
+        actor_type: e.actor_type,
+        actor_id: e.actor_id,
+        created_at: num(e.created_at),
       })),
     };
   }
@@ -302,36 +411,74 @@ export class ProvisioningService {
    */
   async retry(tenantId: string, actor: Actor): Promise<ProvisioningOperationView> {
     let requeued: ProvisioningOperationView | undefined;
-    await retryTransient(() => this.ds.transaction(async (em) => {
-      requeued = undefined;
-      const op = await one<OpRow>(em, 'SELECT * FROM provisioning_operations WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1', [tenantId]);
-      if (!op) await this.latest(tenantId, em); // throws the right 404
-      const now = Date.now();
-      // One winner: of concurrent retries only one finds the operation still blocked.
-      const changed = await exec(em, `UPDATE provisioning_operations SET status = 'queued', current_step = ?, next_attempt_at = ?, retry_count = retry_count + 1,
-          lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND status = 'blocked'`, [PROVISIONING_STEPS[0], now, now, op!.id]);
-      if (changed !== 1) return;
-      const blockedSteps = await all<{ step_key: string }>(em, "SELECT step_key FROM provisioning_steps WHERE operation_id = ? AND status = 'blocked'", [op!.id]);
-      await exec(em, "UPDATE provisioning_steps SET status = 'pending', failures = 0, next_attempt_at = NULL, updated_at = ? WHERE operation_id = ? AND status = 'blocked'", [now, op!.id]);
-      await recordEvent(em, { operationId: op!.id, tenantId, event: 'retried', step: blockedSteps[0]?.step_key, errorCode: op!.last_error_code, actor, now });
-      await audit(em, actor, {
-        tenantId, action: 'tenant.provisioning.retry', targetType: 'tenant', targetId: tenantId,
-        summary: {
-          operation_id: op!.id, blocked_step: blockedSteps[0]?.step_key ?? null, last_error_code: op!.last_error_code,
-          retry_count: num(op!.retry_count) + 1, request_id: actor.requestId ?? null,
-        },
-      });
-      // Read here, before any runner can claim it: the answer is the operation as requeued.
-      requeued = await this.latest(tenantId, em);
-    }), 10_000);
+    await retryTransient(
+      () =>
+        this.ds.transaction(async (em) => {
+          requeued = undefined;
+          const op = await one<OpRow>(
+            em,
+            'SELECT * FROM provisioning_operations WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT 1',
+            [tenantId],
+          );
+          if (!op) await this.latest(tenantId, em); // throws the right 404
+          const now = Date.now();
+          // One winner: of concurrent retries only one finds the operation still blocked.
+          const changed = await exec(
+            em,
+            `UPDATE provisioning_operations SET status = 'queued', current_step = ?, next_attempt_at = ?, retry_count = retry_count + 1,
+          lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND status = 'blocked'`,
+            [PROVISIONING_STEPS[0], now, now, op!.id],
+          );
+          if (changed !== 1) return;
+          const blockedSteps = await all<{ step_key: string }>(
+            em,
+            "SELECT step_key FROM provisioning_steps WHERE operation_id = ? AND status = 'blocked'",
+            [op!.id],
+          );
+          await exec(
+            em,
+            "UPDATE provisioning_steps SET status = 'pending', failures = 0, next_attempt_at = NULL, updated_at = ? WHERE operation_id = ? AND status = 'blocked'",
+            [now, op!.id],
+          );
+          await recordEvent(em, {
+            operationId: op!.id,
+            tenantId,
+            event: 'retried',
+            step: blockedSteps[0]?.step_key,
+            errorCode: op!.last_error_code,
+            actor,
+            now,
+          });
+          await audit(em, actor, {
+            tenantId,
+            action: 'tenant.provisioning.retry',
+            targetType: 'tenant',
+            targetId: tenantId,
+            summary: {
+              operation_id: op!.id,
+              blocked_step: blockedSteps[0]?.step_key ?? null,
+              last_error_code: op!.last_error_code,
+              retry_count: num(op!.retry_count) + 1,
+              request_id: actor.requestId ?? null,
+            },
+          });
+          // Read here, before any runner can claim it: the answer is the operation as requeued.
+          requeued = await this.latest(tenantId, em);
+        }),
+      10_000,
+    );
     if (requeued) {
       this.kick();
       return requeued;
     }
     // Read after the transaction ended, so the status named is a committed one.
     const current = await this.latest(tenantId);
-    throw new ApiError(409, 'provisioning_not_blocked', `Only a blocked provisioning operation can be retried; this one is ${current.status}.`,
-      { operation_id: current.operation_id, operation_status: current.status, current_step: current.current_step });
+    throw new ApiError(
+      409,
+      'provisioning_not_blocked',
+      `Only a blocked provisioning operation can be retried; this one is ${current.status}.`,
+      { operation_id: current.operation_id, operation_status: current.status, current_step: current.current_step },
+    );
   }
 
   // ---- kicks ----------------------------------------------------------------------------
@@ -343,7 +490,9 @@ export class ProvisioningService {
 
   onKick(fn: () => void): () => void {
     this.listeners.add(fn);
-    return () => { this.listeners.delete(fn); };
+    return () => {
+      this.listeners.delete(fn);
+    };
   }
 
   // ---- the runner -----------------------------------------------------------------------
@@ -351,9 +500,12 @@ export class ProvisioningService {
   /** One pass of the job: every due operation this runner can claim, advanced as far as it goes now. */
   async runDue(signal?: AbortSignal): Promise<number> {
     const now = Date.now();
-    const due = await all<{ id: string }>(this.ds,
+    const due = await all<{ id: string }>(
+      this.ds,
       `SELECT id FROM provisioning_operations WHERE status IN ('queued', 'retry_scheduled', 'running') AND next_attempt_at <= ?
-       AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at LIMIT 50`, [now, now]);
+       AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at LIMIT 50`,
+      [now, now],
+    );
     let advanced = 0;
     for (const { id } of due) {
       if (signal?.aborted) break;
@@ -368,16 +520,25 @@ export class ProvisioningService {
    */
   async advance(operationId: string, signal?: AbortSignal, afterStep?: () => Promise<void>): Promise<boolean> {
     const now = Date.now();
-    const won = await retryTransient(() => exec(this.ds,
-      `UPDATE provisioning_operations SET status = 'running', lease_holder = ?, lease_until = ?, updated_at = ?
+    const won = await retryTransient(
+      () =>
+        exec(
+          this.ds,
+          `UPDATE provisioning_operations SET status = 'running', lease_holder = ?, lease_until = ?, updated_at = ?
        WHERE id = ? AND status IN ('queued', 'retry_scheduled', 'running') AND next_attempt_at <= ? AND (lease_until IS NULL OR lease_until < ?)`,
-      [this.holder, now + PROVISIONING_LEASE_MS, now, operationId, now, now]), 5_000);
+          [this.holder, now + PROVISIONING_LEASE_MS, now, operationId, now, now],
+        ),
+      5_000,
+    );
     if (won !== 1) return false;
     try {
       await this.work(operationId, signal, afterStep);
     } catch (e) {
       if (e instanceof LeaseLost) {
-        this.deps.logger?.warn({ operationId }, 'provisioning lease lost to another runner; leaving the operation to it');
+        this.deps.logger?.warn(
+          { operationId },
+          'provisioning lease lost to another runner; leaving the operation to it',
+        );
         return true;
       }
       // A database hiccup, not a step failure: hand the operation back, due again shortly.
@@ -388,9 +549,15 @@ export class ProvisioningService {
   }
 
   private async release(operationId: string, status: OperationStatus, nextAttemptAt: number): Promise<void> {
-    await retryTransient(() => exec(this.ds,
-      'UPDATE provisioning_operations SET status = ?, next_attempt_at = ?, lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_holder = ?',
-      [status, nextAttemptAt, Date.now(), operationId, this.holder]), 5_000);
+    await retryTransient(
+      () =>
+        exec(
+          this.ds,
+          'UPDATE provisioning_operations SET status = ?, next_attempt_at = ?, lease_holder = NULL, lease_until = NULL, updated_at = ? WHERE id = ? AND lease_holder = ?',
+          [status, nextAttemptAt, Date.now(), operationId, this.holder],
+        ),
+      5_000,
+    );
   }
 
   private async work(operationId: string, signal?: AbortSignal, afterStep?: () => Promise<void>): Promise<void> {
@@ -402,7 +569,11 @@ export class ProvisioningService {
       }
       const op = await one<OpRow>(this.ds, 'SELECT * FROM provisioning_operations WHERE id = ?', [operationId]);
       if (!op || op.lease_holder !== this.holder) throw new LeaseLost();
-      const steps = await all<StepRow>(this.ds, 'SELECT * FROM provisioning_steps WHERE operation_id = ? ORDER BY step_order', [operationId]);
+      const steps = await all<StepRow>(
+        this.ds,
+        'SELECT * FROM provisioning_steps WHERE operation_id = ? ORDER BY step_order',
+        [operationId],
+      );
       const step = steps.find((s) => s.status !== 'completed');
       if (!step) {
         // Every step done (a crash after the last commit cannot leave this, but be safe).
@@ -414,9 +585,21 @@ export class ProvisioningService {
       const started = Date.now();
       await this.write(async (em) => {
         await this.touch(em, operationId, started, `current_step = ?, attempt_count = attempt_count + 1`, [key]);
-        await exec(em, `UPDATE provisioning_steps SET status = 'running', attempt_count = attempt_count + 1, next_attempt_at = NULL,
-            started_at = COALESCE(started_at, ?), updated_at = ? WHERE operation_id = ? AND step_key = ?`, [started, started, operationId, key]);
-        await recordEvent(em, { operationId, tenantId: op.tenant_id, event: 'attempt', step: key, attempt, actor: RUNNER_ACTOR, now: started });
+        await exec(
+          em,
+          `UPDATE provisioning_steps SET status = 'running', attempt_count = attempt_count + 1, next_attempt_at = NULL,
+            started_at = COALESCE(started_at, ?), updated_at = ? WHERE operation_id = ? AND step_key = ?`,
+          [started, started, operationId, key],
+        );
+        await recordEvent(em, {
+          operationId,
+          tenantId: op.tenant_id,
+          event: 'attempt',
+          step: key,
+          attempt,
+          actor: RUNNER_ACTOR,
+          now: started,
+        });
       });
 
       let outcome: StepOutcome | undefined;
@@ -430,7 +613,10 @@ export class ProvisioningService {
         try {
           await this.complete(op, key, outcome, steps);
           const done = key === PROVISIONING_STEPS[PROVISIONING_STEPS.length - 1];
-          this.deps.logger?.info({ operationId, tenantId: op.tenant_id, step: key, attempt }, done ? 'tenant provisioned' : 'provisioning step completed');
+          this.deps.logger?.info(
+            { operationId, tenantId: op.tenant_id, step: key, attempt },
+            done ? 'tenant provisioned' : 'provisioning step completed',
+          );
           await afterStep?.();
           if (done) return;
           continue;
@@ -449,10 +635,20 @@ export class ProvisioningService {
    * Runs inside a runner transaction: sets `extra` and renews the lease (or, with `release`,
    * gives it up), only while this runner still holds it; otherwise throws LeaseLost.
    */
-  private async touch(em: EntityManager, operationId: string, now: number, extra: string, params: unknown[], release = false): Promise<void> {
+  private async touch(
+    em: EntityManager,
+    operationId: string,
+    now: number,
+    extra: string,
+    params: unknown[],
+    release = false,
+  ): Promise<void> {
     const lease = release ? 'lease_holder = NULL, lease_until = NULL' : 'lease_until = ?';
-    const n = await exec(em, `UPDATE provisioning_operations SET ${extra}, ${lease}, updated_at = ? WHERE id = ? AND lease_holder = ?`,
-      [...params, ...(release ? [] : [now + PROVISIONING_LEASE_MS]), now, operationId, this.holder]);
+    const n = await exec(
+      em,
+      `UPDATE provisioning_operations SET ${extra}, ${lease}, updated_at = ? WHERE id = ? AND lease_holder = ?`,
+      [...params, ...(release ? [] : [now + PROVISIONING_LEASE_MS]), now, operationId, this.holder],
+    );
     if (n !== 1) throw new LeaseLost();
   }
 
@@ -465,18 +661,49 @@ export class ProvisioningService {
     const index = PROVISIONING_STEPS.indexOf(key);
     const last = index === PROVISIONING_STEPS.length - 1;
     await this.write(async (em) => {
-      const prepared = { ...(op.preparation_result ? json<JsonObject>(op.preparation_result) : {}), ...(outcome.prepared ?? {}) };
+      const prepared = {
+        ...(op.preparation_result ? json<JsonObject>(op.preparation_result) : {}),
+        ...(outcome.prepared ?? {}),
+      };
       if (last) {
         await this.activate(em, op.tenant_id, op.id, now);
-        await this.touch(em, op.id, now, `status = 'completed', current_step = ?, completed_at = ?, next_attempt_at = NULL, preparation_result = ?`,
-          [key, now, JSON.stringify(prepared)], true);
+        await this.touch(
+          em,
+          op.id,
+          now,
+          `status = 'completed', current_step = ?, completed_at = ?, next_attempt_at = NULL, preparation_result = ?`,
+          [key, now, JSON.stringify(prepared)],
+          true,
+        );
       } else {
-        await this.touch(em, op.id, now, 'current_step = ?, preparation_result = ?', [PROVISIONING_STEPS[index + 1], JSON.stringify(prepared)]);
+        await this.touch(em, op.id, now, 'current_step = ?, preparation_result = ?', [
+          PROVISIONING_STEPS[index + 1],
+          JSON.stringify(prepared),
+        ]);
       }
-      await exec(em, `UPDATE provisioning_steps SET status = 'completed', failures = 0, completed_at = ?, observed_resource_id = ?,
+      await exec(
+        em,
+        `UPDATE provisioning_steps SET status = 'completed', failures = 0, completed_at = ?, observed_resource_id = ?,
           progress_current = ?, progress_total = ?, updated_at = ? WHERE operation_id = ? AND step_key = ?`,
-      [now, outcome.observed ?? null, outcome.progress?.current ?? null, outcome.progress?.total ?? null, now, op.id, key]);
-      await recordEvent(em, { operationId: op.id, tenantId: op.tenant_id, event: 'completed', step: key, attempt: num(steps.find((s) => s.step_key === key)!.attempt_count) + 1, actor: RUNNER_ACTOR, now });
+        [
+          now,
+          outcome.observed ?? null,
+          outcome.progress?.current ?? null,
+          outcome.progress?.total ?? null,
+          now,
+          op.id,
+          key,
+        ],
+      );
+      await recordEvent(em, {
+        operationId: op.id,
+        tenantId: op.tenant_id,
+        event: 'completed',
+        step: key,
+        attempt: num(steps.find((s) => s.step_key === key)!.attempt_count) + 1,
+        actor: RUNNER_ACTOR,
+        now,
+      });
     });
   }
 
@@ -487,20 +714,60 @@ export class ProvisioningService {
     const next = blocked ? null : now + provisioningBackoffMs(failures, this.deps.options.retryBaseMs);
     const status: OperationStatus = blocked ? 'blocked' : 'retry_scheduled';
     await this.write(async (em) => {
-      await this.touch(em, op.id, now, 'status = ?, last_error_code = ?, next_attempt_at = ?', [status, failure.code, next], true);
-      await exec(em, `UPDATE provisioning_steps SET status = ?, failures = ?, last_error_code = ?, next_attempt_at = ?, updated_at = ? WHERE operation_id = ? AND step_key = ?`,
-        [status, failures, failure.code, next, now, op.id, key]);
-      await recordEvent(em, { operationId: op.id, tenantId: op.tenant_id, event: 'failed', step: key, attempt, errorCode: failure.code, actor: RUNNER_ACTOR, now });
+      await this.touch(
+        em,
+        op.id,
+        now,
+        'status = ?, last_error_code = ?, next_attempt_at = ?',
+        [status, failure.code, next],
+        true,
+      );
+      await exec(
+        em,
+        `UPDATE provisioning_steps SET status = ?, failures = ?, last_error_code = ?, next_attempt_at = ?, updated_at = ? WHERE operation_id = ? AND step_key = ?`,
+        [status, failures, failure.code, next, now, op.id, key],
+      );
+      await recordEvent(em, {
+        operationId: op.id,
+        tenantId: op.tenant_id,
+        event: 'failed',
+        step: key,
+        attempt,
+        errorCode: failure.code,
+        actor: RUNNER_ACTOR,
+        now,
+      });
       if (blocked) {
-        await recordEvent(em, { operationId: op.id, tenantId: op.tenant_id, event: 'blocked', step: key, attempt, errorCode: failure.code, actor: RUNNER_ACTOR, now });
+        await recordEvent(em, {
+          operationId: op.id,
+          tenantId: op.tenant_id,
+          event: 'blocked',
+          step: key,
+          attempt,
+          errorCode: failure.code,
+          actor: RUNNER_ACTOR,
+          now,
+        });
         await audit(em, RUNNER_ACTOR, {
-          tenantId: op.tenant_id, action: 'tenant.provisioning.blocked', targetType: 'tenant', targetId: op.tenant_id, outcome: 'failure',
+          tenantId: op.tenant_id,
+          action: 'tenant.provisioning.blocked',
+          targetType: 'tenant',
+          targetId: op.tenant_id,
+          outcome: 'failure',
           summary: { operation_id: op.id, step: key, last_error_code: failure.code, failures },
         });
       }
     });
     // The message comes from the check (a connection error, a missing migration), never from settings or keys.
-    const line = { operationId: op.id, tenantId: op.tenant_id, step: key, attempt, failures, errorCode: failure.code, error: failure.message.slice(0, 300) };
+    const line = {
+      operationId: op.id,
+      tenantId: op.tenant_id,
+      step: key,
+      attempt,
+      failures,
+      errorCode: failure.code,
+      error: failure.message.slice(0, 300),
+    };
     if (blocked) this.deps.logger?.error(line, 'tenant provisioning blocked; fix the cause, then retry it');
     else this.deps.logger?.warn({ ...line, retryInMs: next! - now }, 'provisioning step failed; will retry');
   }
@@ -511,7 +778,11 @@ export class ProvisioningService {
     switch (key) {
       case 'request_accepted': {
         // The input was recorded with the tenant in one transaction; check that both are there.
-        const t = await one<{ id: string; lifecycle_state: string }>(this.ds, 'SELECT id, lifecycle_state FROM tenants WHERE id = ?', [op.tenant_id]);
+        const t = await one<{ id: string; lifecycle_state: string }>(
+          this.ds,
+          'SELECT id, lifecycle_state FROM tenants WHERE id = ?',
+          [op.tenant_id],
+        );
         if (!t) throw new StepFailure('tenant_missing', `tenant ${op.tenant_id} does not exist`);
         json<JsonObject>(op.input_json);
         return { observed: t.id };
@@ -527,9 +798,16 @@ export class ProvisioningService {
         }
         const done = known.filter((n) => applied.has(n)).length;
         if (done < known.length) {
-          throw new StepFailure('schema_not_current', `${known.length - done} of ${known.length} migrations are not applied: run \`iam db migrate\``);
+          throw new StepFailure(
+            'schema_not_current',
+            `${known.length - done} of ${known.length} migrations are not applied: run \`iam db migrate\``,
+          );
         }
-        return { observed: known[known.length - 1]!, progress: { current: done, total: known.length }, prepared: { schema_migrations: known.length } };
+        return {
+          observed: known[known.length - 1],
+          progress: { current: done, total: known.length },
+          prepared: { schema_migrations: known.length },
+        };
       }
       case 'signing_key_ready': {
         // Tokens for the tenant's users are signed with the service's active key: make sure there
@@ -544,9 +822,15 @@ export class ProvisioningService {
       }
       case 'mail_transport_verified': {
         // Users sign in with a code sent by email: the tenant's first mail provider must answer.
-        const t = await one<{ settings: unknown }>(this.ds, 'SELECT settings FROM tenants WHERE id = ?', [op.tenant_id]);
+        const t = await one<{ settings: unknown }>(this.ds, 'SELECT settings FROM tenants WHERE id = ?', [
+          op.tenant_id,
+        ]);
         let settings: JsonObject | null = null;
-        try { settings = json<JsonObject | null>(t?.settings ?? null); } catch { /* unreadable settings: the default order */ }
+        try {
+          settings = json<JsonObject | null>(t?.settings ?? null);
+        } catch {
+          /* unreadable settings: the default order */
+        }
         try {
           const provider = await this.deps.mail.verifyPrimary(settings, MAIL_VERIFY_TIMEOUT_MS);
           return { observed: provider, prepared: { mail_provider: provider } };
@@ -562,14 +846,30 @@ export class ProvisioningService {
 
   /** `provisioning` → `active`, one winner, audited; anything else fails the step. */
   private async activate(em: EntityManager, tenantId: string, operationId: string, now: number): Promise<void> {
-    const n = await exec(em, "UPDATE tenants SET lifecycle_state = 'active', updated_at = ? WHERE id = ? AND lifecycle_state = 'provisioning'", [now, tenantId]);
+    const n = await exec(
+      em,
+      "UPDATE tenants SET lifecycle_state = 'active', updated_at = ? WHERE id = ? AND lifecycle_state = 'provisioning'",
+      [now, tenantId],
+    );
     if (n !== 1) {
-      const t = await one<{ lifecycle_state: string }>(em, 'SELECT lifecycle_state FROM tenants WHERE id = ?', [tenantId]);
-      throw new StepFailure('tenant_not_provisioning', `the tenant is ${t?.lifecycle_state ?? 'missing'}, not provisioning`);
+      const t = await one<{ lifecycle_state: string }>(em, 'SELECT lifecycle_state FROM tenants WHERE id = ?', [
+        tenantId,
+      ]);
+      throw new StepFailure(
+        'tenant_not_provisioning',
+        `the tenant is ${t?.lifecycle_state ?? 'missing'}, not provisioning`,
+      );
     }
     await audit(em, RUNNER_ACTOR, {
-      tenantId, action: 'tenant.activate', targetType: 'tenant', targetId: tenantId,
-      summary: { operation_id: operationId, before: { lifecycle_state: 'provisioning' }, after: { lifecycle_state: 'active', updated_at: now } },
+      tenantId,
+      action: 'tenant.activate',
+      targetType: 'tenant',
+      targetId: tenantId,
+      summary: {
+        operation_id: operationId,
+        before: { lifecycle_state: 'provisioning' },
+        after: { lifecycle_state: 'active', updated_at: now },
+      },
     });
   }
 
@@ -589,7 +889,10 @@ export class ProvisioningService {
       if (opts.onProgress) {
         for (const s of op.steps) {
           const mark = `${s.status}:${s.attempt_count}`;
-          if (seen.get(s.step_key) !== mark && s.status !== 'pending' && s.status !== 'running') { seen.set(s.step_key, mark); opts.onProgress(op, s); }
+          if (seen.get(s.step_key) !== mark && s.status !== 'pending' && s.status !== 'running') {
+            seen.set(s.step_key, mark);
+            opts.onProgress(op, s);
+          }
         }
       }
       return op;
@@ -597,7 +900,9 @@ export class ProvisioningService {
     for (;;) {
       let op = await report();
       if (op.status !== 'completed' && op.status !== 'blocked' && !opts.signal?.aborted) {
-        await this.advance(op.operation_id, opts.signal, async () => { await report(); });
+        await this.advance(op.operation_id, opts.signal, async () => {
+          await report();
+        });
         op = await report();
       }
       if (op.status === 'completed' || op.status === 'blocked' || opts.signal?.aborted) return op;

@@ -26,11 +26,20 @@ export class TokenService {
   private jwks: { at: number; set: ReturnType<typeof createLocalJWKSet>; kids: Set<string> } | undefined;
   static readonly JWKS_CACHE_MS = 30_000;
 
-  constructor(private readonly issuer: string, private readonly keys: KeyService) {}
+  constructor(
+    private readonly issuer: string,
+    private readonly keys: KeyService,
+  ) {}
 
   async issueAccessToken(p: {
-    sub: string; clientId: string; tenantId: string; scope: string[]; audience: string[];
-    ttlSeconds: number; familyId?: string; extra?: Record<string, unknown>;
+    sub: string;
+    clientId: string;
+    tenantId: string;
+    scope: string[];
+    audience: string[];
+    ttlSeconds: number;
+    familyId?: string;
+    extra?: Record<string, unknown>;
   }): Promise<IssuedToken> {
     const { keyObject, kid, alg } = await this.keys.signingKey();
     const jti = randomToken(16);
@@ -54,24 +63,50 @@ export class TokenService {
 
   /** OIDC Core §2 ID token: `aud` is the client, `auth_time` in seconds, `nonce` echoed. */
   async issueIdToken(p: {
-    sub: string; clientId: string; tenantId: string; nonce: string | null; authTimeMs: number; acr: string; amr: string[];
-    sid?: string; ttlSeconds: number; claims?: Record<string, unknown>;
+    sub: string;
+    clientId: string;
+    tenantId: string;
+    nonce: string | null;
+    authTimeMs: number;
+    acr: string;
+    amr: string[];
+    sid?: string;
+    ttlSeconds: number;
+    claims?: Record<string, unknown>;
   }): Promise<string> {
     const { keyObject, kid, alg } = await this.keys.signingKey();
     const now = Math.floor(Date.now() / 1000);
-    return signCompact({ alg, kid, typ: 'JWT' }, {
-      ...(p.claims ?? {}),
-      iss: this.issuer, sub: p.sub, aud: p.clientId, azp: p.clientId, iat: now, exp: now + p.ttlSeconds,
-      auth_time: Math.floor(p.authTimeMs / 1000), acr: p.acr, amr: p.amr, tenant_id: p.tenantId,
-      ...(p.nonce ? { nonce: p.nonce } : {}), ...(p.sid ? { sid: p.sid } : {}),
-    }, keyObject);
+    return signCompact(
+      { alg, kid, typ: 'JWT' },
+      {
+        ...(p.claims ?? {}),
+        iss: this.issuer,
+        sub: p.sub,
+        aud: p.clientId,
+        azp: p.clientId,
+        iat: now,
+        exp: now + p.ttlSeconds,
+        auth_time: Math.floor(p.authTimeMs / 1000),
+        acr: p.acr,
+        amr: p.amr,
+        tenant_id: p.tenantId,
+        ...(p.nonce ? { nonce: p.nonce } : {}),
+        ...(p.sid ? { sid: p.sid } : {}),
+      },
+      keyObject,
+    );
   }
 
   /** Verifies an ID token this service issued (for id_token_hint), ignoring expiry (OIDC RP-Initiated Logout §2). */
   async verifyIdTokenHint(token: string): Promise<JWTPayload | undefined> {
     try {
       const set = await this.keySet(peekKid(token));
-      const { payload } = await jwtVerify(token, set, { issuer: this.issuer, typ: 'JWT', currentDate: new Date(0), algorithms: ['ES256', 'EdDSA', 'RS256'] });
+      const { payload } = await jwtVerify(token, set, {
+        issuer: this.issuer,
+        typ: 'JWT',
+        currentDate: new Date(0),
+        algorithms: ['ES256', 'EdDSA', 'RS256'],
+      });
       return payload;
     } catch {
       return undefined;
@@ -82,7 +117,7 @@ export class TokenService {
     const fresh = this.jwks && Date.now() - this.jwks.at < TokenService.JWKS_CACHE_MS;
     // A kid we have not seen may come from a key rotated in by another daemon: reload once.
     if (!fresh || (kid && !this.jwks!.kids.has(kid))) {
-      const set = (await this.keys.publicJwks()) as JSONWebKeySet;
+      const set = await this.keys.publicJwks();
       this.jwks = { at: Date.now(), set: createLocalJWKSet(set), kids: new Set(set.keys.map((k) => String(k.kid))) };
     }
     return this.jwks!.set;

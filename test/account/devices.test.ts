@@ -20,7 +20,10 @@ let db: TestDb;
 let d: Daemon;
 let app: App;
 let sink: SmtpSink;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 
 const AGENTS = [
   'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
@@ -32,12 +35,22 @@ const AGENTS = [
 ];
 
 let env: LoginEnv;
-test.before(async () => { env = await startLoginEnv(); ({ db, d, app, sink } = env); });
+test.before(async () => {
+  env = await startLoginEnv();
+  ({ db, d, app, sink } = env);
+});
 test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 const newUser = () => createUserIn(env, 'device');
 
-interface Row { id: string; createdAt: number; ua: string | null; revoked?: boolean; expired?: boolean; userId?: string }
+interface Row {
+  id: string;
+  createdAt: number;
+  ua: string | null;
+  revoked?: boolean;
+  expired?: boolean;
+  userId?: string;
+}
 
 /** Inserts session rows directly: many sessions without signing in through the API. */
 async function insertSessions(userId: string, rows: Row[]) {
@@ -45,8 +58,23 @@ async function insertSessions(userId: string, rows: Row[]) {
   try {
     const now = Date.now();
     for (const r of rows) {
-      await ds.query('INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-        [r.id, app.tenantId, r.userId ?? userId, r.createdAt, r.expired ? now - 1000 : now + 3_600_000, r.createdAt, '1', '["otp"]', r.ua, '127.0.0.1', r.createdAt, r.revoked ? now : null]);
+      await ds.query(
+        'INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        [
+          r.id,
+          app.tenantId,
+          r.userId ?? userId,
+          r.createdAt,
+          r.expired ? now - 1000 : now + 3_600_000,
+          r.createdAt,
+          '1',
+          '["otp"]',
+          r.ua,
+          '127.0.0.1',
+          r.createdAt,
+          r.revoked ? now : null,
+        ],
+      );
     }
   } finally {
     await ds.destroy();
@@ -56,8 +84,10 @@ async function insertSessions(userId: string, rows: Row[]) {
 const sid = () => randomBytes(24).toString('base64url');
 
 async function page(jar: CookieJar, q: Record<string, string>) {
-  const res = await fetch(`${d.url}/api/account/devices?${new URLSearchParams(q)}`, { headers: { cookie: jar.header() } });
-  return { res, body: (await res.clone().json()) as any };
+  const res = await fetch(`${d.url}/api/account/devices?${new URLSearchParams(q)}`, {
+    headers: { cookie: jar.header() },
+  });
+  return { res, body: await res.clone().json() };
 }
 
 async function pageAll(jar: CookieJar, limit: number, between?: () => Promise<void>) {
@@ -82,11 +112,15 @@ test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current o
   const other = await newUser();
   const base = Date.now() - 86_400_000;
   // Groups of three share a created_at, so the id breaks the ties.
-  const rows: Row[] = Array.from({ length: 130 }, (_, i) => ({ id: sid(), createdAt: base + Math.floor(i / 3) * 1000, ua: AGENTS[i % AGENTS.length]! || null }));
+  const rows: Row[] = Array.from({ length: 130 }, (_, i) => ({
+    id: sid(),
+    createdAt: base + Math.floor(i / 3) * 1000,
+    ua: AGENTS[i % AGENTS.length] || null,
+  }));
   const hidden: Row[] = [
-    { id: sid(), createdAt: base + 5, ua: AGENTS[0]!, revoked: true },
-    { id: sid(), createdAt: base + 6, ua: AGENTS[0]!, expired: true },
-    { id: sid(), createdAt: base + 7, ua: AGENTS[0]!, userId: other.id },
+    { id: sid(), createdAt: base + 5, ua: AGENTS[0], revoked: true },
+    { id: sid(), createdAt: base + 6, ua: AGENTS[0], expired: true },
+    { id: sid(), createdAt: base + 7, ua: AGENTS[0], userId: other.id },
   ];
   await insertSessions(user.id, [...rows, ...hidden]);
   const { jar } = await kit.tokensFor(app.web, user.email);
@@ -99,7 +133,10 @@ test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current o
     const ids = seen.map((x) => x.id);
     t.is(new Set(ids).size, ids.length, 'no duplicates');
     t.deepEqual([...ids].sort(), [...expected].sort(), 'no gaps and nothing else');
-    t.deepEqual(seen.filter((x) => x.current).map((x) => x.id), [currentId]);
+    t.deepEqual(
+      seen.filter((x) => x.current).map((x) => x.id),
+      [currentId],
+    );
     t.is(seen[0].id, currentId, 'newest first');
   }
 
@@ -109,14 +146,14 @@ test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current o
   t.is(cur.current, true);
   t.is(cur.client_id, app.web.clientId);
   t.is(cur.app_display_name, 'Web');
-  const firefox = body.devices.find((x: any) => x.id === deviceIdOf(rows[0]!.id));
+  const firefox = body.devices.find((x: any) => x.id === deviceIdOf(rows[0].id));
   t.is(firefox.display_name, 'Firefox on Linux');
   t.is(firefox.platform, 'Linux');
   t.is(typeof firefox.fallback_display_name, 'string');
-  t.is(firefox.last_seen_at, new Date(rows[0]!.createdAt).toISOString());
-  t.is(firefox.last_seen_at_unix, Math.floor(rows[0]!.createdAt / 1000));
+  t.is(firefox.last_seen_at, new Date(rows[0].createdAt).toISOString());
+  t.is(firefox.last_seen_at_unix, Math.floor(rows[0].createdAt / 1000));
   t.false('client_id' in firefox);
-  const unknown = body.devices.find((x: any) => x.id === deviceIdOf(rows[5]!.id));
+  const unknown = body.devices.find((x: any) => x.id === deviceIdOf(rows[5].id));
   t.is(unknown.platform, 'unknown');
   for (const dev of body.devices) {
     t.is(typeof dev.display_name, 'string');
@@ -128,13 +165,19 @@ test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current o
 test('the cursor is stable under inserts', async (t) => {
   const user = await newUser();
   const base = Date.now() - 86_400_000;
-  const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({ id: sid(), createdAt: base + i * 10, ua: AGENTS[i % 4]! }));
+  const rows: Row[] = Array.from({ length: 30 }, (_, i) => ({
+    id: sid(),
+    createdAt: base + i * 10,
+    ua: AGENTS[i % 4],
+  }));
   await insertSessions(user.id, rows);
   const { jar } = await kit.tokensFor(app.web, user.email);
-  const { seen } = await pageAll(jar, 7, () => insertSessions(user.id, [
-    { id: sid(), createdAt: Date.now(), ua: AGENTS[1]! },
-    { id: sid(), createdAt: base + 5, ua: AGENTS[2]! }, // older than every listed row: appears at the end
-  ]));
+  const { seen } = await pageAll(jar, 7, () =>
+    insertSessions(user.id, [
+      { id: sid(), createdAt: Date.now(), ua: AGENTS[1] },
+      { id: sid(), createdAt: base + 5, ua: AGENTS[2] }, // older than every listed row: appears at the end
+    ]),
+  );
   const ids = seen.map((x) => x.id);
   t.is(new Set(ids).size, ids.length, 'no duplicates');
   for (const r of rows) t.true(ids.includes(deviceIdOf(r.id)), 'no gaps');
@@ -143,7 +186,10 @@ test('the cursor is stable under inserts', async (t) => {
 
 test('bad cursors and limits: 400 with error_code and error_id; no session: 401', async (t) => {
   const user = await newUser();
-  await insertSessions(user.id, Array.from({ length: 5 }, (_, i) => ({ id: sid(), createdAt: Date.now() - 10_000 - i, ua: AGENTS[0]! })));
+  await insertSessions(
+    user.id,
+    Array.from({ length: 5 }, (_, i) => ({ id: sid(), createdAt: Date.now() - 10_000 - i, ua: AGENTS[0] })),
+  );
   const { jar } = await kit.tokensFor(app.web, user.email);
   const first = await page(jar, { limit: '2' });
   const cursor = String(first.body.next_cursor);
@@ -157,7 +203,11 @@ test('bad cursors and limits: 400 with error_code and error_id; no session: 401'
   for (const limit of ['0', '101', '-1', 'abc', '1.5']) await assertUserError(t, (await page(jar, { limit })).res, 400);
   t.is((await page(jar, { limit: '2', cursor })).res.status, 200, 'the untampered cursor works');
   await assertUserError(t, await fetch(`${d.url}/api/account/devices`), 401);
-  await assertUserError(t, await fetch(`${d.url}/api/account/devices`, { headers: { cookie: 'service_session=nope' } }), 401);
+  await assertUserError(
+    t,
+    await fetch(`${d.url}/api/account/devices`, { headers: { cookie: 'service_session=nope' } }),
+    401,
+  );
 });
 
 test('signing a device out revokes it: it disappears and its tokens are inactive', async (t) => {
@@ -167,7 +217,10 @@ test('signing a device out revokes it: it disappears and its tokens are inactive
   const otherId = deviceIdOf(tokenHash(other.jar.cookies.get('service_session')!));
   t.is((await introspect(other.access_token)).active, true);
   const del = (id: string, headers: Record<string, string> = {}) =>
-    fetch(`${d.url}/api/account/devices/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { cookie: mine.jar.header(), ...headers } });
+    fetch(`${d.url}/api/account/devices/${encodeURIComponent(id)}`, {
+      method: 'DELETE',
+      headers: { cookie: mine.jar.header(), ...headers },
+    });
 
   await assertUserError(t, await del(otherId, { origin: 'https://evil.example' }), 403);
   t.is((await introspect(other.access_token)).active, true, 'the cross-origin request changed nothing');
@@ -180,7 +233,11 @@ test('signing a device out revokes it: it disappears and its tokens are inactive
   t.false(seen.some((x) => x.id === otherId));
   t.true(seen.some((x) => x.current));
   t.is((await introspect(mine.access_token)).active, true);
-  await assertUserError(t, await fetch(`${d.url}/api/account/devices`, { headers: { cookie: other.jar.header() } }), 401);
+  await assertUserError(
+    t,
+    await fetch(`${d.url}/api/account/devices`, { headers: { cookie: other.jar.header() } }),
+    401,
+  );
 
   await assertUserError(t, await del(otherId), 404);
   await assertUserError(t, await del('unknown-device'), 404);

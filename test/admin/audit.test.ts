@@ -18,7 +18,16 @@ let other: string;
 /** Fixed times far in the past, so these rows sort below everything the seed wrote. */
 const T0 = 1_000_000_000_000;
 
-interface Ev { id: string; tenant_id: string | null; actor_id: string; action: string; target_id: string; outcome: string; created_at: number; summary: Record<string, unknown> }
+interface Ev {
+  id: string;
+  tenant_id: string | null;
+  actor_id: string;
+  action: string;
+  target_id: string;
+  outcome: string;
+  created_at: number;
+  summary: Record<string, unknown>;
+}
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -27,17 +36,31 @@ test.before(async () => {
   try {
     other = (await activeTenant(provisioning, { name: 'Other tenant' }, { type: 'system', id: 'test' })).id;
     const w = new AuditWriter(ds);
-    const row = (tenant: string | null, i: number, at: number, extra: Partial<Ev> = {}) => w.append({
-      id: `ev-${String(i).padStart(2, '0')}-${randomUUID().slice(0, 8)}`, tenant_id: tenant, actor_type: 'client', actor_id: 'actor-a',
-      action: 'test.event', target_type: 'thing', target_id: `thing-${i}`, outcome: 'success', request_id: null,
-      summary: { i }, created_at: at, ...extra,
-    } as never);
+    const row = (tenant: string | null, i: number, at: number, extra: Partial<Ev> = {}) =>
+      w.append({
+        id: `ev-${String(i).padStart(2, '0')}-${randomUUID().slice(0, 8)}`,
+        tenant_id: tenant,
+        actor_type: 'client',
+        actor_id: 'actor-a',
+        action: 'test.event',
+        target_type: 'thing',
+        target_id: `thing-${i}`,
+        outcome: 'success',
+        request_id: null,
+        summary: { i },
+        created_at: at,
+        ...extra,
+      } as never);
     // Seven events in the seed tenant; three share one millisecond (the id breaks the tie).
     for (let i = 0; i < 4; i++) await row(s.tenantId, i, T0 + i * 1000);
     for (let i = 4; i < 7; i++) await row(s.tenantId, i, T0 + 10_000);
-    await row(s.tenantId, 7, T0 + 20_000, { actor_id: 'actor-b', action: 'test.other', outcome: 'failure' } as Partial<Ev>);
+    await row(s.tenantId, 7, T0 + 20_000, {
+      actor_id: 'actor-b',
+      action: 'test.other',
+      outcome: 'failure',
+    });
     await row(other, 8, T0 + 5000);
-    await row(null, 9, T0 + 6000, { action: 'platform.event' } as Partial<Ev>);
+    await row(null, 9, T0 + 6000, { action: 'platform.event' });
   } finally {
     await ds.destroy();
   }
@@ -45,12 +68,18 @@ test.before(async () => {
   platform = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   tenantAdmin = await clientCredentialsToken(d.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
 });
-test.after.always(async () => { await d?.stop(); await db?.drop(); });
+test.after.always(async () => {
+  await d?.stop();
+  await db?.drop();
+});
 
 async function list(query: Record<string, string | number>, token: string | null = platform) {
-  const res = await fetch(`${d.url}/api/admin/audit?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`, {
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-  });
+  const res = await fetch(
+    `${d.url}/api/admin/audit?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`,
+    {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    },
+  );
   return { status: res.status, body: (await res.json()) as { events: Ev[]; next_cursor?: string; error?: string } };
 }
 
@@ -65,28 +94,56 @@ test('filters: tenant, action, actor, target, outcome, since/until; newest first
   t.is(byAction.status, 200, JSON.stringify(byAction.body));
   t.is(byAction.body.events.length, 7);
   const times = byAction.body.events.map((e) => e.created_at);
-  t.deepEqual(times, [...times].sort((a, b) => b - a), 'newest first');
-  const e = byAction.body.events[0]!;
-  t.deepEqual(Object.keys(e).sort(), ['action', 'actor_id', 'actor_type', 'created_at', 'id', 'outcome', 'request_id', 'summary', 'target_id', 'target_type', 'tenant_id']);
+  t.deepEqual(
+    times,
+    [...times].sort((a, b) => b - a),
+    'newest first',
+  );
+  const e = byAction.body.events[0];
+  t.deepEqual(Object.keys(e).sort(), [
+    'action',
+    'actor_id',
+    'actor_type',
+    'created_at',
+    'id',
+    'outcome',
+    'request_id',
+    'summary',
+    'target_id',
+    'target_type',
+    'tenant_id',
+  ]);
   t.is(typeof e.summary, 'object');
 
   const byActor = await list({ actor_id: 'actor-b' });
-  t.deepEqual(byActor.body.events.map((x) => x.summary.i), [7]);
+  t.deepEqual(
+    byActor.body.events.map((x) => x.summary.i),
+    [7],
+  );
   const byOutcome = await list({ tenant_id: s.tenantId, outcome: 'failure' });
-  t.deepEqual(byOutcome.body.events.map((x) => x.summary.i), [7]);
+  t.deepEqual(
+    byOutcome.body.events.map((x) => x.summary.i),
+    [7],
+  );
   const byTarget = await list({ target_id: 'thing-2' });
-  t.deepEqual(byTarget.body.events.map((x) => x.summary.i), [2]);
+  t.deepEqual(
+    byTarget.body.events.map((x) => x.summary.i),
+    [2],
+  );
   // since inclusive, until exclusive.
   const window = await list({ tenant_id: s.tenantId, since: T0 + 1000, until: T0 + 10_000 });
-  t.deepEqual(window.body.events.map((x) => x.summary.i), [3, 2, 1]);
+  t.deepEqual(
+    window.body.events.map((x) => x.summary.i),
+    [3, 2, 1],
+  );
   // A platform admin sees other tenants and platform-wide events.
   const platformWide = await list({ action: 'platform.event' });
   t.is(platformWide.body.events.length, 1);
-  t.is(platformWide.body.events[0]!.tenant_id, null);
+  t.is(platformWide.body.events[0].tenant_id, null);
   // The directory's own events are there too (written by the seed).
   const created = await list({ tenant_id: s.tenantId, action: 'tenant.create' });
   t.is(created.body.events.length, 1);
-  t.is(created.body.events[0]!.target_id, s.tenantId);
+  t.is(created.body.events[0].target_id, s.tenantId);
 });
 
 test('keyset pagination: pages of 2 cover every row once, in order, across a timestamp tie', async (t) => {
@@ -104,7 +161,10 @@ test('keyset pagination: pages of 2 cover every row once, in order, across a tim
     pages++;
   } while (cursor && pages < 10);
   t.is(pages, 4);
-  t.deepEqual(seen, full.body.events.map((e) => e.id));
+  t.deepEqual(
+    seen,
+    full.body.events.map((e) => e.id),
+  );
   t.is(new Set(seen).size, 7);
 });
 
@@ -122,7 +182,10 @@ test('a tenant admin sees only its own tenant; naming another tenant is 403 tena
   const own = await list({ limit: 200 }, tenantAdmin);
   t.is(own.status, 200, JSON.stringify(own.body));
   t.true(own.body.events.length >= 8);
-  t.true(own.body.events.every((e) => e.tenant_id === s.tenantId), 'no other tenant and no platform-wide events');
+  t.true(
+    own.body.events.every((e) => e.tenant_id === s.tenantId),
+    'no other tenant and no platform-wide events',
+  );
   const named = await list({ tenant_id: s.tenantId, action: 'test.other' }, tenantAdmin);
   t.is(named.body.events.length, 1);
   const forbidden = await list({ tenant_id: other }, tenantAdmin);
@@ -135,7 +198,9 @@ test('a tenant admin sees only its own tenant; naming another tenant is 403 tena
 
 test('GET /api/admin/tenants/{id}: platform any, tenant admin own only, unknown 404', async (t) => {
   const get = async (id: string, token: string | null) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${id}`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+    const res = await fetch(`${d.url}/api/admin/tenants/${id}`, {
+      headers: token ? { authorization: `Bearer ${token}` } : {},
+    });
     return { status: res.status, body: (await res.json()) as Record<string, unknown> };
   };
   const p = await get(other, platform);

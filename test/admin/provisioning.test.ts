@@ -11,11 +11,44 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { until } from '../helpers/jobs.js';
 
-const STEPS = ['request_accepted', 'schema_verified', 'signing_key_ready', 'mail_transport_verified', 'tenant_activated'];
-const OP_FIELDS = ['operation_id', 'tenant_id', 'operation_kind', 'source_tenant_id', 'isolation_policy', 'status', 'current_step', 'attempt_count',
-  'next_attempt_at', 'last_error_code', 'created_at', 'updated_at', 'completed_at', 'preparation_result', 'capacity_operation_ids', 'steps'];
-const STEP_FIELDS = ['step_key', 'status', 'attempt_count', 'next_attempt_at', 'last_error_code', 'observed_resource_id', 'progress_current',
-  'progress_total', 'started_at', 'completed_at', 'updated_at'];
+const STEPS = [
+  'request_accepted',
+  'schema_verified',
+  'signing_key_ready',
+  'mail_transport_verified',
+  'tenant_activated',
+];
+const OP_FIELDS = [
+  'operation_id',
+  'tenant_id',
+  'operation_kind',
+  'source_tenant_id',
+  'isolation_policy',
+  'status',
+  'current_step',
+  'attempt_count',
+  'next_attempt_at',
+  'last_error_code',
+  'created_at',
+  'updated_at',
+  'completed_at',
+  'preparation_result',
+  'capacity_operation_ids',
+  'steps',
+];
+const STEP_FIELDS = [
+  'step_key',
+  'status',
+  'attempt_count',
+  'next_attempt_at',
+  'last_error_code',
+  'observed_resource_id',
+  'progress_current',
+  'progress_total',
+  'started_at',
+  'completed_at',
+  'updated_at',
+];
 /** Failures of one step before blocked, in the blocking daemon. */
 const MAX_ATTEMPTS = 2;
 
@@ -63,7 +96,12 @@ test.after.always(async () => {
   await dbB?.drop();
 });
 
-async function call(base: string, method: string, path: string, opts: { token?: string | null; body?: unknown; key?: string } = {}) {
+async function call(
+  base: string,
+  method: string,
+  path: string,
+  opts: { token?: string | null; body?: unknown; key?: string } = {},
+) {
   const res = await fetch(`${base}${path}`, {
     method,
     headers: {
@@ -76,22 +114,40 @@ async function call(base: string, method: string, path: string, opts: { token?: 
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
-const getOp = async (base: string, token: string, id: string) => (await call(base, 'GET', `/api/admin/tenants/${id}/provisioning`, { token })).body;
-const retry = (id: string, token: string | null, key?: string) => call(dB.url, 'POST', `/api/admin/tenants/${id}/provisioning/retry`, { token, key });
+const getOp = async (base: string, token: string, id: string) =>
+  (await call(base, 'GET', `/api/admin/tenants/${id}/provisioning`, { token })).body;
+const retry = (id: string, token: string | null, key?: string) =>
+  call(dB.url, 'POST', `/api/admin/tenants/${id}/provisioning/retry`, { token, key });
 
-async function waitForStatus(base: string, token: string, id: string, pred: (op: Record<string, any>) => boolean): Promise<Record<string, any>> {
+async function waitForStatus(
+  base: string,
+  token: string,
+  id: string,
+  pred: (op: Record<string, any>) => boolean,
+): Promise<Record<string, any>> {
   let op: Record<string, any> = {};
-  const ok = await until(async () => { op = await getOp(base, token, id); return pred(op); }, 30_000, 50);
+  const ok = await until(
+    async () => {
+      op = await getOp(base, token, id);
+      return pred(op);
+    },
+    30_000,
+    50,
+  );
   if (!ok) throw new Error(`operation never reached the expected state: ${JSON.stringify(op)}`);
   return op;
 }
 
-const stepOf = (op: Record<string, any>, key: string) => (op.steps as Record<string, any>[]).find((s) => s.step_key === key)!;
+const stepOf = (op: Record<string, any>, key: string) =>
+  (op.steps as Record<string, any>[]).find((s) => s.step_key === key)!;
 
 async function tokenStatus(base: string, clientId: string, secret: string): Promise<number> {
   const res = await fetch(`${base}/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64') },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64'),
+    },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
   });
   await res.body?.cancel();
@@ -101,7 +157,10 @@ async function tokenStatus(base: string, clientId: string, secret: string): Prom
 async function auditRows(db: TestDb, action: string, targetId: string) {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    return (await ds.query('SELECT actor_type, actor_id, summary FROM audit_events WHERE action = ? AND target_id = ?', [action, targetId])) as { actor_type: string; actor_id: string; summary: unknown }[];
+    return (await ds.query(
+      'SELECT actor_type, actor_id, summary FROM audit_events WHERE action = ? AND target_id = ?',
+      [action, targetId],
+    )) as { actor_type: string; actor_id: string; summary: unknown }[];
   } finally {
     await ds.destroy();
   }
@@ -127,7 +186,10 @@ test('POST /api/admin/tenants returns the provisioning operation; the job activa
   t.is(op.attempt_count, 0);
   t.deepEqual(op.capacity_operation_ids, {});
   t.is(op.completed_at, null);
-  t.deepEqual(op.steps.map((s: { step_key: string }) => s.step_key), STEPS);
+  t.deepEqual(
+    op.steps.map((s: { step_key: string }) => s.step_key),
+    STEPS,
+  );
   for (const s of op.steps) for (const f of STEP_FIELDS) t.true(f in s, `step field ${f}`);
 
   // (That a provisioning tenant's clients get no token is checked on the blocked tenant below,
@@ -150,138 +212,179 @@ test('POST /api/admin/tenants returns the provisioning operation; the job activa
   // The kid observed is a key the service publishes.
   const jwks = (await (await fetch(`${dA.url}/jwks`)).json()) as { keys: { kid: string }[] };
   const kid = stepOf(done, 'signing_key_ready').observed_resource_id;
-  t.true(jwks.keys.some((k) => k.kid === kid), 'the signing key is published');
+  t.true(
+    jwks.keys.some((k) => k.kid === kid),
+    'the signing key is published',
+  );
   t.is(stepOf(done, 'mail_transport_verified').observed_resource_id, 'smtp');
-  t.deepEqual(done.history.map((e: { event: string }) => e.event).filter((e: string) => e !== 'attempt'), ['created', ...STEPS.map(() => 'completed')]);
+  t.deepEqual(
+    done.history.map((e: { event: string }) => e.event).filter((e: string) => e !== 'attempt'),
+    ['created', ...STEPS.map(() => 'completed')],
+  );
 
   const list = await call(dA.url, 'GET', '/api/admin/tenants', { token: platformA });
   t.is(list.body.tenants.find((x: { id: string }) => x.id === r.body.id).lifecycle_state, 'active');
-  const c = await call(dA.url, 'POST', `/api/admin/tenants/${r.body.id}/clients`, { token: platformA, body: { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] } });
+  const c = await call(dA.url, 'POST', `/api/admin/tenants/${r.body.id}/clients`, {
+    token: platformA,
+    body: { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+  });
   t.is(await tokenStatus(dA.url, c.body.client_id, c.body.client_secret), 200);
   const activations = await auditRows(dbA, 'tenant.activate', r.body.id);
-  t.deepEqual(activations.map((a) => [a.actor_type, a.actor_id]), [['system', 'provisioning']]);
+  t.deepEqual(
+    activations.map((a) => [a.actor_type, a.actor_id]),
+    [['system', 'provisioning']],
+  );
 });
 
 test('both endpoints are in /openapi.json with their scopes', async (t) => {
-  const doc = (await (await fetch(`${dA.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { security: Record<string, string[]>[] }>> };
-  t.deepEqual(doc.paths['/api/admin/tenants/{id}/provisioning']?.get?.security, [{ bearer: ['iam.platform', 'iam.admin'] }]);
+  const doc = (await (await fetch(`${dA.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { security: Record<string, string[]>[] }>>;
+  };
+  t.deepEqual(doc.paths['/api/admin/tenants/{id}/provisioning']?.get?.security, [
+    { bearer: ['iam.platform', 'iam.admin'] },
+  ]);
   t.deepEqual(doc.paths['/api/admin/tenants/{id}/provisioning/retry']?.post?.security, [{ bearer: ['iam.platform'] }]);
 });
 
-test('GET provisioning: a tenant admin sees its own tenant\'s operation, not another\'s', async (t) => {
+test("GET provisioning: a tenant admin sees its own tenant's operation, not another's", async (t) => {
   const own = await call(dB.url, 'GET', `/api/admin/tenants/${sB.tenantId}/provisioning`, { token: adminB });
   t.is(own.status, 200);
   t.is(own.body.status, 'completed');
   const created = await call(dB.url, 'POST', '/api/admin/tenants', { token: platformB, body: { name: 'Not yours' } });
   t.is(created.status, 201);
-  t.is((await call(dB.url, 'GET', `/api/admin/tenants/${created.body.id}/provisioning`, { token: adminB })).status, 403);
+  t.is(
+    (await call(dB.url, 'GET', `/api/admin/tenants/${created.body.id}/provisioning`, { token: adminB })).status,
+    403,
+  );
   t.is((await call(dB.url, 'GET', `/api/admin/tenants/${created.body.id}/provisioning`, { token: null })).status, 401);
   t.is((await call(dB.url, 'GET', '/api/admin/tenants/ten_nope/provisioning', { token: platformB })).status, 404);
 });
 
-test.serial('a step that keeps failing blocks the operation; retry requeues it, keeping completed steps and history', async (t) => {
-  const created = await call(dB.url, 'POST', '/api/admin/tenants', { token: platformB, body: { name: 'Blocked' } });
-  t.is(created.status, 201, JSON.stringify(created.body));
-  const id = created.body.id as string;
-  const opId = created.body.provisioning.operation_id as string;
+test.serial(
+  'a step that keeps failing blocks the operation; retry requeues it, keeping completed steps and history',
+  async (t) => {
+    const created = await call(dB.url, 'POST', '/api/admin/tenants', { token: platformB, body: { name: 'Blocked' } });
+    t.is(created.status, 201, JSON.stringify(created.body));
+    const id = created.body.id as string;
+    const opId = created.body.provisioning.operation_id as string;
 
-  // 1. The relay is unreachable: MAX_ATTEMPTS failures of the mail step, then blocked.
-  const blocked = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'blocked');
-  t.is(blocked.operation_id, opId);
-  t.is(blocked.current_step, 'mail_transport_verified');
-  t.is(blocked.last_error_code, 'mail_transport_unreachable');
-  t.is(blocked.next_attempt_at, null);
-  t.is(blocked.retry_count, 0);
-  const mail = stepOf(blocked, 'mail_transport_verified');
-  t.is(mail.status, 'blocked');
-  t.is(mail.attempt_count, MAX_ATTEMPTS);
-  t.is(mail.last_error_code, 'mail_transport_unreachable');
-  t.is(mail.completed_at, null);
-  for (const k of STEPS.slice(0, 3)) t.is(stepOf(blocked, k).status, 'completed', k);
-  t.is(stepOf(blocked, 'tenant_activated').status, 'pending');
-  t.is(stepOf(blocked, 'tenant_activated').attempt_count, 0);
-  const events = blocked.history.filter((e: { step_key: string }) => e.step_key === 'mail_transport_verified').map((e: { event: string; attempt: number }) => `${e.event}:${e.attempt}`);
-  t.deepEqual(events, ['attempt:1', 'failed:1', 'attempt:2', 'failed:2', 'blocked:2']);
-  const completedAt = Object.fromEntries(STEPS.slice(0, 3).map((k) => [k, stepOf(blocked, k).completed_at]));
+    // 1. The relay is unreachable: MAX_ATTEMPTS failures of the mail step, then blocked.
+    const blocked = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'blocked');
+    t.is(blocked.operation_id, opId);
+    t.is(blocked.current_step, 'mail_transport_verified');
+    t.is(blocked.last_error_code, 'mail_transport_unreachable');
+    t.is(blocked.next_attempt_at, null);
+    t.is(blocked.retry_count, 0);
+    const mail = stepOf(blocked, 'mail_transport_verified');
+    t.is(mail.status, 'blocked');
+    t.is(mail.attempt_count, MAX_ATTEMPTS);
+    t.is(mail.last_error_code, 'mail_transport_unreachable');
+    t.is(mail.completed_at, null);
+    for (const k of STEPS.slice(0, 3)) t.is(stepOf(blocked, k).status, 'completed', k);
+    t.is(stepOf(blocked, 'tenant_activated').status, 'pending');
+    t.is(stepOf(blocked, 'tenant_activated').attempt_count, 0);
+    const events = blocked.history
+      .filter((e: { step_key: string }) => e.step_key === 'mail_transport_verified')
+      .map((e: { event: string; attempt: number }) => `${e.event}:${e.attempt}`);
+    t.deepEqual(events, ['attempt:1', 'failed:1', 'attempt:2', 'failed:2', 'blocked:2']);
+    const completedAt = Object.fromEntries(STEPS.slice(0, 3).map((k) => [k, stepOf(blocked, k).completed_at]));
 
-  // 2. Still provisioning: the tenant's clients get no tokens.
-  const list = await call(dB.url, 'GET', '/api/admin/tenants', { token: platformB });
-  t.is(list.body.tenants.find((x: { id: string }) => x.id === id).lifecycle_state, 'provisioning');
-  const c = await call(dB.url, 'POST', `/api/admin/tenants/${id}/clients`, { token: platformB, body: { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] } });
-  t.is(c.status, 201);
-  t.is(await tokenStatus(dB.url, c.body.client_id, c.body.client_secret), 401, 'a provisioning tenant gets no tokens');
+    // 2. Still provisioning: the tenant's clients get no tokens.
+    const list = await call(dB.url, 'GET', '/api/admin/tenants', { token: platformB });
+    t.is(list.body.tenants.find((x: { id: string }) => x.id === id).lifecycle_state, 'provisioning');
+    const c = await call(dB.url, 'POST', `/api/admin/tenants/${id}/clients`, {
+      token: platformB,
+      body: { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+    });
+    t.is(c.status, 201);
+    t.is(
+      await tokenStatus(dB.url, c.body.client_id, c.body.client_secret),
+      401,
+      'a provisioning tenant gets no tokens',
+    );
 
-  // 3. Who may retry, and what.
-  t.is((await retry(id, null)).status, 401);
-  const asAdmin = await retry(id, adminB);
-  t.is(asAdmin.status, 403, 'a tenant admin of another tenant');
-  t.is((await retry(sB.tenantId, adminB)).status, 403, 'a tenant admin, even of its own tenant');
-  const unknown = await retry('ten_nope', platformB);
-  t.is(unknown.status, 404);
-  const done = await retry(sB.tenantId, platformB);
-  t.is(done.status, 409);
-  t.is(done.body.error, 'provisioning_not_blocked');
-  t.is(done.body.operation_status, 'completed');
-  t.is(stepOf(await getOp(dB.url, platformB, id), 'mail_transport_verified').status, 'blocked', 'refused retries changed nothing');
+    // 3. Who may retry, and what.
+    t.is((await retry(id, null)).status, 401);
+    const asAdmin = await retry(id, adminB);
+    t.is(asAdmin.status, 403, 'a tenant admin of another tenant');
+    t.is((await retry(sB.tenantId, adminB)).status, 403, 'a tenant admin, even of its own tenant');
+    const unknown = await retry('ten_nope', platformB);
+    t.is(unknown.status, 404);
+    const done = await retry(sB.tenantId, platformB);
+    t.is(done.status, 409);
+    t.is(done.body.error, 'provisioning_not_blocked');
+    t.is(done.body.operation_status, 'completed');
+    t.is(
+      stepOf(await getOp(dB.url, platformB, id), 'mail_transport_verified').status,
+      'blocked',
+      'refused retries changed nothing',
+    );
 
-  // 4. A retry with the relay still down: requeued, then blocked again.
-  const first = await retry(id, platformB);
-  t.is(first.status, 200, JSON.stringify(first.body));
-  t.is(first.body.operation_id, opId);
-  t.is(first.body.status, 'queued');
-  t.is(first.body.current_step, 'request_accepted');
-  t.is(first.body.retry_count, 1);
-  // Right after it, the operation is queued, running or waiting out its backoff: not blocked.
-  const early = await retry(id, platformB);
-  t.is(early.status, 409);
-  t.is(early.body.error, 'provisioning_not_blocked');
-  t.true(['queued', 'running', 'retry_scheduled'].includes(early.body.operation_status), early.body.operation_status);
-  const again = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'blocked');
-  t.is(stepOf(again, 'mail_transport_verified').attempt_count, 2 * MAX_ATTEMPTS);
-  for (const k of STEPS.slice(0, 3)) {
-    t.is(stepOf(again, k).completed_at, completedAt[k], `${k} was not run again`);
-    t.is(stepOf(again, k).attempt_count, 1, k);
-  }
+    // 4. A retry with the relay still down: requeued, then blocked again.
+    const first = await retry(id, platformB);
+    t.is(first.status, 200, JSON.stringify(first.body));
+    t.is(first.body.operation_id, opId);
+    t.is(first.body.status, 'queued');
+    t.is(first.body.current_step, 'request_accepted');
+    t.is(first.body.retry_count, 1);
+    // Right after it, the operation is queued, running or waiting out its backoff: not blocked.
+    const early = await retry(id, platformB);
+    t.is(early.status, 409);
+    t.is(early.body.error, 'provisioning_not_blocked');
+    t.true(['queued', 'running', 'retry_scheduled'].includes(early.body.operation_status), early.body.operation_status);
+    const again = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'blocked');
+    t.is(stepOf(again, 'mail_transport_verified').attempt_count, 2 * MAX_ATTEMPTS);
+    for (const k of STEPS.slice(0, 3)) {
+      t.is(stepOf(again, k).completed_at, completedAt[k], `${k} was not run again`);
+      t.is(stepOf(again, k).attempt_count, 1, k);
+    }
 
-  // 5. The relay answers now: retry (with an Idempotency-Key) and the tenant becomes active.
-  sinkB = await startSmtpSink({ port: closedPort });
-  const key = `retry-${id}`;
-  const second = await retry(id, platformB, key);
-  t.is(second.status, 200, JSON.stringify(second.body));
-  t.is(second.body.status, 'queued');
-  t.is(second.body.current_step, 'request_accepted');
-  t.is(second.body.retry_count, 2);
-  t.is(second.body.idempotent_replay, undefined);
-  const replay = await retry(id, platformB, key);
-  t.is(replay.status, 200);
-  t.is(replay.body.idempotent_replay, true);
-  t.is(replay.body.operation_id, opId);
-  t.is(replay.body.status, 'queued', 'the stored response, not a new retry');
-  t.is(replay.body.retry_count, 2);
+    // 5. The relay answers now: retry (with an Idempotency-Key) and the tenant becomes active.
+    sinkB = await startSmtpSink({ port: closedPort });
+    const key = `retry-${id}`;
+    const second = await retry(id, platformB, key);
+    t.is(second.status, 200, JSON.stringify(second.body));
+    t.is(second.body.status, 'queued');
+    t.is(second.body.current_step, 'request_accepted');
+    t.is(second.body.retry_count, 2);
+    t.is(second.body.idempotent_replay, undefined);
+    const replay = await retry(id, platformB, key);
+    t.is(replay.status, 200);
+    t.is(replay.body.idempotent_replay, true);
+    t.is(replay.body.operation_id, opId);
+    t.is(replay.body.status, 'queued', 'the stored response, not a new retry');
+    t.is(replay.body.retry_count, 2);
 
-  const finished = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'completed');
-  t.is(finished.retry_count, 2);
-  t.is(finished.current_step, 'tenant_activated');
-  t.is(stepOf(finished, 'mail_transport_verified').status, 'completed');
-  t.is(stepOf(finished, 'mail_transport_verified').attempt_count, 2 * MAX_ATTEMPTS + 1);
-  t.is(stepOf(finished, 'tenant_activated').status, 'completed');
-  for (const k of STEPS.slice(0, 3)) t.is(stepOf(finished, k).completed_at, completedAt[k], `${k} kept its completed_at`);
-  const kinds = finished.history.map((e: { event: string }) => e.event);
-  t.is(kinds.filter((e: string) => e === 'failed').length, 2 * MAX_ATTEMPTS);
-  t.is(kinds.filter((e: string) => e === 'blocked').length, 2);
-  t.is(kinds.filter((e: string) => e === 'retried').length, 2);
-  const retried = finished.history.filter((e: { event: string }) => e.event === 'retried');
-  t.true(retried.every((e: { actor_type: string; actor_id: string; step_key: string }) => e.actor_type === 'client' && e.actor_id === sB.platform.clientId && e.step_key === 'mail_transport_verified'));
+    const finished = await waitForStatus(dB.url, platformB, id, (o) => o.status === 'completed');
+    t.is(finished.retry_count, 2);
+    t.is(finished.current_step, 'tenant_activated');
+    t.is(stepOf(finished, 'mail_transport_verified').status, 'completed');
+    t.is(stepOf(finished, 'mail_transport_verified').attempt_count, 2 * MAX_ATTEMPTS + 1);
+    t.is(stepOf(finished, 'tenant_activated').status, 'completed');
+    for (const k of STEPS.slice(0, 3))
+      t.is(stepOf(finished, k).completed_at, completedAt[k], `${k} kept its completed_at`);
+    const kinds = finished.history.map((e: { event: string }) => e.event);
+    t.is(kinds.filter((e: string) => e === 'failed').length, 2 * MAX_ATTEMPTS);
+    t.is(kinds.filter((e: string) => e === 'blocked').length, 2);
+    t.is(kinds.filter((e: string) => e === 'retried').length, 2);
+    const retried = finished.history.filter((e: { event: string }) => e.event === 'retried');
+    t.true(
+      retried.every(
+        (e: { actor_type: string; actor_id: string; step_key: string }) =>
+          e.actor_type === 'client' && e.actor_id === sB.platform.clientId && e.step_key === 'mail_transport_verified',
+      ),
+    );
 
-  const after = await call(dB.url, 'GET', '/api/admin/tenants', { token: platformB });
-  t.is(after.body.tenants.find((x: { id: string }) => x.id === id).lifecycle_state, 'active');
-  t.is(await tokenStatus(dB.url, c.body.client_id, c.body.client_secret), 200, 'the active tenant gets tokens');
-  // Each accepted retry is audited; replays and refusals are not.
-  const audits = await auditRows(dbB, 'tenant.provisioning.retry', id);
-  t.is(audits.length, 2);
-  t.true(audits.every((a) => a.actor_type === 'client' && a.actor_id === sB.platform.clientId));
-  const summary = typeof audits[0]!.summary === 'string' ? JSON.parse(audits[0]!.summary) : audits[0]!.summary;
-  t.is(summary.operation_id, opId);
-  t.is(summary.blocked_step, 'mail_transport_verified');
-  t.is(summary.last_error_code, 'mail_transport_unreachable');
-});
+    const after = await call(dB.url, 'GET', '/api/admin/tenants', { token: platformB });
+    t.is(after.body.tenants.find((x: { id: string }) => x.id === id).lifecycle_state, 'active');
+    t.is(await tokenStatus(dB.url, c.body.client_id, c.body.client_secret), 200, 'the active tenant gets tokens');
+    // Each accepted retry is audited; replays and refusals are not.
+    const audits = await auditRows(dbB, 'tenant.provisioning.retry', id);
+    t.is(audits.length, 2);
+    t.true(audits.every((a) => a.actor_type === 'client' && a.actor_id === sB.platform.clientId));
+    const summary = typeof audits[0].summary === 'string' ? JSON.parse(audits[0].summary) : audits[0].summary;
+    t.is(summary.operation_id, opId);
+    t.is(summary.blocked_step, 'mail_transport_verified');
+    t.is(summary.last_error_code, 'mail_transport_unreachable');
+  },
+);

@@ -3,10 +3,21 @@
  * winner, Idempotency-Key replay and mismatch, scopes, and the effect on a second daemon.
  */
 import test from 'ava';
-import { IDEMPOTENCY_ABANDONED_MS, IDEMPOTENCY_RETENTION_MS, idempotencyRequestHash } from '../../daemon/middleware/koa-idempotency.js';
+import {
+  IDEMPOTENCY_ABANDONED_MS,
+  IDEMPOTENCY_RETENTION_MS,
+  idempotencyRequestHash,
+} from '../../daemon/middleware/koa-idempotency.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, seed, type Seeded, activeTenant, introspectAs } from '../helpers/seed.js';
+import {
+  clientCredentialsToken,
+  openServices,
+  seed,
+  type Seeded,
+  activeTenant,
+  introspectAs,
+} from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -25,9 +36,16 @@ test.before(async () => {
   platform = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   tenantAdmin = await clientCredentialsToken(d.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
 });
-test.after.always(async () => { await d?.stop(); await d2?.stop(); await db?.drop(); });
+test.after.always(async () => {
+  await d?.stop();
+  await d2?.stop();
+  await db?.drop();
+});
 
-interface Creds { clientId: string; secret: string }
+interface Creds {
+  clientId: string;
+  secret: string;
+}
 
 /** A fresh tenant (so tests do not suspend each other's) with a worker and a resource server. */
 async function newTenant() {
@@ -35,15 +53,31 @@ async function newTenant() {
   try {
     const actor = { type: 'system' as const, id: 'test' };
     const ten = await activeTenant(provisioning, { name: `Lifecycle ${++n}` }, actor);
-    const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://lc.example.test'] }, actor);
-    const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
-    const row = (await ds.query('SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?', [ten.id])) as { lifecycle_state: string; updated_at: unknown }[];
+    const rs = await directory.createClient(
+      ten.id,
+      {
+        name: 'rs',
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        resource_identifiers: ['https://lc.example.test'],
+      },
+      actor,
+    );
+    const w = await directory.createClient(
+      ten.id,
+      { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+      actor,
+    );
+    const row = (await ds.query('SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?', [ten.id])) as {
+      lifecycle_state: string;
+      updated_at: unknown;
+    }[];
     return {
       id: ten.id,
-      state: row[0]!.lifecycle_state,
-      updatedAt: Number(row[0]!.updated_at),
-      rs: { clientId: rs.client.client_id, secret: rs.client_secret! } as Creds,
-      worker: { clientId: w.client.client_id, secret: w.client_secret! } as Creds,
+      state: row[0].lifecycle_state,
+      updatedAt: Number(row[0].updated_at),
+      rs: { clientId: rs.client.client_id, secret: rs.client_secret! },
+      worker: { clientId: w.client.client_id, secret: w.client_secret! },
     };
   } finally {
     await ds.destroy();
@@ -64,8 +98,10 @@ async function post(path: string, body: unknown, opts: { token?: string | null; 
   return { status: res.status, body: (await res.json()) as Record<string, any> };
 }
 
-const suspend = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) => post(`/api/admin/tenants/${id}/lifecycle/suspend`, body, opts);
-const resume = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) => post(`/api/admin/tenants/${id}/lifecycle/resume`, body, opts);
+const suspend = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) =>
+  post(`/api/admin/tenants/${id}/lifecycle/suspend`, body, opts);
+const resume = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) =>
+  post(`/api/admin/tenants/${id}/lifecycle/resume`, body, opts);
 
 const introspect = introspectAs;
 
@@ -74,7 +110,8 @@ async function tokenStatus(c: Creds): Promise<number> {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString('base64'),
+      authorization:
+        'Basic ' + Buffer.from(`${encodeURIComponent(c.clientId)}:${encodeURIComponent(c.secret)}`).toString('base64'),
     },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
   });
@@ -85,7 +122,12 @@ async function tokenStatus(c: Creds): Promise<number> {
 test('suspend: 200 with a completed lifecycle job; the tenant is suspended', async (t) => {
   const ten = await newTenant();
   t.is(ten.state, 'active');
-  const r = await suspend(ten.id, { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'abuse report #1', extra_field: 'tolerated' });
+  const r = await suspend(ten.id, {
+    expected_state: 'active',
+    expected_updated_at: ten.updatedAt,
+    reason: 'abuse report #1',
+    extra_field: 'tolerated',
+  });
   t.is(r.status, 200, JSON.stringify(r.body));
   t.regex(r.body.job_id, /^tlj_/);
   t.is(r.body.status, 'completed');
@@ -98,7 +140,11 @@ test('suspend: 200 with a completed lifecycle job; the tenant is suspended', asy
 
 test('stale expected_updated_at: 409 precondition_failed with the current values', async (t) => {
   const ten = await newTenant();
-  const r = await suspend(ten.id, { expected_state: 'active', expected_updated_at: ten.updatedAt - 1, reason: 'stale' });
+  const r = await suspend(ten.id, {
+    expected_state: 'active',
+    expected_updated_at: ten.updatedAt - 1,
+    reason: 'stale',
+  });
   t.is(r.status, 409);
   t.is(r.body.error, 'precondition_failed');
   t.is(r.body.lifecycle_state, 'active');
@@ -107,7 +153,11 @@ test('stale expected_updated_at: 409 precondition_failed with the current values
 
 test('wrong expected_state: 409 precondition_failed', async (t) => {
   const ten = await newTenant();
-  const r = await suspend(ten.id, { expected_state: 'suspended', expected_updated_at: ten.updatedAt, reason: 'wrong state' });
+  const r = await suspend(ten.id, {
+    expected_state: 'suspended',
+    expected_updated_at: ten.updatedAt,
+    reason: 'wrong state',
+  });
   t.is(r.status, 409);
   t.is(r.body.error, 'precondition_failed');
   t.is(r.body.lifecycle_state, 'active');
@@ -116,15 +166,32 @@ test('wrong expected_state: 409 precondition_failed', async (t) => {
 
 test('break_glass skips the updated_at check but still needs an active tenant', async (t) => {
   const ten = await newTenant();
-  const r = await suspend(ten.id, { expected_state: 'active', expected_updated_at: 0, reason: 'emergency', break_glass: true });
+  const r = await suspend(ten.id, {
+    expected_state: 'active',
+    expected_updated_at: 0,
+    reason: 'emergency',
+    break_glass: true,
+  });
   t.is(r.status, 200, JSON.stringify(r.body));
-  const again = await suspend(ten.id, { expected_state: 'active', expected_updated_at: 0, reason: 'emergency', break_glass: true });
+  const again = await suspend(ten.id, {
+    expected_state: 'active',
+    expected_updated_at: 0,
+    reason: 'emergency',
+    break_glass: true,
+  });
   t.is(again.status, 409);
   t.is(again.body.lifecycle_state, 'suspended');
   const { ds } = await openServices(db.url, db.dir);
-  const rows = (await ds.query("SELECT outcome, summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend' ORDER BY created_at, id", [ten.id])) as { outcome: string; summary: unknown }[];
+  const rows = (await ds.query(
+    "SELECT outcome, summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend' ORDER BY created_at, id",
+    [ten.id],
+  )) as { outcome: string; summary: unknown }[];
   await ds.destroy();
-  t.deepEqual(rows.map((r) => r.outcome).sort(), ['failure', 'success'], 'the move and the refused second attempt are both recorded');
+  t.deepEqual(
+    rows.map((r) => r.outcome).sort(),
+    ['failure', 'success'],
+    'the move and the refused second attempt are both recorded',
+  );
   const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as Record<string, any>;
   const summary = parse(rows.find((r) => r.outcome === 'success')!.summary);
   t.is(summary.break_glass, true);
@@ -199,8 +266,11 @@ test('a 409 first attempt is stored: the replay answers the same 409', async (t)
 test('10 concurrent suspends with the same precondition: exactly one 200, the rest 409', async (t) => {
   const ten = await newTenant();
   const body = { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'race' };
-  const results = await Promise.all(Array.from({ length: 10 }, (_, i) =>
-    suspend(ten.id, body, { key: i % 2 ? `race-${i}-${ten.id}` : undefined, base: i % 3 ? d.url : d2.url })));
+  const results = await Promise.all(
+    Array.from({ length: 10 }, (_, i) =>
+      suspend(ten.id, body, { key: i % 2 ? `race-${i}-${ten.id}` : undefined, base: i % 3 ? d.url : d2.url }),
+    ),
+  );
   const statuses = results.map((r) => r.status).sort();
   t.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409, 409, 409], JSON.stringify(results.map((r) => r.body)));
   for (const r of results.filter((x) => x.status === 409)) {
@@ -216,7 +286,11 @@ test('after suspend a token is inactive at once on a second daemon; resume resto
   t.is(before.status, 200);
   t.is(before.body.active, true);
 
-  const r = await suspend(ten.id, { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'suspend for test' });
+  const r = await suspend(ten.id, {
+    expected_state: 'active',
+    expected_updated_at: ten.updatedAt,
+    reason: 'suspend for test',
+  });
   t.is(r.status, 200);
   const after = await introspect(d2.url, ten.rs, tok);
   // Inactive at once; the suspended tenant's own resource server may itself be refused (401).
@@ -225,10 +299,18 @@ test('after suspend a token is inactive at once on a second daemon; resume resto
   t.is(await tokenStatus(ten.worker), 401);
 
   // Resume needs the suspended state and the updated_at the suspend wrote.
-  const stale = await resume(ten.id, { expected_state: 'suspended', expected_updated_at: ten.updatedAt, reason: 'resume' });
+  const stale = await resume(ten.id, {
+    expected_state: 'suspended',
+    expected_updated_at: ten.updatedAt,
+    reason: 'resume',
+  });
   t.is(stale.status, 409);
   t.is(stale.body.lifecycle_state, 'suspended');
-  const res = await resume(ten.id, { expected_state: 'suspended', expected_updated_at: stale.body.updated_at, reason: 'resume' });
+  const res = await resume(ten.id, {
+    expected_state: 'suspended',
+    expected_updated_at: stale.body.updated_at,
+    reason: 'resume',
+  });
   t.is(res.status, 200, JSON.stringify(res.body));
   t.is(res.body.lifecycle_state, 'active');
   t.regex(res.body.job_id, /^tlj_/);
@@ -246,16 +328,31 @@ test('Idempotency-Key in flight on another daemon: 409 idempotency_in_flight; a 
   // key and payload), and holds until it stores the response.
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
-  const inFlight = async (key: string, createdAt: number) => ds.query(
-    `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
+  const inFlight = async (key: string, createdAt: number) =>
+    ds.query(
+      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?)`,
-    [`busy-${key}`, s.tenantId, s.platform.clientId, route, key, idempotencyRequestHash(route, body), createdAt, createdAt + IDEMPOTENCY_RETENTION_MS]);
+      [
+        `busy-${key}`,
+        s.tenantId,
+        s.platform.clientId,
+        route,
+        key,
+        idempotencyRequestHash(route, body),
+        createdAt,
+        createdAt + IDEMPOTENCY_RETENTION_MS,
+      ],
+    );
 
   await inFlight(`busy-${ten.id}`, Date.now());
   const busy = await suspend(ten.id, body, { key: `busy-${ten.id}` });
   t.is(busy.status, 409);
   t.is(busy.body.error, 'idempotency_in_flight');
-  t.is((await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state, 'active', 'nothing ran');
+  t.is(
+    (await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state,
+    'active',
+    'nothing ran',
+  );
 
   // The same, left behind by a daemon that died mid-request longer ago than any request lives.
   await inFlight(`crashed-${ten.id}`, Date.now() - IDEMPOTENCY_ABANDONED_MS - 1000);

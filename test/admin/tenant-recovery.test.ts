@@ -12,7 +12,14 @@ import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { iam } from '../helpers/cli.js';
-import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded, introspectAs } from '../helpers/seed.js';
+import {
+  activeTenant,
+  clientCredentialsToken,
+  openServices,
+  seed,
+  type Seeded,
+  introspectAs,
+} from '../helpers/seed.js';
 import { ApiError } from '../../shared/errors.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery.js';
@@ -31,15 +38,25 @@ test.before(async () => {
   platform = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   tenantAdmin = await clientCredentialsToken(d.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
 });
-test.after.always(async () => { await d?.stop(); await db?.drop(); });
+test.after.always(async () => {
+  await d?.stop();
+  await db?.drop();
+});
 
-interface Creds { clientId: string; secret: string }
+interface Creds {
+  clientId: string;
+  secret: string;
+}
 
 /** The operator's shell: the daemon's environment (issuer), stabilization 0 unless told. */
 async function cli(args: string[], env: Record<string, string> = {}) {
   const r = await iam(db, [...args, '--json'], { IAM_ISSUER: d.url, IAM_RECOVERY_STABILIZATION_SECONDS: '0', ...env });
   let body: any;
-  try { body = JSON.parse(r.stdout); } catch { body = undefined; }
+  try {
+    body = JSON.parse(r.stdout);
+  } catch {
+    body = undefined;
+  }
   return { ...r, body };
 }
 async function cliOk(args: string[], env: Record<string, string> = {}) {
@@ -54,14 +71,32 @@ async function newTenant(users = 2) {
   try {
     const actor = { type: 'system' as const, id: 'test' };
     const ten = await activeTenant(provisioning, { name: `Recovery ${++n}` }, actor);
-    const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: [`https://rs${n}.example.test`] }, actor);
-    const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
-    const web = await directory.createClient(ten.id, { name: 'web', public: true, redirect_uris: ['http://127.0.0.1/cb'] }, actor);
-    for (let i = 0; i < users; i++) await directory.createUser(ten.id, { email: `u${i}@r${n}.example.test`, name: `User ${i}` }, actor);
+    const rs = await directory.createClient(
+      ten.id,
+      {
+        name: 'rs',
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        resource_identifiers: [`https://rs${n}.example.test`],
+      },
+      actor,
+    );
+    const w = await directory.createClient(
+      ten.id,
+      { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+      actor,
+    );
+    const web = await directory.createClient(
+      ten.id,
+      { name: 'web', public: true, redirect_uris: ['http://127.0.0.1/cb'] },
+      actor,
+    );
+    for (let i = 0; i < users; i++)
+      await directory.createUser(ten.id, { email: `u${i}@r${n}.example.test`, name: `User ${i}` }, actor);
     return {
       id: ten.id,
-      rs: { clientId: rs.client.client_id, secret: rs.client_secret! } as Creds,
-      worker: { clientId: w.client.client_id, secret: w.client_secret! } as Creds,
+      rs: { clientId: rs.client.client_id, secret: rs.client_secret! },
+      worker: { clientId: w.client.client_id, secret: w.client_secret! },
       web: web.client.client_id,
       lookupRows: 3 + users,
     };
@@ -72,7 +107,11 @@ async function newTenant(users = 2) {
 
 async function sql<T = any>(q: string, params: unknown[] = []): Promise<T[]> {
   const { ds } = await openServices(db.url, db.dir);
-  try { return (await ds.query(q, params)) as T[]; } finally { await ds.destroy(); }
+  try {
+    return (await ds.query(q, params)) as T[];
+  } finally {
+    await ds.destroy();
+  }
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -84,7 +123,16 @@ async function started(tenantId: string) {
 async function confirmed(op: { operationId: string; drainNotBefore: number }) {
   const wait = op.drainNotBefore - Date.now();
   if (wait > 0) await sleep(wait + 50);
-  return (await cliOk(['recovery', 'confirm-restore', '--operation', op.operationId, '--restore-reference', 'snap-2026-11-21'])).body.recovery;
+  return (
+    await cliOk([
+      'recovery',
+      'confirm-restore',
+      '--operation',
+      op.operationId,
+      '--restore-reference',
+      'snap-2026-11-21',
+    ])
+  ).body.recovery;
 }
 async function verified(opId: string, env: Record<string, string> = {}) {
   return (await cliOk(['recovery', 'verify', '--operation', opId, '--batch-size', '2'], env)).body;
@@ -97,7 +145,12 @@ async function readyToReactivate() {
   return { ten, op: v.recovery };
 }
 
-async function call(method: string, path: string, body?: unknown, opts: { token?: string | null; key?: string; base?: string } = {}) {
+async function call(
+  method: string,
+  path: string,
+  body?: unknown,
+  opts: { token?: string | null; key?: string; base?: string } = {},
+) {
   const token = opts.token === undefined ? platform : opts.token;
   const res = await fetch(`${opts.base ?? d.url}${path}`, {
     method,
@@ -119,7 +172,8 @@ function basic(c: Creds) {
 }
 async function tokenStatus(c: Creds): Promise<number> {
   const res = await fetch(`${d.url}/token`, {
-    method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(c) },
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(c) },
     body: new URLSearchParams({ grant_type: 'client_credentials' }),
   });
   await res.body?.cancel();
@@ -128,7 +182,9 @@ async function tokenStatus(c: Creds): Promise<number> {
 const introspect = (caller: Creds, token: string) => introspectAs(d.url, caller, token);
 async function loginCodeStatus(clientId: string, email: string): Promise<number> {
   const res = await fetch(`${d.url}/api/v1/auth/direct/email-code/send`, {
-    method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ client_id: clientId, email }),
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ client_id: clientId, email }),
   });
   await res.body?.cancel();
   return res.status;
@@ -140,8 +196,18 @@ const INT_OR_NULL = (v: unknown) => v === null || Number.isInteger(v);
 function assertRecoveryShape(t: any, r: Record<string, any>) {
   for (const k of ['operationId', 'environmentId', 'tenantId', 'state']) t.is(typeof r[k], 'string', k);
   t.true(Number.isInteger(r.pinnedRouteGeneration));
-  for (const k of ['denyRuntimeGeneration', 'denyRegistryGeneration', 'denyObservedAt', 'drainNotBefore', 'restoredAt', 'migrationVerifiedAt',
-    'lookupReprojectedAt', 'bindingSmokeVerifiedAt', 'reactivatedRuntimeGeneration', 'reactivatedAt']) {
+  for (const k of [
+    'denyRuntimeGeneration',
+    'denyRegistryGeneration',
+    'denyObservedAt',
+    'drainNotBefore',
+    'restoredAt',
+    'migrationVerifiedAt',
+    'lookupReprojectedAt',
+    'bindingSmokeVerifiedAt',
+    'reactivatedRuntimeGeneration',
+    'reactivatedAt',
+  ]) {
     t.true(k in r && INT_OR_NULL(r[k]), k);
   }
   t.is(typeof r.restoreReferenceRecorded, 'boolean');
@@ -149,15 +215,27 @@ function assertRecoveryShape(t: any, r: Record<string, any>) {
   for (const k of ['canCancel', 'canConfirmRestore', 'canVerify', 'canReactivate']) t.is(typeof r[k], 'boolean', k);
   const l = r.lookupReprojection;
   t.is(typeof l.stage, 'string');
-  for (const k of ['targetIndex', 'afterCreatedAt', 'afterRowId', 'projectedRows', 'verifiedRows']) t.true(Number.isInteger(l[k]), `lookupReprojection.${k}`);
+  for (const k of ['targetIndex', 'afterCreatedAt', 'afterRowId', 'projectedRows', 'verifiedRows'])
+    t.true(Number.isInteger(l[k]), `lookupReprojection.${k}`);
   t.is(typeof l.afterId, 'string');
   t.is(typeof l.registryDigestPinned, 'boolean');
   t.is(typeof l.leaseActive, 'boolean');
   t.true(Array.isArray(r.targets) && r.targets.length === 1);
   for (const target of r.targets) {
-    for (const k of ['shardId', 'dataRole', 'residencyPartition', 'bindingRef', 'providerDatabaseId', 'migrationStreamId', 'releaseId', 'manifestDigest']) t.is(typeof target[k], 'string', `target.${k}`);
+    for (const k of [
+      'shardId',
+      'dataRole',
+      'residencyPartition',
+      'bindingRef',
+      'providerDatabaseId',
+      'migrationStreamId',
+      'releaseId',
+      'manifestDigest',
+    ])
+      t.is(typeof target[k], 'string', `target.${k}`);
     for (const k of ['assignmentGeneration', 'shardGeneration']) t.true(Number.isInteger(target[k]), `target.${k}`);
-    for (const k of ['restoreConfirmedAt', 'migrationVerifiedAt', 'lookupReprojectedAt', 'bindingSmokeVerifiedAt']) t.true(k in target && INT_OR_NULL(target[k]), `target.${k}`);
+    for (const k of ['restoreConfirmedAt', 'migrationVerifiedAt', 'lookupReprojectedAt', 'bindingSmokeVerifiedAt'])
+      t.true(k in target && INT_OR_NULL(target[k]), `target.${k}`);
   }
   t.true(Number.isInteger(r.createdAt) && Number.isInteger(r.updatedAt));
 }
@@ -168,7 +246,7 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.is(await loginCodeStatus(ten.web, 'u0@example.test'), 200, 'logins work before the recovery');
 
   const op = await started(ten.id);
-  t.regex(op.operationId, new RegExp(`^dr_${ten.id}_1$`), 'deterministic id: the tenant\'s first recovery');
+  t.regex(op.operationId, new RegExp(`^dr_${ten.id}_1$`), "deterministic id: the tenant's first recovery");
   t.is(op.state, 'awaiting_restore');
   t.is(op.environmentId, d.url);
   t.is(op.pinnedRouteGeneration, 1);
@@ -208,12 +286,31 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.is(rec.lookupReprojection.verifiedRows, ten.lookupRows);
   t.true(rec.lookupReprojection.registryDigestPinned);
   t.false(rec.lookupReprojection.leaseActive);
-  t.deepEqual(v.body.smokeChecks.map((x: any) => [x.check, x.ok]), [['tenant_read', true], ['write_rollback', true], ['signing_key', true]]);
-  t.true(Number.isInteger(rec.migrationVerifiedAt) && Number.isInteger(rec.lookupReprojectedAt) && Number.isInteger(rec.bindingSmokeVerifiedAt));
+  t.deepEqual(
+    v.body.smokeChecks.map((x: any) => [x.check, x.ok]),
+    [
+      ['tenant_read', true],
+      ['write_rollback', true],
+      ['signing_key', true],
+    ],
+  );
+  t.true(
+    Number.isInteger(rec.migrationVerifiedAt) &&
+      Number.isInteger(rec.lookupReprojectedAt) &&
+      Number.isInteger(rec.bindingSmokeVerifiedAt),
+  );
   t.true(rec.canReactivate);
-  const row = (await sql('SELECT smoke_success_count, lookup_registry_generation, registry_digest FROM tenant_recovery_operations WHERE id = ?', [op.operationId]))[0];
+  const row = (
+    await sql(
+      'SELECT smoke_success_count, lookup_registry_generation, registry_digest FROM tenant_recovery_operations WHERE id = ?',
+      [op.operationId],
+    )
+  )[0];
   t.is(Number(row.smoke_success_count), 3);
-  const rows = await sql('SELECT lookup_kind, lookup_key FROM tenant_lookup_rows WHERE tenant_id = ? AND registry_generation = ?', [ten.id, Number(row.lookup_registry_generation)]);
+  const rows = await sql(
+    'SELECT lookup_kind, lookup_key FROM tenant_lookup_rows WHERE tenant_id = ? AND registry_generation = ?',
+    [ten.id, Number(row.lookup_registry_generation)],
+  );
   t.is(rows.length, ten.lookupRows);
   t.true(rows.some((x) => x.lookup_kind === 'client_id' && x.lookup_key === ten.worker.clientId));
 
@@ -227,7 +324,10 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.is(done.reactivatedRuntimeGeneration, op.denyRuntimeGeneration + 1);
   t.false(done.canReactivate);
   t.false(done.canCancel);
-  const auditRow = await sql('SELECT action, target_id, tenant_id, actor_id, request_id, summary FROM audit_events WHERE id = ?', [r.body.auditId]);
+  const auditRow = await sql(
+    'SELECT action, target_id, tenant_id, actor_id, request_id, summary FROM audit_events WHERE id = ?',
+    [r.body.auditId],
+  );
   t.is(auditRow.length, 1);
   t.is(auditRow[0].action, 'tenant.recovery.reactivate');
   t.is(auditRow[0].target_id, op.operationId);
@@ -251,7 +351,10 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.is(route.body.route.runtimeGeneration, done.reactivatedRuntimeGeneration);
   const pub = route.body.publication;
   t.is(decodeProtectedHeader(pub.jws).typ, 'route-publication+jwt');
-  const { payload } = await jwtVerify(pub.jws, createRemoteJWKSet(new URL(`${d.url}/jwks`)), { issuer: d.url, typ: 'route-publication+jwt' });
+  const { payload } = await jwtVerify(pub.jws, createRemoteJWKSet(new URL(`${d.url}/jwks`)), {
+    issuer: d.url,
+    typ: 'route-publication+jwt',
+  });
   t.is(payload.tenant_id, ten.id);
   t.is(payload.state, 'active');
   t.is(payload.route_generation, op.pinnedRouteGeneration);
@@ -266,7 +369,10 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.is(got.status, 200);
   t.is(got.body.recovery.state, 'reactivated');
   const gens = await sql('SELECT DISTINCT registry_generation FROM tenant_lookup_rows WHERE tenant_id = ?', [ten.id]);
-  t.deepEqual(gens.map((g) => Number(g.registry_generation)), [Number(row.lookup_registry_generation)]);
+  t.deepEqual(
+    gens.map((g) => Number(g.registry_generation)),
+    [Number(row.lookup_registry_generation)],
+  );
 
   // Already reactivated.
   const again = await reactivate(op.operationId, confirmation(ten.id));
@@ -287,7 +393,14 @@ test('refusals: 404, 401, 403 for a tenant admin, 400 without confirmation, 422 
   const forbidden = await reactivate(op.operationId, confirmation(ten.id), { token: tenantAdmin });
   t.is(forbidden.status, 403);
   t.is(forbidden.body.error, 'insufficient_scope');
-  t.is((await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`, undefined, { token: tenantAdmin })).status, 403);
+  t.is(
+    (
+      await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`, undefined, {
+        token: tenantAdmin,
+      })
+    ).status,
+    403,
+  );
   const missing = await reactivate(op.operationId, {});
   t.is(missing.status, 400);
   t.is(missing.body.error, 'invalid_request');
@@ -300,7 +413,12 @@ test('refusals: 404, 401, 403 for a tenant admin, 400 without confirmation, 422 
   const early = await reactivate(op.operationId, confirmation(ten.id));
   t.is(early.status, 409);
   t.is(early.body.error, 'restore_not_confirmed');
-  t.deepEqual(early.body.unmetPreconditions, ['restore_not_confirmed', 'migration_not_verified', 'lookup_not_reprojected', 'binding_smoke_incomplete']);
+  t.deepEqual(early.body.unmetPreconditions, [
+    'restore_not_confirmed',
+    'migration_not_verified',
+    'lookup_not_reprojected',
+    'binding_smoke_incomplete',
+  ]);
 
   // The CLI refuses to verify before the restore, and to confirm before the deny drained.
   const v = await cli(['recovery', 'verify', '--operation', op.operationId]);
@@ -319,11 +437,19 @@ test('refusals: 404, 401, 403 for a tenant admin, 400 without confirmation, 422 
   const unverified = await reactivate(op.operationId, confirmation(ten.id));
   t.is(unverified.status, 409);
   t.is(unverified.body.error, 'migration_not_verified');
-  t.deepEqual(unverified.body.unmetPreconditions, ['migration_not_verified', 'lookup_not_reprojected', 'binding_smoke_incomplete']);
-  t.is((await sql('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state, 'recovering', 'nothing moved');
+  t.deepEqual(unverified.body.unmetPreconditions, [
+    'migration_not_verified',
+    'lookup_not_reprojected',
+    'binding_smoke_incomplete',
+  ]);
+  t.is(
+    (await sql('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state,
+    'recovering',
+    'nothing moved',
+  );
 });
 
-test('stabilization: pending until the deadline set at verify; the daemon\'s own interval is a floor; a stale registry needs a new verify', async (t) => {
+test("stabilization: pending until the deadline set at verify; the daemon's own interval is a floor; a stale registry needs a new verify", async (t) => {
   const ten = await newTenant(1);
   const op = await started(ten.id);
   await confirmed(op);
@@ -349,7 +475,11 @@ test('stabilization: pending until the deadline set at verify; the daemon\'s own
 
   // A client added after the verify makes the pinned registry stale.
   const { ds, directory } = await openServices(db.url, db.dir);
-  await directory.createClient(ten.id, { name: 'late', grant_types: ['client_credentials'], scopes: ['api'] }, { type: 'system', id: 'test' });
+  await directory.createClient(
+    ten.id,
+    { name: 'late', grant_types: ['client_credentials'], scopes: ['api'] },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   const stale = await reactivate(op.operationId, confirmation(ten.id));
   t.is(stale.status, 409);
@@ -374,20 +504,32 @@ test('Idempotency-Key: a replay returns the stored response with idempotent_repl
   const mismatch = await reactivate(op.operationId, { confirmation: 'REACTIVATE_RECOVERED_TENANT:other' }, { key });
   t.is(mismatch.status, 422);
   t.is(mismatch.body.error, 'idempotency_key_mismatch');
-  const audits = await sql("SELECT id FROM audit_events WHERE action = 'tenant.recovery.reactivate' AND target_id = ?", [op.operationId]);
+  const audits = await sql(
+    "SELECT id FROM audit_events WHERE action = 'tenant.recovery.reactivate' AND target_id = ?",
+    [op.operationId],
+  );
   t.is(audits.length, 1, 'the replay did not reactivate twice');
 });
 
 test('concurrent reactivates: exactly one 200, the rest 409 recovery_not_reactivatable; one active publication', async (t) => {
   const { ten, op } = await readyToReactivate();
-  const results = await Promise.all(Array.from({ length: 8 }, (_, i) =>
-    reactivate(op.operationId, confirmation(ten.id), { key: i % 2 ? `race-${i}-${op.operationId}` : undefined })));
+  const results = await Promise.all(
+    Array.from({ length: 8 }, (_, i) =>
+      reactivate(op.operationId, confirmation(ten.id), { key: i % 2 ? `race-${i}-${op.operationId}` : undefined }),
+    ),
+  );
   const statuses = results.map((r) => r.status).sort();
   t.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409], JSON.stringify(results.map((r) => r.body)));
   for (const r of results.filter((x) => x.status === 409)) t.is(r.body.error, 'recovery_not_reactivatable');
-  const pubs = await sql("SELECT runtime_generation FROM tenant_route_publications WHERE tenant_id = ? AND operation_id = ? AND state = 'active'", [ten.id, op.operationId]);
+  const pubs = await sql(
+    "SELECT runtime_generation FROM tenant_route_publications WHERE tenant_id = ? AND operation_id = ? AND state = 'active'",
+    [ten.id, op.operationId],
+  );
   t.is(pubs.length, 1);
-  const audits = await sql("SELECT id FROM audit_events WHERE action = 'tenant.recovery.reactivate' AND target_id = ?", [op.operationId]);
+  const audits = await sql(
+    "SELECT id FROM audit_events WHERE action = 'tenant.recovery.reactivate' AND target_id = ?",
+    [op.operationId],
+  );
   t.is(audits.length, 1);
 });
 
@@ -415,8 +557,13 @@ test('cancel puts the tenant back as it was and publishes its route active again
   t.is(again.code, 1);
   t.is(again.body.error, 'recovery_not_open');
 
-  const actions = (await sql("SELECT action, actor_id FROM audit_events WHERE target_id = ? ORDER BY created_at", [op.operationId]));
-  t.deepEqual(actions.map((a) => a.action), ['tenant.recovery.start', 'tenant.recovery.cancel']);
+  const actions = await sql('SELECT action, actor_id FROM audit_events WHERE target_id = ? ORDER BY created_at', [
+    op.operationId,
+  ]);
+  t.deepEqual(
+    actions.map((a) => a.action),
+    ['tenant.recovery.start', 'tenant.recovery.cancel'],
+  );
   t.true(actions.every((a) => a.actor_id.length > 0));
 });
 
@@ -431,7 +578,10 @@ test('iam recovery show and list; a suspended tenant is recovered back to suspen
   t.is(shown.body.details.reason, 'INC-7 test');
   t.is(shown.body.details.previousLifecycleState, 'suspended');
   const listed = await cliOk(['recovery', 'list', '--tenant', ten.id]);
-  t.deepEqual(listed.body.map((r: any) => r.operationId), [op.operationId]);
+  t.deepEqual(
+    listed.body.map((r: any) => r.operationId),
+    [op.operationId],
+  );
   const human = await iam(db, ['recovery', 'show', '--operation', op.operationId], { IAM_ISSUER: d.url });
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /state:\s+awaiting_restore/);
@@ -447,7 +597,7 @@ test('iam recovery show and list; a suspended tenant is recovered back to suspen
   t.is((await sql('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0].lifecycle_state, 'suspended');
 });
 
-test('the deny drain outlasts the only cache of a tenant\'s state; the stabilization setting is validated', async (t) => {
+test("the deny drain outlasts the only cache of a tenant's state; the stabilization setting is validated", async (t) => {
   const { DENY_DRAIN_MS } = await import('../../shared/services/recovery.js');
   const { CALLER_CACHE_MS } = await import('../../daemon/routes/oauth/introspect.js');
   t.true(DENY_DRAIN_MS > CALLER_CACHE_MS);
@@ -455,8 +605,10 @@ test('the deny drain outlasts the only cache of a tenant\'s state; the stabiliza
   const base = { IAM_DATABASE_URL: `sqlite:${db.dir}/cfg.db`, IAM_SECRET_KEY: 'x'.repeat(40) };
   t.is(loadConfig(base).recoveryStabilizationSeconds, 300);
   t.is(loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '0' }).recoveryStabilizationSeconds, 0);
-  const e = t.throws(() => loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '-5' }), { instanceOf: ConfigError });
-  t.regex(e!.message, /^IAM_RECOVERY_STABILIZATION_SECONDS:/);
+  const e = t.throws(() => loadConfig({ ...base, IAM_RECOVERY_STABILIZATION_SECONDS: '-5' }), {
+    instanceOf: ConfigError,
+  });
+  t.regex(e.message, /^IAM_RECOVERY_STABILIZATION_SECONDS:/);
 });
 
 test('an interrupted verify resumes from its persisted cursor; one verify at a time', async (t) => {
@@ -471,17 +623,28 @@ test('an interrupted verify resumes from its persisted cursor; one verify at a t
   const interrupt = new Error('interrupted');
   let batches = 0;
   let concurrent: unknown;
-  await t.throwsAsync(service.verify(op.operationId, {
-    batchSize: 2, stabilizationSeconds: 0,
-    onProgress: () => {
-      batches++;
-      if (batches === 1) {
-        concurrent = service.verify(op.operationId, { batchSize: 2, stabilizationSeconds: 0 }, actor).then(() => 'ran', (e) => e);
-        return;
-      }
-      throw interrupt;
-    },
-  }, actor), { is: interrupt });
+  await t.throwsAsync(
+    service.verify(
+      op.operationId,
+      {
+        batchSize: 2,
+        stabilizationSeconds: 0,
+        onProgress: () => {
+          batches++;
+          if (batches === 1) {
+            concurrent = service.verify(op.operationId, { batchSize: 2, stabilizationSeconds: 0 }, actor).then(
+              () => 'ran',
+              (e) => e,
+            );
+            return;
+          }
+          throw interrupt;
+        },
+      },
+      actor,
+    ),
+    { is: interrupt },
+  );
   const other = await concurrent;
   t.true(other instanceof ApiError && other.error === 'verify_in_progress', String(other));
 
@@ -495,18 +658,33 @@ test('an interrupted verify resumes from its persisted cursor; one verify at a t
   t.true(mid.canVerify);
 
   const seen: VerifyProgress[] = [];
-  const v = await service.verify(op.operationId, { batchSize: 2, stabilizationSeconds: 0, onProgress: (p) => seen.push(p) }, actor);
-  t.is(seen[0]!.stage, 'scan');
-  t.is(seen[0]!.projectedRows, 6, 'the resumed run continues after the fourth row');
+  const v = await service.verify(
+    op.operationId,
+    { batchSize: 2, stabilizationSeconds: 0, onProgress: (p) => seen.push(p) },
+    actor,
+  );
+  t.is(seen[0].stage, 'scan');
+  t.is(seen[0].projectedRows, 6, 'the resumed run continues after the fourth row');
   t.is(v.recovery.state, 'stabilizing');
   t.is(v.recovery.lookupReprojection.projectedRows, ten.lookupRows);
   t.is(v.recovery.lookupReprojection.verifiedRows, ten.lookupRows);
-  const row = (await sql('SELECT lookup_registry_generation FROM tenant_recovery_operations WHERE id = ?', [op.operationId]))[0];
-  const rows = await sql('SELECT lookup_key FROM tenant_lookup_rows WHERE tenant_id = ? AND registry_generation = ?', [ten.id, Number(row.lookup_registry_generation)]);
+  const row = (
+    await sql('SELECT lookup_registry_generation FROM tenant_recovery_operations WHERE id = ?', [op.operationId])
+  )[0];
+  const rows = await sql('SELECT lookup_key FROM tenant_lookup_rows WHERE tenant_id = ? AND registry_generation = ?', [
+    ten.id,
+    Number(row.lookup_registry_generation),
+  ]);
   t.is(rows.length, ten.lookupRows);
   t.is(new Set(rows.map((r) => r.lookup_key)).size, ten.lookupRows, 'each identifier once');
-  const audits = await sql("SELECT outcome FROM audit_events WHERE action = 'tenant.recovery.verify' AND target_id = ? ORDER BY created_at", [op.operationId]);
-  t.deepEqual(audits.map((a) => a.outcome), ['success']);
+  const audits = await sql(
+    "SELECT outcome FROM audit_events WHERE action = 'tenant.recovery.verify' AND target_id = ? ORDER BY created_at",
+    [op.operationId],
+  );
+  t.deepEqual(
+    audits.map((a) => a.outcome),
+    ['success'],
+  );
 });
 
 test('iam recovery reactivate (over the admin API): a wrongly typed confirmation sends nothing; the right one reactivates', async (t) => {
@@ -514,22 +692,61 @@ test('iam recovery reactivate (over the admin API): a wrongly typed confirmation
   const config = join(mkdtempSync(join(tmpdir(), 'iam-op-')), 'config.json');
   t.teardown(() => rmSync(dirname(config), { recursive: true, force: true }));
   const opEnv = { IAM_CLI_CONFIG: config };
-  const login = await iam(db, ['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin', '--json'], opEnv, { stdin: `${s.platform.secret}\n` });
+  const login = await iam(
+    db,
+    ['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin', '--json'],
+    opEnv,
+    { stdin: `${s.platform.secret}\n` },
+  );
   t.is(login.code, 0, login.stdout + login.stderr);
 
   // The operator types the confirmation at the prompt, with a typo: refused, nothing sent.
-  const typo = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId], opEnv, { stdin: `REACTIVATE_RECOVERED_TENANT:${ten.id}x\n` });
+  const typo = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId], opEnv, {
+    stdin: `REACTIVATE_RECOVERED_TENANT:${ten.id}x\n`,
+  });
   t.is(typo.code, 1, typo.stdout + typo.stderr);
-  t.regex(typo.stderr, new RegExp(`Type REACTIVATE_RECOVERED_TENANT:${ten.id}`), 'the prompt names the exact string to type');
+  t.regex(
+    typo.stderr,
+    new RegExp(`Type REACTIVATE_RECOVERED_TENANT:${ten.id}`),
+    'the prompt names the exact string to type',
+  );
   t.regex(typo.stderr, /does not match/);
   // A wrong --confirm under --json: the same refusal, as JSON.
-  const wrong = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId, '--confirm', 'REACTIVATE_RECOVERED_TENANT:another', '--json'], opEnv);
+  const wrong = await iam(
+    db,
+    [
+      'recovery',
+      'reactivate',
+      '--operation',
+      op.operationId,
+      '--confirm',
+      'REACTIVATE_RECOVERED_TENANT:another',
+      '--json',
+    ],
+    opEnv,
+  );
   t.is(wrong.code, 1);
   t.is(JSON.parse(wrong.stdout).error, 'confirmation_mismatch');
-  t.is((await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`)).body.recovery.state, 'stabilizing', 'still not reactivated');
+  t.is(
+    (await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`)).body.recovery.state,
+    'stabilizing',
+    'still not reactivated',
+  );
 
   // Typed right: reactivated, with the audit id and the spec's recovery object.
-  const done = await iam(db, ['recovery', 'reactivate', '--operation', op.operationId, '--confirm', `REACTIVATE_RECOVERED_TENANT:${ten.id}`, '--json'], opEnv);
+  const done = await iam(
+    db,
+    [
+      'recovery',
+      'reactivate',
+      '--operation',
+      op.operationId,
+      '--confirm',
+      `REACTIVATE_RECOVERED_TENANT:${ten.id}`,
+      '--json',
+    ],
+    opEnv,
+  );
   t.is(done.code, 0, done.stdout + done.stderr);
   const out = JSON.parse(done.stdout);
   t.is(out.recovery.operationId, op.operationId);
@@ -538,8 +755,15 @@ test('iam recovery reactivate (over the admin API): a wrongly typed confirmation
   t.is(typeof out.recovery.reactivatedAt, 'number');
   t.is(typeof out.recovery.reactivatedRuntimeGeneration, 'number');
   t.is(typeof out.auditId, 'string');
-  const audits = await sql<{ action: string; actor_id: string }>('SELECT action, actor_id FROM audit_events WHERE id = ?', [out.auditId]);
+  const audits = await sql<{ action: string; actor_id: string }>(
+    'SELECT action, actor_id FROM audit_events WHERE id = ?',
+    [out.auditId],
+  );
   t.is(audits[0]?.action, 'tenant.recovery.reactivate');
   t.is(audits[0]?.actor_id, s.platform.clientId);
-  t.is((await sql<{ lifecycle_state: string }>('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0]!.lifecycle_state, 'active');
+  t.is(
+    (await sql<{ lifecycle_state: string }>('SELECT lifecycle_state FROM tenants WHERE id = ?', [ten.id]))[0]
+      .lifecycle_state,
+    'active',
+  );
 });

@@ -7,8 +7,10 @@ import test from 'ava';
 import { execFileSync } from 'node:child_process';
 import { bareHttpRps } from '../../bench/lib/calibrate.js';
 
-const calibrationServers = () => execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
-  .split('\n').filter((l) => l.includes("require('node:http')") && Number(l.trim().split(/\s+/)[1]) === process.pid).length;
+const calibrationServers = () =>
+  execFileSync('ps', ['-eo', 'pid,ppid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((l) => l.includes("require('node:http')") && Number(l.trim().split(/\s+/)[1]) === process.pid).length;
 
 test('bareHttpRps measures a real server and stops it', async (t) => {
   const rps = await bareHttpRps(1);

@@ -17,7 +17,10 @@ let d: Daemon;
 let app: App;
 let sink: SmtpSink;
 let browser: Browser;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 
 test.before(async () => {
   ({ db, d, app, sink } = await startLoginEnv());
@@ -32,11 +35,24 @@ test('the account page lists devices, marks the current one, and signs another o
   // Another device of the same user: a session signed in from Firefox on Linux.
   const other = await kit.tokensFor(app.web, app.user.email);
   const now = Date.now();
-  await sql(db.url, db.dir, "UPDATE sessions SET user_agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' WHERE tenant_id = ? AND created_at <= ?", [app.tenantId, now]);
+  await sql(
+    db.url,
+    db.dir,
+    "UPDATE sessions SET user_agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' WHERE tenant_id = ? AND created_at <= ?",
+    [app.tenantId, now],
+  );
   // This browser's own session.
   const mine = await kit.tokensFor(app.web, app.user.email);
   const { page, context } = await newPage(t, browser);
-  await context.addCookies([{ name: 'service_session', value: mine.jar.cookies.get('service_session')!, url: d.url, httpOnly: true, sameSite: 'Lax' }]);
+  await context.addCookies([
+    {
+      name: 'service_session',
+      value: mine.jar.cookies.get('service_session')!,
+      url: d.url,
+      httpOnly: true,
+      sameSite: 'Lax',
+    },
+  ]);
 
   const res = await page.goto(`${d.url}/account`);
   t.is(res!.status(), 200);

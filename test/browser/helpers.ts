@@ -57,7 +57,9 @@ export async function newPage(t: ExecutionContext, browser: Browser): Promise<Br
   context.setDefaultNavigationTimeout(20_000);
   const page = await context.newPage();
   const errors: string[] = [];
-  page.on('console', (m) => { if (m.type() === 'error') errors.push(`console: ${m.text()}`); });
+  page.on('console', (m) => {
+    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
+  });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   return { context, page, errors };
 }

@@ -13,7 +13,14 @@ import { spawn } from 'node:child_process';
 import { iam, type Run } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { CLI_BIN, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded, introspectAs } from '../helpers/seed.js';
+import {
+  activeTenant,
+  clientCredentialsToken,
+  openServices,
+  seed,
+  type Seeded,
+  introspectAs,
+} from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -22,7 +29,10 @@ let home: string;
 let platformConfig: string;
 let n = 0;
 
-interface Creds { clientId: string; secret: string }
+interface Creds {
+  clientId: string;
+  secret: string;
+}
 
 /** Runs `iam` with its own CLI config file (never the real user's). */
 function op(args: string[], config: string, opts: { stdin?: string; env?: Record<string, string> } = {}): Promise<Run> {
@@ -32,7 +42,9 @@ function op(args: string[], config: string, opts: { stdin?: string; env?: Record
 const newConfig = () => join(mkdtempSync(join(home, 'cfg-')), 'iam', 'config.json');
 
 async function login(c: Creds, config = newConfig()): Promise<string> {
-  const r = await op(['login', '--url', d.url, '--client-id', c.clientId, '--client-secret-stdin', '--json'], config, { stdin: `${c.secret}\n` });
+  const r = await op(['login', '--url', d.url, '--client-id', c.clientId, '--client-secret-stdin', '--json'], config, {
+    stdin: `${c.secret}\n`,
+  });
   if (r.code !== 0) throw new Error(`login failed: ${r.stdout}${r.stderr}`);
   return config;
 }
@@ -44,8 +56,21 @@ async function newTenant() {
   try {
     const actor = { type: 'system' as const, id: 'test' };
     const ten = await activeTenant(provisioning, { name: `Operator ${++n}` }, actor);
-    const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://op.example.test'] }, actor);
-    const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
+    const rs = await directory.createClient(
+      ten.id,
+      {
+        name: 'rs',
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        resource_identifiers: ['https://op.example.test'],
+      },
+      actor,
+    );
+    const w = await directory.createClient(
+      ten.id,
+      { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+      actor,
+    );
     return {
       id: ten.id,
       rs: { clientId: rs.client.client_id, secret: rs.client_secret! },
@@ -59,8 +84,10 @@ async function newTenant() {
 async function tenantState(id: string): Promise<string> {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    const rows = (await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [id])) as { lifecycle_state: string }[];
-    return rows[0]!.lifecycle_state;
+    const rows = (await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [id])) as {
+      lifecycle_state: string;
+    }[];
+    return rows[0].lifecycle_state;
   } finally {
     await ds.destroy();
   }
@@ -70,7 +97,13 @@ async function tenantState(id: string): Promise<string> {
 async function countAudit(tenant: string, action: string, outcome: 'success' | 'failure' = 'success'): Promise<number> {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    return ((await ds.query('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ? AND outcome = ?', [tenant, action, outcome])) as unknown[]).length;
+    return (
+      (await ds.query('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ? AND outcome = ?', [
+        tenant,
+        action,
+        outcome,
+      ])) as unknown[]
+    ).length;
   } finally {
     await ds.destroy();
   }
@@ -85,11 +118,17 @@ test.before(async () => {
   home = mkdtempSync(join(tmpdir(), 'iam-cli-home-'));
   platformConfig = await login(s.platform);
 });
-test.after.always(async () => { await d?.stop(); await db?.drop(); if (home) rmSync(home, { recursive: true, force: true }); });
+test.after.always(async () => {
+  await d?.stop();
+  await db?.drop();
+  if (home) rmSync(home, { recursive: true, force: true });
+});
 
 test('login verifies, reports scopes and tenant, and writes the config 0600 in a 0700 directory; the secret is never printed', async (t) => {
   const config = newConfig();
-  const r = await op(['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin'], config, { stdin: `${s.platform.secret}\n` });
+  const r = await op(['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin'], config, {
+    stdin: `${s.platform.secret}\n`,
+  });
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /scopes: iam\.platform/);
   t.true(r.stdout.includes(`tenant: ${s.tenantId}`));
@@ -100,7 +139,9 @@ test('login verifies, reports scopes and tenant, and writes the config 0600 in a
   t.deepEqual(saved, { url: d.url, client_id: s.platform.clientId, client_secret: s.platform.secret });
 
   // --json reports the same; the secret may also come from IAM_CLIENT_SECRET.
-  const viaEnv = await op(['login', '--url', d.url, '--client-id', s.tenantAdmin.clientId, '--json'], newConfig(), { env: { IAM_CLIENT_SECRET: s.tenantAdmin.secret } });
+  const viaEnv = await op(['login', '--url', d.url, '--client-id', s.tenantAdmin.clientId, '--json'], newConfig(), {
+    env: { IAM_CLIENT_SECRET: s.tenantAdmin.secret },
+  });
   t.is(viaEnv.code, 0, viaEnv.stdout);
   t.deepEqual(json(viaEnv).scopes, ['iam.admin']);
   t.is(json(viaEnv).tenant_id, s.tenantId);
@@ -114,7 +155,11 @@ test('login verifies, reports scopes and tenant, and writes the config 0600 in a
 
 test('login with a wrong secret fails clearly and writes nothing; no secret at all is a usage error', async (t) => {
   const config = newConfig();
-  const r = await op(['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin', '--json'], config, { stdin: 'wrong-secret\n' });
+  const r = await op(
+    ['login', '--url', d.url, '--client-id', s.platform.clientId, '--client-secret-stdin', '--json'],
+    config,
+    { stdin: 'wrong-secret\n' },
+  );
   t.is(r.code, 1);
   t.is(json(r).error, 'invalid_client');
   t.regex(json(r).message, /wrong client id or secret.*nothing was saved/);
@@ -140,8 +185,12 @@ test('a config readable by group or others is refused with the chmod fix', async
 
 test('not logged in: every operator command says to run iam login', async (t) => {
   const config = newConfig();
-  for (const args of [['tenants', 'suspend', '--tenant', 'x', '--reason', 'r', '--yes'], ['audit', 'list'], ['provisioning', 'retry', '--tenant', 'x'],
-    ['recovery', 'reactivate', '--operation', 'op1', '--confirm', 'REACTIVATE_RECOVERED_TENANT:x']]) {
+  for (const args of [
+    ['tenants', 'suspend', '--tenant', 'x', '--reason', 'r', '--yes'],
+    ['audit', 'list'],
+    ['provisioning', 'retry', '--tenant', 'x'],
+    ['recovery', 'reactivate', '--operation', 'op1', '--confirm', 'REACTIVATE_RECOVERED_TENANT:x'],
+  ]) {
     const r = await op([...args, '--json'], config);
     t.is(r.code, 1, args.join(' '));
     t.is(json(r).error, 'not_logged_in');
@@ -164,7 +213,10 @@ test('tenants suspend --json --yes suspends (tokens inactive); resume brings it 
   const tok = await clientCredentialsToken(d.url, ten.worker.clientId, ten.worker.secret);
   t.is((await introspect(ten.rs, tok)).body.active, true);
 
-  const r = await op(['tenants', 'suspend', '--tenant', ten.id, '--reason', 'INC-1 abuse', '--yes', '--json'], platformConfig);
+  const r = await op(
+    ['tenants', 'suspend', '--tenant', ten.id, '--reason', 'INC-1 abuse', '--yes', '--json'],
+    platformConfig,
+  );
   t.is(r.code, 0, r.stdout + r.stderr);
   const job = json(r);
   t.regex(job.job_id, /^tlj_/);
@@ -182,15 +234,21 @@ test('tenants suspend --json --yes suspends (tokens inactive); resume brings it 
   t.is(audit.code, 0, audit.stdout);
   const events = json(audit).events as Record<string, any>[];
   t.is(events.length, 1);
-  t.is(events[0]!.actor_id, s.platform.clientId);
-  t.is(events[0]!.actor_type, 'client');
-  t.is(events[0]!.summary.reason, 'INC-1 abuse');
-  t.is(events[0]!.summary.job_id, job.job_id);
+  t.is(events[0].actor_id, s.platform.clientId);
+  t.is(events[0].actor_type, 'client');
+  t.is(events[0].summary.reason, 'INC-1 abuse');
+  t.is(events[0].summary.job_id, job.job_id);
   // The table view names the actor and the reason.
   const tableView = await op(['audit', 'list', '--tenant', ten.id, '--action', 'tenant.suspend'], platformConfig);
-  t.regex(tableView.stdout, new RegExp(`client:${s.platform.clientId}\\s+tenant\\.suspend\\s+tenant:${ten.id}\\s+success\\s+INC-1 abuse`));
+  t.regex(
+    tableView.stdout,
+    new RegExp(`client:${s.platform.clientId}\\s+tenant\\.suspend\\s+tenant:${ten.id}\\s+success\\s+INC-1 abuse`),
+  );
 
-  const back = await op(['tenants', 'resume', '--tenant', ten.id, '--reason', 'INC-1 resolved', '--yes', '--json'], platformConfig);
+  const back = await op(
+    ['tenants', 'resume', '--tenant', ten.id, '--reason', 'INC-1 resolved', '--yes', '--json'],
+    platformConfig,
+  );
   t.is(back.code, 0, back.stdout);
   t.is(json(back).lifecycle_state, 'active');
   t.is(await tenantState(ten.id), 'active');
@@ -200,7 +258,18 @@ test('tenants suspend --json --yes suspends (tokens inactive); resume brings it 
 
 test('the same explicit --idempotency-key replays: idempotent_replay, same job_id, no second action', async (t) => {
   const ten = await newTenant();
-  const args = ['tenants', 'suspend', '--tenant', ten.id, '--reason', 'INC-2', '--idempotency-key', `inc-2-${ten.id}`, '--yes', '--json'];
+  const args = [
+    'tenants',
+    'suspend',
+    '--tenant',
+    ten.id,
+    '--reason',
+    'INC-2',
+    '--idempotency-key',
+    `inc-2-${ten.id}`,
+    '--yes',
+    '--json',
+  ];
   const first = await op(args, platformConfig);
   t.is(first.code, 0, first.stdout);
   t.is(json(first).idempotency_key, `inc-2-${ten.id}`);
@@ -211,7 +280,10 @@ test('the same explicit --idempotency-key replays: idempotent_replay, same job_i
   t.is(await countAudit(ten.id, 'tenant.suspend'), 1);
 
   // Human output says so.
-  const human = await op(args.filter((a) => a !== '--json'), platformConfig);
+  const human = await op(
+    args.filter((a) => a !== '--json'),
+    platformConfig,
+  );
   t.is(human.code, 0, human.stderr);
   t.regex(human.stdout, /Already done \(replayed\)/);
   t.true(human.stderr.includes(`Idempotency key: inc-2-${ten.id}`));
@@ -230,7 +302,10 @@ test('without a key, re-running the same command after it succeeded replays inst
   t.is(await countAudit(ten.id, 'tenant.suspend'), 1);
 
   // Another reason is another operation: refused locally, with the current values.
-  const other = await op(['tenants', 'suspend', '--tenant', ten.id, '--reason', 'something else', '--yes', '--json'], platformConfig);
+  const other = await op(
+    ['tenants', 'suspend', '--tenant', ten.id, '--reason', 'something else', '--yes', '--json'],
+    platformConfig,
+  );
   t.is(other.code, 1);
   t.is(json(other).error, 'precondition_failed');
   t.is(json(other).lifecycle_state, 'suspended');
@@ -267,30 +342,44 @@ test('confirmation: --json without --yes is a usage error, "n" or no answer abor
 test('a change made while the operator is at the prompt makes the service refuse, showing the current values', async (t) => {
   const ten = await newTenant();
   const proc = spawn(process.execPath, [CLI_BIN, 'tenants', 'suspend', '--tenant', ten.id, '--reason', 'INC-5'], {
-    env: { PATH: process.env.PATH, HOME: home, IAM_CLI_CONFIG: platformConfig }, stdio: ['pipe', 'pipe', 'pipe'],
+    env: { PATH: process.env.PATH, HOME: home, IAM_CLI_CONFIG: platformConfig },
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
   let stdout = '';
   let stderr = '';
-  proc.stdout.on('data', (b: Buffer) => { stdout += b.toString(); });
+  proc.stdout.on('data', (b: Buffer) => {
+    stdout += b.toString();
+  });
   const exited = new Promise<number | null>((resolve) => proc.on('close', resolve));
-  await new Promise<void>((resolve) => proc.stderr.on('data', (b: Buffer) => { stderr += b.toString(); if (stderr.includes('[y/N]')) resolve(); }));
+  await new Promise<void>((resolve) =>
+    proc.stderr.on('data', (b: Buffer) => {
+      stderr += b.toString();
+      if (stderr.includes('[y/N]')) resolve();
+    }),
+  );
   // Someone else suspends and resumes the tenant while the prompt waits: same state, new updated_at.
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   const move = async (name: string, body: unknown) => {
     const res = await fetch(`${d.url}/api/admin/tenants/${ten.id}/lifecycle/${name}`, {
-      method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body),
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
     });
     return (await res.json()) as Record<string, any>;
   };
-  const cur = (await (await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { updated_at: number };
+  const cur = (await (
+    await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { updated_at: number };
   await move('suspend', { expected_state: 'active', expected_updated_at: cur.updated_at, reason: 'someone else' });
-  const now = (await (await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })).json()) as { updated_at: number };
+  const now = (await (
+    await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })
+  ).json()) as { updated_at: number };
   await move('resume', { expected_state: 'suspended', expected_updated_at: now.updated_at, reason: 'someone else' });
   proc.stdin.end('y\n');
   t.is(await exited, 1, stdout + stderr);
   t.regex(stderr, /Error: .*Current values: lifecycle_state="active", updated_at=\d+\. Re-run the command/);
   t.is(await tenantState(ten.id), 'active');
-  t.is(await countAudit(ten.id, 'tenant.suspend'), 1, 'only the other operator\'s suspend happened');
+  t.is(await countAudit(ten.id, 'tenant.suspend'), 1, "only the other operator's suspend happened");
   t.is(await countAudit(ten.id, 'tenant.suspend', 'failure'), 1, 'the refused attempt is recorded');
 });
 
@@ -312,7 +401,10 @@ test('a tenant admin gets the message naming the scope it lacks; another tenant 
 });
 
 test('unknown tenant: not_found naming the flag', async (t) => {
-  const r = await op(['tenants', 'resume', '--tenant', 't_doesnotexist', '--reason', 'x', '--yes', '--json'], platformConfig);
+  const r = await op(
+    ['tenants', 'resume', '--tenant', 't_doesnotexist', '--reason', 'x', '--yes', '--json'],
+    platformConfig,
+  );
   t.is(r.code, 1);
   t.is(json(r).error, 'not_found');
   t.regex(json(r).message, /--tenant: no tenant with id "t_doesnotexist"/);
@@ -333,7 +425,9 @@ test('resume of an active tenant is refused before anything is sent, with the cu
 
 test('recovery reactivate --json without --confirm fails without prompting or reading stdin', async (t) => {
   // Usage error before reading the login or stdin, so a script can never hang here.
-  const r = await op(['recovery', 'reactivate', '--operation', 'op-1', '--json'], newConfig(), { stdin: 'REACTIVATE_RECOVERED_TENANT:x\n' });
+  const r = await op(['recovery', 'reactivate', '--operation', 'op-1', '--json'], newConfig(), {
+    stdin: 'REACTIVATE_RECOVERED_TENANT:x\n',
+  });
   t.is(r.code, 2);
   t.is(json(r).error, 'confirmation_required');
   t.regex(json(r).message, /pass --confirm REACTIVATE_RECOVERED_TENANT:\{tenantId\}/);
@@ -354,16 +448,30 @@ test('audit list: --since takes ISO or epoch ms; a bad time is a usage error; --
   const all = await op(['audit', 'list', '--tenant', s.tenantId, '--limit', '1', '--all', '--json'], platformConfig);
   t.is(all.code, 0, all.stdout);
   const one = await op(['audit', 'list', '--tenant', s.tenantId, '--limit', '200', '--json'], platformConfig);
-  t.deepEqual(json(all).events.map((e: { id: string }) => e.id), json(one).events.map((e: { id: string }) => e.id));
+  t.deepEqual(
+    json(all).events.map((e: { id: string }) => e.id),
+    json(one).events.map((e: { id: string }) => e.id),
+  );
   t.true(json(all).events.length >= 3);
   t.is(json(all).next_cursor, undefined);
-  const since = await op(['audit', 'list', '--tenant', s.tenantId, '--since', String(json(one).events[0].created_at), '--json'], platformConfig);
+  const since = await op(
+    ['audit', 'list', '--tenant', s.tenantId, '--since', String(json(one).events[0].created_at), '--json'],
+    platformConfig,
+  );
   t.true(json(since).events.length >= 1);
 });
 
 test('help: every operator command has a summary and examples', async (t) => {
   const root = await iam(db, ['--help']);
-  for (const cmd of ['login', 'logout', 'tenants suspend', 'tenants resume', 'audit list', 'provisioning retry', 'recovery reactivate']) {
+  for (const cmd of [
+    'login',
+    'logout',
+    'tenants suspend',
+    'tenants resume',
+    'audit list',
+    'provisioning retry',
+    'recovery reactivate',
+  ]) {
     t.regex(root.stdout, new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'), `root help lists "${cmd}"`);
     const h = await iam(db, [...cmd.split(' '), '--help']);
     t.is(h.code, 0);

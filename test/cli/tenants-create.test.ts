@@ -21,7 +21,13 @@ async function migrated(t: Parameters<typeof testDatabase>[0]) {
   return db;
 }
 
-const STEPS = ['request_accepted', 'schema_verified', 'signing_key_ready', 'mail_transport_verified', 'tenant_activated'];
+const STEPS = [
+  'request_accepted',
+  'schema_verified',
+  'signing_key_ready',
+  'mail_transport_verified',
+  'tenant_activated',
+];
 
 test('create --json waits: the tenant is active and every step completed', async (t) => {
   const db = await migrated(t);
@@ -31,7 +37,10 @@ test('create --json waits: the tenant is active and every step completed', async
   t.is(r.lifecycle_state, 'active');
   t.is(r.provisioning.tenant_id, r.id);
   t.is(r.provisioning.status, 'completed');
-  t.deepEqual(r.provisioning.steps.map((s: { step_key: string; status: string }) => [s.step_key, s.status]), STEPS.map((k) => [k, 'completed']));
+  t.deepEqual(
+    r.provisioning.steps.map((s: { step_key: string; status: string }) => [s.step_key, s.status]),
+    STEPS.map((k) => [k, 'completed']),
+  );
   const listed = await iamJson<{ id: string; lifecycle_state: string }[]>(db, ['tenants', 'list']);
   t.is(listed.find((x) => x.id === r.id)?.lifecycle_state, 'active');
 });
@@ -60,7 +69,11 @@ test('create --no-wait --json returns the tenant still provisioning', async (t) 
 test('a blocked provisioning exits 1 with provisioning_blocked; after the fix, provisioning retry activates the tenant', async (t) => {
   const db = await migrated(t);
   const port = await freePort();
-  const env = { IAM_SMTP_URL: `smtp://127.0.0.1:${port}`, IAM_PROVISIONING_MAX_ATTEMPTS: '2', IAM_PROVISIONING_RETRY_BASE_MS: '50' };
+  const env = {
+    IAM_SMTP_URL: `smtp://127.0.0.1:${port}`,
+    IAM_PROVISIONING_MAX_ATTEMPTS: '2',
+    IAM_PROVISIONING_RETRY_BASE_MS: '50',
+  };
   const r = await iam(db, ['tenants', 'create', '--name', 'No relay', '--json'], env);
   t.is(r.code, 1, r.stdout + r.stderr);
   const err = JSON.parse(r.stdout) as { error: string; message: string };
@@ -82,7 +95,12 @@ test('a blocked provisioning exits 1 with provisioning_blocked; after the fix, p
   t.teardown(() => daemon.stop());
   const opEnv = { ...env, IAM_CLI_CONFIG: join(mkdtempSync(join(tmpdir(), 'iam-op-')), 'config.json') };
   t.teardown(() => rmSync(dirname(opEnv.IAM_CLI_CONFIG), { recursive: true, force: true }));
-  const login = await iam(db, ['login', '--url', daemon.url, '--client-id', admin.platform.clientId, '--client-secret-stdin', '--json'], opEnv, { stdin: `${admin.platform.secret}\n` });
+  const login = await iam(
+    db,
+    ['login', '--url', daemon.url, '--client-id', admin.platform.clientId, '--client-secret-stdin', '--json'],
+    opEnv,
+    { stdin: `${admin.platform.secret}\n` },
+  );
   t.is(login.code, 0, login.stdout + login.stderr);
 
   const retried = await iam(db, ['provisioning', 'retry', '--tenant', id!, '--json'], opEnv);
@@ -90,7 +108,10 @@ test('a blocked provisioning exits 1 with provisioning_blocked; after the fix, p
   const op = JSON.parse(retried.stdout);
   t.is(op.status, 'completed');
   t.is(op.retry_count, 1);
-  t.deepEqual(op.steps.map((x: { status: string }) => x.status), STEPS.map(() => 'completed'));
+  t.deepEqual(
+    op.steps.map((x: { status: string }) => x.status),
+    STEPS.map(() => 'completed'),
+  );
   t.is(typeof op.idempotency_key, 'string');
   const listed = await iamJson<{ id: string; lifecycle_state: string }[]>(db, ['tenants', 'list']);
   t.is(listed.find((x) => x.id === id)?.lifecycle_state, 'active');

@@ -8,21 +8,42 @@ import { testDatabase } from '../helpers/db.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 
-interface Outcome { status?: number; body?: string; connection?: string; error?: string }
+interface Outcome {
+  status?: number;
+  body?: string;
+  connection?: string;
+  error?: string;
+}
 
 /** Starts a POST whose body is sent in two halves; call finish() to send the rest. */
 function slowPost(url: string, path: string, token: string, body: string) {
   const u = new URL(url);
   let resolveOutcome!: (o: Outcome) => void;
-  const outcome = new Promise<Outcome>((r) => { resolveOutcome = r; });
-  const req = request({
-    host: u.hostname, port: u.port, path, method: 'POST',
-    headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), authorization: `Bearer ${token}` },
-  }, (res) => {
-    let data = '';
-    res.on('data', (c) => { data += c; });
-    res.on('end', () => resolveOutcome({ status: res.statusCode, body: data, connection: String(res.headers.connection) }));
+  const outcome = new Promise<Outcome>((r) => {
+    resolveOutcome = r;
   });
+  const req = request(
+    {
+      host: u.hostname,
+      port: u.port,
+      path,
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'content-length': Buffer.byteLength(body),
+        authorization: `Bearer ${token}`,
+      },
+    },
+    (res) => {
+      let data = '';
+      res.on('data', (c) => {
+        data += c;
+      });
+      res.on('end', () =>
+        resolveOutcome({ status: res.statusCode, body: data, connection: String(res.headers.connection) }),
+      );
+    },
+  );
   req.on('error', (e) => resolveOutcome({ error: (e as NodeJS.ErrnoException).code ?? e.message }));
   const half = Math.floor(body.length / 2);
   req.write(body.slice(0, half));
@@ -37,11 +58,19 @@ test('an in-flight request completes after SIGTERM; new connections are refused;
   const d = await startDaemon(db.url, db.dir, { IAM_SHUTDOWN_TIMEOUT_MS: '10000' });
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
 
-  const slow = slowPost(d.url, `/api/admin/tenants/${s.tenantId}/users`, token, JSON.stringify({ email: 'inflight@example.com', name: 'In Flight' }));
+  const slow = slowPost(
+    d.url,
+    `/api/admin/tenants/${s.tenantId}/users`,
+    token,
+    JSON.stringify({ email: 'inflight@example.com', name: 'In Flight' }),
+  );
   await sleep(200); // the request is now in flight: headers received, body half sent
   d.proc.kill('SIGTERM');
   await sleep(300);
-  const refused = await fetch(`${d.url}/healthz`).then(() => 'answered', (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? 'error');
+  const refused = await fetch(`${d.url}/healthz`).then(
+    () => 'answered',
+    (e: Error & { cause?: { code?: string } }) => e.cause?.code ?? 'error',
+  );
   t.is(refused, 'ECONNREFUSED');
   slow.finish();
   const o = await slow.outcome;
@@ -68,20 +97,27 @@ test('a burst of writes cut by SIGTERM: every answered write is in the database,
   let answered = 0;
   for (let i = 0; i < 60; i++) {
     const email = `burst${i}@example.com`;
-    results.push(fetch(`${d.url}/api/admin/tenants/${s.tenantId}/users`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify({ email, name: `User ${i}` }),
-    }).then(async (r) => {
-      // SIGTERM lands while most of the burst is still queued or in flight.
-      if (++answered === 5) d.proc.kill('SIGTERM');
-      return { email, status: r.status, id: ((await r.json()) as { id?: string }).id };
-    },
-      (e: Error & { cause?: { code?: string } }) => ({ email, error: e.cause?.code ?? e.message })));
+    results.push(
+      fetch(`${d.url}/api/admin/tenants/${s.tenantId}/users`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+        body: JSON.stringify({ email, name: `User ${i}` }),
+      }).then(
+        async (r) => {
+          // SIGTERM lands while most of the burst is still queued or in flight.
+          if (++answered === 5) d.proc.kill('SIGTERM');
+          return { email, status: r.status, id: ((await r.json()) as { id?: string }).id };
+        },
+        (e: Error & { cause?: { code?: string } }) => ({ email, error: e.cause?.code ?? e.message }),
+      ),
+    );
   }
   const outcomes = await Promise.all(results);
   t.is(await d.stop(), 0);
-  t.false(outcomes.some((o) => (o.status ?? 0) >= 500), 'no 5xx');
+  t.false(
+    outcomes.some((o) => (o.status ?? 0) >= 500),
+    'no 5xx',
+  );
   const created = outcomes.filter((o) => o.status === 201);
   t.true(created.length > 0, 'requests accepted before SIGTERM were answered');
 
@@ -99,7 +135,12 @@ test('a request that never finishes does not hold shutdown past the bound', asyn
   const s = await seed(db.url, db.dir);
   const d = await startDaemon(db.url, db.dir, { IAM_SHUTDOWN_TIMEOUT_MS: '1000' });
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
-  const stuck = slowPost(d.url, `/api/admin/tenants/${s.tenantId}/users`, token, JSON.stringify({ email: 'stuck@example.com', name: 'Stuck' }));
+  const stuck = slowPost(
+    d.url,
+    `/api/admin/tenants/${s.tenantId}/users`,
+    token,
+    JSON.stringify({ email: 'stuck@example.com', name: 'Stuck' }),
+  );
   await sleep(200);
   const code = await d.stop('SIGTERM');
   t.is(code, 0);

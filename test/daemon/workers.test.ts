@@ -13,17 +13,27 @@ import { seed } from '../helpers/seed.js';
 function healthz(url: string): Promise<number> {
   const u = new URL(url);
   return new Promise((resolve, reject) => {
-    const req = request({ host: u.hostname, port: u.port, path: '/healthz', headers: { connection: 'close' }, agent: false }, (res) => {
-      res.resume();
-      res.on('end', () => resolve(res.statusCode ?? 0));
-    });
+    const req = request(
+      { host: u.hostname, port: u.port, path: '/healthz', headers: { connection: 'close' }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
     req.on('error', reject);
     req.setTimeout(5_000, () => req.destroy(new Error('no answer in 5 s')));
     req.end();
   });
 }
 
-const alive = (pid: number) => { try { process.kill(pid, 0); return true; } catch { return false; } };
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+};
 
 test('two workers share the port, a killed worker is replaced, and SIGTERM stops them all', async (t) => {
   const db = await testDatabase(t);
@@ -35,27 +45,43 @@ test('two workers share the port, a killed worker is replaced, and SIGTERM stops
   t.true(await eventually(() => listening().length === 2, 20_000), d.output());
   const pids = listening().map((l) => Number(l.pid));
   t.is(new Set(pids).size, 2, 'two worker processes');
-  t.deepEqual(listening().map((l) => l.worker).sort(), [1, 2]);
+  t.deepEqual(
+    listening()
+      .map((l) => l.worker)
+      .sort(),
+    [1, 2],
+  );
   t.is(new Set(listening().map((l) => l.port)).size, 1, 'one shared port');
 
   // Connections are spread over the workers: each logs the requests it served.
   for (let i = 0; i < 20; i++) t.is(await healthz(d.url), 200);
   const served = () => new Set(d.logs.filter((l) => l.msg === 'request' && l.path === '/healthz').map((l) => l.pid));
-  t.true(await eventually(() => served().size === 2, 5_000), `requests served by both workers: ${[...served()].join(', ')}`);
+  t.true(
+    await eventually(() => served().size === 2, 5_000),
+    `requests served by both workers: ${[...served()].join(', ')}`,
+  );
 
   // A worker that dies is replaced, and the service keeps answering meanwhile.
   // (A connection handed to the dying worker is lost; a client retries it, as this one does.)
-  process.kill(pids[0]!, 'SIGKILL');
+  process.kill(pids[0], 'SIGKILL');
   t.is(await healthz(d.url).catch(() => healthz(d.url)), 200);
-  t.true(await eventually(() => d.logs.some((l) => l.msg === 'worker exited; starting a new one' && l.pid === pids[0]), 5_000));
+  t.true(
+    await eventually(
+      () => d.logs.some((l) => l.msg === 'worker exited; starting a new one' && l.pid === pids[0]),
+      5_000,
+    ),
+  );
   t.true(await eventually(() => listening().length === 3, 20_000), 'a new worker started');
-  const replacement = Number(listening()[2]!.pid);
+  const replacement = Number(listening()[2].pid);
   t.false(pids.includes(replacement));
 
   // SIGTERM to the supervisor: every worker drains and stops, then the supervisor exits 0.
   const code = await d.stop('SIGTERM');
   t.is(code, 0, d.output());
-  t.true(d.logs.filter((l) => l.msg === 'stopped' && typeof l.worker === 'number').length >= 2, 'each running worker logged its stop');
-  t.false(alive(pids[1]!));
+  t.true(
+    d.logs.filter((l) => l.msg === 'stopped' && typeof l.worker === 'number').length >= 2,
+    'each running worker logged its stop',
+  );
+  t.false(alive(pids[1]));
   t.false(alive(replacement));
 });

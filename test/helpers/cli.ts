@@ -12,7 +12,12 @@ export interface Run {
 export const SCHEMA_MESSAGE = 'the database schema is not current: run `iam db migrate`';
 
 /** `stdin`: text written to the command's stdin, which is then closed (default: no stdin at all). */
-export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: Record<string, string> = {}, opts: { stdin?: string } = {}): Promise<Run> {
+export function iam(
+  db: Pick<TestDb, 'url' | 'dir'>,
+  args: string[],
+  extraEnv: Record<string, string> = {},
+  opts: { stdin?: string } = {},
+): Promise<Run> {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env.PATH,
     HOME: process.env.HOME,
@@ -22,15 +27,31 @@ export function iam(db: Pick<TestDb, 'url' | 'dir'>, args: string[], extraEnv: R
     ...extraEnv,
   };
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [CLI_BIN, ...args], { env, stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [CLI_BIN, ...args], {
+      env,
+      stdio: [opts.stdin === undefined ? 'ignore' : 'pipe', 'pipe', 'pipe'],
+    });
     if (opts.stdin !== undefined) proc.stdin!.end(opts.stdin);
     let stdout = '';
     let stderr = '';
-    const timer = setTimeout(() => { proc.kill('SIGKILL'); reject(new Error(`iam ${args.join(' ')} did not finish in 60 s\n${stdout}\n${stderr}`)); }, 60_000);
-    proc.stdout!.on('data', (d: Buffer) => { stdout += d.toString(); });
-    proc.stderr!.on('data', (d: Buffer) => { stderr += d.toString(); });
-    proc.on('error', (e) => { clearTimeout(timer); reject(e); });
-    proc.on('close', (code) => { clearTimeout(timer); resolve({ code, stdout, stderr }); });
+    const timer = setTimeout(() => {
+      proc.kill('SIGKILL');
+      reject(new Error(`iam ${args.join(' ')} did not finish in 60 s\n${stdout}\n${stderr}`));
+    }, 60_000);
+    proc.stdout!.on('data', (d: Buffer) => {
+      stdout += d.toString();
+    });
+    proc.stderr!.on('data', (d: Buffer) => {
+      stderr += d.toString();
+    });
+    proc.on('error', (e) => {
+      clearTimeout(timer);
+      reject(e);
+    });
+    proc.on('close', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
   });
 }
 
@@ -40,4 +61,3 @@ export async function iamJson<T = any>(db: Pick<TestDb, 'url' | 'dir'>, args: st
   if (r.code !== 0) throw new Error(`iam ${args.join(' ')} exited ${r.code}\nstdout: ${r.stdout}\nstderr: ${r.stderr}`);
   return JSON.parse(r.stdout) as T;
 }
-

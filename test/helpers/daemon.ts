@@ -49,7 +49,12 @@ export async function freePort(): Promise<number> {
   });
 }
 
-export async function startDaemon(databaseUrl: string, dataDir: string, extra: Record<string, string> = {}, execArgv: string[] = []): Promise<Daemon> {
+export async function startDaemon(
+  databaseUrl: string,
+  dataDir: string,
+  extra: Record<string, string> = {},
+  execArgv: string[] = [],
+): Promise<Daemon> {
   const p = extra.IAM_PORT ?? String(await freePort());
   const env = daemonEnv(databaseUrl, dataDir, { IAM_PORT: p, IAM_ISSUER: `http://127.0.0.1:${p}`, ...extra });
   const proc = spawn(process.execPath, [...execArgv, DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -59,39 +64,73 @@ export async function startDaemon(databaseUrl: string, dataDir: string, extra: R
   // 'exit' can come before the last lines written to stdout have been read; 'close' always comes
   // after it, once the pipes are drained, so the exit code is handed out then. The wait is
   // bounded: a worker process orphaned by a SIGKILL would keep the pipe open.
-  const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => {
-    const bound = setTimeout(() => resolve(code), 2_000);
-    proc.once('close', () => { clearTimeout(bound); resolve(code); });
-  }));
+  const exited = new Promise<number | null>((resolve) =>
+    proc.once('exit', (code) => {
+      const bound = setTimeout(() => resolve(code), 2_000);
+      proc.once('close', () => {
+        clearTimeout(bound);
+        resolve(code);
+      });
+    }),
+  );
   const port = await new Promise<number>((resolve, reject) => {
-    const timer = setTimeout(() => { clearInterval(poll); reject(new Error(`daemon did not start in 30 s:\n${raw}`)); }, 30_000);
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      reject(new Error(`daemon did not start in 30 s:\n${raw}`));
+    }, 30_000);
     let poll: NodeJS.Timeout | undefined;
     const onLine = (line: string) => {
       try {
         const rec = JSON.parse(line) as Record<string, unknown>;
         logs.push(rec);
-        if (rec.msg === 'listening' && typeof rec.port === 'number') { clearTimeout(timer); clearInterval(poll); resolve(rec.port); }
-      } catch { /* not JSON */ }
+        if (rec.msg === 'listening' && typeof rec.port === 'number') {
+          clearTimeout(timer);
+          clearInterval(poll);
+          resolve(rec.port);
+        }
+      } catch {
+        /* not JSON */
+      }
     };
-    proc.stdout!.on('data', (d: Buffer) => {
+    proc.stdout.on('data', (d: Buffer) => {
       raw += d.toString();
       buf += d.toString();
       let i;
-      while ((i = buf.indexOf('\n')) >= 0) { onLine(buf.slice(0, i)); buf = buf.slice(i + 1); }
+      while ((i = buf.indexOf('\n')) >= 0) {
+        onLine(buf.slice(0, i));
+        buf = buf.slice(i + 1);
+      }
     });
-    proc.stderr!.on('data', (d: Buffer) => { raw += d.toString(); });
+    proc.stderr.on('data', (d: Buffer) => {
+      raw += d.toString();
+    });
     // Quiet log levels print no 'listening' line: the port is known, so readiness will do.
     poll = setInterval(() => {
-      fetch(`http://127.0.0.1:${p}/readyz`).then((r) => {
-        if (r.status === 200) { clearInterval(poll); clearTimeout(timer); resolve(Number(p)); }
-      }, () => { /* not up yet */ });
+      fetch(`http://127.0.0.1:${p}/readyz`).then(
+        (r) => {
+          if (r.status === 200) {
+            clearInterval(poll);
+            clearTimeout(timer);
+            resolve(Number(p));
+          }
+        },
+        () => {
+          /* not up yet */
+        },
+      );
     }, 100);
     void exited.then(() => clearInterval(poll));
-    void exited.then((code) => { clearTimeout(timer); reject(new Error(`daemon exited with ${code} before listening:\n${raw}`)); });
+    void exited.then((code) => {
+      clearTimeout(timer);
+      reject(new Error(`daemon exited with ${code} before listening:\n${raw}`));
+    });
   });
   const url = `http://127.0.0.1:${port}`;
   return {
-    url, port, proc, logs,
+    url,
+    port,
+    proc,
+    logs,
     output: () => raw,
     stop: async (signal = 'SIGTERM') => {
       if (proc.exitCode !== null) return proc.exitCode;

@@ -26,11 +26,20 @@ export async function createTestDatabase(): Promise<TestDb> {
   const dir = mkdtempSync(join(tmpdir(), 'iam-test-'));
   const base = process.env.IAM_TEST_DATABASE_URL;
   if (!base || !usingMysql()) {
-    return { url: `sqlite:${join(dir, 'iam.db')}`, dir, drop: async () => rmSync(dir, { recursive: true, force: true }) };
+    return {
+      url: `sqlite:${join(dir, 'iam.db')}`,
+      dir,
+      drop: async () => rmSync(dir, { recursive: true, force: true }),
+    };
   }
   const u = new URL(base.replace(/^mariadb:/, 'mysql:'));
   const name = `iamt_${randomBytes(6).toString('hex')}`;
-  const admin = await mysql.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) });
+  const admin = await mysql.createConnection({
+    host: u.hostname,
+    port: Number(u.port || 3306),
+    user: decodeURIComponent(u.username),
+    password: decodeURIComponent(u.password),
+  });
   await admin.query(`CREATE DATABASE \`${name}\` CHARACTER SET utf8mb4 COLLATE utf8mb4_bin`);
   await admin.end();
   u.pathname = `/${name}`;
@@ -38,7 +47,12 @@ export async function createTestDatabase(): Promise<TestDb> {
     url: u.toString(),
     dir,
     drop: async () => {
-      const c = await mysql.createConnection({ host: u.hostname, port: Number(u.port || 3306), user: decodeURIComponent(u.username), password: decodeURIComponent(u.password) });
+      const c = await mysql.createConnection({
+        host: u.hostname,
+        port: Number(u.port || 3306),
+        user: decodeURIComponent(u.username),
+        password: decodeURIComponent(u.password),
+      });
       await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
       await c.end();
       rmSync(dir, { recursive: true, force: true });

@@ -10,13 +10,28 @@ import { introspectAs as introspectAsClient, openServices } from './seed.js';
 import type { ClientCreds } from './login.js';
 import { seedApp, type App } from './oauth.js';
 
-export interface LoginEnv { db: TestDb; d: Daemon; app: App; sink: SmtpSink; api: ClientCreds }
+export interface LoginEnv {
+  db: TestDb;
+  d: Daemon;
+  app: App;
+  sink: SmtpSink;
+  api: ClientCreds;
+}
 
 export async function startLoginEnv(): Promise<LoginEnv> {
   const db = await createTestDatabase();
   const app = await seedApp(db.url, db.dir);
   const { ds, directory } = await openServices(db.url, db.dir);
-  const c = await directory.createClient(app.tenantId, { name: 'API', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.example.test'] }, { type: 'system', id: 'test' });
+  const c = await directory.createClient(
+    app.tenantId,
+    {
+      name: 'API',
+      grant_types: ['client_credentials'],
+      scopes: ['api'],
+      resource_identifiers: ['https://api.example.test'],
+    },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   const sink = await startSmtpSink();
   const d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
@@ -36,7 +51,11 @@ export async function createUserIn(e: LoginEnv, prefix: string): Promise<{ id: s
   const n = ++seq;
   const email = `${prefix}${n}-${Date.now()}@example.com`;
   const { ds, directory } = await openServices(e.db.url, e.db.dir);
-  const user = await directory.createUser(e.app.tenantId, { email, name: `${prefix} ${n}` }, { type: 'system', id: 'test' });
+  const user = await directory.createUser(
+    e.app.tenantId,
+    { email, name: `${prefix} ${n}` },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   return { id: user.id, email };
 }

@@ -13,7 +13,13 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 
-export interface TestCert { dir: string; certFile: string; keyFile: string; cert: string; key: string }
+export interface TestCert {
+  dir: string;
+  certFile: string;
+  keyFile: string;
+  cert: string;
+  key: string;
+}
 
 /** A throwaway self-signed certificate; needs the openssl CLI (Debian: package openssl). */
 export function makeCert(): TestCert {
@@ -21,18 +27,42 @@ export function makeCert(): TestCert {
   const certFile = join(dir, 'cert.pem');
   const keyFile = join(dir, 'key.pem');
   try {
-    execFileSync('openssl', [
-      'req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes',
-      '-keyout', keyFile, '-out', certFile, '-days', '2', '-subj', '/CN=iam-test-issuer',
-      '-addext', 'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
-    ], { stdio: 'pipe' });
+    execFileSync(
+      'openssl',
+      [
+        'req',
+        '-x509',
+        '-newkey',
+        'ec',
+        '-pkeyopt',
+        'ec_paramgen_curve:prime256v1',
+        '-nodes',
+        '-keyout',
+        keyFile,
+        '-out',
+        certFile,
+        '-days',
+        '2',
+        '-subj',
+        '/CN=iam-test-issuer',
+        '-addext',
+        'subjectAltName=IP:127.0.0.1,IP:::1,DNS:localhost',
+      ],
+      { stdio: 'pipe' },
+    );
   } catch (e) {
-    throw new Error(`could not create a test certificate with the openssl CLI (is openssl installed?): ${(e as Error).message}`);
+    throw new Error(
+      `could not create a test certificate with the openssl CLI (is openssl installed?): ${(e as Error).message}`,
+    );
   }
   return { dir, certFile, keyFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };
 }
 
-export interface SigningKey { kid: string; privateKey: CryptoKey; publicJwk: JWK }
+export interface SigningKey {
+  kid: string;
+  privateKey: CryptoKey;
+  publicJwk: JWK;
+}
 
 export async function newKey(kid = `k-${randomBytes(4).toString('hex')}`): Promise<SigningKey> {
   const { privateKey, publicKey } = await generateKeyPair('ES256', { extractable: true });
@@ -85,8 +115,14 @@ export async function startIssuer(opts: { cert?: TestCert; discovery?: 'oidc' | 
   const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     const path = new URL(req.url ?? '/', 'https://x').pathname;
     hits[path] = (hits[path] ?? 0) + 1;
-    const metadata = { issuer, jwks_uri: `${issuer}/jwks`, token_endpoint: `${issuer}/token`, grant_types_supported: ['urn:ietf:params:oauth:grant-type:token-exchange'] };
-    if (path === '/.well-known/openid-configuration' && (opts.discovery ?? 'oidc') === 'oidc') return json(res, metadata);
+    const metadata = {
+      issuer,
+      jwks_uri: `${issuer}/jwks`,
+      token_endpoint: `${issuer}/token`,
+      grant_types_supported: ['urn:ietf:params:oauth:grant-type:token-exchange'],
+    };
+    if (path === '/.well-known/openid-configuration' && (opts.discovery ?? 'oidc') === 'oidc')
+      return json(res, metadata);
     if (path === '/.well-known/oauth-authorization-server' && opts.discovery === 'oauth') return json(res, metadata);
     if (path === '/jwks') return json(res, { keys: published.map((k) => k.publicJwk) });
     res.writeHead(404, { 'content-type': 'application/json' });
@@ -97,7 +133,7 @@ export async function startIssuer(opts: { cert?: TestCert; discovery?: 'oidc' | 
 
   const sign = async (p: IdJagInput) => {
     const now = Math.floor(Date.now() / 1000);
-    const key = p.key ?? published[0]!;
+    const key = p.key ?? published[0];
     return new SignJWT({
       client_id: p.clientId,
       ...(p.scope !== undefined ? { scope: p.scope } : {}),
@@ -116,7 +152,11 @@ export async function startIssuer(opts: { cert?: TestCert; discovery?: 'oidc' | 
   };
 
   return {
-    issuer, cert, hits, published, sign,
+    issuer,
+    cert,
+    hits,
+    published,
+    sign,
     close: async () => {
       server.closeAllConnections();
       await new Promise<void>((resolve) => server.close(() => resolve()));

@@ -25,7 +25,14 @@ export function memoryLogger(level: pino.Level = 'debug'): { logger: Logger; lin
 export async function openWithJobs(databaseUrl: string, dataDir: string) {
   const app = await openServices(databaseUrl, dataDir);
   const jobsDs = await connect(createDataSource(app.config.database, 'jobs'));
-  return { ...app, jobsDs, close: async () => { await jobsDs.destroy(); await app.ds.destroy(); } };
+  return {
+    ...app,
+    jobsDs,
+    close: async () => {
+      await jobsDs.destroy();
+      await app.ds.destroy();
+    },
+  };
 }
 
 /** Another `jobs` connection, standing for another daemon on the same database. */
@@ -34,7 +41,11 @@ export function openJobsDs(config: { database: Parameters<typeof createDataSourc
 }
 
 /** Polls an async predicate until it holds or the time is up; returns whether it held. */
-export async function until(pred: () => Promise<boolean> | boolean, timeoutMs = 15_000, everyMs = 50): Promise<boolean> {
+export async function until(
+  pred: () => Promise<boolean> | boolean,
+  timeoutMs = 15_000,
+  everyMs = 50,
+): Promise<boolean> {
   const end = Date.now() + timeoutMs;
   while (Date.now() < end) {
     if (await pred()) return true;
@@ -61,7 +72,13 @@ export async function outboxRow(ds: DataSource, id: string): Promise<OutboxRow |
   const [r] = await all<OutboxRow>(ds, 'SELECT * FROM outbox WHERE id = ?', [id]);
   if (!r) return undefined;
   // mysql2 may hand BIGINT back as strings.
-  return { ...r, attempts: Number(r.attempts), next_attempt_at: Number(r.next_attempt_at), updated_at: Number(r.updated_at), claimed_until: r.claimed_until === null ? null : Number(r.claimed_until) };
+  return {
+    ...r,
+    attempts: Number(r.attempts),
+    next_attempt_at: Number(r.next_attempt_at),
+    updated_at: Number(r.updated_at),
+    claimed_until: r.claimed_until === null ? null : Number(r.claimed_until),
+  };
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -4,7 +4,10 @@
 import type { SmtpSink } from './smtp-sink.js';
 import { authorizeUrl, codeFrom, CookieJar, get, pkce, postJson, REDIRECT } from './oauth.js';
 
-export interface ClientCreds { clientId: string; secret: string }
+export interface ClientCreds {
+  clientId: string;
+  secret: string;
+}
 
 export function loginKit(baseUrl: () => string, sinkOf: () => SmtpSink) {
   const url = () => baseUrl();
@@ -21,14 +24,25 @@ export function loginKit(baseUrl: () => string, sinkOf: () => SmtpSink) {
   async function signIn(clientId: string, email: string): Promise<CookieJar> {
     const jar = new CookieJar();
     const code = await sendAndReadCode(clientId, email);
-    const r = await postJson(`${url()}/api/v1/auth/direct/email-code/verify`, { client_id: clientId, email, code }, jar);
+    const r = await postJson(
+      `${url()}/api/v1/auth/direct/email-code/verify`,
+      { client_id: clientId, email, code },
+      jar,
+    );
     if (r.status !== 200) throw new Error(`verify ${r.status} ${await r.text()}`);
     return jar;
   }
 
   const authParams = (clientId: string, challenge: string, extra: Record<string, string | undefined> = {}) => ({
-    response_type: 'code', client_id: clientId, redirect_uri: REDIRECT, scope: 'openid email', state: 's1', nonce: 'n1',
-    code_challenge: challenge, code_challenge_method: 'S256', ...extra,
+    response_type: 'code',
+    client_id: clientId,
+    redirect_uri: REDIRECT,
+    scope: 'openid email',
+    state: 's1',
+    nonce: 'n1',
+    code_challenge: challenge,
+    code_challenge_method: 'S256',
+    ...extra,
   });
 
   async function codeFor(jar: CookieJar, clientId: string) {
@@ -44,7 +58,12 @@ export function loginKit(baseUrl: () => string, sinkOf: () => SmtpSink) {
     const res = await fetch(`${url()}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic(client) },
-      body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: redirectUri, code_verifier: verifier }),
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: redirectUri,
+        code_verifier: verifier,
+      }),
     });
     return { status: res.status, body: (await res.json()) as Record<string, string> };
   }

@@ -24,10 +24,31 @@ export async function seedApp(databaseUrl: string, dataDir: string): Promise<App
     const actor = { type: 'system' as const, id: 'test' };
     const t = await activeTenant(provisioning, { name: 'Login tenant' }, actor);
     const user = await directory.createUser(t.id, { email: 'alice@example.com', name: 'Alice' }, actor);
-    const web = await directory.createClient(t.id, { name: 'Web', redirect_uris: [REDIRECT], first_party: true, scopes: ['openid', 'profile', 'email', 'offline_access'] }, actor);
-    const third = await directory.createClient(t.id, { name: 'Partner', redirect_uris: [REDIRECT], first_party: false }, actor);
-    const native = await directory.createClient(t.id, { name: 'Native', redirect_uris: [NATIVE_REDIRECT], public: true, first_party: true }, actor);
-    const admin = await directory.createClient(t.id, { name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] }, actor);
+    const web = await directory.createClient(
+      t.id,
+      {
+        name: 'Web',
+        redirect_uris: [REDIRECT],
+        first_party: true,
+        scopes: ['openid', 'profile', 'email', 'offline_access'],
+      },
+      actor,
+    );
+    const third = await directory.createClient(
+      t.id,
+      { name: 'Partner', redirect_uris: [REDIRECT], first_party: false },
+      actor,
+    );
+    const native = await directory.createClient(
+      t.id,
+      { name: 'Native', redirect_uris: [NATIVE_REDIRECT], public: true, first_party: true },
+      actor,
+    );
+    const admin = await directory.createClient(
+      t.id,
+      { name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] },
+      actor,
+    );
     return {
       tenantId: t.id,
       user: { id: user.id, email: user.email },
@@ -42,7 +63,12 @@ export async function seedApp(databaseUrl: string, dataDir: string): Promise<App
 }
 
 /** Runs SQL against the test database (to suspend a tenant or disable a user, for example). */
-export async function sql(databaseUrl: string, dataDir: string, query: string, params: unknown[] = []): Promise<unknown> {
+export async function sql(
+  databaseUrl: string,
+  dataDir: string,
+  query: string,
+  params: unknown[] = [],
+): Promise<unknown> {
   const { ds } = await openServices(databaseUrl, dataDir);
   try {
     return await ds.query(query, params);
@@ -59,9 +85,9 @@ export class CookieJar {
     for (const line of res.headers.getSetCookie()) {
       this.raw.push(line);
       const [pair] = line.split(';');
-      const i = pair!.indexOf('=');
-      const name = pair!.slice(0, i).trim();
-      const value = pair!.slice(i + 1).trim();
+      const i = pair.indexOf('=');
+      const name = pair.slice(0, i).trim();
+      const value = pair.slice(i + 1).trim();
       if (/max-age=0/i.test(line)) this.cookies.delete(name);
       else this.cookies.set(name, value);
     }
@@ -86,13 +112,13 @@ export function authorizeUrl(base: string, p: Record<string, string | undefined>
 export function challengeFrom(html: string): string {
   const m = /name="challenge" value="([^"]+)"/.exec(html);
   if (!m) throw new Error(`no challenge in page:\n${html.slice(0, 500)}`);
-  return m[1]!;
+  return m[1];
 }
 
 export function csrfFrom(html: string): string {
   const m = /name="csrf" value="([^"]+)"/.exec(html);
   if (!m) throw new Error('no csrf in page');
-  return m[1]!;
+  return m[1];
 }
 
 export async function postJson(url: string, body: unknown, jar?: CookieJar): Promise<Response> {
@@ -115,5 +141,5 @@ export async function get(url: string, jar?: CookieJar): Promise<Response> {
 export function codeFrom(text: string): string {
   const m = /\b(\d{6})\b/.exec(text);
   if (!m) throw new Error(`no code in mail: ${text}`);
-  return m[1]!;
+  return m[1];
 }

@@ -44,10 +44,16 @@ export async function openServices(databaseUrl: string, dataDir: string) {
  * Creates a tenant and drives its provisioning to the end through the real runner, as
  * `iam tenants create` does; fails loudly if it does not complete.
  */
-export async function activeTenant(provisioning: ProvisioningService, input: { name: string; allow_signup?: boolean }, actor: Actor): Promise<Tenant> {
+export async function activeTenant(
+  provisioning: ProvisioningService,
+  input: { name: string; allow_signup?: boolean },
+  actor: Actor,
+): Promise<Tenant> {
   const { tenant, operation } = await provisioning.createTenant(input, actor, { wait: { timeoutMs: 60_000 } });
   if (operation.status !== 'completed' || tenant.lifecycle_state !== 'active') {
-    throw new Error(`tenant ${tenant.id} was not provisioned: ${JSON.stringify({ status: operation.status, step: operation.current_step, error: operation.last_error_code })}`);
+    throw new Error(
+      `tenant ${tenant.id} was not provisioned: ${JSON.stringify({ status: operation.status, step: operation.current_step, error: operation.last_error_code })}`,
+    );
   }
   return tenant;
 }
@@ -57,8 +63,16 @@ export async function seed(databaseUrl: string, dataDir: string): Promise<Seeded
   try {
     const actor = { type: 'system' as const, id: 'test-seed' };
     const tenant = await activeTenant(provisioning, { name: 'Seed tenant' }, actor);
-    const platform = await directory.createClient(tenant.id, { name: 'platform admin', grant_types: ['client_credentials'], scopes: [SCOPE_PLATFORM] }, actor);
-    const admin = await directory.createClient(tenant.id, { name: 'tenant admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] }, actor);
+    const platform = await directory.createClient(
+      tenant.id,
+      { name: 'platform admin', grant_types: ['client_credentials'], scopes: [SCOPE_PLATFORM] },
+      actor,
+    );
+    const admin = await directory.createClient(
+      tenant.id,
+      { name: 'tenant admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] },
+      actor,
+    );
     return {
       tenantId: tenant.id,
       platform: { clientId: platform.client.client_id, secret: platform.client_secret! },
@@ -69,27 +83,40 @@ export async function seed(databaseUrl: string, dataDir: string): Promise<Seeded
   }
 }
 
-export async function clientCredentialsToken(baseUrl: string, clientId: string, secret: string, scope?: string): Promise<string> {
+export async function clientCredentialsToken(
+  baseUrl: string,
+  clientId: string,
+  secret: string,
+  scope?: string,
+): Promise<string> {
   const res = await fetch(`${baseUrl}/token`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64'),
+      authorization:
+        'Basic ' + Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(secret)}`).toString('base64'),
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', ...(scope ? { scope } : {}) }),
   });
   const body = (await res.json()) as { access_token?: string };
-  if (res.status !== 200 || !body.access_token) throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
+  if (res.status !== 200 || !body.access_token)
+    throw new Error(`token request failed: ${res.status} ${JSON.stringify(body)}`);
   return body.access_token;
 }
 
 /** POST /introspect as a resource server (HTTP Basic, RFC 7662 §2.1). */
-export async function introspectAs(baseUrl: string, caller: { clientId: string; secret: string }, token: string): Promise<{ status: number; body: Record<string, unknown> }> {
+export async function introspectAs(
+  baseUrl: string,
+  caller: { clientId: string; secret: string },
+  token: string,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const res = await fetch(`${baseUrl}/introspect`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${encodeURIComponent(caller.clientId)}:${encodeURIComponent(caller.secret)}`).toString('base64'),
+      authorization:
+        'Basic ' +
+        Buffer.from(`${encodeURIComponent(caller.clientId)}:${encodeURIComponent(caller.secret)}`).toString('base64'),
     },
     body: new URLSearchParams({ token }),
   });

@@ -75,7 +75,9 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
       stream.on('end', () => {
         if (reject) {
           rejectedCount++;
-          const err = new Error(reject === 'temporary' ? 'Sink is refusing mail for now' : 'Sink refuses this message') as Error & { responseCode: number };
+          const err = new Error(
+            reject === 'temporary' ? 'Sink is refusing mail for now' : 'Sink refuses this message',
+          ) as Error & { responseCode: number };
           err.responseCode = reject === 'temporary' ? 451 : 550;
           return callback(err);
         }
@@ -89,7 +91,10 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
         };
         messages.push(msg);
         for (const w of [...waiters]) {
-          if (w.pred(msg)) { waiters.delete(w); w.resolve(msg); }
+          if (w.pred(msg)) {
+            waiters.delete(w);
+            w.resolve(msg);
+          }
         }
         callback(null);
       });
@@ -107,15 +112,27 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     url: `smtp://127.0.0.1:${port}`,
     messages,
     rejected: () => rejectedCount,
-    setReject: (mode) => { reject = mode === true ? 'temporary' : mode || false; },
+    setReject: (mode) => {
+      reject = mode === true ? 'temporary' : mode || false;
+    },
     waitFor(pred, timeoutMs = 10_000) {
       const found = messages.find(pred);
       if (found) return Promise.resolve(found);
       return new Promise<SinkMessage>((resolve, rej) => {
-        const w = { pred, resolve: (m: SinkMessage) => { clearTimeout(timer); resolve(m); } };
+        const w = {
+          pred,
+          resolve: (m: SinkMessage) => {
+            clearTimeout(timer);
+            resolve(m);
+          },
+        };
         const timer = setTimeout(() => {
           waiters.delete(w);
-          rej(new Error(`no matching message within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((m) => ({ to: m.to, subject: m.subject })))}`));
+          rej(
+            new Error(
+              `no matching message within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((m) => ({ to: m.to, subject: m.subject })))}`,
+            ),
+          );
         }, timeoutMs);
         waiters.add(w);
       });
@@ -126,7 +143,10 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
 
 // ---- a small MIME reader (RFC 2045-2047), enough for what nodemailer produces ----------------
 
-interface Part { headers: Record<string, string>; body: string }
+interface Part {
+  headers: Record<string, string>;
+  body: string;
+}
 
 /** Splits a latin1 string (bytes as chars) into unfolded headers and the body. */
 function splitPart(raw: string): Part {
@@ -160,7 +180,7 @@ export function decodeQuotedPrintable(s: string): Buffer {
   const joined = s.replace(/=\r?\n/g, '');
   const out: number[] = [];
   for (let i = 0; i < joined.length; i++) {
-    const c = joined[i]!;
+    const c = joined[i];
     if (c === '=' && /^[0-9A-Fa-f]{2}$/.test(joined.slice(i + 1, i + 3))) {
       out.push(parseInt(joined.slice(i + 1, i + 3), 16));
       i += 2;
@@ -183,23 +203,26 @@ function decodeBody(p: Part): string {
 
 /** RFC 2047 encoded words in a header: =?charset?B|Q?text?= (adjacent words join without space). */
 export function decodeHeader(v: string): string {
-  const decoded = v.replace(/\?=\s+=\?/g, '?==?').replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_all, charset: string, enc: string, text: string) => {
-    const bytes = enc.toUpperCase() === 'B'
-      ? Buffer.from(text, 'base64')
-      : decodeQuotedPrintable(text.replace(/_/g, ' '));
-    return bytesToString(bytes, charset);
-  });
+  const decoded = v
+    .replace(/\?=\s+=\?/g, '?==?')
+    .replace(/=\?([^?]+)\?([BbQq])\?([^?]*)\?=/g, (_all, charset: string, enc: string, text: string) => {
+      const bytes =
+        enc.toUpperCase() === 'B' ? Buffer.from(text, 'base64') : decodeQuotedPrintable(text.replace(/_/g, ' '));
+      return bytesToString(bytes, charset);
+    });
   // Unencoded header text is UTF-8 on the wire (SMTPUTF8), held here as latin1 chars.
   return /[\x80-\xff]/.test(decoded) && !/=\?/.test(v) ? Buffer.from(decoded, 'latin1').toString('utf8') : decoded;
 }
 
 /** Walks multipart bodies and returns the first text/plain and text/html parts. */
 function collect(p: Part, out: { text?: string; html?: string }): void {
-  const type = (p.headers['content-type'] ?? 'text/plain').split(';')[0]!.trim().toLowerCase();
+  const type = (p.headers['content-type'] ?? 'text/plain').split(';')[0].trim().toLowerCase();
   if (type.startsWith('multipart/')) {
     const boundary = param(p.headers['content-type'], 'boundary');
     if (!boundary) return;
-    const sections = p.body.split(new RegExp(`\\r?\\n?--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?\\n?`));
+    const sections = p.body.split(
+      new RegExp(`\\r?\\n?--${boundary.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}(?:--)?[ \\t]*\\r?\\n?`),
+    );
     // sections[0] is the preamble, the last one the epilogue.
     for (const s of sections.slice(1, -1)) collect(splitPart(s), out);
     return;
@@ -216,5 +239,10 @@ export function parseMessage(rawLatin1: string): Omit<SinkMessage, 'from' | 'to'
   const out: { text?: string; html?: string } = {};
   collect(top, out);
   const headers = Object.fromEntries(Object.entries(top.headers).map(([k, v]) => [k, decodeHeader(v)]));
-  return { subject: headers.subject ?? '', text: out.text ?? '', ...(out.html !== undefined ? { html: out.html } : {}), headers };
+  return {
+    subject: headers.subject ?? '',
+    text: out.text ?? '',
+    ...(out.html !== undefined ? { html: out.html } : {}),
+    headers,
+  };
 }

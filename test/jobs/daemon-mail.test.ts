@@ -14,10 +14,18 @@ import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 
 /** Writes one committed outbox mail from outside any daemon, as a request would have. */
-async function enqueueFromOutside(url: string, dir: string, tenantId: string, subject: string, text = 'Your code is 246810') {
+async function enqueueFromOutside(
+  url: string,
+  dir: string,
+  tenantId: string,
+  subject: string,
+  text = 'Your code is 246810',
+) {
   const { ds, config } = await openServices(url, dir);
   try {
-    return await ds.transaction((em) => new Outbox(ds, config.secretKey).enqueueEmail(em, { tenantId, to: 'bob@example.com', subject, text }));
+    return await ds.transaction((em) =>
+      new Outbox(ds, config.secretKey).enqueueEmail(em, { tenantId, to: 'bob@example.com', subject, text }),
+    );
   } finally {
     await ds.destroy();
   }
@@ -49,9 +57,14 @@ test('a daemon killed while delivering: the next daemon delivers the message exa
   const s = await seed(db.url, db.dir);
   // A relay that accepts the connection and then says nothing: the first daemon's delivery hangs.
   const held: Socket[] = [];
-  const stall = createServer((sock) => { held.push(sock); });
+  const stall = createServer((sock) => {
+    held.push(sock);
+  });
   await new Promise<void>((r) => stall.listen(0, '127.0.0.1', () => r()));
-  t.teardown(() => { for (const x of held) x.destroy(); stall.close(); });
+  t.teardown(() => {
+    for (const x of held) x.destroy();
+    stall.close();
+  });
   const stallPort = (stall.address() as AddressInfo).port;
 
   const first = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: `smtp://127.0.0.1:${stallPort}` });
@@ -59,13 +72,20 @@ test('a daemon killed while delivering: the next daemon delivers the message exa
   const id = await enqueueFromOutside(db.url, db.dir, s.tenantId, 'interrupted');
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
-  t.true(await until(async () => (await outboxRow(ds, id))?.status === 'sending'), 'the first daemon never claimed the row');
+  t.true(
+    await until(async () => (await outboxRow(ds, id))?.status === 'sending'),
+    'the first daemon never claimed the row',
+  );
   const claimed = (await outboxRow(ds, id))!;
   t.truthy(claimed.claimed_by);
   await first.stop('SIGKILL');
 
   // The claim protects the row for claimMs (a minute); let that time pass without waiting it out.
-  await ds.query('UPDATE outbox SET claimed_until = ?, next_attempt_at = ? WHERE id = ?', [Date.now() - 1, Date.now() - 1, id]);
+  await ds.query('UPDATE outbox SET claimed_until = ?, next_attempt_at = ? WHERE id = ?', [
+    Date.now() - 1,
+    Date.now() - 1,
+    id,
+  ]);
   const sink = await startSmtpSink();
   t.teardown(() => sink.close());
   const second = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url });
@@ -96,7 +116,9 @@ test('SMTP down: with the order [smtp, log] set over the admin API, the daemon w
 
   const id = await enqueueFromOutside(db.url, db.dir, s.tenantId, 'via the log', 'Your code is 135790');
   t.true(await until(() => d.logs.some((l) => l.msg === 'mail written to the log (log provider)'), 15_000), d.output());
-  const line = d.logs.find((l) => l.msg === 'mail written to the log (log provider)') as { mail: Record<string, string> };
+  const line = d.logs.find((l) => l.msg === 'mail written to the log (log provider)') as {
+    mail: Record<string, string>;
+  };
   t.is(line.mail.id, id);
   t.is(line.mail.text, 'Your code is 135790');
   const { ds } = await openServices(db.url, db.dir);
@@ -110,6 +132,10 @@ test('SMTP down: with the order [smtp, log] set over the admin API, the daemon w
     body: JSON.stringify({ strategy: 'priority_failover', providerOrder: ['smtp'] }),
   });
   const id2 = await enqueueFromOutside(db.url, db.dir, s.tenantId, 'smtp only');
-  t.true(await until(async () => ((await outboxRow(ds, id2))?.attempts ?? 0) >= 1 && (await outboxRow(ds, id2))?.status === 'pending'));
+  t.true(
+    await until(
+      async () => ((await outboxRow(ds, id2))?.attempts ?? 0) >= 1 && (await outboxRow(ds, id2))?.status === 'pending',
+    ),
+  );
   t.false(d.logs.some((l) => (l.mail as { id?: string } | undefined)?.id === id2));
 });

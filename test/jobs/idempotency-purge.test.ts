@@ -9,12 +9,18 @@ test('expired keys are deleted, live ones kept', async (t) => {
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   const now = Date.now();
-  const ins = (id: string, expires: number) => ds.query(
-    `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
-     VALUES (?, NULL, 'c', 'POST /x', ?, 'h', 'done', 200, '{}', ?, ?)`, [id, id, now - 1000, expires]);
+  const ins = (id: string, expires: number) =>
+    ds.query(
+      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
+     VALUES (?, NULL, 'c', 'POST /x', ?, 'h', 'done', 200, '{}', ?, ?)`,
+      [id, id, now - 1000, expires],
+    );
   await ins('old', now - 1);
   await ins('live', now + 3_600_000);
   t.is(await purgeIdempotencyKeys(ds), 1);
   const rows = (await ds.query('SELECT id FROM idempotency_keys')) as { id: string }[];
-  t.deepEqual(rows.map((r) => r.id), ['live']);
+  t.deepEqual(
+    rows.map((r) => r.id),
+    ['live'],
+  );
 });

@@ -9,7 +9,12 @@ import { backoffMs, describeFailure, MailDeliverer, type MailOutboxOptions } fro
 import { Scheduler } from '../../daemon/jobs/scheduler.js';
 import { all } from '../../shared/db/sql.js';
 import { EmailSettingsService } from '../../shared/services/email-settings.js';
-import { createEmailProviders, EmailProviders, MailDeliveryError, type EmailProvider } from '../../shared/services/mail/index.js';
+import {
+  createEmailProviders,
+  EmailProviders,
+  MailDeliveryError,
+  type EmailProvider,
+} from '../../shared/services/mail/index.js';
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/daemon.js';
@@ -21,7 +26,11 @@ const FROM = 'no-reply@iam.test';
 const FAST: Partial<MailOutboxOptions> = { backoffBaseMs: 300, backoffMaxMs: 1000, maxAttempts: 4, claimMs: 5_000 };
 const actor = { type: 'system' as const, id: 'test' };
 
-async function setup(t: import('ava').ExecutionContext, smtpUrl: string | undefined, opts: Partial<MailOutboxOptions> = FAST) {
+async function setup(
+  t: import('ava').ExecutionContext,
+  smtpUrl: string | undefined,
+  opts: Partial<MailOutboxOptions> = FAST,
+) {
   const db = await testDatabase(t);
   const env = await openWithJobs(db.url, db.dir);
   const { logger, lines } = memoryLogger();
@@ -30,16 +39,34 @@ async function setup(t: import('ava').ExecutionContext, smtpUrl: string | undefi
   const deliverer = new MailDeliverer(env.jobsDs, outbox, mail, logger, `test-host:${process.pid}:a`, opts);
   const tenant = await activeTenant(env.provisioning, { name: 'Mail tenant' }, actor);
   const settings = new EmailSettingsService(env.ds, mail);
-  t.teardown(async () => { await mail.close(); await env.close(); });
+  t.teardown(async () => {
+    await mail.close();
+    await env.close();
+  });
   const enqueue = (subject: string, text = 'Your code is 424242', tenantId = tenant.id) =>
     env.ds.transaction((em) => outbox.enqueueEmail(em, { tenantId, to: 'ann@example.com', subject, text }));
   /** Drains until `pred` holds for the row, as the periodic tick would. */
-  const drainUntil = async (id: string, pred: (r: NonNullable<Awaited<ReturnType<typeof outboxRow>>>) => boolean, timeoutMs = 20_000) =>
-    until(async () => { await deliverer.drain(); const r = await outboxRow(env.ds, id); return !!r && pred(r); }, timeoutMs, 100);
+  const drainUntil = async (
+    id: string,
+    pred: (r: NonNullable<Awaited<ReturnType<typeof outboxRow>>>) => boolean,
+    timeoutMs = 20_000,
+  ) =>
+    until(
+      async () => {
+        await deliverer.drain();
+        const r = await outboxRow(env.ds, id);
+        return !!r && pred(r);
+      },
+      timeoutMs,
+      100,
+    );
   return { db, env, logger, lines, mail, outbox, deliverer, tenant, settings, enqueue, drainUntil };
 }
 
-async function sink(t: import('ava').ExecutionContext, opts: Parameters<typeof startSmtpSink>[0] = {}): Promise<SmtpSink> {
+async function sink(
+  t: import('ava').ExecutionContext,
+  opts: Parameters<typeof startSmtpSink>[0] = {},
+): Promise<SmtpSink> {
   const s = await startSmtpSink(opts);
   t.teardown(() => s.close());
   return s;
@@ -49,13 +76,21 @@ test('a mail enqueued in a transaction that rolls back is never sent', async (t)
   const s = await sink(t);
   const { env, outbox, deliverer, tenant, enqueue } = await setup(t, s.url);
   let insideId = '';
-  await t.throwsAsync(env.ds.transaction(async (em) => {
-    insideId = await outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject: 'rolled back', text: 'Your code is 111111' });
-    // The deliverer runs while the transaction is still open: it must not see the row.
-    outbox.kick();
-    await deliverer.drain();
-    throw new Error('the caller fails after enqueueing');
-  }), { message: /caller fails/ });
+  await t.throwsAsync(
+    env.ds.transaction(async (em) => {
+      insideId = await outbox.enqueueEmail(em, {
+        tenantId: tenant.id,
+        to: 'ann@example.com',
+        subject: 'rolled back',
+        text: 'Your code is 111111',
+      });
+      // The deliverer runs while the transaction is still open: it must not see the row.
+      outbox.kick();
+      await deliverer.drain();
+      throw new Error('the caller fails after enqueueing');
+    }),
+    { message: /caller fails/ },
+  );
   // A committed mail afterwards goes out, so the deliverer was working all along.
   const marker = await enqueue('committed marker');
   await deliverer.drain();
@@ -96,7 +131,7 @@ test('a sealed payload moved to another row does not open, and the row fails ins
   const a = await enqueue('first');
   const b = await enqueue('second');
   const [rowA] = await all<{ payload_sealed: string }>(env.ds, 'SELECT payload_sealed FROM outbox WHERE id = ?', [a]);
-  await env.ds.query('UPDATE outbox SET payload_sealed = ? WHERE id = ?', [rowA!.payload_sealed, b]);
+  await env.ds.query('UPDATE outbox SET payload_sealed = ? WHERE id = ?', [rowA.payload_sealed, b]);
   t.true(await drainUntil(b, (r) => r.status === 'failed'));
   t.regex((await outboxRow(env.ds, b))!.last_error!, /cannot be opened/);
   t.is(s.messages.filter((m) => m.subject === 'first').length, 1);
@@ -107,20 +142,36 @@ test('kick() after commit delivers at once, without waiting for a scheduled tick
   const { env, logger, outbox, deliverer, enqueue } = await setup(t, s.url);
   // The job never fires by schedule here; only the kick can start it.
   const scheduler = new Scheduler(env.jobsDs, logger, { holder: 'kick-test' });
-  scheduler.register({ name: 'mail-outbox', schedule: '0 0 0 1 1 *', lease: false, run: async (signal) => { await deliverer.drain(signal); } });
-  const off = outbox.onKick(() => { void scheduler.trigger('mail-outbox'); });
+  scheduler.register({
+    name: 'mail-outbox',
+    schedule: '0 0 0 1 1 *',
+    lease: false,
+    run: async (signal) => {
+      await deliverer.drain(signal);
+    },
+  });
+  const off = outbox.onKick(() => {
+    void scheduler.trigger('mail-outbox');
+  });
   scheduler.start();
-  t.teardown(async () => { off(); await scheduler.stop(); });
+  t.teardown(async () => {
+    off();
+    await scheduler.stop();
+  });
   const ids = [await enqueue('kicked 1'), await enqueue('kicked 2')];
   outbox.kick();
   outbox.kick();
   await s.waitFor((m) => m.subject === 'kicked 2', 10_000);
   await s.waitFor((m) => m.subject === 'kicked 1', 10_000);
   // The relay has them; the outcome is recorded right after.
-  t.true(await until(async () => (await Promise.all(ids.map((id) => outboxRow(env.ds, id)))).every((r) => r?.status === 'delivered')));
+  t.true(
+    await until(async () =>
+      (await Promise.all(ids.map((id) => outboxRow(env.ds, id)))).every((r) => r?.status === 'delivered'),
+    ),
+  );
 });
 
-test('SMTP down: the message falls through to the log provider when the tenant\'s order says so', async (t) => {
+test("SMTP down: the message falls through to the log provider when the tenant's order says so", async (t) => {
   const deadPort = await freePort();
   const { env, lines, tenant, settings, enqueue, drainUntil } = await setup(t, `smtp://127.0.0.1:${deadPort}`);
   await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp', 'log'] }, actor);
@@ -138,7 +189,11 @@ test('SMTP down: the message falls through to the log provider when the tenant\'
 test('SMTP down with order [smtp]: retried with backoff, then delivered once the server is back', async (t) => {
   const port = await freePort();
   // Credentials in the URL must never reach last_error.
-  const { env, lines, tenant, settings, enqueue, drainUntil } = await setup(t, `smtp://mailer:hunter2-secret@127.0.0.1:${port}`, { ...FAST, maxAttempts: 50 });
+  const { env, lines, tenant, settings, enqueue, drainUntil } = await setup(
+    t,
+    `smtp://mailer:hunter2-secret@127.0.0.1:${port}`,
+    { ...FAST, maxAttempts: 50 },
+  );
   await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp'] }, actor);
   const id = await enqueue('retry me', 'Your code is 989898');
 
@@ -149,10 +204,14 @@ test('SMTP down with order [smtp]: retried with backoff, then delivered once the
   t.truthy(failing?.last_error);
   t.regex(failing!.last_error!, /^smtp: /);
   t.regex(failing!.last_error!, /ECONNREFUSED|connect/i);
-  for (const secret of ['989898', 'hunter2-secret', 'ann@example.com']) t.false(failing!.last_error!.includes(secret), `last_error leaks ${secret}`);
+  for (const secret of ['989898', 'hunter2-secret', 'ann@example.com'])
+    t.false(failing!.last_error!.includes(secret), `last_error leaks ${secret}`);
   // Backed off: the next attempt is scheduled later than the failure was recorded.
   t.true(failing!.next_attempt_at > failing!.updated_at, 'no backoff before the retry');
-  t.false(lines.some((l) => l.msg === 'mail written to the log (log provider)'), 'the tenant did not ask for the log');
+  t.false(
+    lines.some((l) => l.msg === 'mail written to the log (log provider)'),
+    'the tenant did not ask for the log',
+  );
   t.true(lines.some((l) => l.msg === 'mail delivery failed; will retry' && !JSON.stringify(l).includes('hunter2')));
 
   const s = await sink(t, { port, auth: true });
@@ -166,7 +225,10 @@ test('SMTP down with order [smtp]: retried with backoff, then delivered once the
 
 test('a relay that refuses the message: retried, and marked failed after the last attempt', async (t) => {
   const s = await sink(t, { reject: 'temporary' });
-  const { env, lines, deliverer, tenant, settings, enqueue, drainUntil } = await setup(t, s.url, { ...FAST, maxAttempts: 3 });
+  const { env, lines, deliverer, tenant, settings, enqueue, drainUntil } = await setup(t, s.url, {
+    ...FAST,
+    maxAttempts: 3,
+  });
   await settings.update(tenant.id, { strategy: 'priority_failover', providerOrder: ['smtp'] }, actor);
   const id = await enqueue('doomed', 'Your code is 313131');
   t.true(await drainUntil(id, (r) => r.status === 'failed'));
@@ -199,9 +261,19 @@ test('two daemons draining one outbox deliver every message exactly once', async
   const counts = new Map<string, number>();
   for (const m of s.messages) counts.set(m.subject, (counts.get(m.subject) ?? 0) + 1);
   t.is(counts.size, 300);
-  t.true([...counts.values()].every((n) => n === 1), 'a message was sent twice');
-  const rows = await all<{ status: string; n: number }>(env.ds, 'SELECT status, COUNT(*) AS n FROM outbox GROUP BY status', []);
-  t.deepEqual(rows.map((r) => [r.status, Number(r.n)]), [['delivered', 300]]);
+  t.true(
+    [...counts.values()].every((n) => n === 1),
+    'a message was sent twice',
+  );
+  const rows = await all<{ status: string; n: number }>(
+    env.ds,
+    'SELECT status, COUNT(*) AS n FROM outbox GROUP BY status',
+    [],
+  );
+  t.deepEqual(
+    rows.map((r) => [r.status, Number(r.n)]),
+    [['delivered', 300]],
+  );
 });
 
 test('claims are one-winner: a row claimed by one daemon is not claimed by another, unless the claim expired', async (t) => {
@@ -216,7 +288,7 @@ test('claims are one-winner: a row claimed by one daemon is not claimed by anoth
   const [first, second] = await Promise.all([a.claim(ids), b.claim(ids)]);
   t.is(first.rows.length + second.rows.length, 2, 'each row is won exactly once');
   t.true(first.rows.length === 0 || second.rows.length === 0, 'one statement claims the batch');
-  t.deepEqual((await a.claim(ids)).rows, [], 'a live claim is not taken, not even by its own daemon\'s next batch');
+  t.deepEqual((await a.claim(ids)).rows, [], "a live claim is not taken, not even by its own daemon's next batch");
   // A claim whose time has passed (its holder died) can be taken over.
   const later = Date.now() + FAST.claimMs! + 1;
   t.is((await b.claim(ids, later)).rows.length, 2);
@@ -232,8 +304,10 @@ test('a claim left by a dead deliverer is retried once it expires, and the messa
   const id = await enqueue('orphaned claim');
   // A daemon claimed the row, then died before sending (or before recording the send).
   const claimUntil = Date.now() + 1500;
-  await env.ds.query("UPDATE outbox SET status = 'sending', attempts = 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ? WHERE id = ?",
-    ['dead-host:1:x#1', claimUntil, claimUntil, id]);
+  await env.ds.query(
+    "UPDATE outbox SET status = 'sending', attempts = 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ? WHERE id = ?",
+    ['dead-host:1:x#1', claimUntil, claimUntil, id],
+  );
   await deliverer.drain();
   t.is((await outboxRow(env.ds, id))?.status, 'sending', 'a live claim must be respected');
   t.is(s.messages.length, 0);
@@ -245,12 +319,25 @@ test('a claim left by a dead deliverer is retried once it expires, and the messa
   t.is(s.messages.filter((m) => m.subject === 'orphaned claim').length, 1);
 });
 
-test('priority_failover: providers are tried in the tenant\'s order; the first that accepts wins', async (t) => {
+test("priority_failover: providers are tried in the tenant's order; the first that accepts wins", async (t) => {
   const tried: string[] = [];
   const fake = (id: string, ok: boolean): EmailProvider => ({
     id,
-    describe: () => ({ id, name: id, description: '', category: 'test', configSource: 'builtin', configured: true, missingRequiredFields: [], defaultFrom: FROM }),
-    send: async () => { tried.push(id); if (!ok) throw new Error(`${id} is down`); return {}; },
+    describe: () => ({
+      id,
+      name: id,
+      description: '',
+      category: 'test',
+      configSource: 'builtin',
+      configured: true,
+      missingRequiredFields: [],
+      defaultFrom: FROM,
+    }),
+    send: async () => {
+      tried.push(id);
+      if (!ok) throw new Error(`${id} is down`);
+      return {};
+    },
   });
   const p = new EmailProviders([fake('a', false), fake('b', true), fake('c', true)]);
   const msg = { id: 'mail_1', tenantId: 't', to: 'x@example.com', subject: 's', text: 't' };
@@ -258,15 +345,22 @@ test('priority_failover: providers are tried in the tenant\'s order; the first t
   t.is(r.via, 'b');
   t.deepEqual(tried, ['a', 'b']);
   const e = await t.throwsAsync(p.send(['a'], msg), { instanceOf: MailDeliveryError });
-  t.regex(e!.message, /a: a is down/);
+  t.regex(e.message, /a: a is down/);
   // Settings: a stored order wins; nothing stored (or nothing usable) → the default.
-  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['c', 'a'] } }).providerOrder, ['c', 'a']);
-  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['gone'] } }).providerOrder, ['log']);
+  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['c', 'a'] } }).providerOrder, [
+    'c',
+    'a',
+  ]);
+  t.deepEqual(p.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['gone'] } }).providerOrder, [
+    'log',
+  ]);
   t.deepEqual(p.settingsFor({}).providerOrder, ['log']);
   const withSmtp = createEmailProviders({ smtpUrl: 'smtp://127.0.0.1:1', mailFrom: FROM }, memoryLogger().logger);
   t.deepEqual(withSmtp.defaultOrder(), ['smtp', 'log']);
   await withSmtp.close();
-  t.deepEqual(createEmailProviders({ smtpUrl: undefined, mailFrom: FROM }, memoryLogger().logger).defaultOrder(), ['log']);
+  t.deepEqual(createEmailProviders({ smtpUrl: undefined, mailFrom: FROM }, memoryLogger().logger).defaultOrder(), [
+    'log',
+  ]);
 });
 
 test('enqueueEmail refuses what would break or inject into the message', async (t) => {
@@ -286,9 +380,12 @@ test('enqueueEmail refuses what would break or inject into the message', async (
     ['subject', { subject: '' }],
     ['tenantId', { tenantId: '' }],
   ] as const) {
-    await t.throwsAsync(env.ds.transaction((em) => outbox.enqueueEmail(em, { ...base, ...bad })), { message: new RegExp(`^${field}:`) });
+    await t.throwsAsync(
+      env.ds.transaction((em) => outbox.enqueueEmail(em, { ...base, ...bad })),
+      { message: new RegExp(`^${field}:`) },
+    );
   }
-  t.is(Number((await all<{ n: number }>(env.ds, 'SELECT COUNT(*) AS n FROM outbox', []))[0]!.n), 0);
+  t.is(Number((await all<{ n: number }>(env.ds, 'SELECT COUNT(*) AS n FROM outbox', []))[0].n), 0);
 });
 
 test('backoff grows exponentially up to its cap, with jitter within [d/2, d]', (t) => {
@@ -302,7 +399,13 @@ test('backoff grows exponentially up to its cap, with jitter within [d/2, d]', (
 
 test('describeFailure keeps the reason and drops credentials and addresses', (t) => {
   const e = new MailDeliveryError([
-    { provider: 'smtp', error: Object.assign(new Error('Invalid login for smtp://bob:pw123@mail.example.com <bob@example.com>'), { code: 'EAUTH', responseCode: 535 }) },
+    {
+      provider: 'smtp',
+      error: Object.assign(new Error('Invalid login for smtp://bob:pw123@mail.example.com <bob@example.com>'), {
+        code: 'EAUTH',
+        responseCode: 535,
+      }),
+    },
     { provider: 'log', error: new Error('disk full') },
   ]);
   const d = describeFailure(e);
@@ -321,14 +424,30 @@ test('pipeline: a message committed while a drain is sending is claimed and sent
   const release: (() => void)[] = [];
   const held: EmailProvider = {
     id: 'smtp',
-    describe: () => ({ id: 'smtp', name: 'held', description: '', category: 'test', configSource: 'builtin', configured: true, missingRequiredFields: [], defaultFrom: FROM }),
-    send: (msg) => new Promise((resolve) => { inFlight.add(msg.id); release.push(() => resolve({})); }),
+    describe: () => ({
+      id: 'smtp',
+      name: 'held',
+      description: '',
+      category: 'test',
+      configSource: 'builtin',
+      configured: true,
+      missingRequiredFields: [],
+      defaultFrom: FROM,
+    }),
+    send: (msg) =>
+      new Promise((resolve) => {
+        inFlight.add(msg.id);
+        release.push(() => resolve({}));
+      }),
   };
   const outbox = new Outbox(env.ds, env.config.secretKey);
   const deliverer = new MailDeliverer(env.jobsDs, outbox, new EmailProviders([held]), logger, 'pipeline', FAST);
   const tenant = await activeTenant(env.provisioning, { name: 'Pipeline' }, actor);
   t.teardown(() => env.close());
-  const enqueue = (subject: string) => env.ds.transaction((em) => outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject, text: 'Your code is 123456' }));
+  const enqueue = (subject: string) =>
+    env.ds.transaction((em) =>
+      outbox.enqueueEmail(em, { tenantId: tenant.id, to: 'ann@example.com', subject, text: 'Your code is 123456' }),
+    );
 
   t.false(deliverer.wake(), 'no drain runs: the caller must start one');
   const first = await enqueue('first');
@@ -352,7 +471,13 @@ test('pipeline: a message committed while a drain is sending is claimed and sent
 test('the smtp provider: close() lets a message already handed over finish', async (t) => {
   const s = await sink(t);
   const mail = createEmailProviders({ smtpUrl: s.url, mailFrom: FROM }, memoryLogger().logger);
-  const sent = mail.send(['smtp'], { id: 'mail_close', tenantId: null, to: 'ann@example.com', subject: 'before close', text: 'Your code is 555555' });
+  const sent = mail.send(['smtp'], {
+    id: 'mail_close',
+    tenantId: null,
+    to: 'ann@example.com',
+    subject: 'before close',
+    text: 'Your code is 555555',
+  });
   await mail.close();
   t.is((await sent).via, 'smtp');
   t.is(s.messages.filter((m) => m.subject === 'before close').length, 1);

@@ -23,30 +23,39 @@ const base: MessageInput = {
 function compose(t: ExecutionContext, over: Partial<MessageInput> = {}) {
   const raw = composeMessage({ ...base, ...over });
   t.false(/\r(?!\n)|(?<!\r)\n/.test(raw), 'a bare CR or LF');
-  t.true(raw.split('\r\n').every((l) => l.length <= 998), 'a line longer than 998 octets');
+  t.true(
+    raw.split('\r\n').every((l) => l.length <= 998),
+    'a line longer than 998 octets',
+  );
   t.true(/^[\x00-\x7f]*$/.test(raw), 'the message is US-ASCII');
   const [head] = raw.split('\r\n\r\n');
-  return { raw, head: head!, parsed: parseMessage(raw) };
+  return { raw, head: head, parsed: parseMessage(raw) };
 }
 
 test('an ASCII message: header fields in order, one text/plain part in 7bit with CRLF line breaks', (t) => {
   const { raw } = compose(t);
-  t.is(raw, [
-    'From: no-reply@iam.test',
-    'To: ann@example.com',
-    'Subject: Your sign-in code: 424242',
-    'Date: Sun, 22 Nov 2026 18:50:13 +0000',
-    'Message-ID: <ob_1@iam.test>',
-    'MIME-Version: 1.0',
-    'Auto-Submitted: auto-generated',
-    'Content-Type: text/plain; charset=utf-8',
-    'Content-Transfer-Encoding: 7bit',
-    '',
-    'Your code is 424242.',
-    'It expires in 10 minutes.',
-    '',
-  ].join('\r\n'));
-  t.regex(compose(t, { date: undefined }).head, /\r\nDate: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d \+0000\r\n/);
+  t.is(
+    raw,
+    [
+      'From: no-reply@iam.test',
+      'To: ann@example.com',
+      'Subject: Your sign-in code: 424242',
+      'Date: Sun, 22 Nov 2026 18:50:13 +0000',
+      'Message-ID: <ob_1@iam.test>',
+      'MIME-Version: 1.0',
+      'Auto-Submitted: auto-generated',
+      'Content-Type: text/plain; charset=utf-8',
+      'Content-Transfer-Encoding: 7bit',
+      '',
+      'Your code is 424242.',
+      'It expires in 10 minutes.',
+      '',
+    ].join('\r\n'),
+  );
+  t.regex(
+    compose(t, { date: undefined }).head,
+    /\r\nDate: (Mon|Tue|Wed|Thu|Fri|Sat|Sun), \d\d (Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) \d{4} \d\d:\d\d:\d\d \+0000\r\n/,
+  );
 });
 
 test('a long ASCII subject is folded before spaces and unfolds to the original', (t) => {
@@ -54,15 +63,27 @@ test('a long ASCII subject is folded before spaces and unfolds to the original',
   const { head, parsed } = compose(t, { subject });
   const lines = head.split('\r\n');
   const start = lines.findIndex((l) => l.startsWith('Subject:'));
-  const folded = lines.slice(start, lines.findIndex((l, i) => i > start && !l.startsWith(' ')));
+  const folded = lines.slice(
+    start,
+    lines.findIndex((l, i) => i > start && !l.startsWith(' ')),
+  );
   t.true(folded.length > 2, 'the subject is folded');
-  t.true(folded.every((l) => l.length <= 78 && /\S/.test(l)), 'lines of at most 78 characters, none white space only');
+  t.true(
+    folded.every((l) => l.length <= 78 && /\S/.test(l)),
+    'lines of at most 78 characters, none white space only',
+  );
   t.is(folded.join('').slice('Subject: '.length), subject);
   t.is(parsed.subject, subject);
 });
 
 test('a non-ASCII subject becomes RFC 2047 encoded-words of whole characters and decodes back', (t) => {
-  for (const subject of ['Grüße — Ihr Anmeldecode: 424242', '日本語のサインインコード'.repeat(5), `😀✓ä${'x😀'.repeat(30)}`, 'ASCII with =?UTF-8?Q?x?= inside', `no spaces ${'y'.repeat(120)}`]) {
+  for (const subject of [
+    'Grüße — Ihr Anmeldecode: 424242',
+    '日本語のサインインコード'.repeat(5),
+    `😀✓ä${'x😀'.repeat(30)}`,
+    'ASCII with =?UTF-8?Q?x?= inside',
+    `no spaces ${'y'.repeat(120)}`,
+  ]) {
     const { head, parsed } = compose(t, { subject });
     t.is(parsed.subject, subject);
     const words = [...head.matchAll(/=\?UTF-8\?B\?([A-Za-z0-9+/=]*)\?=/g)];
@@ -70,10 +91,16 @@ test('a non-ASCII subject becomes RFC 2047 encoded-words of whole characters and
     for (const [word, b64] of words) {
       t.true(word.length <= 75, 'RFC 2047 §2: an encoded-word is at most 75 characters');
       // §5 (3): each word holds whole characters, so it decodes on its own.
-      const bytes = Buffer.from(b64!, 'base64');
+      const bytes = Buffer.from(b64, 'base64');
       t.true(Buffer.from(bytes.toString('utf8'), 'utf8').equals(bytes), 'a character split across encoded-words');
     }
-    t.true(head.split('\r\n').filter((l) => l.includes('=?')).every((l) => l.length <= 76), 'RFC 2047 §2: lines with encoded-words are at most 76 characters');
+    t.true(
+      head
+        .split('\r\n')
+        .filter((l) => l.includes('=?'))
+        .every((l) => l.length <= 76),
+      'RFC 2047 §2: lines with encoded-words are at most 76 characters',
+    );
   }
   t.is(compose(t, { subject: '' }).parsed.subject, '');
 });
@@ -84,7 +111,11 @@ test('a non-ASCII body, or one with a line over 998 octets, is base64 in 76-char
     t.regex(raw, /\r\nContent-Transfer-Encoding: base64\r\n/);
     const body = raw.slice(raw.indexOf('\r\n\r\n') + 4);
     t.true(body.split('\r\n').every((l) => l.length <= 76 && /^[A-Za-z0-9+/=]*$/.test(l)));
-    t.is(Buffer.from(body, 'base64').toString('utf8'), text.replace(/\n/g, '\r\n'), 'text is sent in canonical CRLF form');
+    t.is(
+      Buffer.from(body, 'base64').toString('utf8'),
+      text.replace(/\n/g, '\r\n'),
+      'text is sent in canonical CRLF form',
+    );
     t.is(parsed.text, text);
   }
   // Bare CRs and CRLFs already there end up as CRLF, in 7bit.
@@ -99,10 +130,13 @@ test('with html: multipart/alternative, text/plain then text/html, and a random 
   t.regex(boundary!, /^=_[A-Za-z0-9_-]{32}$/);
   const body = raw.slice(head.length + 4);
   const parts = body.split(new RegExp(`(?:^|\\r\\n)--${boundary}(?:--)?\\r\\n`));
-  t.deepEqual(parts.map((p) => p.split('\r\n')[0]), ['', 'Content-Type: text/plain; charset=utf-8', 'Content-Type: text/html; charset=utf-8', '']);
+  t.deepEqual(
+    parts.map((p) => p.split('\r\n')[0]),
+    ['', 'Content-Type: text/plain; charset=utf-8', 'Content-Type: text/html; charset=utf-8', ''],
+  );
   t.true(parts.every((p) => !p.includes(boundary!)));
-  t.regex(parts[1]!, /^Content-Type: text\/plain; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n/);
-  t.regex(parts[2]!, /^Content-Type: text\/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n/);
+  t.regex(parts[1], /^Content-Type: text\/plain; charset=utf-8\r\nContent-Transfer-Encoding: 7bit\r\n\r\n/);
+  t.regex(parts[2], /^Content-Type: text\/html; charset=utf-8\r\nContent-Transfer-Encoding: base64\r\n\r\n/);
   t.is(parsed.text, base.text);
   t.is(parsed.html, html);
   t.not(compose(t, { html }).head, head, 'a new boundary for every message');
@@ -119,22 +153,36 @@ test('header injection and anything but a bare address are refused', (t) => {
     [{ from: 'IAM <no-reply@iam.test>' }, /From is not a plain email address/],
     [{ messageId: '<ob_1@iam.test>\r\nBcc: eve@example.com' }, /Message-ID/],
     [{ messageId: 'ob_1@iam.test' }, /Message-ID/],
-    [{ headers: { 'Auto-Submitted': 'auto-generated\r\nBcc: eve@example.com' } }, /Auto-Submitted contains a line break/],
+    [
+      { headers: { 'Auto-Submitted': 'auto-generated\r\nBcc: eve@example.com' } },
+      /Auto-Submitted contains a line break/,
+    ],
     [{ headers: { 'X-Evil: yes\r\nBcc': 'eve@example.com' } }, /header field name/],
     [{ headers: { 'X-Note': 'Grüße' } }, /X-Note is not printable ASCII/],
     [{ headers: { bcc: 'eve@example.com', to: 'eve@example.com' } }, /to is written by the composer/],
     [{ headers: { 'X-Long': 'x'.repeat(1000) } }, /longer than 998/],
   ];
-  for (const [over, message] of refused) t.throws(() => composeMessage({ ...base, ...over }), { message }, JSON.stringify(over));
+  for (const [over, message] of refused)
+    t.throws(() => composeMessage({ ...base, ...over }), { message }, JSON.stringify(over));
   // The refusal does not repeat the value, which may hold a login code.
-  t.notRegex(t.throws(() => composeMessage({ ...base, subject: 'code 424242\r\n' }))!.message, /424242/);
+  t.notRegex(t.throws(() => composeMessage({ ...base, subject: 'code 424242\r\n' })).message, /424242/);
 });
 
 test('SmtpProvider sends the composed message to a real SMTP server: envelope, Message-ID, Auto-Submitted, both parts', async (t) => {
   const sink = await startSmtpSink();
   const provider = new SmtpProvider(sink.url, 'no-reply@iam.test');
-  t.teardown(async () => { await provider.close(); await sink.close(); });
-  const msg = { id: 'ob_mime1', tenantId: null, to: 'ann@example.com', subject: 'Ihr Anmeldecode: 424242 ✓', text: 'Ihr Code ist 424242.\n\nGrüße\n', html: '<p>Ihr Code ist <b>424242</b>.</p>' };
+  t.teardown(async () => {
+    await provider.close();
+    await sink.close();
+  });
+  const msg = {
+    id: 'ob_mime1',
+    tenantId: null,
+    to: 'ann@example.com',
+    subject: 'Ihr Anmeldecode: 424242 ✓',
+    text: 'Ihr Code ist 424242.\n\nGrüße\n',
+    html: '<p>Ihr Code ist <b>424242</b>.</p>',
+  };
   const result = await provider.send(msg);
   t.deepEqual(result, { messageId: '<ob_mime1@iam.test>' }, 'the Message-ID written into the message');
   const m = await sink.waitFor((x) => x.headers['message-id'] === '<ob_mime1@iam.test>');
@@ -146,11 +194,22 @@ test('SmtpProvider sends the composed message to a real SMTP server: envelope, M
   t.is(m.subject, msg.subject);
   t.is(m.text, msg.text);
   t.is(m.html, msg.html);
-  t.regex(m.headers['content-type']!, /^multipart\/alternative; boundary="=_/);
+  t.regex(m.headers['content-type'], /^multipart\/alternative; boundary="=_/);
   // nodemailer sends the raw message as it is: no header of its own (X-Mailer, a second Message-ID).
-  t.deepEqual(Object.keys(m.headers), ['from', 'to', 'subject', 'date', 'message-id', 'mime-version', 'auto-submitted', 'content-type']);
+  t.deepEqual(Object.keys(m.headers), [
+    'from',
+    'to',
+    'subject',
+    'date',
+    'message-id',
+    'mime-version',
+    'auto-submitted',
+    'content-type',
+  ]);
 
   // A recipient that would inject a header is refused before anything reaches the relay.
-  await t.throwsAsync(provider.send({ ...msg, id: 'ob_mime2', to: 'ann@example.com\r\nBcc: eve@example.com' }), { message: /To is not a plain email address/ });
+  await t.throwsAsync(provider.send({ ...msg, id: 'ob_mime2', to: 'ann@example.com\r\nBcc: eve@example.com' }), {
+    message: /To is not a plain email address/,
+  });
   t.is(sink.messages.length, 1);
 });

@@ -19,7 +19,12 @@ import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemo
 import { testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
-interface LeaseRow { holder: string | null; lease_until: unknown; last_started_at: unknown; last_status: string | null }
+interface LeaseRow {
+  holder: string | null;
+  lease_until: unknown;
+  last_started_at: unknown;
+  last_status: string | null;
+}
 
 test('a leased job runs on one daemon at a time and is taken over after its holder is killed', async (t) => {
   t.timeout(180_000);
@@ -32,7 +37,12 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   const actor = { type: 'system' as const, id: 'test' };
   const tenant = await activeTenant(provisioning, { name: 'Lease test' }, actor);
   const user = await directory.createUser(tenant.id, { email: 'lease@example.test', name: 'Lease' }, actor);
-  const first = await createPendingExport(ds, { tenantId: tenant.id, userId: user.id, sections: ['profile'], format: 'json' });
+  const first = await createPendingExport(ds, {
+    tenantId: tenant.id,
+    userId: user.id,
+    sections: ['profile'],
+    format: 'json',
+  });
 
   // Lock the export row before any daemon exists: whichever daemon takes the job lease first
   // reads the row, builds the export, and then waits on this lock in its UPDATE.
@@ -40,18 +50,30 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   await lock.connect();
   await lock.startTransaction();
   await lock.query('SELECT id FROM data_exports WHERE id = ? FOR UPDATE', [first]);
-  t.teardown(async () => { if (lock.isTransactionActive) await lock.rollbackTransaction(); await lock.release(); });
+  t.teardown(async () => {
+    if (lock.isTransactionActive) await lock.rollbackTransaction();
+    await lock.release();
+  });
 
   // Both daemons are one service: same issuer, same database.
   const port = await freePort();
   const env = { IAM_LOG_LEVEL: 'debug', IAM_ISSUER: `http://127.0.0.1:${port}` };
-  const daemons: Daemon[] = [await startDaemon(db.url, db.dir, { ...env, IAM_PORT: String(port) }), await startDaemon(db.url, db.dir, env)];
-  t.teardown(async () => { await Promise.all(daemons.map((d) => d.stop('SIGKILL'))); });
+  const daemons: Daemon[] = [
+    await startDaemon(db.url, db.dir, { ...env, IAM_PORT: String(port) }),
+    await startDaemon(db.url, db.dir, env),
+  ];
+  t.teardown(async () => {
+    await Promise.all(daemons.map((d) => d.stop('SIGKILL')));
+  });
   const holderOf = (d: Daemon) => String(d.logs.find((l) => l.msg === 'scheduler started')?.holder ?? '');
   t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
   const holders = daemons.map(holderOf);
 
-  const lease = () => one<LeaseRow>(ds, "SELECT holder, lease_until, last_started_at, last_status FROM job_leases WHERE name = 'data-export'");
+  const lease = () =>
+    one<LeaseRow>(
+      ds,
+      "SELECT holder, lease_until, last_started_at, last_status FROM job_leases WHERE name = 'data-export'",
+    );
   let held: LeaseRow | undefined;
   const deadline = Date.now() + 30_000;
   while (Date.now() < deadline) {
@@ -59,18 +81,28 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
     if (held?.holder && holders.includes(held.holder)) break;
     await new Promise((r) => setTimeout(r, 100));
   }
-  t.truthy(held?.holder && holders.includes(held.holder), `one of the daemons holds the data-export lease: ${JSON.stringify(held)}`);
+  t.truthy(
+    held?.holder && holders.includes(held.holder),
+    `one of the daemons holds the data-export lease: ${JSON.stringify(held)}`,
+  );
   const holderIndex = holders.indexOf(held!.holder!);
-  const victim = daemons[holderIndex]!;
-  const survivor = daemons[1 - holderIndex]!;
+  const victim = daemons[holderIndex];
+  const survivor = daemons[1 - holderIndex];
 
   // While the holder is stuck in its run, the other daemon's ticks (every 2 s) are skipped.
-  const skippedBefore = survivor.logs.filter((l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg))).length;
+  const skippedBefore = survivor.logs.filter(
+    (l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg)),
+  ).length;
   await new Promise((r) => setTimeout(r, 5_000));
-  const skipped = survivor.logs.filter((l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg))).length - skippedBefore;
+  const skipped =
+    survivor.logs.filter((l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg))).length -
+    skippedBefore;
   t.true(skipped >= 2, `the other daemon skipped its ticks while the lease was held (${skipped} skipped)`);
   t.is((await lease())?.holder, held!.holder, 'the stuck holder still holds the lease (its heartbeat renews it)');
-  t.false(survivor.logs.some((l) => l.job === 'data-export' && l.msg === 'job finished'), 'the other daemon never ran the job meanwhile');
+  t.false(
+    survivor.logs.some((l) => l.job === 'data-export' && l.msg === 'job finished'),
+    'the other daemon never ran the job meanwhile',
+  );
 
   // Kill the holder outright, then let the stuck statement go.
   await victim.stop('SIGKILL');
@@ -78,15 +110,25 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   const orphanUntil = num(orphan!.lease_until);
   t.is(orphan!.holder, held!.holder, 'a killed holder leaves its lease behind');
   await lock.rollbackTransaction();
-  const second = await createPendingExport(ds, { tenantId: tenant.id, userId: user.id, sections: ['profile'], format: 'json' });
+  const second = await createPendingExport(ds, {
+    tenantId: tenant.id,
+    userId: user.id,
+    sections: ['profile'],
+    format: 'json',
+  });
 
   // The survivor takes over only after the orphaned lease expires, and does the work.
-  const built = async () => (await one<{ status: string }>(ds, 'SELECT status FROM data_exports WHERE id = ?', [second]))?.status === 'completed';
+  const built = async () =>
+    (await one<{ status: string }>(ds, 'SELECT status FROM data_exports WHERE id = ?', [second]))?.status ===
+    'completed';
   const end = Date.now() + 100_000;
   while (Date.now() < end && !(await built())) await new Promise((r) => setTimeout(r, 500));
   t.true(await built(), 'the surviving daemon built the export queued after the kill');
   const after = await lease();
-  t.true(after!.holder === null || after!.holder === holders[1 - holderIndex], `the lease is free or the survivor's: ${after!.holder}`);
+  t.true(
+    after!.holder === null || after!.holder === holders[1 - holderIndex],
+    `the lease is free or the survivor's: ${after!.holder}`,
+  );
   t.true(num(after!.last_started_at) >= orphanUntil, 'the survivor started only after the orphaned lease expired');
   t.is(after!.last_status, 'ok');
 });

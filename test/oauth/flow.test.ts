@@ -10,7 +10,17 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
-import { challengeFrom, codeFrom, CookieJar, get, postJson, REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
+import {
+  challengeFrom,
+  codeFrom,
+  CookieJar,
+  get,
+  postJson,
+  REDIRECT,
+  seedApp,
+  sql,
+  type App,
+} from '../helpers/oauth.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -30,23 +40,47 @@ test.after.always(async () => {
 });
 
 async function rp(clientId: string, secret: string) {
-  return oidc.discovery(new URL(d.url), clientId, { redirect_uris: [REDIRECT] }, oidc.ClientSecretBasic(secret), { execute: [oidc.allowInsecureRequests] });
+  return oidc.discovery(new URL(d.url), clientId, { redirect_uris: [REDIRECT] }, oidc.ClientSecretBasic(secret), {
+    execute: [oidc.allowInsecureRequests],
+  });
 }
 
 /** Requests 1–4: returns the callback URL the browser would land on. */
-async function login(config: oidc.Configuration, email: string, checks: { verifier: string; nonce: string; state: string }, jar = new CookieJar()) {
+async function login(
+  config: oidc.Configuration,
+  email: string,
+  checks: { verifier: string; nonce: string; state: string },
+  jar = new CookieJar(),
+) {
   const url = oidc.buildAuthorizationUrl(config, {
-    redirect_uri: REDIRECT, scope: 'openid email profile offline_access', nonce: checks.nonce, state: checks.state,
-    code_challenge: await oidc.calculatePKCECodeChallenge(checks.verifier), code_challenge_method: 'S256',
+    redirect_uri: REDIRECT,
+    scope: 'openid email profile offline_access',
+    nonce: checks.nonce,
+    state: checks.state,
+    code_challenge: await oidc.calculatePKCECodeChallenge(checks.verifier),
+    code_challenge_method: 'S256',
   });
   const page = await get(url.toString(), jar); // 1
   if (page.status !== 200) throw new Error(`authorize: ${page.status}`);
   const challenge = challengeFrom(await page.text());
   const earlier = new Set(sink.messages);
-  const send = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: config.clientMetadata().client_id, email, authorization_challenge_id: challenge }, jar); // 2
+  const send = await postJson(
+    `${d.url}/api/v1/auth/direct/email-code/send`,
+    { client_id: config.clientMetadata().client_id, email, authorization_challenge_id: challenge },
+    jar,
+  ); // 2
   if (send.status !== 200) throw new Error(`send: ${send.status} ${await send.text()}`);
   const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000);
-  const verify = await postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, { client_id: config.clientMetadata().client_id, email, code: codeFrom(mail.text), authorization_challenge_id: challenge }, jar); // 3
+  const verify = await postJson(
+    `${d.url}/api/v1/auth/direct/email-code/verify`,
+    {
+      client_id: config.clientMetadata().client_id,
+      email,
+      code: codeFrom(mail.text),
+      authorization_challenge_id: challenge,
+    },
+    jar,
+  ); // 3
   const session = (await verify.json()) as { redirect_url: string; ok: boolean };
   if (verify.status !== 200) throw new Error(`verify: ${verify.status} ${JSON.stringify(session)}`);
   const back = await get(session.redirect_url, jar); // 4
@@ -54,56 +88,77 @@ async function login(config: oidc.Configuration, email: string, checks: { verifi
   return { callback: new URL(back.headers.get('location')!), jar, mail, session };
 }
 
-test.serial('five-request flow with openid-client: ID token validates against the JWKS, userinfo answers, refresh rotates, reuse kills the family', async (t) => {
-  const config = await rp(app.web.clientId, app.web.secret);
-  const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
-  const { callback, jar, mail, session } = await login(config, app.user.email, checks);
+test.serial(
+  'five-request flow with openid-client: ID token validates against the JWKS, userinfo answers, refresh rotates, reuse kills the family',
+  async (t) => {
+    const config = await rp(app.web.clientId, app.web.secret);
+    const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
+    const { callback, jar, mail, session } = await login(config, app.user.email, checks);
 
-  t.is(session.ok, true);
-  t.regex(mail.subject, /sign-in code/i);
-  t.is(callback.searchParams.get('iss'), d.url, 'RFC 9207 iss on the authorization response');
-  const cookie = jar.raw.find((l) => l.startsWith('service_session='))!;
-  t.regex(cookie, /HttpOnly/);
-  t.regex(cookie, /SameSite=Lax/);
+    t.is(session.ok, true);
+    t.regex(mail.subject, /sign-in code/i);
+    t.is(callback.searchParams.get('iss'), d.url, 'RFC 9207 iss on the authorization response');
+    const cookie = jar.raw.find((l) => l.startsWith('service_session='))!;
+    t.regex(cookie, /HttpOnly/);
+    t.regex(cookie, /SameSite=Lax/);
 
-  const tokens = await oidc.authorizationCodeGrant(config, callback, { pkceCodeVerifier: checks.verifier, expectedNonce: checks.nonce, expectedState: checks.state, idTokenExpected: true }); // 5
-  const claims = tokens.claims()!;
-  t.is(claims.sub, app.user.id);
-  t.is(claims.nonce, checks.nonce);
-  t.truthy(claims.auth_time);
-  t.is(claims.acr, 'urn:iam:acr:email-code');
-  t.deepEqual(claims.amr, ['otp', 'email']);
+    const tokens = await oidc.authorizationCodeGrant(config, callback, {
+      pkceCodeVerifier: checks.verifier,
+      expectedNonce: checks.nonce,
+      expectedState: checks.state,
+      idTokenExpected: true,
+    }); // 5
+    const claims = tokens.claims()!;
+    t.is(claims.sub, app.user.id);
+    t.is(claims.nonce, checks.nonce);
+    t.truthy(claims.auth_time);
+    t.is(claims.acr, 'urn:iam:acr:email-code');
+    t.deepEqual(claims.amr, ['otp', 'email']);
 
-  // The ID token's signature, checked independently of the client library against /jwks.
-  const jwks = createRemoteJWKSet(new URL(`${d.url}/jwks`));
-  const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, jwks, { issuer: d.url, audience: app.web.clientId });
-  t.is(protectedHeader.alg, 'ES256');
-  t.is(payload.email, app.user.email);
-  // The access token is an RFC 9068 JWT.
-  const at = await jwtVerify(tokens.access_token, jwks, { issuer: d.url, typ: 'at+jwt' });
-  t.is(at.payload.client_id, app.web.clientId);
-  t.is(at.payload.tenant_id, app.tenantId);
-  t.truthy(at.payload.fid);
+    // The ID token's signature, checked independently of the client library against /jwks.
+    const jwks = createRemoteJWKSet(new URL(`${d.url}/jwks`));
+    const { payload, protectedHeader } = await jwtVerify(tokens.id_token!, jwks, {
+      issuer: d.url,
+      audience: app.web.clientId,
+    });
+    t.is(protectedHeader.alg, 'ES256');
+    t.is(payload.email, app.user.email);
+    // The access token is an RFC 9068 JWT.
+    const at = await jwtVerify(tokens.access_token, jwks, { issuer: d.url, typ: 'at+jwt' });
+    t.is(at.payload.client_id, app.web.clientId);
+    t.is(at.payload.tenant_id, app.tenantId);
+    t.truthy(at.payload.fid);
 
-  const info = await oidc.fetchUserInfo(config, tokens.access_token, app.user.id);
-  t.is(info.email, app.user.email);
-  t.is(info.name, 'Alice');
+    const info = await oidc.fetchUserInfo(config, tokens.access_token, app.user.id);
+    t.is(info.email, app.user.email);
+    t.is(info.name, 'Alice');
 
-  const first = tokens.refresh_token!;
-  const rotated = await oidc.refreshTokenGrant(config, first);
-  t.truthy(rotated.refresh_token);
-  t.not(rotated.refresh_token, first);
-  t.is((await oidc.fetchUserInfo(config, rotated.access_token, app.user.id)).sub, app.user.id);
+    const first = tokens.refresh_token!;
+    const rotated = await oidc.refreshTokenGrant(config, first);
+    t.truthy(rotated.refresh_token);
+    t.not(rotated.refresh_token, first);
+    t.is((await oidc.fetchUserInfo(config, rotated.access_token, app.user.id)).sub, app.user.id);
 
-  // Reusing the rotated-out refresh token is theft: the whole family dies.
-  const reuse = await t.throwsAsync(() => oidc.refreshTokenGrant(config, first));
-  t.regex(String((reuse as { error?: string }).error ?? reuse?.message), /invalid_grant/);
-  await t.throwsAsync(() => oidc.refreshTokenGrant(config, rotated.refresh_token!), undefined, 'the newest refresh token is dead too');
-  await t.throwsAsync(() => oidc.fetchUserInfo(config, rotated.access_token, app.user.id), undefined, 'and so are its access tokens');
+    // Reusing the rotated-out refresh token is theft: the whole family dies.
+    const reuse = await t.throwsAsync(() => oidc.refreshTokenGrant(config, first));
+    t.regex(String((reuse as { error?: string }).error ?? reuse?.message), /invalid_grant/);
+    await t.throwsAsync(
+      () => oidc.refreshTokenGrant(config, rotated.refresh_token!),
+      undefined,
+      'the newest refresh token is dead too',
+    );
+    await t.throwsAsync(
+      () => oidc.fetchUserInfo(config, rotated.access_token, app.user.id),
+      undefined,
+      'and so are its access tokens',
+    );
 
-  const rows = (await sql(db.url, db.dir, 'SELECT revoked_reason FROM token_families WHERE user_id = ?', [app.user.id])) as { revoked_reason: string }[];
-  t.true(rows.some((r) => r.revoked_reason === 'refresh_reuse'));
-});
+    const rows = (await sql(db.url, db.dir, 'SELECT revoked_reason FROM token_families WHERE user_id = ?', [
+      app.user.id,
+    ])) as { revoked_reason: string }[];
+    t.true(rows.some((r) => r.revoked_reason === 'refresh_reuse'));
+  },
+);
 
 test.serial('token responses are not cacheable', async (t) => {
   const config = await rp(app.web.clientId, app.web.secret);
@@ -111,8 +166,16 @@ test.serial('token responses are not cacheable', async (t) => {
   const { callback } = await login(config, app.user.email, checks);
   const res = await fetch(`${d.url}/token`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: 'Basic ' + Buffer.from(`${app.web.clientId}:${app.web.secret}`).toString('base64') },
-    body: new URLSearchParams({ grant_type: 'authorization_code', code: callback.searchParams.get('code')!, redirect_uri: REDIRECT, code_verifier: checks.verifier }),
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${app.web.clientId}:${app.web.secret}`).toString('base64'),
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: callback.searchParams.get('code')!,
+      redirect_uri: REDIRECT,
+      code_verifier: checks.verifier,
+    }),
   });
   t.is(res.status, 200);
   t.is(res.headers.get('cache-control'), 'no-store');
@@ -123,9 +186,21 @@ test.serial('every login step is in the auth history', async (t) => {
   const config = await rp(app.web.clientId, app.web.secret);
   const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
   await login(config, app.user.email, checks);
-  const wrong = await postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, { client_id: app.web.clientId, email: app.user.email, code: '000000' });
+  const wrong = await postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, {
+    client_id: app.web.clientId,
+    email: app.user.email,
+    code: '000000',
+  });
   t.is(wrong.status, 400);
-  const rows = (await sql(db.url, db.dir, 'SELECT event, outcome FROM auth_history WHERE user_id = ?', [app.user.id])) as { event: string; outcome: string }[];
+  const rows = (await sql(db.url, db.dir, 'SELECT event, outcome FROM auth_history WHERE user_id = ?', [
+    app.user.id,
+  ])) as { event: string; outcome: string }[];
   const seen = new Set(rows.map((r) => `${r.event}:${r.outcome}`));
-  for (const e of ['email_code_sent:success', 'email_code_verify:success', 'session_created:success', 'email_code_verify:failure']) t.true(seen.has(e), e);
+  for (const e of [
+    'email_code_sent:success',
+    'email_code_verify:success',
+    'session_created:success',
+    'email_code_verify:failure',
+  ])
+    t.true(seen.has(e), e);
 });

@@ -16,12 +16,15 @@ let db: TestDb;
 let d: Daemon;
 let app: App;
 let sink: SmtpSink;
-let api: ClientCreds;        // a resource server serving https://api.example.test
-let strictApi: ClientCreds;  // the same, with strict introspection
-let otherApi: ClientCreds;   // a resource server of another tenant
-let worker: ClientCreds;     // a client_credentials client with the API as its audience
+let api: ClientCreds; // a resource server serving https://api.example.test
+let strictApi: ClientCreds; // the same, with strict introspection
+let otherApi: ClientCreds; // a resource server of another tenant
+let worker: ClientCreds; // a client_credentials client with the API as its audience
 let n = 0;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 
 test.before(async () => {
   db = await createTestDatabase();
@@ -29,11 +32,19 @@ test.before(async () => {
   const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const mk = async (tenantId: string, input: Record<string, unknown>) => {
-    const c = await directory.createClient(tenantId, { grant_types: ['client_credentials'], scopes: ['api'], ...input }, actor);
+    const c = await directory.createClient(
+      tenantId,
+      { grant_types: ['client_credentials'], scopes: ['api'], ...input },
+      actor,
+    );
     return { clientId: c.client.client_id, secret: c.client_secret! };
   };
   api = await mk(app.tenantId, { name: 'API', resource_identifiers: ['https://api.example.test'] });
-  strictApi = await mk(app.tenantId, { name: 'Strict API', resource_identifiers: ['https://strict.example.test'], strict_introspection: true });
+  strictApi = await mk(app.tenantId, {
+    name: 'Strict API',
+    resource_identifiers: ['https://strict.example.test'],
+    strict_introspection: true,
+  });
   worker = await mk(app.tenantId, { name: 'worker', audiences: ['https://api.example.test'] });
   const other = await activeTenant(provisioning, { name: 'Other' }, actor);
   otherApi = await mk(other.id, { name: 'Other API', resource_identifiers: ['https://api.example.test'] });
@@ -41,12 +52,19 @@ test.before(async () => {
   sink = await startSmtpSink();
   d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
 });
-test.after.always(async () => { await d?.stop(); await sink?.close(); await db?.drop(); });
+test.after.always(async () => {
+  await d?.stop();
+  await sink?.close();
+  await db?.drop();
+});
 
 async function introspect(caller: ClientCreds | null, token: string, base = d.url) {
   const res = await fetch(`${base}/introspect`, {
     method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', ...(caller ? { authorization: kit.basic(caller) } : {}) },
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      ...(caller ? { authorization: kit.basic(caller) } : {}),
+    },
     body: new URLSearchParams({ token }),
   });
   return { status: res.status, text: await res.clone().text(), body: (await res.json()) as Record<string, unknown> };
@@ -83,8 +101,22 @@ test('inactive answers are exactly {"active":false}', async (t) => {
 test('expired: inactive', async (t) => {
   const { ds, config } = await openServices(db.url, db.dir);
   const tokens = new TokenService(d.url, new KeyService(ds, config.secretKey, 3600));
-  const expired = await tokens.issueAccessToken({ sub: 'x', clientId: app.web.clientId, tenantId: app.tenantId, scope: ['openid'], audience: ['https://api.example.test'], ttlSeconds: -60 });
-  const fresh = await tokens.issueAccessToken({ sub: 'x', clientId: worker.clientId, tenantId: app.tenantId, scope: ['api'], audience: ['https://api.example.test'], ttlSeconds: 60 });
+  const expired = await tokens.issueAccessToken({
+    sub: 'x',
+    clientId: app.web.clientId,
+    tenantId: app.tenantId,
+    scope: ['openid'],
+    audience: ['https://api.example.test'],
+    ttlSeconds: -60,
+  });
+  const fresh = await tokens.issueAccessToken({
+    sub: 'x',
+    clientId: worker.clientId,
+    tenantId: app.tenantId,
+    scope: ['api'],
+    audience: ['https://api.example.test'],
+    ttlSeconds: 60,
+  });
   await ds.destroy();
   t.is((await introspect(api, fresh.token)).body.active, true, 'the same key signs an active token');
   t.is((await introspect(api, expired.token)).text, '{"active":false}');
@@ -93,7 +125,7 @@ test('expired: inactive', async (t) => {
 test('a forged signature: inactive', async (t) => {
   const { access_token } = await userTokens();
   const [h, p, s] = access_token.split('.');
-  const forged = [h, p, s!.slice(0, -4) + (s!.endsWith('AAAA') ? 'BBBB' : 'AAAA')].join('.');
+  const forged = [h, p, s.slice(0, -4) + (s.endsWith('AAAA') ? 'BBBB' : 'AAAA')].join('.');
   t.is((await introspect(api, forged)).body.active, false);
 });
 
@@ -101,7 +133,11 @@ test('revoke, then introspect within the cache TTL: inactive (access token, RFC 
   const { access_token } = await userTokens();
   t.is((await introspect(api, access_token)).body.active, true);
   t.is((await introspect(api, access_token)).body.active, true, 'now served from the cache');
-  const rv = await fetch(`${d.url}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) }, body: new URLSearchParams({ token: access_token }) });
+  const rv = await fetch(`${d.url}/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) },
+    body: new URLSearchParams({ token: access_token }),
+  });
   t.is(rv.status, 200);
   t.is((await introspect(api, access_token)).body.active, false);
 });
@@ -109,14 +145,21 @@ test('revoke, then introspect within the cache TTL: inactive (access token, RFC 
 test('revoking the token family (refresh revocation) makes cached access tokens inactive', async (t) => {
   const { access_token, refresh_token } = await userTokens();
   t.is((await introspect(api, access_token)).body.active, true);
-  await fetch(`${d.url}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) }, body: new URLSearchParams({ token: refresh_token }) });
+  await fetch(`${d.url}/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) },
+    body: new URLSearchParams({ token: refresh_token }),
+  });
   t.is((await introspect(api, access_token)).body.active, false);
 });
 
 test('a logged-out session: inactive', async (t) => {
   const { access_token, id_token, jar } = await userTokens();
   t.is((await introspect(api, access_token)).body.active, true);
-  const res = await fetch(`${d.url}/logout?${new URLSearchParams({ id_token_hint: id_token })}`, { redirect: 'manual', headers: { cookie: jar.header() } });
+  const res = await fetch(`${d.url}/logout?${new URLSearchParams({ id_token_hint: id_token })}`, {
+    redirect: 'manual',
+    headers: { cookie: jar.header() },
+  });
   t.is(res.status, 200);
   t.is((await introspect(api, access_token)).body.active, false);
 });
@@ -128,9 +171,18 @@ test('a disabled user: inactive', async (t) => {
   t.is((await introspect(api, access_token)).body.active, false);
 });
 
-test('a disabled client (the token\'s): inactive', async (t) => {
+test("a disabled client (the token's): inactive", async (t) => {
   const { ds, directory } = await openServices(db.url, db.dir);
-  const c = await directory.createClient(app.tenantId, { name: 'soon disabled', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.example.test'] }, { type: 'system', id: 'test' });
+  const c = await directory.createClient(
+    app.tenantId,
+    {
+      name: 'soon disabled',
+      grant_types: ['client_credentials'],
+      scopes: ['api'],
+      audiences: ['https://api.example.test'],
+    },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   const tok = await clientCredentialsToken(d.url, c.client.client_id, c.client_secret!);
   t.is((await introspect(api, tok)).body.active, true);
@@ -142,8 +194,21 @@ test('a suspended tenant: inactive', async (t) => {
   const { ds, directory, provisioning } = await openServices(db.url, db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const ten = await activeTenant(provisioning, { name: 'Suspend me' }, actor);
-  const rs = await directory.createClient(ten.id, { name: 'rs', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://x.example.test'] }, actor);
-  const w = await directory.createClient(ten.id, { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] }, actor);
+  const rs = await directory.createClient(
+    ten.id,
+    {
+      name: 'rs',
+      grant_types: ['client_credentials'],
+      scopes: ['api'],
+      resource_identifiers: ['https://x.example.test'],
+    },
+    actor,
+  );
+  const w = await directory.createClient(
+    ten.id,
+    { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
+    actor,
+  );
   await ds.destroy();
   const tok = await clientCredentialsToken(d.url, w.client.client_id, w.client_secret!);
   const caller = { clientId: rs.client.client_id, secret: rs.client_secret! };
@@ -158,23 +223,40 @@ test('a suspended tenant: inactive', async (t) => {
 
 test('strict validation: a token for another audience is inactive, one for this audience active', async (t) => {
   const forApi = await clientCredentialsToken(d.url, worker.clientId, worker.secret);
-  t.is((await introspect(strictApi, forApi)).body.active, false, 'aud is https://api.example.test, not strict.example.test');
+  t.is(
+    (await introspect(strictApi, forApi)).body.active,
+    false,
+    'aud is https://api.example.test, not strict.example.test',
+  );
   const { ds, directory } = await openServices(db.url, db.dir);
-  const w2 = await directory.createClient(app.tenantId, { name: 'strict worker', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://strict.example.test'] }, { type: 'system', id: 'test' });
+  const w2 = await directory.createClient(
+    app.tenantId,
+    {
+      name: 'strict worker',
+      grant_types: ['client_credentials'],
+      scopes: ['api'],
+      audiences: ['https://strict.example.test'],
+    },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   const forStrict = await clientCredentialsToken(d.url, w2.client.client_id, w2.client_secret!);
   t.is((await introspect(strictApi, forStrict)).body.active, true);
-  t.is((await introspect(api, forStrict)).body.active, true, 'a non-strict resource server sees any token of its tenant');
+  t.is(
+    (await introspect(api, forStrict)).body.active,
+    true,
+    'a non-strict resource server sees any token of its tenant',
+  );
 });
 
-test('another client\'s token: a client that is not a resource server sees only its own tokens', async (t) => {
+test("another client's token: a client that is not a resource server sees only its own tokens", async (t) => {
   const own = await clientCredentialsToken(d.url, worker.clientId, worker.secret);
   const { access_token } = await userTokens();
   t.is((await introspect(worker, own)).body.active, true);
   t.is((await introspect(worker, access_token)).body.active, false);
 });
 
-test('another tenant\'s resource server: inactive', async (t) => {
+test("another tenant's resource server: inactive", async (t) => {
   const tok = await clientCredentialsToken(d.url, worker.clientId, worker.secret);
   t.is((await introspect(otherApi, tok)).body.active, false);
 });
@@ -185,18 +267,34 @@ test('caller authentication: HTTP Basic of a confidential client, else 401 inval
   t.is(none.status, 401);
   t.is(none.body.error, 'invalid_client');
   t.is((await introspect({ clientId: api.clientId, secret: 'wrong' }, tok)).status, 401);
-  t.is((await introspect({ clientId: app.native.clientId, secret: '' }, tok)).status, 401, 'public clients cannot introspect');
-  const post = await fetch(`${d.url}/introspect`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) }, body: '' });
+  t.is(
+    (await introspect({ clientId: app.native.clientId, secret: '' }, tok)).status,
+    401,
+    'public clients cannot introspect',
+  );
+  const post = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) },
+    body: '',
+  });
   t.is(post.status, 400);
   t.is(((await post.json()) as { error: string }).error, 'invalid_request');
 });
 
 test('with the cache off, answers are the same', async (t) => {
-  const nocache = await startDaemon(db.url, db.dir, { IAM_INTROSPECTION_CACHE_ENTRIES: '0', IAM_ISSUER: d.url, IAM_SMTP_URL: sink.url });
+  const nocache = await startDaemon(db.url, db.dir, {
+    IAM_INTROSPECTION_CACHE_ENTRIES: '0',
+    IAM_ISSUER: d.url,
+    IAM_SMTP_URL: sink.url,
+  });
   t.teardown(() => nocache.stop());
   const { access_token } = await userTokens();
   t.is((await introspect(api, access_token, nocache.url)).body.active, true);
-  await fetch(`${d.url}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) }, body: new URLSearchParams({ token: access_token }) });
+  await fetch(`${d.url}/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) },
+    body: new URLSearchParams({ token: access_token }),
+  });
   t.is((await introspect(api, access_token, nocache.url)).body.active, false);
 });
 
@@ -207,6 +305,10 @@ test('two daemons on one database: revoke through A, B answers inactive on the n
   const { access_token, refresh_token } = await userTokens();
   t.is((await introspect(api, access_token, b.url)).body.active, true);
   t.is((await introspect(api, access_token, b.url)).body.active, true, 'cached on B');
-  await fetch(`${d.url}/revoke`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) }, body: new URLSearchParams({ token: refresh_token }) });
+  await fetch(`${d.url}/revoke`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(app.web) },
+    body: new URLSearchParams({ token: refresh_token }),
+  });
   t.is((await introspect(api, access_token, b.url)).body.active, false);
 });

@@ -28,8 +28,8 @@ test('the settings are read and validated, naming the variable', (t) => {
   t.is(loadConfig({ ...base, IAM_IDJAG_JWKS_COOLDOWN_SECONDS: '0' }).idJagJwksCooldownSeconds, 0);
   const bad = (env: Record<string, string>, variable: string, re: RegExp) => {
     const e = t.throws(() => loadConfig({ ...base, ...env }), { instanceOf: ConfigError });
-    t.is((e as ConfigError).variable, variable);
-    t.regex(e!.message, re);
+    t.is(e.variable, variable);
+    t.regex(e.message, re);
   };
   bad({ IAM_OUTBOUND_ALLOW_LOOPBACK: 'maybe' }, 'IAM_OUTBOUND_ALLOW_LOOPBACK', /true or false/);
   bad({ IAM_IDJAG_JWKS_COOLDOWN_SECONDS: '3601' }, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', /between 0 and 3600/);

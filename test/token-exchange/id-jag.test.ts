@@ -11,7 +11,14 @@ import { rmSync } from 'node:fs';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../helpers/seed.js';
-import { makeCert, newKey, startIssuer, type IdJagInput, type TestCert, type TestIssuer } from '../helpers/https-issuer.js';
+import {
+  makeCert,
+  newKey,
+  startIssuer,
+  type IdJagInput,
+  type TestCert,
+  type TestIssuer,
+} from '../helpers/https-issuer.js';
 import { AT, claimsOf, exchange, JAG, putSettings, TE_GRANT, type Caller } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 
@@ -20,11 +27,11 @@ const FILES = 'https://files.example.test/api';
 
 let db: TestDb;
 let cert: TestCert;
-let idp: TestIssuer;      // OpenID Connect discovery
-let idp8414: TestIssuer;  // RFC 8414 metadata only
-let d1: Daemon;           // loopback allowed, unknown-kid cooldown 1 hour
-let d2: Daemon;           // loopback allowed, no cooldown
-let d3: Daemon;           // loopback NOT allowed
+let idp: TestIssuer; // OpenID Connect discovery
+let idp8414: TestIssuer; // RFC 8414 metadata only
+let d1: Daemon; // loopback allowed, unknown-kid cooldown 1 hour
+let d2: Daemon; // loopback allowed, no cooldown
+let d3: Daemon; // loopback NOT allowed
 let tenantId: string;
 let agent: Caller & { secret: string };
 let otherAgent: Caller & { secret: string };
@@ -43,9 +50,24 @@ test.before(async () => {
     const c = await directory.createClient(tenantId, input, actor);
     return { clientId: c.client.client_id, secret: c.client_secret! };
   };
-  agent = await mk({ name: 'Agent', grant_types: [TE_GRANT], scopes: ['chat.read', 'chat.write'], audiences: [CHAT, FILES] });
+  agent = await mk({
+    name: 'Agent',
+    grant_types: [TE_GRANT],
+    scopes: ['chat.read', 'chat.write'],
+    audiences: [CHAT, FILES],
+  });
   otherAgent = await mk({ name: 'Other agent', grant_types: [TE_GRANT], scopes: ['chat.read'], audiences: [CHAT] });
-  publicAgent = { clientId: (await mk({ name: 'Public agent', public: true, grant_types: [TE_GRANT], scopes: ['chat.read'], audiences: [CHAT] })).clientId };
+  publicAgent = {
+    clientId: (
+      await mk({
+        name: 'Public agent',
+        public: true,
+        grant_types: [TE_GRANT],
+        scopes: ['chat.read'],
+        audiences: [CHAT],
+      })
+    ).clientId,
+  };
   const adm = await mk({ name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] });
   await ds.destroy();
 
@@ -56,8 +78,15 @@ test.before(async () => {
   d3 = await startDaemon(db.url, db.dir, { IAM_OUTBOUND_CA_FILE: cert.certFile, IAM_ISSUER: d1.url });
   admin = await clientCredentialsToken(d1.url, adm.clientId, adm.secret);
   await putSettings(d1.url, admin, {
-    enabled: true, allowedSubjectTokenTypes: ['id-jag', 'access_token'],
-    idJag: { enabled: true, allowedIssuers: [idp.issuer, idp8414.issuer], maxTokenLifetime: 120, includeTenantClaim: true, requireConfidentialClient: true },
+    enabled: true,
+    allowedSubjectTokenTypes: ['id-jag', 'access_token'],
+    idJag: {
+      enabled: true,
+      allowedIssuers: [idp.issuer, idp8414.issuer],
+      maxTokenLifetime: 120,
+      includeTenantClaim: true,
+      requireConfidentialClient: true,
+    },
   });
 });
 test.after.always(async () => {
@@ -68,91 +97,147 @@ test.after.always(async () => {
   if (cert) rmSync(cert.dir, { recursive: true, force: true });
 });
 
-const jag = (p: Partial<IdJagInput> = {}, issuer = idp) => issuer.sign({ clientId: agent.clientId, audience: d1.url, scope: 'chat.read', resource: CHAT, ...p });
+const jag = (p: Partial<IdJagInput> = {}, issuer = idp) =>
+  issuer.sign({ clientId: agent.clientId, audience: d1.url, scope: 'chat.read', resource: CHAT, ...p });
 const fetches = (i: TestIssuer) => Object.values(i.hits).reduce((a, b) => a + b, 0);
 
-async function refused(t: import('ava').ExecutionContext, r: Promise<{ status: number; body: Record<string, unknown> }>, error: string, description?: RegExp) {
+async function refused(
+  t: import('ava').ExecutionContext,
+  r: Promise<{ status: number; body: Record<string, unknown> }>,
+  error: string,
+  description?: RegExp,
+) {
   const a = await r;
   t.is(a.status, 400, JSON.stringify(a.body));
   t.is(a.body.error, error);
   if (description) t.regex(String(a.body.error_description), description);
 }
 
-test.serial('an ID-JAG from a trusted issuer: access token with the tenant claim and the capped lifetime, no refresh token; keys cached', async (t) => {
-  const r = await exchange(d1.url, agent, { subject_token: await jag({ sub: 'U1' }), subject_token_type: JAG });
-  t.is(r.status, 200, JSON.stringify(r.body));
-  t.is(r.body.issued_token_type, AT);
-  t.is(r.body.token_type, 'Bearer');
-  t.is(r.body.expires_in, 120, 'idJag.maxTokenLifetime caps the 600 s access token lifetime');
-  t.is(r.body.refresh_token, undefined);
-  t.is(r.body.scope, 'chat.read');
-  const c = claimsOf(r.body.access_token);
-  t.is(c.sub, 'U1');
-  t.is(c.exp! - c.iat!, 120);
-  t.is(c.tenant, tenantId);
-  t.is(c.tenant_id, tenantId);
-  t.is(c.client_id, agent.clientId);
-  t.is(c.aud, CHAT);
-  t.is(c.resource, CHAT);
-  t.is(c.fid, undefined);
-  const verified = await jwtVerify(String(r.body.access_token), createRemoteJWKSet(new URL(`${d1.url}/jwks`)), { issuer: d1.url, typ: 'at+jwt', audience: CHAT });
-  t.is(verified.payload.sub, 'U1');
-  t.is(idp.hits['/.well-known/openid-configuration'], 1);
-  t.is(idp.hits['/jwks'], 1);
+test.serial(
+  'an ID-JAG from a trusted issuer: access token with the tenant claim and the capped lifetime, no refresh token; keys cached',
+  async (t) => {
+    const r = await exchange(d1.url, agent, { subject_token: await jag({ sub: 'U1' }), subject_token_type: JAG });
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.is(r.body.issued_token_type, AT);
+    t.is(r.body.token_type, 'Bearer');
+    t.is(r.body.expires_in, 120, 'idJag.maxTokenLifetime caps the 600 s access token lifetime');
+    t.is(r.body.refresh_token, undefined);
+    t.is(r.body.scope, 'chat.read');
+    const c = claimsOf(r.body.access_token);
+    t.is(c.sub, 'U1');
+    t.is(c.exp! - c.iat!, 120);
+    t.is(c.tenant, tenantId);
+    t.is(c.tenant_id, tenantId);
+    t.is(c.client_id, agent.clientId);
+    t.is(c.aud, CHAT);
+    t.is(c.resource, CHAT);
+    t.is(c.fid, undefined);
+    const verified = await jwtVerify(String(r.body.access_token), createRemoteJWKSet(new URL(`${d1.url}/jwks`)), {
+      issuer: d1.url,
+      typ: 'at+jwt',
+      audience: CHAT,
+    });
+    t.is(verified.payload.sub, 'U1');
+    t.is(idp.hits['/.well-known/openid-configuration'], 1);
+    t.is(idp.hits['/jwks'], 1);
 
-  // A second assertion is verified from the cache; d2 warms its own cache here too.
-  t.is((await exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG })).status, 200);
-  t.is(idp.hits['/jwks'], 1, 'no refetch while the key set is fresh');
-  t.is((await exchange(d2.url, agent, { subject_token: await jag(), subject_token_type: JAG })).status, 200);
-  t.is(idp.hits['/jwks'], 2, 'the other daemon fetched once for itself');
-});
+    // A second assertion is verified from the cache; d2 warms its own cache here too.
+    t.is((await exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG })).status, 200);
+    t.is(idp.hits['/jwks'], 1, 'no refetch while the key set is fresh');
+    t.is((await exchange(d2.url, agent, { subject_token: await jag(), subject_token_type: JAG })).status, 200);
+    t.is(idp.hits['/jwks'], 2, 'the other daemon fetched once for itself');
+  },
+);
 
-test.serial('without includeTenantClaim there is no tenant claim; without a scope claim the client\'s scopes are the ceiling', async (t) => {
-  await putSettings(d1.url, admin, { idJag: { includeTenantClaim: false } });
-  const r = await exchange(d1.url, agent, { subject_token: await jag({ scope: undefined }), subject_token_type: JAG });
-  t.is(r.status, 200, JSON.stringify(r.body));
-  const c = claimsOf(r.body.access_token);
-  t.is(c.tenant, undefined);
-  t.is(c.tenant_id, tenantId);
-  t.is(c.scope, 'chat.read chat.write');
-  await putSettings(d1.url, admin, { idJag: { includeTenantClaim: true } });
-});
+test.serial(
+  "without includeTenantClaim there is no tenant claim; without a scope claim the client's scopes are the ceiling",
+  async (t) => {
+    await putSettings(d1.url, admin, { idJag: { includeTenantClaim: false } });
+    const r = await exchange(d1.url, agent, {
+      subject_token: await jag({ scope: undefined }),
+      subject_token_type: JAG,
+    });
+    t.is(r.status, 200, JSON.stringify(r.body));
+    const c = claimsOf(r.body.access_token);
+    t.is(c.tenant, undefined);
+    t.is(c.tenant_id, tenantId);
+    t.is(c.scope, 'chat.read chat.write');
+    await putSettings(d1.url, admin, { idJag: { includeTenantClaim: true } });
+  },
+);
 
 test.serial('a jti is single-use on every daemon; a refused request does not spend it', async (t) => {
   const token = await jag({ jti: `j-${randomBytes(6).toString('hex')}` });
-  await refused(t, exchange(d1.url, agent, { subject_token: token, subject_token_type: JAG, scope: 'chat.write' }), 'invalid_scope');
+  await refused(
+    t,
+    exchange(d1.url, agent, { subject_token: token, subject_token_type: JAG, scope: 'chat.write' }),
+    'invalid_scope',
+  );
   t.is((await exchange(d1.url, agent, { subject_token: token, subject_token_type: JAG })).status, 200);
-  await refused(t, exchange(d1.url, agent, { subject_token: token, subject_token_type: JAG }), 'invalid_request', /already been used/);
-  await refused(t, exchange(d2.url, agent, { subject_token: token, subject_token_type: JAG }), 'invalid_request', /already been used/);
+  await refused(
+    t,
+    exchange(d1.url, agent, { subject_token: token, subject_token_type: JAG }),
+    'invalid_request',
+    /already been used/,
+  );
+  await refused(
+    t,
+    exchange(d2.url, agent, { subject_token: token, subject_token_type: JAG }),
+    'invalid_request',
+    /already been used/,
+  );
 });
 
-test.serial('refusals: issuer, signature, audience, expiry, iat, client, typ, tenant, scope and resource', async (t) => {
-  const now = Math.floor(Date.now() / 1000);
-  const x = (subject_token: string, extra: Record<string, string> = {}) => exchange(d1.url, agent, { subject_token, subject_token_type: JAG, ...extra });
-  const before = fetches(idp);
-  await refused(t, x(await jag({ iss: 'https://evil.example.com' })), 'invalid_request', /issuer https:\/\/evil\.example\.com is not trusted/);
-  const impostor = await newKey(idp.published[0]!.kid);
-  await refused(t, x(await jag({ key: impostor })), 'invalid_request', /signature does not verify/);
-  const good = await jag();
-  const [h, p] = good.split('.');
-  const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claimsOf(good), sub: 'admin' })).toString('base64url')}.${good.split('.')[2]}`;
-  t.not(p, tampered.split('.')[1]);
-  await refused(t, x(tampered), 'invalid_request', /signature does not verify/);
-  await refused(t, x(await jag({ audience: 'https://another-as.example.com' })), 'invalid_request', /not addressed to this authorization server/);
-  await refused(t, x(await jag({ iat: now - 900, exp: now - 600 })), 'invalid_request', /expired/);
-  await refused(t, x(await jag({ iat: now + 600, exp: now + 900 })), 'invalid_request', /issued in the future/);
-  await refused(t, x(await jag({ clientId: otherAgent.clientId })), 'invalid_request', /issued for another client/);
-  await refused(t, x(await jag({ typ: 'JWT' })), 'invalid_request', /typ must be oauth-id-jag\+jwt/);
-  await refused(t, x(await jag({ extra: { aud_tenant: 'ten_someone_else' } })), 'invalid_request', /another tenant/);
-  await refused(t, x(await jag(), { scope: 'chat.write' }), 'invalid_scope', /chat\.write/);
-  await refused(t, x(await jag(), { resource: FILES }), 'invalid_target', /not covered by the subject_token/);
-  await refused(t, x('not.a.jwt'), 'invalid_request', /not a JWT/);
-  t.is(fetches(idp), before, 'no refusal made the daemon call the issuer (its keys are cached; evil.example.com was never contacted)');
-});
+test.serial(
+  'refusals: issuer, signature, audience, expiry, iat, client, typ, tenant, scope and resource',
+  async (t) => {
+    const now = Math.floor(Date.now() / 1000);
+    const x = (subject_token: string, extra: Record<string, string> = {}) =>
+      exchange(d1.url, agent, { subject_token, subject_token_type: JAG, ...extra });
+    const before = fetches(idp);
+    await refused(
+      t,
+      x(await jag({ iss: 'https://evil.example.com' })),
+      'invalid_request',
+      /issuer https:\/\/evil\.example\.com is not trusted/,
+    );
+    const impostor = await newKey(idp.published[0].kid);
+    await refused(t, x(await jag({ key: impostor })), 'invalid_request', /signature does not verify/);
+    const good = await jag();
+    const [h, p] = good.split('.');
+    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claimsOf(good), sub: 'admin' })).toString('base64url')}.${good.split('.')[2]}`;
+    t.not(p, tampered.split('.')[1]);
+    await refused(t, x(tampered), 'invalid_request', /signature does not verify/);
+    await refused(
+      t,
+      x(await jag({ audience: 'https://another-as.example.com' })),
+      'invalid_request',
+      /not addressed to this authorization server/,
+    );
+    await refused(t, x(await jag({ iat: now - 900, exp: now - 600 })), 'invalid_request', /expired/);
+    await refused(t, x(await jag({ iat: now + 600, exp: now + 900 })), 'invalid_request', /issued in the future/);
+    await refused(t, x(await jag({ clientId: otherAgent.clientId })), 'invalid_request', /issued for another client/);
+    await refused(t, x(await jag({ typ: 'JWT' })), 'invalid_request', /typ must be oauth-id-jag\+jwt/);
+    await refused(t, x(await jag({ extra: { aud_tenant: 'ten_someone_else' } })), 'invalid_request', /another tenant/);
+    await refused(t, x(await jag(), { scope: 'chat.write' }), 'invalid_scope', /chat\.write/);
+    await refused(t, x(await jag(), { resource: FILES }), 'invalid_target', /not covered by the subject_token/);
+    await refused(t, x('not.a.jwt'), 'invalid_request', /not a JWT/);
+    t.is(
+      fetches(idp),
+      before,
+      'no refusal made the daemon call the issuer (its keys are cached; evil.example.com was never contacted)',
+    );
+  },
+);
 
 test.serial('public clients are refused under requireConfidentialClient, admitted without it', async (t) => {
   const token = await jag({ clientId: publicAgent.clientId });
-  await refused(t, exchange(d1.url, publicAgent, { subject_token: token, subject_token_type: JAG }), 'unauthorized_client', /confidential/);
+  await refused(
+    t,
+    exchange(d1.url, publicAgent, { subject_token: token, subject_token_type: JAG }),
+    'unauthorized_client',
+    /confidential/,
+  );
   await putSettings(d1.url, admin, { idJag: { requireConfidentialClient: false } });
   const r = await exchange(d1.url, publicAgent, { subject_token: token, subject_token_type: JAG });
   t.is(r.status, 200, JSON.stringify(r.body));
@@ -160,52 +245,107 @@ test.serial('public clients are refused under requireConfidentialClient, admitte
   await putSettings(d1.url, admin, { idJag: { requireConfidentialClient: true } });
 });
 
-test.serial('unknown kid: refused without refetching inside the cooldown; a daemon without cooldown refetches and picks up a rotated key', async (t) => {
-  const jwks = () => idp.hits['/jwks'] ?? 0;
-  const stranger = await newKey('k-unknown');
-  const start = jwks();
-  await refused(t, exchange(d1.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }), 'invalid_request', /No key with kid "k-unknown"/);
-  await refused(t, exchange(d1.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }), 'invalid_request', /No key with kid "k-unknown"/);
-  t.is(jwks(), start, 'inside the cooldown an unknown kid does not reach the issuer');
+test.serial(
+  'unknown kid: refused without refetching inside the cooldown; a daemon without cooldown refetches and picks up a rotated key',
+  async (t) => {
+    const jwks = () => idp.hits['/jwks'] ?? 0;
+    const stranger = await newKey('k-unknown');
+    const start = jwks();
+    await refused(
+      t,
+      exchange(d1.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }),
+      'invalid_request',
+      /No key with kid "k-unknown"/,
+    );
+    await refused(
+      t,
+      exchange(d1.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }),
+      'invalid_request',
+      /No key with kid "k-unknown"/,
+    );
+    t.is(jwks(), start, 'inside the cooldown an unknown kid does not reach the issuer');
 
-  // The issuer rotates in a new key.
-  const rotated = await newKey('k-rotated');
-  idp.published.push(rotated);
-  await refused(t, exchange(d1.url, agent, { subject_token: await jag({ key: rotated }), subject_token_type: JAG }), 'invalid_request', /No key with kid "k-rotated"/);
-  t.is(jwks(), start);
-  const r = await exchange(d2.url, agent, { subject_token: await jag({ key: rotated }), subject_token_type: JAG });
-  t.is(r.status, 200, JSON.stringify(r.body));
-  t.is(jwks(), start + 1, 'one refetch, caused by the unknown kid');
-  await refused(t, exchange(d2.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }), 'invalid_request', /No key with kid "k-unknown"/);
-});
+    // The issuer rotates in a new key.
+    const rotated = await newKey('k-rotated');
+    idp.published.push(rotated);
+    await refused(
+      t,
+      exchange(d1.url, agent, { subject_token: await jag({ key: rotated }), subject_token_type: JAG }),
+      'invalid_request',
+      /No key with kid "k-rotated"/,
+    );
+    t.is(jwks(), start);
+    const r = await exchange(d2.url, agent, { subject_token: await jag({ key: rotated }), subject_token_type: JAG });
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.is(jwks(), start + 1, 'one refetch, caused by the unknown kid');
+    await refused(
+      t,
+      exchange(d2.url, agent, { subject_token: await jag({ key: stranger }), subject_token_type: JAG }),
+      'invalid_request',
+      /No key with kid "k-unknown"/,
+    );
+  },
+);
 
 test.serial('an issuer with only RFC 8414 metadata is discovered too', async (t) => {
-  const r = await exchange(d1.url, agent, { subject_token: await jag({ sub: 'U8414' }, idp8414), subject_token_type: JAG });
+  const r = await exchange(d1.url, agent, {
+    subject_token: await jag({ sub: 'U8414' }, idp8414),
+    subject_token_type: JAG,
+  });
   t.is(r.status, 200, JSON.stringify(r.body));
   t.is(claimsOf(r.body.access_token).sub, 'U8414');
   t.is(idp8414.hits['/.well-known/openid-configuration'], 1, 'OpenID discovery tried first (404)');
   t.is(idp8414.hits['/.well-known/oauth-authorization-server'], 1);
 });
 
-test.serial('without IAM_OUTBOUND_ALLOW_LOOPBACK the daemon refuses to contact a loopback issuer, even one in the settings', async (t) => {
-  const before = fetches(idp);
-  await refused(t, exchange(d3.url, agent, { subject_token: await jag(), subject_token_type: JAG }), 'invalid_request', /keys of https:\/\/127\.0\.0\.1:\d+ are unavailable \(blocked_address\)/);
-  t.is(fetches(idp), before, 'nothing reached the issuer');
-  t.true(await eventually(() => d3.logs.some((l) => l.msg === 'ID-JAG issuer metadata or keys could not be fetched' && /loopback/.test(String(l.detail)))), 'the operator sees why');
-  // ...and its settings endpoint will not store one.
-  const put = await fetch(`${d3.url}/api/admin/settings/token-exchange`, {
-    method: 'PUT', headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ idJag: { allowedIssuers: [idp.issuer] } }),
-  });
-  t.is(put.status, 400);
-  t.regex(String(((await put.json()) as { error_description: string }).error_description), /^body\.idJag\.allowedIssuers\.0: .*loopback/);
-});
+test.serial(
+  'without IAM_OUTBOUND_ALLOW_LOOPBACK the daemon refuses to contact a loopback issuer, even one in the settings',
+  async (t) => {
+    const before = fetches(idp);
+    await refused(
+      t,
+      exchange(d3.url, agent, { subject_token: await jag(), subject_token_type: JAG }),
+      'invalid_request',
+      /keys of https:\/\/127\.0\.0\.1:\d+ are unavailable \(blocked_address\)/,
+    );
+    t.is(fetches(idp), before, 'nothing reached the issuer');
+    t.true(
+      await eventually(() =>
+        d3.logs.some(
+          (l) => l.msg === 'ID-JAG issuer metadata or keys could not be fetched' && /loopback/.test(String(l.detail)),
+        ),
+      ),
+      'the operator sees why',
+    );
+    // ...and its settings endpoint will not store one.
+    const put = await fetch(`${d3.url}/api/admin/settings/token-exchange`, {
+      method: 'PUT',
+      headers: { authorization: `Bearer ${admin}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ idJag: { allowedIssuers: [idp.issuer] } }),
+    });
+    t.is(put.status, 400);
+    t.regex(
+      String(((await put.json()) as { error_description: string }).error_description),
+      /^body\.idJag\.allowedIssuers\.0: .*loopback/,
+    );
+  },
+);
 
 test.serial('ID-JAG off, or its token type not listed: refused', async (t) => {
   await putSettings(d1.url, admin, { idJag: { enabled: false } });
-  await refused(t, exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG }), 'invalid_request', /not enabled/);
+  await refused(
+    t,
+    exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG }),
+    'invalid_request',
+    /not enabled/,
+  );
   await putSettings(d1.url, admin, { idJag: { enabled: true }, allowedSubjectTokenTypes: ['access_token'] });
-  await refused(t, exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG }), 'invalid_request', /not accepted by this tenant/);
+  await refused(
+    t,
+    exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG }),
+    'invalid_request',
+    /not accepted by this tenant/,
+  );
   await putSettings(d1.url, admin, { allowedSubjectTokenTypes: ['id-jag'] });
   t.is((await exchange(d1.url, agent, { subject_token: await jag(), subject_token_type: JAG })).status, 200);
 });

@@ -16,10 +16,16 @@ let db: TestDb;
 let d: Daemon;
 let app: App;
 let sink: SmtpSink;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 
 let env: LoginEnv;
-test.before(async () => { env = await startLoginEnv(); ({ db, d, app, sink } = env); });
+test.before(async () => {
+  env = await startLoginEnv();
+  ({ db, d, app, sink } = env);
+});
 test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 const newUser = () => createUserIn(env, 'consent');
@@ -32,8 +38,17 @@ async function thirdPartyTokens(email: string) {
   const p = pkce();
   const page = await get(authorizeUrl(d.url, kit.authParams(app.thirdParty.clientId, p.challenge)), jar);
   const html = await page.text();
-  const form = new URLSearchParams({ challenge: challengeFrom(html), csrf: /name="csrf" value="([^"]+)"/.exec(html)![1]!, decision: 'allow' });
-  const res = await fetch(`${d.url}/authorize/consent`, { method: 'POST', redirect: 'manual', headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() }, body: form });
+  const form = new URLSearchParams({
+    challenge: challengeFrom(html),
+    csrf: /name="csrf" value="([^"]+)"/.exec(html)![1],
+    decision: 'allow',
+  });
+  const res = await fetch(`${d.url}/authorize/consent`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: form,
+  });
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
   const t = await kit.redeem(code, p.verifier, app.thirdParty);
   if (t.status !== 200) throw new Error(`token ${t.status}`);
@@ -42,9 +57,13 @@ async function thirdPartyTokens(email: string) {
 
 const list = async (at: string) => {
   const res = await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${at}` } });
-  return { status: res.status, body: (await res.json()) as any };
+  return { status: res.status, body: await res.json() };
 };
-const withdraw = (at: string, id: string) => fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, { method: 'DELETE', headers: { authorization: `Bearer ${at}` } });
+const withdraw = (at: string, id: string) =>
+  fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, {
+    method: 'DELETE',
+    headers: { authorization: `Bearer ${at}` },
+  });
 
 test('the list holds the first-party grant and the third-party consent, per the Consent record', async (t) => {
   const user = await newUser();
@@ -90,7 +109,7 @@ test('withdrawal revokes the tokens granted under the consent at once', async (t
   await assertUserError(t, await withdraw(own.access_token, consent.id), 404);
 });
 
-test('withdrawing the first-party consent revokes that client\'s families, including the caller\'s token', async (t) => {
+test("withdrawing the first-party consent revokes that client's families, including the caller's token", async (t) => {
   const user = await newUser();
   const a = await kit.tokensFor(app.web, user.email);
   const b = await kit.tokensFor(app.web, user.email);
@@ -99,16 +118,22 @@ test('withdrawing the first-party consent revokes that client\'s families, inclu
   t.is((await introspect(a.access_token)).active, false);
   t.is((await introspect(b.access_token)).active, false);
   t.is((await kit.refresh(b.refresh_token, app.web)).body.error, 'invalid_grant');
-  await assertUserError(t, await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${a.access_token}` } }), 401);
+  await assertUserError(
+    t,
+    await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${a.access_token}` } }),
+    401,
+  );
 });
 
-test('another user\'s consent id and an unknown id are 404 with error_code and error_id; nothing is revoked', async (t) => {
+test("another user's consent id and an unknown id are 404 with error_code and error_id; nothing is revoked", async (t) => {
   const alice = await newUser();
   const bob = await newUser();
   const aliceTokens = await thirdPartyTokens(alice.email);
   const bobTokens = await kit.tokensFor(app.web, bob.email);
   const aliceOwn = await kit.tokensFor(app.web, alice.email);
-  const aliceConsent = (await list(aliceOwn.access_token)).body.consents.find((c: any) => c.clientId === app.thirdParty.clientId);
+  const aliceConsent = (await list(aliceOwn.access_token)).body.consents.find(
+    (c: any) => c.clientId === app.thirdParty.clientId,
+  );
   await assertUserError(t, await withdraw(bobTokens.access_token, aliceConsent.id), 404);
   await assertUserError(t, await withdraw(bobTokens.access_token, 'cns_nope'), 404);
   t.is((await introspect(aliceTokens.access_token)).active, true);
@@ -117,6 +142,10 @@ test('another user\'s consent id and an unknown id are 404 with error_code and e
 
 test('no or a bad token: 401 with error_code and error_id', async (t) => {
   await assertUserError(t, await fetch(`${d.url}/api/user/consents`), 401);
-  await assertUserError(t, await fetch(`${d.url}/api/user/consents`, { headers: { authorization: 'Bearer nope' } }), 401);
+  await assertUserError(
+    t,
+    await fetch(`${d.url}/api/user/consents`, { headers: { authorization: 'Bearer nope' } }),
+    401,
+  );
   await assertUserError(t, await fetch(`${d.url}/api/user/consents/x`, { method: 'DELETE' }), 401);
 });

@@ -18,7 +18,10 @@ let d: Daemon;
 let app: App;
 let sink: SmtpSink;
 let n = 0;
-const kit = loginKit(() => d.url, () => sink);
+const kit = loginKit(
+  () => d.url,
+  () => sink,
+);
 const ERROR_CODE = /^[A-Z]{2}[0-9]{6}$/;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -28,26 +31,38 @@ test.before(async () => {
   sink = await startSmtpSink();
   d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
 });
-test.after.always(async () => { await d?.stop(); await sink?.close(); await db?.drop(); });
+test.after.always(async () => {
+  await d?.stop();
+  await sink?.close();
+  await db?.drop();
+});
 
 async function newUser(name?: string) {
   const email = `export${++n}-${Date.now()}@example.com`;
   const { ds, directory } = await openServices(db.url, db.dir);
-  const user = await directory.createUser(app.tenantId, { email, name: name ?? `Export ${n}` }, { type: 'system', id: 'test' });
+  const user = await directory.createUser(
+    app.tenantId,
+    { email, name: name ?? `Export ${n}` },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   return { user, email, ...(await kit.tokensFor(app.web, email)) };
 }
 
 async function post(token: string, body: unknown) {
   const res = await fetch(`${d.url}/api/user/data-export`, {
-    method: 'POST', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: JSON.stringify(body),
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify(body),
   });
   const text = await res.text();
   return { status: res.status, text, body: JSON.parse(text) as Record<string, any> };
 }
 
 async function get(token: string, id: string) {
-  const res = await fetch(`${d.url}/api/user/data-export/${encodeURIComponent(id)}`, { headers: { authorization: `Bearer ${token}` } });
+  const res = await fetch(`${d.url}/api/user/data-export/${encodeURIComponent(id)}`, {
+    headers: { authorization: `Bearer ${token}` },
+  });
   const text = await res.text();
   return { status: res.status, text, body: JSON.parse(text) as Record<string, any> };
 }
@@ -60,7 +75,19 @@ async function addHistory(userId: string, count: number) {
       const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
       await ds.query(
         `INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
-        rows.flatMap((k) => [`ah_${randomBytes(9).toString('base64url')}`, app.tenantId, userId, 'login', 'success', null, app.web.clientId, '127.0.0.1', 'bench-agent', base + k]));
+        rows.flatMap((k) => [
+          `ah_${randomBytes(9).toString('base64url')}`,
+          app.tenantId,
+          userId,
+          'login',
+          'success',
+          null,
+          app.web.clientId,
+          '127.0.0.1',
+          'bench-agent',
+          base + k,
+        ]),
+      );
     }
   } finally {
     await ds.destroy();
@@ -85,7 +112,13 @@ test('small export: completed inline, JSON, every section by default', async (t)
   t.is(typeof r.body.requestId, 'string');
   t.true(Number.isInteger(r.body.exportedAt) && r.body.exportedAt > 1e12, 'epoch ms');
   t.deepEqual(Object.keys(r.body.data).sort(), ['auth_history', 'consents', 'custom_claims', 'profile', 'sessions']);
-  t.deepEqual(r.body.data.profile, { id: u.user.id, email: u.email, name: u.user.name, status: 'active', created_at: r.body.data.profile.created_at });
+  t.deepEqual(r.body.data.profile, {
+    id: u.user.id,
+    email: u.email,
+    name: u.user.name,
+    status: 'active',
+    created_at: r.body.data.profile.created_at,
+  });
   t.deepEqual(r.body.data.custom_claims, []);
   t.true(r.body.data.sessions.length >= 1, 'the login made a session');
   t.true(r.body.data.consents.length >= 0);
@@ -102,7 +135,15 @@ test('no secrets, hashes or session ids in the export', async (t) => {
   for (const format of ['json', 'csv']) {
     const r = await post(u.access_token, { format });
     t.is(r.status, 200);
-    for (const bad of ['secret_hash', 'code_hash', 'secret', 'hash', app.web.secret, u.access_token, ...sessions.map((s) => s.id)]) {
+    for (const bad of [
+      'secret_hash',
+      'code_hash',
+      'secret',
+      'hash',
+      app.web.secret,
+      u.access_token,
+      ...sessions.map((s) => s.id),
+    ]) {
       t.false(r.text.includes(bad), `${format} export contains ${bad.slice(0, 20)}`);
     }
   }
@@ -140,7 +181,7 @@ test('CSV: one table per section, formula cells neutralised', async (t) => {
   const lines = csv.split('\r\n');
   t.is(lines[0], '# profile');
   t.is(lines[1], 'id,email,name,status,created_at');
-  t.true(lines[2]!.includes(`,'=cmd(),`), lines[2]);
+  t.true(lines[2].includes(`,'=cmd(),`), lines[2]);
   t.false(/(^|,)=cmd/.test(csv));
   for (const s of ['# consents', '# sessions', '# auth_history', '# custom_claims']) t.true(lines.includes(s), s);
   t.is(csvCell('+1'), "'+1");
@@ -168,7 +209,11 @@ test('large export: pending (202), then completed by the job; JSON and CSV', asy
   t.true(Number.isInteger(done.body.exportedAt));
   t.true(done.body.data.auth_history.length >= INLINE_ROW_LIMIT + 1_500);
   const times = (done.body.data.auth_history as { created_at: number }[]).map((h) => h.created_at);
-  t.deepEqual(times, [...times].sort((a, b) => a - b), 'in time order across pages');
+  t.deepEqual(
+    times,
+    [...times].sort((a, b) => a - b),
+    'in time order across pages',
+  );
 
   const c = await post(u.access_token, { format: 'csv', sections: ['auth_history'] });
   t.is(c.status, 202);
@@ -181,7 +226,7 @@ test('large export: pending (202), then completed by the job; JSON and CSV', asy
   t.true(lines.length - 2 >= INLINE_ROW_LIMIT + 1_500);
 });
 
-test('another user\'s export id, or an unknown one: 404 with error_code and error_id', async (t) => {
+test("another user's export id, or an unknown one: 404 with error_code and error_id", async (t) => {
   const owner = await newUser();
   await addHistory(owner.user.id, INLINE_ROW_LIMIT + 10);
   const p = await post(owner.access_token, { sections: ['auth_history'] });

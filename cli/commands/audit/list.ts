@@ -3,17 +3,33 @@ import { table, time } from '../../format.js';
 import { HttpCommand, usage } from '../../http/base.js';
 
 interface AuditEvent {
-  id: string; tenant_id: string | null; actor_type: string; actor_id: string; action: string; target_type: string; target_id: string;
-  outcome: string; request_id: string | null; summary: Record<string, unknown>; created_at: number;
+  id: string;
+  tenant_id: string | null;
+  actor_type: string;
+  actor_id: string;
+  action: string;
+  target_type: string;
+  target_id: string;
+  outcome: string;
+  request_id: string | null;
+  summary: Record<string, unknown>;
+  created_at: number;
 }
-interface Page { events: AuditEvent[]; next_cursor?: string }
+interface Page {
+  events: AuditEvent[];
+  next_cursor?: string;
+}
 
 /** ISO 8601 time or epoch milliseconds → epoch ms. */
 function when(flag: string, v: string | undefined): number | undefined {
   if (v === undefined) return undefined;
   if (/^\d+$/.test(v)) return Number(v);
   const ms = Date.parse(v);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(v)) throw usage('invalid_time', `--${flag}: "${v}" is neither an ISO 8601 time (2026-11-22T03:00:00Z) nor epoch milliseconds`);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(v))
+    throw usage(
+      'invalid_time',
+      `--${flag}: "${v}" is neither an ISO 8601 time (2026-11-22T03:00:00Z) nor epoch milliseconds`,
+    );
   return ms;
 }
 
@@ -35,9 +51,11 @@ export default class AuditList extends HttpCommand<typeof AuditList> {
     },
   ];
   static override flags = {
-    tenant: Flags.string({ description: 'only this tenant\'s events (a tenant admin sees only its own anyway)' }),
+    tenant: Flags.string({ description: "only this tenant's events (a tenant admin sees only its own anyway)" }),
     action: Flags.string({ description: 'only this action, e.g. tenant.suspend, client.create' }),
-    actor: Flags.string({ description: 'only events by this actor id (a client_id, or an operator name for CLI actions)' }),
+    actor: Flags.string({
+      description: 'only events by this actor id (a client_id, or an operator name for CLI actions)',
+    }),
     target: Flags.string({ description: 'only events about this target id' }),
     outcome: Flags.string({ description: 'only this outcome', options: ['success', 'failure'] }),
     since: Flags.string({ description: 'events at or after this time (ISO 8601 or epoch ms)' }),
@@ -52,7 +70,9 @@ export default class AuditList extends HttpCommand<typeof AuditList> {
     const since = when('since', this.flags.since);
     const until = when('until', this.flags.until);
     const base: Record<string, string> = {};
-    const put = (k: string, v: string | number | undefined) => { if (v !== undefined) base[k] = String(v); };
+    const put = (k: string, v: string | number | undefined) => {
+      if (v !== undefined) base[k] = String(v);
+    };
     put('tenant_id', this.flags.tenant);
     put('action', this.flags.action);
     put('actor_id', this.flags.actor);
@@ -72,20 +92,27 @@ export default class AuditList extends HttpCommand<typeof AuditList> {
       pages++;
       cursor = page.next_cursor;
       if (!this.flags.all || !cursor) break;
-      if (process.stderr.isTTY && !this.jsonEnabled()) process.stderr.write(`\r${events.length} events, ${pages} pages…`);
+      if (process.stderr.isTTY && !this.jsonEnabled())
+        process.stderr.write(`\r${events.length} events, ${pages} pages…`);
       else this.note(`${events.length} events so far (${pages} pages)…`);
     }
     if (this.flags.all && pages > 1 && process.stderr.isTTY && !this.jsonEnabled()) process.stderr.write('\n');
 
-    this.log(table(events, [
-      { header: 'time', value: (e) => time(e.created_at) },
-      { header: 'tenant', value: (e) => e.tenant_id ?? '-' },
-      { header: 'actor', value: (e) => `${e.actor_type}:${e.actor_id}` },
-      { header: 'action', value: (e) => e.action },
-      { header: 'target', value: (e) => `${e.target_type}:${e.target_id}` },
-      { header: 'outcome', value: (e) => e.outcome },
-      { header: 'reason', value: (e) => (typeof e.summary.reason === 'string' ? e.summary.reason : '-') },
-    ], 'No audit events match.'));
+    this.log(
+      table(
+        events,
+        [
+          { header: 'time', value: (e) => time(e.created_at) },
+          { header: 'tenant', value: (e) => e.tenant_id ?? '-' },
+          { header: 'actor', value: (e) => `${e.actor_type}:${e.actor_id}` },
+          { header: 'action', value: (e) => e.action },
+          { header: 'target', value: (e) => `${e.target_type}:${e.target_id}` },
+          { header: 'outcome', value: (e) => e.outcome },
+          { header: 'reason', value: (e) => (typeof e.summary.reason === 'string' ? e.summary.reason : '-') },
+        ],
+        'No audit events match.',
+      ),
+    );
     if (cursor) this.log(`\nMore events: re-run with --cursor ${cursor} (or --all)`);
     return { events, ...(cursor ? { next_cursor: cursor } : {}) };
   }

@@ -11,19 +11,23 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
   static override examples = [
     {
       description: 'A confidential web application.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Web app" --redirect-uri https://app.example.com/callback',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Web app" --redirect-uri https://app.example.com/callback',
     },
     {
       description: 'A public native application with two loopback redirect URIs.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "CLI tool" --public --redirect-uri http://127.0.0.1:8400/cb --redirect-uri http://[::1]:8400/cb',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "CLI tool" --public --redirect-uri http://127.0.0.1:8400/cb --redirect-uri http://[::1]:8400/cb',
     },
     {
       description: 'A resource server that introspects tokens addressed to it, strictly.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Orders API" --grant-type client_credentials --scope introspect --resource-identifier https://orders.example.com --strict-introspection',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Orders API" --grant-type client_credentials --scope introspect --resource-identifier https://orders.example.com --strict-introspection',
     },
     {
       description: 'A service using the client credentials grant for one API.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Billing worker" --grant-type client_credentials --scope invoices:read --audience https://api.example.com',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Billing worker" --grant-type client_credentials --scope invoices:read --audience https://api.example.com',
     },
   ];
   static override flags = {
@@ -31,21 +35,40 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
     name: Flags.string({ description: 'display name, shown on the consent page', required: true }),
     'redirect-uri': Flags.string({
       description: 'allowed redirect URI: https, http on a loopback host, or a private-use scheme (repeatable)',
-      multiple: true, multipleNonGreedy: true,
+      multiple: true,
+      multipleNonGreedy: true,
     }),
     'grant-type': Flags.string({
       description: 'grant type the client may use (repeatable) [default: authorization_code, refresh_token]',
-      options: GRANT_TYPES, multiple: true, multipleNonGreedy: true,
+      options: GRANT_TYPES,
+      multiple: true,
+      multipleNonGreedy: true,
     }),
-    scope: Flags.string({ description: 'scope the client may request (repeatable) [default: openid, profile, email]', multiple: true, multipleNonGreedy: true }),
-    audience: Flags.string({ description: 'resource (RFC 8707) the client may request tokens for (repeatable)', multiple: true, multipleNonGreedy: true }),
+    scope: Flags.string({
+      description: 'scope the client may request (repeatable) [default: openid, profile, email]',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
+    audience: Flags.string({
+      description: 'resource (RFC 8707) the client may request tokens for (repeatable)',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     public: Flags.boolean({ description: 'a public client: no secret, PKCE required', default: false }),
-    'first-party': Flags.boolean({ description: 'a first-party client: users are not asked for consent', default: false }),
+    'first-party': Flags.boolean({
+      description: 'a first-party client: users are not asked for consent',
+      default: false,
+    }),
     'resource-identifier': Flags.string({
       description: 'as a resource server: an audience this client serves, checked by strict introspection (repeatable)',
-      multiple: true, multipleNonGreedy: true,
+      multiple: true,
+      multipleNonGreedy: true,
     }),
-    'strict-introspection': Flags.boolean({ description: 'introspection by this client answers active only for tokens addressed to one of its resource identifiers', default: false }),
+    'strict-introspection': Flags.boolean({
+      description:
+        'introspection by this client answers active only for tokens addressed to one of its resource identifiers',
+      default: false,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -77,20 +100,24 @@ Repeat --redirect-uri, --grant-type, --scope and --audience for several values; 
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
 
     this.log(`Created ${client.client_type} client "${client.name}" in tenant ${client.tenant_id}`);
-    this.log(fields([
-      ['id', client.id],
-      ['client_id', client.client_id],
-      ...(client_secret ? [['client_secret', client_secret] as [string, string]] : []),
-      ['redirect URIs', list(client.redirect_uris)],
-      ['grant types', list(client.grant_types)],
-      ['scopes', list(client.scopes, ' ')],
-      ['audiences', list(client.audiences)],
-      ['first party', client.first_party ? 'yes' : 'no'],
-      ['created', time(client.created_at)],
-    ]));
+    this.log(
+      fields([
+        ['id', client.id],
+        ['client_id', client.client_id],
+        ...(client_secret ? [['client_secret', client_secret] as [string, string]] : []),
+        ['redirect URIs', list(client.redirect_uris)],
+        ['grant types', list(client.grant_types)],
+        ['scopes', list(client.scopes, ' ')],
+        ['audiences', list(client.audiences)],
+        ['first party', client.first_party ? 'yes' : 'no'],
+        ['created', time(client.created_at)],
+      ]),
+    );
     if (client_secret) {
       // On stderr as well as in --json mode, so it is seen even when stdout goes to a file.
-      process.stderr.write('\nWARNING: store the client secret now. It cannot be shown again: only a hash is stored.\n');
+      process.stderr.write(
+        '\nWARNING: store the client secret now. It cannot be shown again: only a hash is stored.\n',
+      );
     }
     return { ...client, ...(client_secret ? { client_secret } : {}) };
   }

@@ -35,8 +35,8 @@ Every other command refuses to run until the schema is current.`;
     const original = logger.logSchemaBuild.bind(logger);
     logger.logSchemaBuild = (message, qr) => {
       const m = /^Migration (\S+) has been executed successfully\.$/.exec(message);
-      if (m && !reported.has(m[1]!)) {
-        reported.add(m[1]!);
+      if (m && !reported.has(m[1])) {
+        reported.add(m[1]);
         this.log(`  applied ${m[1]}`);
       }
       return original(message, qr);

@@ -8,24 +8,33 @@ import type { ProvisioningOperationView, ProvisioningStepView } from '../../../s
 
 /** The spec's "Provisioning operation" (extensible): the fields shown here. */
 interface ProvisioningOperation {
-  operation_id: string; tenant_id: string; operation_kind: string; status: string; current_step: string; attempt_count: number;
-  next_attempt_at: number | null; last_error_code: string | null; updated_at: number; idempotent_replay?: boolean;
+  operation_id: string;
+  tenant_id: string;
+  operation_kind: string;
+  status: string;
+  current_step: string;
+  attempt_count: number;
+  next_attempt_at: number | null;
+  last_error_code: string | null;
+  updated_at: number;
+  idempotent_replay?: boolean;
   [k: string]: unknown;
 }
 
-const show = (op: ProvisioningOperation) => fields([
-  ['operation', `${op.operation_id} (${op.operation_kind})`],
-  ['status', op.status],
-  ['current step', op.current_step],
-  ['attempts', String(op.attempt_count)],
-  ['last error', op.last_error_code ?? '-'],
-  ['next attempt', time(op.next_attempt_at)],
-]);
+const show = (op: ProvisioningOperation) =>
+  fields([
+    ['operation', `${op.operation_id} (${op.operation_kind})`],
+    ['status', op.status],
+    ['current step', op.current_step],
+    ['attempts', String(op.attempt_count)],
+    ['last error', op.last_error_code ?? '-'],
+    ['next attempt', time(op.next_attempt_at)],
+  ]);
 
 export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRetry> {
-  static override summary = 'Requeue a tenant\'s blocked provisioning operation through the admin API.';
+  static override summary = "Requeue a tenant's blocked provisioning operation through the admin API.";
   static override description =
-    'Shows the tenant\'s provisioning operation (GET /api/admin/tenants/{id}/provisioning), then POSTs /api/admin/tenants/{id}/provisioning/retry. ' +
+    "Shows the tenant's provisioning operation (GET /api/admin/tenants/{id}/provisioning), then POSTs /api/admin/tenants/{id}/provisioning/retry. " +
     'The operation keeps its idempotency, release pins, completed steps and retry history; the service requeues only a blocked operation. ' +
     'No confirmation is asked: a retry only resumes work the operation was already doing. The Idempotency-Key is derived from the tenant, the ' +
     'operation, its attempt count and last error unless --idempotency-key is given, so re-running before the operation moves on replays the ' +
@@ -37,9 +46,20 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant whose provisioning is blocked', required: true }),
-    'idempotency-key': Flags.string({ description: 'Idempotency-Key to send (default: derived from the operation as read)' }),
-    wait: Flags.boolean({ description: 'wait until the tenant is provisioned (a daemon runs the steps)', default: true, allowNo: true }),
-    'wait-timeout': Flags.integer({ description: 'seconds to wait, backoff included', default: 300, min: 1, max: 86_400 }),
+    'idempotency-key': Flags.string({
+      description: 'Idempotency-Key to send (default: derived from the operation as read)',
+    }),
+    wait: Flags.boolean({
+      description: 'wait until the tenant is provisioned (a daemon runs the steps)',
+      default: true,
+      allowNo: true,
+    }),
+    'wait-timeout': Flags.integer({
+      description: 'seconds to wait, backoff included',
+      default: 300,
+      min: 1,
+      max: 86_400,
+    }),
   };
 
   async run() {
@@ -52,12 +72,17 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
       op = typeof got.operation_id === 'string' ? got : (got.operation ?? got);
     } catch (e) {
       if (e instanceof ServiceError && e.status === 404) {
-        throw new CliFailure('not_found', `--tenant: no provisioning operation for tenant "${this.flags.tenant}" (or no such tenant)`);
+        throw new CliFailure(
+          'not_found',
+          `--tenant: no provisioning operation for tenant "${this.flags.tenant}" (or no such tenant)`,
+        );
       }
       throw e;
     }
     this.note(`Provisioning of tenant ${op.tenant_id}\n${show(op)}`);
-    const key = this.flags['idempotency-key'] ?? deriveIdempotencyKey(['provisioning retry', op.tenant_id, op.operation_id, op.attempt_count, op.last_error_code]);
+    const key =
+      this.flags['idempotency-key'] ??
+      deriveIdempotencyKey(['provisioning retry', op.tenant_id, op.operation_id, op.attempt_count, op.last_error_code]);
     this.note(`Idempotency key: ${key} (re-run with --idempotency-key ${key} to reuse it)`);
     let after: ProvisioningOperation;
     try {
@@ -65,7 +90,9 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     } catch (e) {
       throw e instanceof CliFailure ? withContext(e, { idempotency_key: key }) : e;
     }
-    this.log(after.idempotent_replay ? 'Already done (replayed):' : `Requeued provisioning of tenant ${after.tenant_id}:`);
+    this.log(
+      after.idempotent_replay ? 'Already done (replayed):' : `Requeued provisioning of tenant ${after.tenant_id}:`,
+    );
     if (!this.flags.wait) {
       this.log(show(after));
       return { ...after, idempotency_key: key };
@@ -84,7 +111,10 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     const report = (op: ProvisioningOperation) => {
       for (const s of (op.steps ?? []) as ProvisioningStepView[]) {
         const sig = `${s.status}:${s.attempt_count}`;
-        if (seen.get(s.step_key) !== sig) { seen.set(s.step_key, sig); print?.(op as unknown as ProvisioningOperationView, s); }
+        if (seen.get(s.step_key) !== sig) {
+          seen.set(s.step_key, sig);
+          print?.(op as unknown as ProvisioningOperationView, s);
+        }
       }
     };
     const end = Date.now() + this.flags['wait-timeout'] * 1000;

@@ -4,8 +4,9 @@ import { table, time } from '../../format.js';
 import type { ProvisioningOperationView } from '../../../shared/services/provisioning.js';
 
 export default class ProvisioningShow extends BaseCommand<typeof ProvisioningShow> {
-  static override summary = 'Show a tenant\'s provisioning operation and its steps.';
-  static override description = 'Prints the tenant\'s latest provisioning operation (as GET /api/admin/tenants/{id}/provisioning does): its status, each step\'s status, attempts and last error code. A blocked operation names what to fix; see docs/provisioning.md, then `iam provisioning retry`.';
+  static override summary = "Show a tenant's provisioning operation and its steps.";
+  static override description =
+    "Prints the tenant's latest provisioning operation (as GET /api/admin/tenants/{id}/provisioning does): its status, each step's status, attempts and last error code. A blocked operation names what to fix; see docs/provisioning.md, then `iam provisioning retry`.";
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_abc123',
     '<%= config.bin %> <%= command.id %> --tenant ten_abc123 --json',
@@ -17,15 +18,23 @@ export default class ProvisioningShow extends BaseCommand<typeof ProvisioningSho
   async run(): Promise<ProvisioningOperationView> {
     await this.requireTenant(this.flags.tenant);
     const op = await this.provisioning().latest(this.flags.tenant);
-    this.log(`Operation ${op.operation_id}: ${op.status} at ${op.current_step}${op.last_error_code ? ` (last error ${op.last_error_code})` : ''}, ${op.retry_count} retries`);
-    this.log(table(op.steps, [
-      { header: 'step', value: (s) => s.step_key },
-      { header: 'status', value: (s) => s.status },
-      { header: 'attempts', value: (s) => String(s.attempt_count) },
-      { header: 'error', value: (s) => s.last_error_code ?? '-' },
-      { header: 'next attempt', value: (s) => time(s.next_attempt_at) },
-      { header: 'completed', value: (s) => time(s.completed_at) },
-    ], 'no steps'));
+    this.log(
+      `Operation ${op.operation_id}: ${op.status} at ${op.current_step}${op.last_error_code ? ` (last error ${op.last_error_code})` : ''}, ${op.retry_count} retries`,
+    );
+    this.log(
+      table(
+        op.steps,
+        [
+          { header: 'step', value: (s) => s.step_key },
+          { header: 'status', value: (s) => s.status },
+          { header: 'attempts', value: (s) => String(s.attempt_count) },
+          { header: 'error', value: (s) => s.last_error_code ?? '-' },
+          { header: 'next attempt', value: (s) => time(s.next_attempt_at) },
+          { header: 'completed', value: (s) => time(s.completed_at) },
+        ],
+        'no steps',
+      ),
+    );
     if (op.status === 'blocked') this.log(`Fix the cause, then run: iam provisioning retry --tenant ${op.tenant_id}`);
     return op;
   }

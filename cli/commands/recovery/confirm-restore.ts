@@ -4,7 +4,7 @@ import { describeRecovery } from '../../recovery.js';
 import { RecoveryService } from '../../../shared/services/recovery.js';
 
 export default class RecoveryConfirmRestore extends BaseCommand<typeof RecoveryConfirmRestore> {
-  static override summary = 'Record that the tenant\'s data has been restored, and from which backup.';
+  static override summary = "Record that the tenant's data has been restored, and from which backup.";
   static override description = `Moves the operation from awaiting_restore to restore_confirmed and records the restore reference (a backup identifier such as a snapshot name; not a secret). Refused before the deny has drained (drainNotBefore, about 11 s after start): wait and run it again.
 
 Next: \`iam recovery verify\`. See docs/recovery.md.`;

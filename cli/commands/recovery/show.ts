@@ -5,7 +5,8 @@ import { RecoveryService } from '../../../shared/services/recovery.js';
 
 export default class RecoveryShow extends BaseCommand<typeof RecoveryShow> {
   static override summary = 'Show a recovery operation, its progress and what can be done next.';
-  static override description = 'Prints every recorded step of the operation (the spec\'s Tenant recovery operation under "recovery", and the restore reference, smoke check results and stabilization deadline under "details").';
+  static override description =
+    'Prints every recorded step of the operation (the spec\'s Tenant recovery operation under "recovery", and the restore reference, smoke check results and stabilization deadline under "details").';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1',
     '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1 --json | jq .recovery.lookupReprojection',

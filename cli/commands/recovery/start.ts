@@ -12,12 +12,16 @@ Run it on a host that reaches the database, with the daemon's environment (IAM_D
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --reason "INC-42: tenant rows corrupted by a bad import"',
     {
       description: 'Capture the operation id in a script.',
-      command: 'OP=$(<%= config.bin %> <%= command.id %> --tenant ten_123 --reason "INC-42" --json | jq -r .recovery.operationId)',
+      command:
+        'OP=$(<%= config.bin %> <%= command.id %> --tenant ten_123 --reason "INC-42" --json | jq -r .recovery.operationId)',
     },
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant to recover', required: true }),
-    reason: Flags.string({ description: 'why (incident reference); recorded in the operation and the audit log', required: true }),
+    reason: Flags.string({
+      description: 'why (incident reference); recorded in the operation and the audit log',
+      required: true,
+    }),
   };
   static override fieldFlags = { reason: 'reason' };
 
@@ -25,14 +29,25 @@ Run it on a host that reaches the database, with the daemon's environment (IAM_D
     await this.requireTenant(this.flags.tenant);
     if (!process.env.IAM_ISSUER?.trim()) {
       // The issuer names the environment and signs into the deny publication's `iss`.
-      process.stderr.write(`Warning: IAM_ISSUER is not set, so the environment id and the deny publication's issuer are ${this.settings.issuer}; run with the daemon's environment file.\n`);
+      process.stderr.write(
+        `Warning: IAM_ISSUER is not set, so the environment id and the deny publication's issuer are ${this.settings.issuer}; run with the daemon's environment file.\n`,
+      );
     }
     const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
-    const { recovery, resumed } = await service.start({
-      tenantId: this.flags.tenant, reason: this.flags.reason, environmentId: this.settings.issuer,
-      binding: bindingOf(this.settings, this.config.version),
-    }, this.actor);
-    this.log(resumed ? `Resumed recovery ${recovery.operationId}: the deny is now observed.` : `Started recovery ${recovery.operationId}: tenant ${recovery.tenantId} is recovering; the deny route is published.`);
+    const { recovery, resumed } = await service.start(
+      {
+        tenantId: this.flags.tenant,
+        reason: this.flags.reason,
+        environmentId: this.settings.issuer,
+        binding: bindingOf(this.settings, this.config.version),
+      },
+      this.actor,
+    );
+    this.log(
+      resumed
+        ? `Resumed recovery ${recovery.operationId}: the deny is now observed.`
+        : `Started recovery ${recovery.operationId}: tenant ${recovery.tenantId} is recovering; the deny route is published.`,
+    );
     this.log(describeRecovery(recovery));
     return { recovery, resumed };
   }

@@ -20,19 +20,36 @@ When all pass, the operation is stabilizing until now + IAM_RECOVERY_STABILIZATI
   ];
   static override flags = {
     operation: Flags.string({ description: 'the recovery operation id (dr_<tenant>_<n>)', required: true }),
-    'batch-size': Flags.integer({ description: 'rows per reprojection batch (one transaction each)', default: 500, min: 1, max: 10_000 }),
+    'batch-size': Flags.integer({
+      description: 'rows per reprojection batch (one transaction each)',
+      default: 500,
+      min: 1,
+      max: 10_000,
+    }),
   };
 
   async run() {
     const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
-    const { recovery, smokeChecks } = await service.verify(this.flags.operation, {
-      batchSize: this.flags['batch-size'],
-      stabilizationSeconds: this.settings.recoveryStabilizationSeconds,
-      onProgress: (p) => process.stderr.write(`lookup ${p.stage} batch ${p.batch}: ${p.rows} rows${p.stage === 'cleanup' ? ' removed' : ''} (projected ${p.projectedRows}, verified ${p.verifiedRows})\n`),
-      onStep: (step, ok, detail) => { if (!this.jsonEnabled()) this.log(`${ok ? 'ok  ' : 'FAIL'} ${step}: ${detail}`); else process.stderr.write(`${ok ? 'ok' : 'FAIL'} ${step}: ${detail}\n`); },
-    }, this.actor);
+    const { recovery, smokeChecks } = await service.verify(
+      this.flags.operation,
+      {
+        batchSize: this.flags['batch-size'],
+        stabilizationSeconds: this.settings.recoveryStabilizationSeconds,
+        onProgress: (p) =>
+          process.stderr.write(
+            `lookup ${p.stage} batch ${p.batch}: ${p.rows} rows${p.stage === 'cleanup' ? ' removed' : ''} (projected ${p.projectedRows}, verified ${p.verifiedRows})\n`,
+          ),
+        onStep: (step, ok, detail) => {
+          if (!this.jsonEnabled()) this.log(`${ok ? 'ok  ' : 'FAIL'} ${step}: ${detail}`);
+          else process.stderr.write(`${ok ? 'ok' : 'FAIL'} ${step}: ${detail}\n`);
+        },
+      },
+      this.actor,
+    );
     const { details } = await service.get(recovery.operationId, this.settings.recoveryStabilizationSeconds);
-    this.log(`Verified ${recovery.operationId}; reactivation may proceed from ${time(details.stabilizationNotBefore)}.`);
+    this.log(
+      `Verified ${recovery.operationId}; reactivation may proceed from ${time(details.stabilizationNotBefore)}.`,
+    );
     this.log(describeRecovery(recovery, details));
     return { recovery, smokeChecks, stabilizationNotBefore: details.stabilizationNotBefore };
   }

@@ -28,9 +28,21 @@ With --no-wait it returns at once with the tenant still provisioning; a running 
   ];
   static override flags = {
     name: Flags.string({ description: 'display name of the tenant', required: true }),
-    'allow-signup': Flags.boolean({ description: 'let unknown addresses sign up by proving their mailbox with an email code (off by default)', default: false }),
-    wait: Flags.boolean({ description: 'wait until the tenant is provisioned (--no-wait returns at once, the tenant still provisioning)', default: true, allowNo: true }),
-    timeout: Flags.integer({ description: 'seconds to wait for provisioning, backoff included', default: 300, min: 1, max: 86_400 }),
+    'allow-signup': Flags.boolean({
+      description: 'let unknown addresses sign up by proving their mailbox with an email code (off by default)',
+      default: false,
+    }),
+    wait: Flags.boolean({
+      description: 'wait until the tenant is provisioned (--no-wait returns at once, the tenant still provisioning)',
+      default: true,
+      allowNo: true,
+    }),
+    timeout: Flags.integer({
+      description: 'seconds to wait for provisioning, backoff included',
+      default: 300,
+      min: 1,
+      max: 86_400,
+    }),
   };
   static override fieldFlags = { name: 'name', allow_signup: 'allow-signup' };
 
@@ -50,14 +62,16 @@ With --no-wait it returns at once with the tenant still provisioning; a running 
     if (wait) requireSettled(operation, this.flags.timeout);
     const view = toTenantView(tenant);
     this.log(`Created tenant ${view.id}${wait ? '' : ' (provisioning; a running daemon activates it)'}`);
-    this.log(fields([
-      ['id', view.id],
-      ['name', view.name],
-      ['state', view.lifecycle_state],
-      ['sign-up', view.allow_signup ? 'open' : 'closed'],
-      ['created', time(view.created_at)],
-      ['provisioning', `${operation.operation_id} (${operation.status})`],
-    ]));
+    this.log(
+      fields([
+        ['id', view.id],
+        ['name', view.name],
+        ['state', view.lifecycle_state],
+        ['sign-up', view.allow_signup ? 'open' : 'closed'],
+        ['created', time(view.created_at)],
+        ['provisioning', `${operation.operation_id} (${operation.status})`],
+      ]),
+    );
     return { ...view, provisioning: operation };
   }
 }

@@ -8,7 +8,7 @@ export default class TenantsList extends BaseCommand<typeof TenantsList> {
   static override description = 'Lists tenants, oldest first.';
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
-    '<%= config.bin %> <%= command.id %> --json | jq -r \'.[].id\'',
+    "<%= config.bin %> <%= command.id %> --json | jq -r '.[].id'",
   ];
   static override flags = {
     limit: Flags.integer({ description: 'most tenants to list', default: 100, min: 1, max: 1000 }),
@@ -17,12 +17,18 @@ export default class TenantsList extends BaseCommand<typeof TenantsList> {
 
   async run() {
     const tenants = (await this.directory().listTenants(this.flags.limit, this.flags.offset)).map(toTenantView);
-    this.log(table(tenants, [
-      { header: 'id', value: (t) => t.id },
-      { header: 'state', value: (t) => t.lifecycle_state },
-      { header: 'created', value: (t) => time(t.created_at) },
-      { header: 'name', value: (t) => t.name },
-    ], 'No tenants. Create one with: iam tenants create --name <name>'));
+    this.log(
+      table(
+        tenants,
+        [
+          { header: 'id', value: (t) => t.id },
+          { header: 'state', value: (t) => t.lifecycle_state },
+          { header: 'created', value: (t) => time(t.created_at) },
+          { header: 'name', value: (t) => t.name },
+        ],
+        'No tenants. Create one with: iam tenants create --name <name>',
+      ),
+    );
     return tenants;
   }
 }

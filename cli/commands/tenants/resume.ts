@@ -14,7 +14,8 @@ export default class TenantsResume extends HttpCommand<typeof TenantsResume> {
     '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211: abuse stopped"',
     {
       description: 'In a script (no prompt), with a key you keep so a retry is replayed, not repeated.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-resume --yes --json',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-resume --yes --json',
     },
   ];
   static override flags = lifecycleFlags;

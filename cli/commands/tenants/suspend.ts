@@ -2,7 +2,8 @@ import { HttpCommand } from '../../http/base.js';
 import { lifecycleFlags, runLifecycle } from '../../http/lifecycle.js';
 
 export default class TenantsSuspend extends HttpCommand<typeof TenantsSuspend> {
-  static override summary = 'Suspend a tenant through the admin API: its clients and users stop getting and using tokens.';
+  static override summary =
+    'Suspend a tenant through the admin API: its clients and users stop getting and using tokens.';
   static override description =
     'Reads the tenant (GET /api/admin/tenants/{id}) and shows its lifecycle_state and updated_at, asks for confirmation (y/N; --yes skips it, ' +
     'and --json requires --yes because it never prompts), then POSTs /api/admin/tenants/{id}/lifecycle/suspend with those values as the precondition, ' +
@@ -14,7 +15,8 @@ export default class TenantsSuspend extends HttpCommand<typeof TenantsSuspend> {
     '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211: credential stuffing from this tenant"',
     {
       description: 'In a script (no prompt), with a key you keep so a retry is replayed, not repeated.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-suspend --yes --json',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-suspend --yes --json',
     },
   ];
   static override flags = lifecycleFlags;

@@ -5,7 +5,8 @@ import type { User } from '../../../shared/db/entities.js';
 
 export default class UsersCreate extends BaseCommand<typeof UsersCreate> {
   static override summary = 'Create a user in a tenant.';
-  static override description = 'Creates an active user. The email address is stored in lower case and must be unique within the tenant.';
+  static override description =
+    'Creates an active user. The email address is stored in lower case and must be unique within the tenant.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --email ada@example.com --name "Ada Lovelace"',
   ];
@@ -22,13 +23,15 @@ export default class UsersCreate extends BaseCommand<typeof UsersCreate> {
     this.serviceInput = input;
     const user = await this.directory().createUser(this.flags.tenant, input, this.actor);
     this.log(`Created user ${user.id} in tenant ${user.tenant_id}`);
-    this.log(fields([
-      ['id', user.id],
-      ['email', user.email],
-      ['name', user.name],
-      ['status', user.status],
-      ['created', time(user.created_at)],
-    ]));
+    this.log(
+      fields([
+        ['id', user.id],
+        ['email', user.email],
+        ['name', user.name],
+        ['status', user.status],
+        ['created', time(user.created_at)],
+      ]),
+    );
     return { ...user };
   }
 }

@@ -8,7 +8,7 @@ export default class UsersList extends BaseCommand<typeof UsersList> {
   static override description = 'Lists the users of one tenant, oldest first.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123',
-    '<%= config.bin %> <%= command.id %> --tenant ten_123 --json | jq -r \'.[].email\'',
+    "<%= config.bin %> <%= command.id %> --tenant ten_123 --json | jq -r '.[].email'",
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant', required: true }),
@@ -18,14 +18,22 @@ export default class UsersList extends BaseCommand<typeof UsersList> {
 
   async run(): Promise<User[]> {
     await this.requireTenant(this.flags.tenant);
-    const users = await this.directory().scope(this.flags.tenant).users.list({ limit: this.flags.limit, offset: this.flags.offset });
-    this.log(table(users, [
-      { header: 'id', value: (u) => u.id },
-      { header: 'status', value: (u) => u.status },
-      { header: 'created', value: (u) => time(u.created_at) },
-      { header: 'email', value: (u) => u.email },
-      { header: 'name', value: (u) => u.name },
-    ], `No users in tenant ${this.flags.tenant}.`));
+    const users = await this.directory()
+      .scope(this.flags.tenant)
+      .users.list({ limit: this.flags.limit, offset: this.flags.offset });
+    this.log(
+      table(
+        users,
+        [
+          { header: 'id', value: (u) => u.id },
+          { header: 'status', value: (u) => u.status },
+          { header: 'created', value: (u) => time(u.created_at) },
+          { header: 'email', value: (u) => u.email },
+          { header: 'name', value: (u) => u.name },
+        ],
+        `No users in tenant ${this.flags.tenant}.`,
+      ),
+    );
     return users;
   }
 }

@@ -12,7 +12,10 @@ export { LogProvider, SmtpProvider, type MailLogger };
 /** Every provider in a tenant's order failed; the outbox retries the message later. */
 export class MailDeliveryError extends Error {
   constructor(readonly failures: { provider: string; error: unknown }[]) {
-    super(failures.map((f) => `${f.provider}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ') || 'no provider to try');
+    super(
+      failures.map((f) => `${f.provider}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ') ||
+        'no provider to try',
+    );
     this.name = 'MailDeliveryError';
   }
 }
@@ -53,8 +56,11 @@ export class EmailProviders {
    */
   settingsFor(tenantSettings: JsonObject | null | undefined): EmailSettings {
     const stored = tenantSettings?.email as Partial<EmailSettings> | undefined;
-    const order = Array.isArray(stored?.providerOrder) ? stored.providerOrder.filter((id): id is string => typeof id === 'string' && this.byId.has(id)) : [];
-    if (stored?.strategy === 'priority_failover' && order.length) return { strategy: 'priority_failover', providerOrder: order };
+    const order = Array.isArray(stored?.providerOrder)
+      ? stored.providerOrder.filter((id): id is string => typeof id === 'string' && this.byId.has(id))
+      : [];
+    if (stored?.strategy === 'priority_failover' && order.length)
+      return { strategy: 'priority_failover', providerOrder: order };
     return { strategy: 'priority_failover', providerOrder: this.defaultOrder() };
   }
 
@@ -62,7 +68,10 @@ export class EmailProviders {
    * `priority_failover`: each provider in order until one accepts the message. A provider that
    * throws falls through to the next; when all have failed, MailDeliveryError lists why.
    */
-  async send(order: string[], msg: OutgoingEmail): Promise<{ via: string; result: SendResult; failures: { provider: string; error: unknown }[] }> {
+  async send(
+    order: string[],
+    msg: OutgoingEmail,
+  ): Promise<{ via: string; result: SendResult; failures: { provider: string; error: unknown }[] }> {
     const failures: { provider: string; error: unknown }[] = [];
     for (const id of order) {
       const provider = this.byId.get(id);
@@ -85,7 +94,7 @@ export class EmailProviders {
    * development), so only the first one counts. Resolves with the provider id.
    */
   async verifyPrimary(tenantSettings: JsonObject | null | undefined, timeoutMs: number): Promise<string> {
-    const id = this.settingsFor(tenantSettings).providerOrder[0]!;
+    const id = this.settingsFor(tenantSettings).providerOrder[0];
     const provider = this.byId.get(id);
     if (!provider) throw new Error(`unknown email provider ${id}`);
     await provider.verify?.(timeoutMs);
@@ -98,6 +107,12 @@ export class EmailProviders {
 }
 
 /** The providers this build has: `smtp` (configured by IAM_SMTP_URL) and `log`. */
-export function createEmailProviders(config: { smtpUrl?: string | undefined; mailFrom: string }, logger: MailLogger): EmailProviders {
-  return new EmailProviders([new SmtpProvider(config.smtpUrl, config.mailFrom), new LogProvider(logger, config.mailFrom)]);
+export function createEmailProviders(
+  config: { smtpUrl?: string | undefined; mailFrom: string },
+  logger: MailLogger,
+): EmailProviders {
+  return new EmailProviders([
+    new SmtpProvider(config.smtpUrl, config.mailFrom),
+    new LogProvider(logger, config.mailFrom),
+  ]);
 }

@@ -14,13 +14,17 @@ export interface MailLogger {
 export class LogProvider implements EmailProvider {
   readonly id = 'log';
 
-  constructor(private readonly logger: MailLogger, private readonly from: string) {}
+  constructor(
+    private readonly logger: MailLogger,
+    private readonly from: string,
+  ) {}
 
   describe(): EmailProviderEntry {
     return {
       id: this.id,
       name: 'Log',
-      description: 'Writes the message to the daemon log instead of sending it. Development only: messages may contain login codes.',
+      description:
+        'Writes the message to the daemon log instead of sending it. Development only: messages may contain login codes.',
       category: 'development',
       configSource: 'builtin',
       configured: true,
@@ -30,9 +34,20 @@ export class LogProvider implements EmailProvider {
   }
 
   async send(msg: OutgoingEmail): Promise<SendResult> {
-    this.logger.info({
-      mail: { id: msg.id, tenantId: msg.tenantId, from: this.from, to: msg.to, subject: msg.subject, text: msg.text, ...(msg.html ? { html: msg.html } : {}) },
-    }, 'mail written to the log (log provider)');
+    this.logger.info(
+      {
+        mail: {
+          id: msg.id,
+          tenantId: msg.tenantId,
+          from: this.from,
+          to: msg.to,
+          subject: msg.subject,
+          text: msg.text,
+          ...(msg.html ? { html: msg.html } : {}),
+        },
+      },
+      'mail written to the log (log provider)',
+    );
     return { messageId: msg.id };
   }
 }

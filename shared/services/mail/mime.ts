@@ -36,7 +36,16 @@ const FOLD_AT = 78;
  */
 const WORD_OCTETS = 39;
 /** Fields this composer writes itself; an extra header must not add a second one (RFC 5322 §3.6). */
-const OWN_FIELDS = new Set(['from', 'to', 'subject', 'date', 'message-id', 'mime-version', 'content-type', 'content-transfer-encoding']);
+const OWN_FIELDS = new Set([
+  'from',
+  'to',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+]);
 
 /** RFC 5322 §2.2: field-name is printable ASCII except the colon. */
 const FIELD_NAME = /^[!-9;-~]+$/;
@@ -45,7 +54,9 @@ const PLAIN_VALUE = /^[\t\x20-\x7e]*$/;
 /** RFC 5322 §3.6.4 msg-id, without the obsolete and quoted forms. */
 const MSG_ID = /^<[!-;=?-~]+@[!-;=?-~]+>$/;
 
-const fail = (what: string, why: string): never => { throw new Error(`cannot compose mail: ${what} ${why}`); };
+const fail = (what: string, why: string): never => {
+  throw new Error(`cannot compose mail: ${what} ${why}`);
+};
 
 /**
  * One header field, refused unless it stays on its line: a CR or LF in a value would end the
@@ -75,13 +86,20 @@ function address(name: string, value: string): string {
 function subjectField(subject: string): string {
   if (/[\r\n]/.test(subject)) fail('Subject', 'contains a line break');
   const words = subject.split(/(?= [^ ])/);
-  if (/^[\x20-\x7e]*$/.test(subject) && !subject.includes('=?') && words.every((w) => w.length <= FOLD_AT - 'Subject: '.length)) {
+  if (
+    /^[\x20-\x7e]*$/.test(subject) &&
+    !subject.includes('=?') &&
+    words.every((w) => w.length <= FOLD_AT - 'Subject: '.length)
+  ) {
     // Each fold goes before a space followed by text, so no line is white space only (§3.2.2).
     let out = 'Subject:';
     let lineLength = out.length;
     for (const [i, w] of words.entries()) {
       const piece = i ? w : ` ${w}`;
-      if (i && lineLength + piece.length > FOLD_AT) { out += CRLF; lineLength = 0; }
+      if (i && lineLength + piece.length > FOLD_AT) {
+        out += CRLF;
+        lineLength = 0;
+      }
       out += piece;
       lineLength += piece.length;
     }
@@ -94,7 +112,11 @@ function subjectField(subject: string): string {
   for (const ch of subject) {
     const cp = ch.codePointAt(0)!;
     const n = cp < 0x80 ? 1 : cp < 0x800 ? 2 : cp < 0x10000 ? 3 : 4;
-    if (octets + n > WORD_OCTETS) { encoded.push(chunk); chunk = ''; octets = 0; }
+    if (octets + n > WORD_OCTETS) {
+      encoded.push(chunk);
+      chunk = '';
+      octets = 0;
+    }
     chunk += ch;
     octets += n;
   }
@@ -110,11 +132,18 @@ function subjectField(subject: string): string {
  */
 function textBody(content: string): { cte: '7bit' | 'base64'; body: string } {
   const body = content.replace(/\r\n|\r|\n/g, CRLF);
-  if (/^[\x01-\x7f]*$/.test(body) && body.split(CRLF).every((line) => line.length <= MAX_LINE)) return { cte: '7bit', body };
-  return { cte: 'base64', body: Buffer.from(body, 'utf8').toString('base64').replace(/.{76}(?!$)/g, `$&${CRLF}`) };
+  if (/^[\x01-\x7f]*$/.test(body) && body.split(CRLF).every((line) => line.length <= MAX_LINE))
+    return { cte: '7bit', body };
+  return {
+    cte: 'base64',
+    body: Buffer.from(body, 'utf8')
+      .toString('base64')
+      .replace(/.{76}(?!$)/g, `$&${CRLF}`),
+  };
 }
 
-const partHeaders = (type: string, cte: string) => `Content-Type: ${type}; charset=utf-8${CRLF}Content-Transfer-Encoding: ${cte}`;
+const partHeaders = (type: string, cte: string) =>
+  `Content-Type: ${type}; charset=utf-8${CRLF}Content-Transfer-Encoding: ${cte}`;
 
 /** The whole message, CRLF line endings, ready for SMTP DATA (the transport dot-stuffs it). */
 export function composeMessage(msg: MessageInput): string {
@@ -140,14 +169,21 @@ export function composeMessage(msg: MessageInput): string {
   // RFC 2046 §5.1.1: the boundary must not occur in any part. Base64 parts cannot contain "=_",
   // and a 7bit part that happens to contain the random value gets another one.
   let boundary: string;
-  do boundary = `=_${randomToken(24)}`; while (text.body.includes(boundary) || html.body.includes(boundary));
+  do boundary = `=_${randomToken(24)}`;
+  while (text.body.includes(boundary) || html.body.includes(boundary));
   // RFC 2046 §5.1.4: alternatives in increasing order of preference, plain text first.
   return [
     ...head,
     `Content-Type: multipart/alternative; boundary="${boundary}"`,
     '',
-    `--${boundary}`, partHeaders('text/plain', text.cte), '', text.body,
-    `--${boundary}`, partHeaders('text/html', html.cte), '', html.body,
+    `--${boundary}`,
+    partHeaders('text/plain', text.cte),
+    '',
+    text.body,
+    `--${boundary}`,
+    partHeaders('text/html', html.cte),
+    '',
+    html.body,
     `--${boundary}--`,
     '',
   ].join(CRLF);

@@ -38,15 +38,38 @@ port.on('message', (m: SmtpWorkerRequest) => {
     return;
   }
   inFlight++;
-  send(m.mail).finally(() => { inFlight--; setImmediate(closeWhenIdle); }).then(
-    (info) => port.postMessage({ id: m.id, ok: true, rejected: info.rejected?.length ?? 0, response: info.response } satisfies SmtpWorkerReply),
-    (e: unknown) => {
-      const err = e as { message?: string; code?: string; responseCode?: number; command?: string; response?: string };
-      port.postMessage({
-        id: m.id,
-        ok: false,
-        error: { message: String(err?.message ?? e), code: err?.code, responseCode: err?.responseCode, command: err?.command, response: err?.response },
-      } satisfies SmtpWorkerReply);
-    },
-  );
+  send(m.mail)
+    .finally(() => {
+      inFlight--;
+      setImmediate(closeWhenIdle);
+    })
+    .then(
+      (info) =>
+        port.postMessage({
+          id: m.id,
+          ok: true,
+          rejected: info.rejected?.length ?? 0,
+          response: info.response,
+        } satisfies SmtpWorkerReply),
+      (e: unknown) => {
+        const err = e as {
+          message?: string;
+          code?: string;
+          responseCode?: number;
+          command?: string;
+          response?: string;
+        };
+        port.postMessage({
+          id: m.id,
+          ok: false,
+          error: {
+            message: String(err?.message ?? e),
+            code: err?.code,
+            responseCode: err?.responseCode,
+            command: err?.command,
+            response: err?.response,
+          },
+        } satisfies SmtpWorkerReply);
+      },
+    );
 });

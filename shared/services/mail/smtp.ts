@@ -7,16 +7,21 @@ import type { EmailProvider, EmailProviderEntry, OutgoingEmail, SendResult } fro
 const domainOf = (addr: string) => addr.slice(addr.lastIndexOf('@') + 1) || 'localhost';
 
 /** What the worker is asked (see smtp-worker.ts). */
-export type SmtpWorkerRequest =
-  | { op: 'send'; id: number; mail: MessageInput }
-  | { op: 'close' };
+export type SmtpWorkerRequest = { op: 'send'; id: number; mail: MessageInput } | { op: 'close' };
 
 /** What the worker answers, one reply per `send`. */
 export type SmtpWorkerReply =
   | { id: number; ok: true; rejected: number; response?: string }
-  | { id: number; ok: false; error: { message: string; code?: string; responseCode?: number; command?: string; response?: string } };
+  | {
+      id: number;
+      ok: false;
+      error: { message: string; code?: string; responseCode?: number; command?: string; response?: string };
+    };
 
-interface Pending { resolve: () => void; reject: (e: Error) => void }
+interface Pending {
+  resolve: () => void;
+  reject: (e: Error) => void;
+}
 
 /** How long close() waits for messages already handed over before it stops the worker. */
 const CLOSE_TIMEOUT_MS = 10_000;
@@ -40,13 +45,17 @@ export class SmtpProvider implements EmailProvider {
   private current: { worker: Worker; pending: Map<number, Pending> } | undefined;
   private seq = 0;
 
-  constructor(private readonly url: string | undefined, private readonly from: string) {}
+  constructor(
+    private readonly url: string | undefined,
+    private readonly from: string,
+  ) {}
 
   describe(): EmailProviderEntry {
     return {
       id: this.id,
       name: 'SMTP',
-      description: 'Sends through the SMTP relay named by IAM_SMTP_URL (pooled connections, STARTTLS when offered, or smtps://).',
+      description:
+        'Sends through the SMTP relay named by IAM_SMTP_URL (pooled connections, STARTTLS when offered, or smtps://).',
       category: 'smtp',
       configSource: 'environment',
       configured: Boolean(this.url),
@@ -75,7 +84,9 @@ export class SmtpProvider implements EmailProvider {
     const id = ++this.seq;
     // nodemailer does not read the Message-ID inside a raw message (it would report one of its
     // own making), so the result is the one written into the message.
-    const reply = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject })).then(() => ({ messageId }));
+    const reply = new Promise<void>((resolve, reject) => pending.set(id, { resolve, reject })).then(() => ({
+      messageId,
+    }));
     if (pending.size === 1) worker.ref();
     worker.postMessage({ op: 'send', id, mail } satisfies SmtpWorkerRequest);
     return reply;
@@ -112,7 +123,9 @@ export class SmtpProvider implements EmailProvider {
     let timer: NodeJS.Timeout | undefined;
     const timedOut = await Promise.race([
       exited.then(() => false),
-      new Promise<boolean>((r) => { timer = setTimeout(() => r(true), CLOSE_TIMEOUT_MS); }),
+      new Promise<boolean>((r) => {
+        timer = setTimeout(() => r(true), CLOSE_TIMEOUT_MS);
+      }),
     ]);
     clearTimeout(timer);
     if (timedOut) await worker.terminate();
@@ -149,7 +162,8 @@ export class SmtpProvider implements EmailProvider {
       if (this.current?.worker === worker) this.current = undefined;
       const lost = [...pending.values()];
       pending.clear();
-      for (const p of lost) p.reject(new Error(`the SMTP worker stopped (${why}); the relay may or may not have the message`));
+      for (const p of lost)
+        p.reject(new Error(`the SMTP worker stopped (${why}); the relay may or may not have the message`));
     };
     worker.on('error', (e) => fail(e.message));
     worker.on('exit', (code) => fail(`exit code ${code}`));

@@ -10,14 +10,34 @@
  */
 import { createHash } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, errors as joseErrors, jwtVerify, type JSONWebKeySet, type JWK, type JWTPayload } from 'jose';
+import {
+  createLocalJWKSet,
+  decodeJwt,
+  decodeProtectedHeader,
+  errors as joseErrors,
+  jwtVerify,
+  type JSONWebKeySet,
+  type JWK,
+  type JWTPayload,
+} from 'jose';
 import { exec } from '../../db/sql.js';
 import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/safe-fetch.js';
 
 /** The `typ` header of an ID-JAG (draft §3.1; media type application/oauth-id-jag+jwt). */
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';
 /** Asymmetric algorithms only: an issuer's public key set can never verify an HMAC. */
-export const ID_JAG_ALGORITHMS = ['RS256', 'RS384', 'RS512', 'PS256', 'PS384', 'PS512', 'ES256', 'ES384', 'ES512', 'EdDSA'];
+export const ID_JAG_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+  'EdDSA',
+];
 /** Clock skew tolerated on `exp`, `nbf` and `iat`, seconds. */
 export const CLOCK_SKEW_S = 30;
 /** How long discovered metadata and keys are trusted before they are fetched again. */
@@ -25,13 +45,28 @@ export const KEYS_TTL_MS = 10 * 60_000;
 const MAX_KEYS = 100;
 
 export type IdJagFailure =
-  | 'malformed' | 'wrong_typ' | 'alg_not_allowed' | 'issuer_not_allowed' | 'issuer_unavailable' | 'unknown_kid'
-  | 'bad_signature' | 'expired' | 'not_yet_valid' | 'iat_in_future' | 'wrong_audience' | 'wrong_issuer'
-  | 'client_mismatch' | 'missing_claim' | 'replayed';
+  | 'malformed'
+  | 'wrong_typ'
+  | 'alg_not_allowed'
+  | 'issuer_not_allowed'
+  | 'issuer_unavailable'
+  | 'unknown_kid'
+  | 'bad_signature'
+  | 'expired'
+  | 'not_yet_valid'
+  | 'iat_in_future'
+  | 'wrong_audience'
+  | 'wrong_issuer'
+  | 'client_mismatch'
+  | 'missing_claim'
+  | 'replayed';
 
 /** A refused ID-JAG. The message is for the client's error_description and names the check. */
 export class IdJagError extends Error {
-  constructor(readonly failure: IdJagFailure, message: string) {
+  constructor(
+    readonly failure: IdJagFailure,
+    message: string,
+  ) {
     super(message);
     this.name = 'IdJagError';
   }
@@ -65,28 +100,40 @@ export class IssuerKeys {
   private readonly entries = new Map<string, CacheEntry>();
   private readonly inflight = new Map<string, Promise<CacheEntry>>();
 
-  constructor(private readonly opts: {
-    policy: OutboundPolicy; cooldownMs: number; ttlMs?: number;
-    /** Told once per failed fetch (not per request), with the detail an operator needs. */
-    onFetchError?: (issuer: string, detail: string) => void;
-  }) {}
+  constructor(
+    private readonly opts: {
+      policy: OutboundPolicy;
+      cooldownMs: number;
+      ttlMs?: number;
+      /** Told once per failed fetch (not per request), with the detail an operator needs. */
+      onFetchError?: (issuer: string, detail: string) => void;
+    },
+  ) {}
 
-  private get ttl() { return this.opts.ttlMs ?? KEYS_TTL_MS; }
+  private get ttl() {
+    return this.opts.ttlMs ?? KEYS_TTL_MS;
+  }
 
   async keySetFor(issuer: string, kid: string | undefined): Promise<ReturnType<typeof createLocalJWKSet>> {
     const now = Date.now();
     const e = this.entries.get(issuer);
     const fresh = !!e?.keys && now - e.keys.fetchedAt < this.ttl;
-    if (fresh && (kid === undefined || e!.keys!.kids.has(kid))) return e!.keys!.set;
+    if (fresh && (kid === undefined || e.keys!.kids.has(kid))) return e.keys!.set;
     if (e && now - e.attemptedAt < this.opts.cooldownMs) {
       // Fetched moments ago: an unknown kid now is not a rotation we missed, and a failing
       // issuer is not retried in a tight loop. (A set that merely went stale is refetched.)
       if (fresh) throw new IdJagError('unknown_kid', `No key with kid "${kid}" in the key set of ${issuer}.`);
-      if (e.error) throw new IdJagError('issuer_unavailable', `The keys of ${issuer} are unavailable (${e.error}); try again later.`);
+      if (e.error)
+        throw new IdJagError(
+          'issuer_unavailable',
+          `The keys of ${issuer} are unavailable (${e.error}); try again later.`,
+        );
     }
     const next = await this.refresh(issuer);
-    if (!next.keys) throw new IdJagError('issuer_unavailable', `The keys of ${issuer} are unavailable (${next.error}).`);
-    if (kid !== undefined && !next.keys.kids.has(kid)) throw new IdJagError('unknown_kid', `No key with kid "${kid}" in the key set of ${issuer}.`);
+    if (!next.keys)
+      throw new IdJagError('issuer_unavailable', `The keys of ${issuer} are unavailable (${next.error}).`);
+    if (kid !== undefined && !next.keys.kids.has(kid))
+      throw new IdJagError('unknown_kid', `No key with kid "${kid}" in the key set of ${issuer}.`);
     return next.keys.set;
   }
 
@@ -109,10 +156,17 @@ export class IssuerKeys {
       const jwks = await fetchJson(jwksUri, this.opts.policy);
       if (!Array.isArray(jwks.keys)) throw new Error('its jwks_uri did not return a JWK Set');
       // Public keys only, bounded: a key set is not a place for private members or thousands of keys.
-      const keys = (jwks.keys as JWK[]).filter((k) => k && typeof k === 'object' && typeof k.kty === 'string' && k.d === undefined && (k.use === undefined || k.use === 'sig'));
+      const keys = (jwks.keys as JWK[]).filter(
+        (k) =>
+          k &&
+          typeof k === 'object' &&
+          typeof k.kty === 'string' &&
+          k.d === undefined &&
+          (k.use === undefined || k.use === 'sig'),
+      );
       if (keys.length > MAX_KEYS) throw new Error(`its key set holds more than ${MAX_KEYS} keys`);
       entry.keys = {
-        set: createLocalJWKSet({ keys } as JSONWebKeySet),
+        set: createLocalJWKSet({ keys }),
         kids: new Set(keys.map((k) => k.kid).filter((k): k is string => typeof k === 'string')),
         fetchedAt: Date.now(),
       };
@@ -156,7 +210,10 @@ export class IssuerKeys {
   }
 }
 
-const typOf = (h: { typ?: string }) => String(h.typ ?? '').toLowerCase().replace(/^application\//, '');
+const typOf = (h: { typ?: string }) =>
+  String(h.typ ?? '')
+    .toLowerCase()
+    .replace(/^application\//, '');
 
 /**
  * Verifies an ID-JAG for the authenticated client `clientId` at this authorization server
@@ -164,50 +221,70 @@ const typOf = (h: { typ?: string }) => String(h.typ ?? '').toLowerCase().replace
  * issuer allow-list, key (`kid`), signature, `iss`, `aud`, `exp`/`nbf`, `iat`, `client_id`,
  * `jti`. Replay is the caller's last step ({@link JtiStore}), after every other check.
  */
-export async function verifyIdJag(token: string, p: { keys: IssuerKeys; allowedIssuers: string[]; audience: string; clientId: string }): Promise<IdJagClaims> {
+export async function verifyIdJag(
+  token: string,
+  p: { keys: IssuerKeys; allowedIssuers: string[]; audience: string; clientId: string },
+): Promise<IdJagClaims> {
   let header: { typ?: string; alg?: string; kid?: string };
   let unverified: JWTPayload;
   try {
-    header = decodeProtectedHeader(token) as typeof header;
+    header = decodeProtectedHeader(token);
     unverified = decodeJwt(token);
   } catch {
     throw new IdJagError('malformed', 'The subject_token is not a JWT.');
   }
   if (typOf(header) !== ID_JAG_TYP) throw new IdJagError('wrong_typ', `The subject_token's typ must be ${ID_JAG_TYP}.`);
-  if (!header.alg || !ID_JAG_ALGORITHMS.includes(header.alg)) throw new IdJagError('alg_not_allowed', `The subject_token's alg ${header.alg ?? '(none)'} is not accepted.`);
+  if (!header.alg || !ID_JAG_ALGORITHMS.includes(header.alg))
+    throw new IdJagError('alg_not_allowed', `The subject_token's alg ${header.alg ?? '(none)'} is not accepted.`);
   const iss = unverified.iss;
   // Before any network access: only an allow-listed issuer is ever contacted.
   if (typeof iss !== 'string' || !p.allowedIssuers.includes(iss)) {
-    throw new IdJagError('issuer_not_allowed', `The issuer ${typeof iss === 'string' ? iss : '(missing)'} is not trusted by this tenant.`);
+    throw new IdJagError(
+      'issuer_not_allowed',
+      `The issuer ${typeof iss === 'string' ? iss : '(missing)'} is not trusted by this tenant.`,
+    );
   }
   const keySet = await p.keys.keySetFor(iss, typeof header.kid === 'string' ? header.kid : undefined);
   let claims: JWTPayload;
   try {
     ({ payload: claims } = await jwtVerify(token, keySet, {
-      issuer: iss, audience: p.audience, typ: ID_JAG_TYP, algorithms: ID_JAG_ALGORITHMS, clockTolerance: CLOCK_SKEW_S,
+      issuer: iss,
+      audience: p.audience,
+      typ: ID_JAG_TYP,
+      algorithms: ID_JAG_ALGORITHMS,
+      clockTolerance: CLOCK_SKEW_S,
       requiredClaims: ['iss', 'sub', 'aud', 'exp', 'iat', 'jti'],
     }));
   } catch (e) {
     throw mapJoseError(e);
   }
   const now = Math.floor(Date.now() / 1000);
-  if (typeof claims.iat !== 'number' || claims.iat > now + CLOCK_SKEW_S) throw new IdJagError('iat_in_future', 'The subject_token was issued in the future (iat).');
-  if (typeof claims.client_id !== 'string') throw new IdJagError('missing_claim', 'The subject_token has no client_id claim.');
+  if (typeof claims.iat !== 'number' || claims.iat > now + CLOCK_SKEW_S)
+    throw new IdJagError('iat_in_future', 'The subject_token was issued in the future (iat).');
+  if (typeof claims.client_id !== 'string')
+    throw new IdJagError('missing_claim', 'The subject_token has no client_id claim.');
   // draft §4.3: the ID-JAG was issued for one client; another client may not redeem it.
-  if (claims.client_id !== p.clientId) throw new IdJagError('client_mismatch', 'The subject_token was issued for another client (client_id).');
-  if (typeof claims.sub !== 'string' || !claims.sub) throw new IdJagError('missing_claim', 'The subject_token has no sub claim.');
-  if (typeof claims.jti !== 'string' || !claims.jti || claims.jti.length > 256) throw new IdJagError('missing_claim', 'The subject_token needs a jti claim of 1 to 256 characters.');
+  if (claims.client_id !== p.clientId)
+    throw new IdJagError('client_mismatch', 'The subject_token was issued for another client (client_id).');
+  if (typeof claims.sub !== 'string' || !claims.sub)
+    throw new IdJagError('missing_claim', 'The subject_token has no sub claim.');
+  if (typeof claims.jti !== 'string' || !claims.jti || claims.jti.length > 256)
+    throw new IdJagError('missing_claim', 'The subject_token needs a jti claim of 1 to 256 characters.');
   return claims as IdJagClaims;
 }
 
 function mapJoseError(e: unknown): IdJagError {
   if (e instanceof IdJagError) return e;
   if (e instanceof joseErrors.JWTExpired) return new IdJagError('expired', 'The subject_token has expired.');
-  if (e instanceof joseErrors.JWSSignatureVerificationFailed) return new IdJagError('bad_signature', 'The subject_token signature does not verify.');
-  if (e instanceof joseErrors.JWKSNoMatchingKey) return new IdJagError('unknown_kid', 'No key of the issuer matches the subject_token.');
-  if (e instanceof joseErrors.JOSEAlgNotAllowed) return new IdJagError('alg_not_allowed', 'The subject_token algorithm is not accepted.');
+  if (e instanceof joseErrors.JWSSignatureVerificationFailed)
+    return new IdJagError('bad_signature', 'The subject_token signature does not verify.');
+  if (e instanceof joseErrors.JWKSNoMatchingKey)
+    return new IdJagError('unknown_kid', 'No key of the issuer matches the subject_token.');
+  if (e instanceof joseErrors.JOSEAlgNotAllowed)
+    return new IdJagError('alg_not_allowed', 'The subject_token algorithm is not accepted.');
   if (e instanceof joseErrors.JWTClaimValidationFailed) {
-    if (e.claim === 'aud') return new IdJagError('wrong_audience', 'The subject_token is not addressed to this authorization server (aud).');
+    if (e.claim === 'aud')
+      return new IdJagError('wrong_audience', 'The subject_token is not addressed to this authorization server (aud).');
     if (e.claim === 'iss') return new IdJagError('wrong_issuer', 'The subject_token issuer does not match (iss).');
     if (e.claim === 'nbf') return new IdJagError('not_yet_valid', 'The subject_token is not yet valid (nbf).');
     if (e.claim === 'typ') return new IdJagError('wrong_typ', `The subject_token's typ must be ${ID_JAG_TYP}.`);
@@ -233,8 +310,11 @@ export class JtiStore {
   /** Records the jti; false when it was already recorded (a replay). One winner under races. */
   async consume(p: { iss: string; jti: string; exp: number; tenantId: string }): Promise<boolean> {
     const ignore = this.ds.options.type === 'mysql' ? 'INSERT IGNORE' : 'INSERT OR IGNORE';
-    const n = await exec(this.ds, `${ignore} INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)`,
-      [JtiStore.key(p.iss, p.jti), p.tenantId, (p.exp + CLOCK_SKEW_S) * 1000, Date.now()]);
+    const n = await exec(
+      this.ds,
+      `${ignore} INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)`,
+      [JtiStore.key(p.iss, p.jti), p.tenantId, (p.exp + CLOCK_SKEW_S) * 1000, Date.now()],
+    );
     return n === 1;
   }
 }

@@ -50,8 +50,14 @@ export const DEFAULT_TOKEN_EXCHANGE_SETTINGS: TokenExchangeSettings = Object.fre
   allowedSubjectTokenTypes: [TOKEN_TYPE_ACCESS_TOKEN],
   maxResourceParams: 10,
   maxAudienceParams: 10,
-  idJag: Object.freeze({ enabled: false, allowedIssuers: [], maxTokenLifetime: 300, includeTenantClaim: false, requireConfidentialClient: true }),
-}) as TokenExchangeSettings;
+  idJag: Object.freeze({
+    enabled: false,
+    allowedIssuers: [],
+    maxTokenLifetime: 300,
+    includeTenantClaim: false,
+    requireConfidentialClient: true,
+  }),
+});
 
 /** Host names that never name a public service (RFC 6761, RFC 6762, RFC 8375). */
 const NON_PUBLIC_SUFFIXES = ['.localhost', '.local', '.internal', '.home.arpa', '.invalid'];
@@ -66,7 +72,11 @@ export function issuerProblem(value: string, allowLoopback: boolean): string | u
   if (value.length > LIMITS.issuerLength) return `must be at most ${LIMITS.issuerLength} characters`;
   if (/\s/.test(value)) return 'must not contain whitespace';
   let u: URL;
-  try { u = new URL(value); } catch { return 'must be an absolute https URL'; }
+  try {
+    u = new URL(value);
+  } catch {
+    return 'must be an absolute https URL';
+  }
   if (u.protocol !== 'https:') return 'must be an https URL';
   if (u.username || u.password || /^https:\/\/[^/]*@/i.test(value)) return 'must not contain credentials';
   if (u.search || value.includes('?')) return 'must not contain a query';
@@ -85,7 +95,11 @@ export function issuerProblem(value: string, allowLoopback: boolean): string | u
 }
 
 const bounded = (name: string, min: number, max: number) =>
-  z.number({ error: (iss) => (typeof iss.input === 'number' ? `must be a whole number from ${min} to ${max}` : 'must be an integer') })
+  z
+    .number({
+      error: (iss) =>
+        typeof iss.input === 'number' ? `must be a whole number from ${min} to ${max}` : 'must be an integer',
+    })
     .int(`must be a whole number from ${min} to ${max}`)
     .min(min, `must be between ${min} and ${max}`)
     .max(max, `must be between ${min} and ${max}`)
@@ -97,28 +111,54 @@ const bounded = (name: string, min: number, max: number) =>
  * the response's `note`. Built per daemon because issuer validation follows IAM_OUTBOUND_ALLOW_LOOPBACK.
  */
 export function tokenExchangeSettingsInput(allowLoopback: boolean) {
-  const tokenType = z.enum(TOKEN_TYPE_NAMES as [string, ...string[]], {
-    error: (iss) => `unsupported token type ${JSON.stringify(iss.input)}; use one of: ${TOKEN_TYPE_NAMES.join(', ')}`,
-  }).transform((v) => canonicalTokenType(v)!);
+  const tokenType = z
+    .enum(TOKEN_TYPE_NAMES as [string, ...string[]], {
+      error: (iss) => `unsupported token type ${JSON.stringify(iss.input)}; use one of: ${TOKEN_TYPE_NAMES.join(', ')}`,
+    })
+    .transform((v) => canonicalTokenType(v)!);
   const issuer = z.string({ error: 'must be a string' }).superRefine((v, ctx) => {
     const problem = issuerProblem(v, allowLoopback);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
   return z.looseObject({
     enabled: z.boolean().optional().describe('Token exchange (RFC 8693) at POST /token for this tenant.'),
-    allowedSubjectTokenTypes: z.array(tokenType).max(LIMITS.subjectTokenTypes).optional()
-      .describe('Accepted subject_token_type values; short names (access_token, id_token, id-jag) or URNs. Stored as URNs.'),
-    maxResourceParams: bounded('Most `resource` parameters in one request (1 to 100).', LIMITS.params.min, LIMITS.params.max).optional(),
-    maxAudienceParams: bounded('Most `audience` parameters in one request (1 to 100).', LIMITS.params.min, LIMITS.params.max).optional(),
-    idJag: z.looseObject({
-      enabled: z.boolean().optional(),
-      allowedIssuers: z.array(issuer).max(LIMITS.allowedIssuers, `must list at most ${LIMITS.allowedIssuers} issuers`).optional()
-        .describe('Trusted issuer identifiers: public https URLs without credentials, query or fragment.'),
-      maxTokenLifetime: bounded('Cap of an issued token lifetime, seconds (1 to 3600; never above the 600 s access token lifetime).',
-        LIMITS.maxTokenLifetime.min, LIMITS.maxTokenLifetime.max).optional(),
-      includeTenantClaim: z.boolean().optional(),
-      requireConfidentialClient: z.boolean().optional(),
-    }, { error: 'must be an object' }).optional(),
+    allowedSubjectTokenTypes: z
+      .array(tokenType)
+      .max(LIMITS.subjectTokenTypes)
+      .optional()
+      .describe(
+        'Accepted subject_token_type values; short names (access_token, id_token, id-jag) or URNs. Stored as URNs.',
+      ),
+    maxResourceParams: bounded(
+      'Most `resource` parameters in one request (1 to 100).',
+      LIMITS.params.min,
+      LIMITS.params.max,
+    ).optional(),
+    maxAudienceParams: bounded(
+      'Most `audience` parameters in one request (1 to 100).',
+      LIMITS.params.min,
+      LIMITS.params.max,
+    ).optional(),
+    idJag: z
+      .looseObject(
+        {
+          enabled: z.boolean().optional(),
+          allowedIssuers: z
+            .array(issuer)
+            .max(LIMITS.allowedIssuers, `must list at most ${LIMITS.allowedIssuers} issuers`)
+            .optional()
+            .describe('Trusted issuer identifiers: public https URLs without credentials, query or fragment.'),
+          maxTokenLifetime: bounded(
+            'Cap of an issued token lifetime, seconds (1 to 3600; never above the 600 s access token lifetime).',
+            LIMITS.maxTokenLifetime.min,
+            LIMITS.maxTokenLifetime.max,
+          ).optional(),
+          includeTenantClaim: z.boolean().optional(),
+          requireConfidentialClient: z.boolean().optional(),
+        },
+        { error: 'must be an object' },
+      )
+      .optional(),
   });
 }
 
@@ -142,7 +182,8 @@ export const TokenExchangeSettingsResult = z.object({
   note: z.string(),
 });
 
-const isInt = (v: unknown, min: number, max: number): v is number => Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
+const isInt = (v: unknown, min: number, max: number): v is number =>
+  Number.isInteger(v) && (v as number) >= min && (v as number) <= max;
 const strings = (v: unknown): v is string[] => Array.isArray(v) && v.every((x) => typeof x === 'string');
 
 /**
@@ -159,20 +200,35 @@ export function settingsFrom(stored: unknown): TokenExchangeSettings {
   return {
     enabled: typeof s.enabled === 'boolean' ? s.enabled : d.enabled,
     allowedSubjectTokenTypes: types,
-    maxResourceParams: isInt(s.maxResourceParams, LIMITS.params.min, LIMITS.params.max) ? s.maxResourceParams : d.maxResourceParams,
-    maxAudienceParams: isInt(s.maxAudienceParams, LIMITS.params.min, LIMITS.params.max) ? s.maxAudienceParams : d.maxAudienceParams,
+    maxResourceParams: isInt(s.maxResourceParams, LIMITS.params.min, LIMITS.params.max)
+      ? s.maxResourceParams
+      : d.maxResourceParams,
+    maxAudienceParams: isInt(s.maxAudienceParams, LIMITS.params.min, LIMITS.params.max)
+      ? s.maxAudienceParams
+      : d.maxAudienceParams,
     idJag: {
       enabled: typeof j.enabled === 'boolean' ? j.enabled : d.idJag.enabled,
       allowedIssuers: strings(j.allowedIssuers) ? [...j.allowedIssuers] : [...d.idJag.allowedIssuers],
-      maxTokenLifetime: isInt(j.maxTokenLifetime, LIMITS.maxTokenLifetime.min, LIMITS.maxTokenLifetime.max) ? j.maxTokenLifetime : d.idJag.maxTokenLifetime,
+      maxTokenLifetime: isInt(j.maxTokenLifetime, LIMITS.maxTokenLifetime.min, LIMITS.maxTokenLifetime.max)
+        ? j.maxTokenLifetime
+        : d.idJag.maxTokenLifetime,
       includeTenantClaim: typeof j.includeTenantClaim === 'boolean' ? j.includeTenantClaim : d.idJag.includeTenantClaim,
-      requireConfidentialClient: typeof j.requireConfidentialClient === 'boolean' ? j.requireConfidentialClient : d.idJag.requireConfidentialClient,
+      requireConfidentialClient:
+        typeof j.requireConfidentialClient === 'boolean'
+          ? j.requireConfidentialClient
+          : d.idJag.requireConfidentialClient,
     },
   };
 }
 
 const KNOWN_TOP = ['enabled', 'allowedSubjectTokenTypes', 'maxResourceParams', 'maxAudienceParams', 'idJag'];
-const KNOWN_ID_JAG = ['enabled', 'allowedIssuers', 'maxTokenLifetime', 'includeTenantClaim', 'requireConfidentialClient'];
+const KNOWN_ID_JAG = [
+  'enabled',
+  'allowedIssuers',
+  'maxTokenLifetime',
+  'includeTenantClaim',
+  'requireConfidentialClient',
+];
 
 export interface TokenExchangeSettingsUpdate {
   success: true;
@@ -183,7 +239,10 @@ export interface TokenExchangeSettingsUpdate {
 export class TokenExchangeSettingsService {
   readonly input: ReturnType<typeof tokenExchangeSettingsInput>;
 
-  constructor(private readonly ds: DataSource, opts: { allowLoopback: boolean }) {
+  constructor(
+    private readonly ds: DataSource,
+    opts: { allowLoopback: boolean },
+  ) {
     this.input = tokenExchangeSettingsInput(opts.allowLoopback);
   }
 
@@ -205,7 +264,9 @@ export class TokenExchangeSettingsService {
     const input = parseInput(this.input, raw, 'body');
     const ignored = [
       ...Object.keys(input).filter((k) => !KNOWN_TOP.includes(k)),
-      ...Object.keys(input.idJag ?? {}).filter((k) => !KNOWN_ID_JAG.includes(k)).map((k) => `idJag.${k}`),
+      ...Object.keys(input.idJag ?? {})
+        .filter((k) => !KNOWN_ID_JAG.includes(k))
+        .map((k) => `idJag.${k}`),
     ];
     // FOR UPDATE on MySQL: settings is one JSON document shared with other features (email
     // routing), so this read-modify-write must not overwrite a concurrent change to another key.
@@ -217,12 +278,16 @@ export class TokenExchangeSettingsService {
       const before = settingsFrom(doc.tokenExchange);
       const after: TokenExchangeSettings = {
         enabled: input.enabled ?? before.enabled,
-        allowedSubjectTokenTypes: input.allowedSubjectTokenTypes ? [...new Set(input.allowedSubjectTokenTypes)] : before.allowedSubjectTokenTypes,
+        allowedSubjectTokenTypes: input.allowedSubjectTokenTypes
+          ? [...new Set(input.allowedSubjectTokenTypes)]
+          : before.allowedSubjectTokenTypes,
         maxResourceParams: input.maxResourceParams ?? before.maxResourceParams,
         maxAudienceParams: input.maxAudienceParams ?? before.maxAudienceParams,
         idJag: {
           enabled: input.idJag?.enabled ?? before.idJag.enabled,
-          allowedIssuers: input.idJag?.allowedIssuers ? [...new Set(input.idJag.allowedIssuers)] : before.idJag.allowedIssuers,
+          allowedIssuers: input.idJag?.allowedIssuers
+            ? [...new Set(input.idJag.allowedIssuers)]
+            : before.idJag.allowedIssuers,
           maxTokenLifetime: input.idJag?.maxTokenLifetime ?? before.idJag.maxTokenLifetime,
           includeTenantClaim: input.idJag?.includeTenantClaim ?? before.idJag.includeTenantClaim,
           requireConfidentialClient: input.idJag?.requireConfidentialClient ?? before.idJag.requireConfidentialClient,
@@ -233,9 +298,16 @@ export class TokenExchangeSettingsService {
         const message = 'must name at least one issuer when idJag.enabled is true';
         throw badRequest(`body.idJag.allowedIssuers: ${message}`, [{ field: 'body.idJag.allowedIssuers', message }]);
       }
-      await em.query('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?', [JSON.stringify({ ...doc, tokenExchange: after }), Date.now(), tenantId]);
+      await em.query('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?', [
+        JSON.stringify({ ...doc, tokenExchange: after }),
+        Date.now(),
+        tenantId,
+      ]);
       await audit(em, actor, {
-        tenantId, action: 'tenant.token_exchange_settings.update', targetType: 'tenant', targetId: tenantId,
+        tenantId,
+        action: 'tenant.token_exchange_settings.update',
+        targetType: 'tenant',
+        targetId: tenantId,
         summary: { before, after },
       });
       return after;
@@ -249,9 +321,14 @@ export function noteFor(tenantId: string, s: TokenExchangeSettings, ignored: str
   const parts = [`Stored for tenant ${tenantId}; every daemon applies it to the next token request.`];
   if (!s.enabled) parts.push('Token exchange is disabled: POST /token answers unsupported_grant_type for it.');
   const jagListed = s.allowedSubjectTokenTypes.includes(TOKEN_TYPE_ID_JAG);
-  if (s.idJag.enabled && !jagListed) parts.push(`idJag.enabled has no effect until ${TOKEN_TYPE_ID_JAG} is in allowedSubjectTokenTypes.`);
-  if (jagListed && !s.idJag.enabled) parts.push('ID-JAG subject tokens are listed but idJag.enabled is false, so they are refused.');
-  if (s.idJag.maxTokenLifetime > ACCESS_TOKEN_TTL_S) parts.push(`Tokens never outlive the ${ACCESS_TOKEN_TTL_S} s access token lifetime, whatever idJag.maxTokenLifetime says.`);
+  if (s.idJag.enabled && !jagListed)
+    parts.push(`idJag.enabled has no effect until ${TOKEN_TYPE_ID_JAG} is in allowedSubjectTokenTypes.`);
+  if (jagListed && !s.idJag.enabled)
+    parts.push('ID-JAG subject tokens are listed but idJag.enabled is false, so they are refused.');
+  if (s.idJag.maxTokenLifetime > ACCESS_TOKEN_TTL_S)
+    parts.push(
+      `Tokens never outlive the ${ACCESS_TOKEN_TTL_S} s access token lifetime, whatever idJag.maxTokenLifetime says.`,
+    );
   if (ignored.length) parts.push(`Ignored unknown field(s): ${ignored.join(', ')}.`);
   return parts.join(' ');
 }
