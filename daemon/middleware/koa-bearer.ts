@@ -1,11 +1,12 @@
 import type { Middleware } from 'koa';
 import { ApiError } from '../../shared/errors.js';
-import { ClientRegistry } from '../../shared/repositories/index.js';
 import type { AppDeps, AppState } from '../context.js';
 
 /** RFC 6750 §3: challenge with the error code so clients can tell expired from missing. */
 function challenge(error?: string, scope?: string): string {
-  return ['Bearer realm="iam"', error ? `error="${error}"` : '', scope ? `scope="${scope}"` : ''].filter(Boolean).join(', ');
+  return ['Bearer realm="iam"', error ? `error="${error}"` : '', scope ? `scope="${scope}"` : '']
+    .filter(Boolean)
+    .join(', ');
 }
 
 /**
@@ -22,21 +23,34 @@ export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppStat
     }
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1]!, deps.config.issuer);
+      claims = await deps.tokens.verifyAccessToken(m[1], deps.config.issuer);
     } catch {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
     }
     // A token outlives neither its client nor its tenant's active state.
-    const found = await new ClientRegistry(deps.ds).findByClientId(String(claims.client_id));
-    if (!found || found.client.status !== 'active' || found.tenantState !== 'active' || found.client.tenant_id !== claims.tenant_id) {
+    const found = await deps.directory.resolveClient(String(claims.client_id));
+    if (
+      !found ||
+      found.client.status !== 'active' ||
+      found.tenantState !== 'active' ||
+      found.client.tenant_id !== claims.tenant_id
+    ) {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is no longer valid.');
     }
-    const scopes = new Set(String(claims.scope ?? '').split(' ').filter(Boolean));
+    const scopes = new Set(
+      String(claims.scope ?? '')
+        .split(' ')
+        .filter(Boolean),
+    );
     if (!anyOfScopes.some((s) => scopes.has(s))) {
       ctx.set('WWW-Authenticate', challenge('insufficient_scope', anyOfScopes.join(' ')));
-      throw new ApiError(403, 'insufficient_scope', `This operation needs one of the scopes: ${anyOfScopes.join(', ')}.`);
+      throw new ApiError(
+        403,
+        'insufficient_scope',
+        `This operation needs one of the scopes: ${anyOfScopes.join(', ')}.`,
+      );
     }
     ctx.state.auth = claims;
     await next();

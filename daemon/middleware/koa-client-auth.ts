@@ -1,11 +1,13 @@
 import type { Middleware } from 'koa';
 import type { Client } from '../../shared/db/entities.js';
 import { InvalidClient, InvalidRequest } from '../../shared/errors.js';
-import { ClientRegistry } from '../../shared/repositories/index.js';
 import type { AppDeps, AppState } from '../context.js';
 
 export type ClientAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'none';
-export interface ClientAuthState extends AppState { client?: Client; clientAuthMethod?: ClientAuthMethod }
+export interface ClientAuthState extends AppState {
+  client?: Client;
+  clientAuthMethod?: ClientAuthMethod;
+}
 
 /** RFC 6749 §2.3.1: Basic credentials are form-urlencoded before base64. */
 function formDecode(s: string): string {
@@ -15,7 +17,7 @@ function formDecode(s: string): string {
 function parseBasic(header: string): { id: string; secret: string } | undefined {
   const m = /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
   if (!m) return undefined;
-  const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+  const decoded = Buffer.from(m[1], 'base64').toString('utf8');
   const i = decoded.indexOf(':');
   if (i < 0) return undefined;
   try {
@@ -30,8 +32,10 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * public client that only names itself. Using more than one method is refused (RFC 6749 §2.3).
  * `allowPublic` is false where only confidential clients may call (introspection, RFC 7662 §2.1).
  */
-export function authenticateClient(deps: AppDeps, opts: { allowPublic: boolean; allowPost?: boolean } = { allowPublic: true }): Middleware<ClientAuthState> {
-  const registry = new ClientRegistry(deps.ds);
+export function authenticateClient(
+  deps: AppDeps,
+  opts: { allowPublic: boolean; allowPost?: boolean } = { allowPublic: true },
+): Middleware<ClientAuthState> {
   return async (ctx, next) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const authz = ctx.get('Authorization');
@@ -39,18 +43,29 @@ export function authenticateClient(deps: AppDeps, opts: { allowPublic: boolean; 
     if (authz && !basic) throw new InvalidClient('The Authorization header is not valid HTTP Basic credentials.');
     const postId = typeof body.client_id === 'string' ? body.client_id : undefined;
     const postSecret = typeof body.client_secret === 'string' ? body.client_secret : undefined;
-    if (basic && postSecret !== undefined) throw new InvalidRequest('Use one client authentication method, not several.');
-    if (basic && postId !== undefined && postId !== basic.id) throw new InvalidRequest('client_id does not match the authenticated client.');
+    if (basic && postSecret !== undefined)
+      throw new InvalidRequest('Use one client authentication method, not several.');
+    if (basic && postId !== undefined && postId !== basic.id)
+      throw new InvalidRequest('client_id does not match the authenticated client.');
 
     let method: ClientAuthMethod;
     let clientId: string | undefined;
     let secret: string | undefined;
-    if (basic) { method = 'client_secret_basic'; clientId = basic.id; secret = basic.secret; }
-    else if (postSecret !== undefined && opts.allowPost !== false) { method = 'client_secret_post'; clientId = postId; secret = postSecret; }
-    else { method = 'none'; clientId = postId; }
+    if (basic) {
+      method = 'client_secret_basic';
+      clientId = basic.id;
+      secret = basic.secret;
+    } else if (postSecret !== undefined && opts.allowPost !== false) {
+      method = 'client_secret_post';
+      clientId = postId;
+      secret = postSecret;
+    } else {
+      method = 'none';
+      clientId = postId;
+    }
     if (!clientId) throw new InvalidClient('Client authentication is required.');
 
-    const found = await registry.findByClientId(clientId);
+    const found = await deps.directory.resolveClient(clientId);
     const client = found?.client;
     let ok = false;
     if (client && client.status === 'active' && found.tenantState === 'active') {

@@ -9,28 +9,46 @@ export function healthRoutes(deps: AppDeps, api: ApiRegistry, isDraining: () => 
   const router = new Router<AppState>();
   const Status = z.object({ status: z.string(), checks: z.record(z.string(), z.string()).optional() });
 
-  api.add(router, {
-    method: 'get', path: '/healthz', summary: 'Liveness: the process is serving requests', tags: ['health'], security: 'none',
-    responses: { 200: { description: 'alive', schema: Status } },
-  }, (ctx) => { ctx.body = { status: 'ok' }; });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/healthz',
+      summary: 'Liveness: the process is serving requests',
+      tags: ['health'],
+      security: 'none',
+      responses: { 200: { description: 'alive', schema: Status } },
+    },
+    (ctx) => {
+      ctx.body = { status: 'ok' };
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: '/readyz', summary: 'Readiness: the database answers and migrations are current', tags: ['health'], security: 'none',
-    responses: { 200: { description: 'ready', schema: Status }, 503: { description: 'not ready', schema: Status } },
-  }, async (ctx) => {
-    const checks: Record<string, string> = {};
-    try {
-      await deps.ds.query('SELECT 1');
-      checks.database = 'ok';
-      checks.migrations = (await migrationsCurrent(deps.ds)) ? 'ok' : 'pending';
-    } catch (e) {
-      ctx.state.log.warn({ err: e }, 'readiness check failed');
-      checks.database = 'unreachable';
-    }
-    if (isDraining()) checks.shutdown = 'draining';
-    const ready = Object.values(checks).every((v) => v === 'ok');
-    ctx.status = ready ? 200 : 503;
-    ctx.body = { status: ready ? 'ready' : 'not_ready', checks };
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/readyz',
+      summary: 'Readiness: the database answers and migrations are current',
+      tags: ['health'],
+      security: 'none',
+      responses: { 200: { description: 'ready', schema: Status }, 503: { description: 'not ready', schema: Status } },
+    },
+    async (ctx) => {
+      const checks: Record<string, string> = {};
+      try {
+        await deps.ds.query('SELECT 1');
+        checks.database = 'ok';
+        checks.migrations = (await migrationsCurrent(deps.ds)) ? 'ok' : 'pending';
+      } catch (e) {
+        ctx.state.log.warn({ err: e }, 'readiness check failed');
+        checks.database = 'unreachable';
+      }
+      if (isDraining()) checks.shutdown = 'draining';
+      const ready = Object.values(checks).every((v) => v === 'ok');
+      ctx.status = ready ? 200 : 503;
+      ctx.body = { status: ready ? 'ready' : 'not_ready', checks };
+    },
+  );
   return router;
 }

@@ -10,13 +10,21 @@
  * EntityManager whose query runner has the transaction open) it runs at once. Errors are
  * better-sqlite3's own (`code` SQLITE_…), which retry.ts reads like TypeORM's wrapped ones.
  */
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { runGated } from './concurrency.js';
+import type { Db } from './index.js';
 
-export type Db = DataSource | EntityManager;
+export type { Db };
 
-interface SqliteStatement { reader: boolean; get(...p: unknown[]): unknown; all(...p: unknown[]): unknown[]; run(...p: unknown[]): { changes: number } }
-interface SqliteConnection { prepare(sql: string): SqliteStatement }
+interface SqliteStatement {
+  reader: boolean;
+  get(...p: unknown[]): unknown;
+  all(...p: unknown[]): unknown[];
+  run(...p: unknown[]): { changes: number };
+}
+interface SqliteConnection {
+  prepare(sql: string): SqliteStatement;
+}
 
 /** Per connection (not per DataSource), so a DataSource opened again never reuses a closed one's. */
 const statements = new WeakMap<SqliteConnection, Map<string, SqliteStatement>>();
@@ -27,7 +35,8 @@ const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connecti
 const inTransaction = (db: Db): boolean => !('manager' in db) && !!db.queryRunner?.isTransactionActive;
 
 /** better-sqlite3 binds numbers, strings, bigints, buffers and null, but not booleans. */
-const bind = (params: unknown[]): unknown[] => (params.some((p) => typeof p === 'boolean') ? params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)) : params);
+const bind = (params: unknown[]): unknown[] =>
+  params.some((p) => typeof p === 'boolean') ? params.map((p) => (typeof p === 'boolean' ? (p ? 1 : 0) : p)) : params;
 
 /**
  * The cached statement for `sql` on a SQLite data source; undefined on MySQL. prepared.ts
@@ -59,7 +68,10 @@ async function onSqlite<T>(db: Db, ds: DataSource, stmt: SqliteStatement, fn: ()
 export async function exec(db: Db, sql: string, params: unknown[] = []): Promise<number> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? (stmt.all(...bind(params)), 0) : stmt.run(...bind(params)).changes));
+  if (stmt)
+    return onSqlite(db, ds, stmt, () =>
+      stmt.reader ? (stmt.all(...bind(params)), 0) : stmt.run(...bind(params)).changes,
+    );
   if ('queryRunner' in db && db.queryRunner) {
     return (await db.queryRunner.query(sql, params, true)).affected ?? 0;
   }
@@ -74,7 +86,10 @@ export async function exec(db: Db, sql: string, params: unknown[] = []): Promise
 export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promise<T | undefined> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? stmt.get(...bind(params)) as T | undefined : (stmt.run(...bind(params)), undefined)));
+  if (stmt)
+    return onSqlite(db, ds, stmt, () =>
+      stmt.reader ? (stmt.get(...bind(params)) as T | undefined) : (stmt.run(...bind(params)), undefined),
+    );
   const rows = (await db.query(sql, params)) as T[];
   return rows[0];
 }
@@ -82,13 +97,11 @@ export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promi
 export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promise<T[]> {
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
-  if (stmt) return onSqlite(db, ds, stmt, () => (stmt.reader ? stmt.all(...bind(params)) as T[] : (stmt.run(...bind(params)), [])));
+  if (stmt)
+    return onSqlite(db, ds, stmt, () =>
+      stmt.reader ? (stmt.all(...bind(params)) as T[]) : (stmt.run(...bind(params)), []),
+    );
   return (await db.query(sql, params)) as T[];
-}
-
-/** Runs `fn` in a transaction. */
-export function tx<T>(ds: DataSource, fn: (em: EntityManager) => Promise<T>): Promise<T> {
-  return ds.transaction(fn);
 }
 
 /** BIGINT and INTEGER columns may come back as strings from mysql2; JSON columns as text. */

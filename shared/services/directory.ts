@@ -2,29 +2,44 @@
  * Tenants, clients and users: the directory the rest of the service builds on. Used by the
  * admin API and the `iam` CLI alike, so both validate and audit the same way.
  */
-import type { DataSource } from 'typeorm';
 import { newId, randomToken, SecretHasher } from '../crypto.js';
 import type { Client, Tenant, User } from '../db/entities.js';
 import { ApiError, conflict, notFound } from '../errors.js';
-import { TenantRepository, TenantScope } from '../repositories/index.js';
+import { Lookups, TenantRepository, TenantScope, type ResolvedClient } from '../repositories/index.js';
 import { CreateClientInput, CreateTenantInput, CreateUserInput } from '../schemas/admin.js';
 import { parseInput } from '../schemas/validate.js';
-import { isUniqueViolation } from '../db/retry.js';
+import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
 import { recordProvisioningOperation } from './provisioning.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
-export const toTenantView = ({ settings, ...rest }: Tenant) => ({ ...rest, allow_signup: settings?.allowSignup === true });
+export const toTenantView = ({ settings, ...rest }: Tenant) => ({
+  ...rest,
+  allow_signup: settings?.allowSignup === true,
+});
 
 export class DirectoryService {
   private readonly hasher: SecretHasher;
-  constructor(private readonly ds: DataSource, secretKey: string) {
+  private readonly lookups: Lookups;
+  constructor(
+    private readonly ds: Database,
+    secretKey: string,
+  ) {
     this.hasher = new SecretHasher(secretKey);
+    this.lookups = new Lookups(ds);
   }
 
   scope(tenantId: string): TenantScope {
     return new TenantScope(this.ds, tenantId);
+  }
+
+  /**
+   * The client a globally unique client_id names, with its tenant's state: the one lookup an
+   * OAuth request makes before it knows its tenant. Callers check both states themselves.
+   */
+  resolveClient(clientId: string): Promise<ResolvedClient | null> {
+    return this.lookups.clientByClientId(clientId);
   }
 
   async requireTenant(id: string): Promise<Tenant> {
@@ -46,17 +61,34 @@ export class DirectoryService {
   async createTenant(input: unknown, actor: Actor): Promise<Tenant> {
     const { name, allow_signup } = parseInput(CreateTenantInput, input);
     const now = Date.now();
-    const tenant: Tenant = { id: newId('ten'), name, lifecycle_state: 'provisioning', settings: { allowSignup: allow_signup }, created_at: now, updated_at: now };
+    const tenant: Tenant = {
+      id: newId('ten'),
+      name,
+      lifecycle_state: 'provisioning',
+      settings: { allowSignup: allow_signup },
+      created_at: now,
+      updated_at: now,
+    };
     await this.ds.transaction(async (em) => {
       await new TenantRepository(em).insert(tenant);
       const operationId = await recordProvisioningOperation(em, tenant.id, { name, allow_signup }, actor, now);
-      await audit(em, actor, { tenantId: tenant.id, action: 'tenant.create', targetType: 'tenant', targetId: tenant.id, summary: { after: { name, allow_signup }, provisioning_operation_id: operationId } });
+      await audit(em, actor, {
+        tenantId: tenant.id,
+        action: 'tenant.create',
+        targetType: 'tenant',
+        targetId: tenant.id,
+        summary: { after: { name, allow_signup }, provisioning_operation_id: operationId },
+      });
     });
     return tenant;
   }
 
   /** Creates a client; a confidential client's secret is returned here once and stored hashed. */
-  async createClient(tenantId: string, input: unknown, actor: Actor): Promise<{ client: ClientPublic; client_secret?: string }> {
+  async createClient(
+    tenantId: string,
+    input: unknown,
+    actor: Actor,
+  ): Promise<{ client: ClientPublic; client_secret?: string }> {
     await this.requireTenant(tenantId);
     const c = parseInput(CreateClientInput, input);
     const now = Date.now();
@@ -81,7 +113,13 @@ export class DirectoryService {
     const client = await this.ds.transaction(async (em) => {
       const saved = await new TenantScope(em, tenantId).clients.insert(row);
       const { secret_hash: _h, ...view } = saved;
-      await audit(em, actor, { tenantId, action: 'client.create', targetType: 'client', targetId: saved.client_id, summary: { after: view } });
+      await audit(em, actor, {
+        tenantId,
+        action: 'client.create',
+        targetType: 'client',
+        targetId: saved.client_id,
+        summary: { after: view },
+      });
       return saved;
     });
     return { client: toClientView(client), ...(secret ? { client_secret: secret } : {}) };
@@ -94,14 +132,20 @@ export class DirectoryService {
     try {
       return await this.ds.transaction(async (em) => {
         const user = await new TenantScope(em, tenantId).users.insert({
-          id: newId('usr'), email: u.email, name: u.name, status: 'active', created_at: now, updated_at: now,
+          id: newId('usr'),
+          email: u.email,
+          name: u.name,
+          status: 'active',
+          created_at: now,
+          updated_at: now,
         });
         // The audit summary names the user by id only: an email address is personal data.
         await audit(em, actor, { tenantId, action: 'user.create', targetType: 'user', targetId: user.id, summary: {} });
         return user;
       });
     } catch (e) {
-      if (isUniqueViolation(e)) throw conflict(`A user with email ${u.email} already exists in this tenant.`, { field: 'email' });
+      if (isUniqueViolation(e))
+        throw conflict(`A user with email ${u.email} already exists in this tenant.`, { field: 'email' });
       throw e;
     }
   }

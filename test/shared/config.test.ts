@@ -33,14 +33,25 @@ test('the secret key is generated once into the data directory with mode 0600, t
   t.is(readFileSync(join(d, 'secret.key'), 'utf8').trim(), c1.secretKey);
 });
 
-test('IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer\'s host', (t) => {
+test("IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer's host", (t) => {
   t.is(loadConfig(base(dir())).mailFrom, 'no-reply@localhost');
   t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id.example.com' }).mailFrom, 'no-reply@id.example.com');
   t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'accounts@example.com' }).mailFrom, 'accounts@example.com');
   t.is(loadConfig({ ...base(dir()), IAM_MAIL_FROM: 'dev@localhost' }).mailFrom, 'dev@localhost');
   // Without SMTP the default is never used on the wire (the log provider), so it is let be.
-  t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id_internal.example' }).mailFrom, 'no-reply@id_internal.example');
-  t.is(loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id_internal.example', IAM_SMTP_URL: 'smtp://127.0.0.1:2525', IAM_MAIL_FROM: 'id@example.com' }).mailFrom, 'id@example.com');
+  t.is(
+    loadConfig({ ...base(dir()), IAM_ISSUER: 'https://id_internal.example' }).mailFrom,
+    'no-reply@id_internal.example',
+  );
+  t.is(
+    loadConfig({
+      ...base(dir()),
+      IAM_ISSUER: 'https://id_internal.example',
+      IAM_SMTP_URL: 'smtp://127.0.0.1:2525',
+      IAM_MAIL_FROM: 'id@example.com',
+    }).mailFrom,
+    'id@example.com',
+  );
 });
 
 test('mysql URLs are parsed', (t) => {
@@ -59,7 +70,11 @@ const bad: [Record<string, string>, string, RegExp][] = [
   [{ IAM_DATABASE_URL: 'mysql://u:p@host:3306/' }, 'IAM_DATABASE_URL', /no database name/],
   [{ IAM_SMTP_URL: 'http://mail' }, 'IAM_SMTP_URL', /smtp/],
   // SMTP on, no IAM_MAIL_FROM, and an issuer host that makes no mail domain.
-  [{ IAM_ISSUER: 'https://id_internal.example', IAM_SMTP_URL: 'smtp://127.0.0.1:2525' }, 'IAM_MAIL_FROM', /must be set/],
+  [
+    { IAM_ISSUER: 'https://id_internal.example', IAM_SMTP_URL: 'smtp://127.0.0.1:2525' },
+    'IAM_MAIL_FROM',
+    /must be set/,
+  ],
   [{ IAM_MAIL_FROM: 'not an address' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_MAIL_FROM: 'IAM <no-reply@example.com>' }, 'IAM_MAIL_FROM', /email address/],
   [{ IAM_MAIL_FROM: 'no-reply@example.com\r\nBcc: eve@example.com' }, 'IAM_MAIL_FROM', /email address/],
@@ -74,20 +89,24 @@ const bad: [Record<string, string>, string, RegExp][] = [
 for (const [env, variable, reason] of bad) {
   test(`invalid ${variable}=${Object.values(env)[0]} is refused naming the variable`, (t) => {
     const e = t.throws(() => loadConfig({ ...base(dir()), ...env }), { instanceOf: ConfigError });
-    t.is(e!.variable, variable);
-    t.true(e!.message.startsWith(`${variable}: `));
-    t.regex(e!.message, reason);
-    t.false(e!.message.includes('\n'));
+    t.is(e.variable, variable);
+    t.true(e.message.startsWith(`${variable}: `));
+    t.regex(e.message, reason);
+    t.false(e.message.includes('\n'));
   });
 }
 
 test('the daemon stops on a bad value with one clear line and exit code 78', (t) => {
   const d = dir();
-  const r = spawnSync(process.execPath, [DAEMON_MAIN], { env: { PATH: process.env.PATH, ...base(d), IAM_PORT: 'http' }, encoding: 'utf8', timeout: 20_000 });
+  const r = spawnSync(process.execPath, [DAEMON_MAIN], {
+    env: { PATH: process.env.PATH, ...base(d), IAM_PORT: 'http' },
+    encoding: 'utf8',
+    timeout: 20_000,
+  });
   t.is(r.status, 78);
   const lines = r.stderr.trim().split('\n');
   t.is(lines.length, 1);
-  t.regex(lines[0]!, /^iam: configuration error: IAM_PORT: must be a whole number/);
+  t.regex(lines[0], /^iam: configuration error: IAM_PORT: must be a whole number/);
 });
 
 test('a process with another secret key than the database was set up with stops with a clear line', async (t) => {
@@ -98,8 +117,15 @@ test('a process with another secret key than the database was set up with stops 
   const { ds } = await openServices(db.url, db.dir); // binds the test key
   await ds.destroy();
   const r = spawnSync(process.execPath, [DAEMON_MAIN], {
-    env: { PATH: process.env.PATH, IAM_DATABASE_URL: db.url, IAM_DATA_DIR: db.dir, IAM_PORT: '0', IAM_SECRET_KEY: 'a-different-secret-key-0123456789abcdef' },
-    encoding: 'utf8', timeout: 30_000,
+    env: {
+      PATH: process.env.PATH,
+      IAM_DATABASE_URL: db.url,
+      IAM_DATA_DIR: db.dir,
+      IAM_PORT: '0',
+      IAM_SECRET_KEY: 'a-different-secret-key-0123456789abcdef',
+    },
+    encoding: 'utf8',
+    timeout: 30_000,
   });
   t.is(r.status, 78);
   t.regex(r.stderr, /^iam: configuration error: IAM_SECRET_KEY: does not match the key this database was set up with/m);
@@ -107,7 +133,10 @@ test('a process with another secret key than the database was set up with stops 
 
 test('provisioning backoff doubles per failure from the base and stops at 5 minutes', async (t) => {
   const { provisioningBackoffMs, PROVISIONING_RETRY_MAX_MS } = await import('../../shared/services/provisioning.js');
-  t.deepEqual([1, 2, 3, 4].map((n) => provisioningBackoffMs(n, 5000)), [5000, 10_000, 20_000, 40_000]);
+  t.deepEqual(
+    [1, 2, 3, 4].map((n) => provisioningBackoffMs(n, 5000)),
+    [5000, 10_000, 20_000, 40_000],
+  );
   t.is(provisioningBackoffMs(20, 5000), PROVISIONING_RETRY_MAX_MS);
   t.is(provisioningBackoffMs(100, 300_000), 300_000);
 });

@@ -19,26 +19,45 @@ import { exec, one } from '../../shared/db/sql.js';
 async function open(t: import('ava').ExecutionContext, groupCommit: boolean) {
   const dir = mkdtempSync(join(tmpdir(), 'iam-gc-'));
   const path = join(dir, 'gc.db');
-  const ds = await connect(createDataSource({ kind: 'sqlite', path } as Parameters<typeof createDataSource>[0]), 1, { groupCommit });
+  const ds = await connect(createDataSource({ kind: 'sqlite', path }), 1, {
+    groupCommit,
+  });
   await ds.query('CREATE TABLE rows (id TEXT PRIMARY KEY, tag TEXT NOT NULL)');
   // A deferred foreign key is checked at COMMIT, not at the statement: the one way to make a
   // real COMMIT fail on demand.
   await ds.query('CREATE TABLE parents (id TEXT PRIMARY KEY)');
-  await ds.query('CREATE TABLE children (id TEXT PRIMARY KEY, parent_id TEXT REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)');
+  await ds.query(
+    'CREATE TABLE children (id TEXT PRIMARY KEY, parent_id TEXT REFERENCES parents(id) DEFERRABLE INITIALLY DEFERRED)',
+  );
   const other = new Database(path, { readonly: true });
-  t.teardown(async () => { other.close(); await ds.destroy(); rmSync(dir, { recursive: true, force: true }); });
-  const onDisk = (id: string) => other.prepare('SELECT tag FROM rows WHERE id = ?').get(id) as { tag: string } | undefined;
+  t.teardown(async () => {
+    other.close();
+    await ds.destroy();
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const onDisk = (id: string) =>
+    other.prepare('SELECT tag FROM rows WHERE id = ?').get(id) as { tag: string } | undefined;
   return { ds, onDisk, gate: sqliteGate(ds)! };
 }
 
-const insert = (ds: DataSource, id: string) => ds.transaction(async (em) => { await exec(em, 'INSERT INTO rows (id, tag) VALUES (?, ?)', [id, 'tx']); return id; });
+const insert = (ds: DataSource, id: string) =>
+  ds.transaction(async (em) => {
+    await exec(em, 'INSERT INTO rows (id, tag) VALUES (?, ?)', [id, 'tx']);
+    return id;
+  });
 
 test('transactions started in one turn share one COMMIT, and each caller is answered only after it', async (t) => {
   const { ds, onDisk, gate } = await open(t, true);
   const before = gate.commits;
   const seenAtAnswer: (string | undefined)[] = [];
   const ids = ['a', 'b', 'c', 'd', 'e'];
-  await Promise.all(ids.map((id) => insert(ds, id).then((got) => { seenAtAnswer.push(onDisk(got)?.tag); })));
+  await Promise.all(
+    ids.map((id) =>
+      insert(ds, id).then((got) => {
+        seenAtAnswer.push(onDisk(got)?.tag);
+      }),
+    ),
+  );
   t.is(gate.commits - before, 1, 'five transactions, one physical COMMIT');
   t.deepEqual(seenAtAnswer, ['tx', 'tx', 'tx', 'tx', 'tx'], 'every row was on disk when its caller was answered');
 });
@@ -54,7 +73,10 @@ test('a failing transaction in a group undoes only its own writes', async (t) =>
     }),
     insert(ds, 'ok2'),
   ]);
-  t.deepEqual(results.map((r) => r.status), ['fulfilled', 'rejected', 'fulfilled']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['fulfilled', 'rejected', 'fulfilled'],
+  );
   t.is((results[1] as PromiseRejectedResult).reason.message, 'refused after writing');
   t.is(onDisk('ok1')?.tag, 'tx');
   t.is(onDisk('ok2')?.tag, 'tx');
@@ -66,15 +88,21 @@ test('a write outside a transaction joins the group and resolves after its COMMI
   const { ds, onDisk, gate } = await open(t, true);
   const before = gate.commits;
   const tx = insert(ds, 'in-tx');
-  const plain = exec(ds, 'INSERT INTO rows (id, tag) VALUES (?, ?)', ['plain', 'autocommit']).then(() => onDisk('plain')?.tag);
+  const plain = exec(ds, 'INSERT INTO rows (id, tag) VALUES (?, ?)', ['plain', 'autocommit']).then(
+    () => onDisk('plain')?.tag,
+  );
   t.is(await plain, 'autocommit', 'on disk when the write resolved');
   await tx;
   t.is(gate.commits - before, 1, 'the plain write and the transaction shared the COMMIT');
   // A read runs at once inside the open group: it sees a write of the same turn, whose own
   // caller is still waiting for the COMMIT.
   const order: string[] = [];
-  const w = exec(ds, 'INSERT INTO rows (id, tag) VALUES (?, ?)', ['w', 'pending']).then(() => { order.push('write answered'); });
-  const r = one<{ tag: string }>(ds, 'SELECT tag FROM rows WHERE id = ?', ['w']).then((row) => { order.push(`read ${row?.tag}`); });
+  const w = exec(ds, 'INSERT INTO rows (id, tag) VALUES (?, ?)', ['w', 'pending']).then(() => {
+    order.push('write answered');
+  });
+  const r = one<{ tag: string }>(ds, 'SELECT tag FROM rows WHERE id = ?', ['w']).then((row) => {
+    order.push(`read ${row?.tag}`);
+  });
   await Promise.all([w, r]);
   t.deepEqual(order, ['read pending', 'write answered']);
   // A duplicate key fails that statement alone; the group goes on and commits the rest.
@@ -90,9 +118,14 @@ test('a COMMIT that fails fails every caller in its group, keeps none of their r
   const before = gate.commits;
   const results = await Promise.allSettled([
     insert(ds, 'innocent'),
-    ds.transaction(async (em) => { await exec(em, 'INSERT INTO children (id, parent_id) VALUES (?, ?)', ['orphan', 'missing']); }),
+    ds.transaction(async (em) => {
+      await exec(em, 'INSERT INTO children (id, parent_id) VALUES (?, ?)', ['orphan', 'missing']);
+    }),
   ]);
-  t.deepEqual(results.map((r) => r.status), ['rejected', 'rejected']);
+  t.deepEqual(
+    results.map((r) => r.status),
+    ['rejected', 'rejected'],
+  );
   t.regex(String((results[0] as PromiseRejectedResult).reason), /FOREIGN KEY/);
   t.is(onDisk('innocent'), undefined, 'nothing of the failed group is on disk');
   t.is(gate.commits - before, 0);

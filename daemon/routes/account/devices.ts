@@ -48,45 +48,64 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     return found;
   };
 
-  api.add(router, {
-    method: 'get', path: '/api/account/devices', summary: 'The devices signed in to the account (live sessions)',
-    tags, security: 'cookie', query: DevicesQuery,
-    responses: {
-      200: { description: 'one page of devices', schema: z.object({ devices: z.array(DeviceRecord), next_cursor: z.string().optional() }) },
-      400: { description: 'invalid limit or cursor', schema: ErrorObject },
-      ...errors,
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/account/devices',
+      summary: 'The devices signed in to the account (live sessions)',
+      tags,
+      security: 'cookie',
+      query: DevicesQuery,
+      responses: {
+        200: {
+          description: 'one page of devices',
+          schema: z.object({ devices: z.array(DeviceRecord), next_cursor: z.string().optional() }),
+        },
+        400: { description: 'invalid limit or cursor', schema: ErrorObject },
+        ...errors,
+      },
     },
-  }, async (ctx) => {
-    const { session: s } = await session(ctx);
-    const { cursor, limit } = ctx.state.guard!.query as { cursor?: string; limit: number };
-    try {
-      ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
-    } catch (e) {
-      if (e instanceof BadCursor) throw new ApiError(400, 'invalid_request', 'cursor: invalid cursor');
-      throw e;
-    }
-    ctx.set('Cache-Control', 'no-store');
-  });
+    async (ctx) => {
+      const { session: s } = await session(ctx);
+      const { cursor, limit } = ctx.state.guard!.query as { cursor?: string; limit: number };
+      try {
+        ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
+      } catch (e) {
+        if (e instanceof BadCursor) throw new ApiError(400, 'invalid_request', 'cursor: invalid cursor');
+        throw e;
+      }
+      ctx.set('Cache-Control', 'no-store');
+    },
+  );
 
-  api.add(router, {
-    method: 'delete', path: '/api/account/devices/:id', summary: 'Sign a device out (revoke its session and tokens)',
-    tags, security: 'cookie', params: z.strictObject({ id: z.string().min(1).max(64) }),
-    responses: {
-      204: { description: 'signed out' },
-      400: { description: 'invalid id', schema: ErrorObject },
-      ...errors,
-      403: { description: 'cross-origin request', schema: ErrorObject },
-      404: { description: 'no such device of this user', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'delete',
+      path: '/api/account/devices/:id',
+      summary: 'Sign a device out (revoke its session and tokens)',
+      tags,
+      security: 'cookie',
+      params: z.strictObject({ id: z.string().min(1).max(64) }),
+      responses: {
+        204: { description: 'signed out' },
+        400: { description: 'invalid id', schema: ErrorObject },
+        ...errors,
+        403: { description: 'cross-origin request', schema: ErrorObject },
+        404: { description: 'no such device of this user', schema: ErrorObject },
+      },
     },
-  }, async (ctx) => {
-    const origin = ctx.get('Origin');
-    if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
-    const { session: s } = await session(ctx);
-    const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard!.params.id);
-    if (!target) throw new ApiError(404, 'not_found', 'No such device.');
-    await deps.login.revokeSession(deps.ds, target, 'device_signed_out');
-    ctx.status = 204;
-  });
+    async (ctx) => {
+      const origin = ctx.get('Origin');
+      if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
+      const { session: s } = await session(ctx);
+      const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard!.params.id);
+      if (!target) throw new ApiError(404, 'not_found', 'No such device.');
+      await deps.login.revokeSession(deps.ds, target, 'device_signed_out');
+      ctx.status = 204;
+    },
+  );
 
   return router;
 }

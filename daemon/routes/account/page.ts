@@ -27,7 +27,11 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   const signedIn = async (ctx: Ctx) => {
     const found = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
     if (!found) {
-      renderPage(ctx, { status: 401, title: 'Signed out', body: '<h1>You are not signed in</h1><p>Sign in through an application to manage your account.</p>' });
+      renderPage(ctx, {
+        status: 401,
+        title: 'Signed out',
+        body: '<h1>You are not signed in</h1><p>Sign in through an application to manage your account.</p>',
+      });
       return undefined;
     }
     return found;
@@ -39,34 +43,56 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
 
-  api.add(router, {
-    method: 'get', path: '/account', summary: 'The account page: devices and consents', tags: ['account'], security: 'cookie',
-    responses: { 200: { description: 'page', contentType: 'text/html' }, 401: { description: 'not signed in', contentType: 'text/html' } },
-  }, async (ctx) => {
-    const me = await signedIn(ctx);
-    if (!me) return;
-    const { session, user } = me;
-    const csrf = csrfOf(session.id);
-    const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
-    const consents = await service.listConsents(session.tenant_id, user.id);
-    const notice = ctx.query.done === 'device' ? '<p role="status">The device was signed out.</p>'
-      : ctx.query.done === 'consent' ? '<p role="status">Access was removed.</p>' : '';
-    const deviceRows = devices.map((d) => `<tr>
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/account',
+      summary: 'The account page: devices and consents',
+      tags: ['account'],
+      security: 'cookie',
+      responses: {
+        200: { description: 'page', contentType: 'text/html' },
+        401: { description: 'not signed in', contentType: 'text/html' },
+      },
+    },
+    async (ctx) => {
+      const me = await signedIn(ctx);
+      if (!me) return;
+      const { session, user } = me;
+      const csrf = csrfOf(session.id);
+      const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
+      const consents = await service.listConsents(session.tenant_id, user.id);
+      const notice =
+        ctx.query.done === 'device'
+          ? '<p role="status">The device was signed out.</p>'
+          : ctx.query.done === 'consent'
+            ? '<p role="status">Access was removed.</p>'
+            : '';
+      const deviceRows = devices
+        .map(
+          (d) => `<tr>
   <td>${esc(d.display_name)}${d.current ? ' <strong>(this device)</strong>' : ''}</td>
   <td>${esc(d.app_display_name ?? '')}</td>
   <td>${d.last_seen_at ? `<time datetime="${esc(d.last_seen_at)}">${esc(d.last_seen_at.replace('T', ' ').slice(0, 16))} UTC</time>` : ''}</td>
   <td><form method="post" action="/account/devices/${esc(d.id)}/sign-out"><input type="hidden" name="csrf" value="${esc(csrf)}">
     <button type="submit" class="secondary" aria-label="Sign out ${esc(d.display_name)}${d.current ? ' (this device)' : ''}">Sign out</button></form></td>
-</tr>`).join('\n');
-    const consentRows = consents.map((c) => `<tr>
+</tr>`,
+        )
+        .join('\n');
+      const consentRows = consents
+        .map(
+          (c) => `<tr>
   <td>${esc(c.clientName ?? c.clientId)}</td>
   <td>${esc(c.scopes.join(' '))}</td>
   <td><form method="post" action="/account/consents/${esc(c.id)}/withdraw"><input type="hidden" name="csrf" value="${esc(csrf)}">
     <button type="submit" class="secondary" aria-label="Remove access for ${esc(c.clientName ?? c.clientId)}">Remove</button></form></td>
-</tr>`).join('\n');
-    renderPage(ctx, {
-      title: 'Your account',
-      body: `<h1>Your account</h1>
+</tr>`,
+        )
+        .join('\n');
+      renderPage(ctx, {
+        title: 'Your account',
+        body: `<h1>Your account</h1>
 <p>Signed in as <strong>${esc(user.email)}</strong>.</p>
 ${notice}
 <h2 id="devices">Devices</h2>
@@ -74,15 +100,26 @@ ${notice}
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
 ${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col"><span class="skip">Action</span></th></tr></thead><tbody>${consentRows}</tbody></table>` : '<p>No app has access to your account.</p>'}`,
-    });
-  });
+      });
+    },
+  );
 
   router.post('/account/devices/:id/sign-out', async (ctx) => {
     const me = await signedIn(ctx);
     if (!me) return;
-    if (!csrfOk(ctx, me.session.id)) return renderPage(ctx, { status: 403, title: 'Refused', body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>' });
-    const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id!);
-    if (!sessionId) return renderPage(ctx, { status: 404, title: 'Not found', body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>' });
+    if (!csrfOk(ctx, me.session.id))
+      return renderPage(ctx, {
+        status: 403,
+        title: 'Refused',
+        body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>',
+      });
+    const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
+    if (!sessionId)
+      return renderPage(ctx, {
+        status: 404,
+        title: 'Not found',
+        body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>',
+      });
     await deps.login.revokeSession(deps.ds, sessionId, 'device_signed_out');
     ctx.status = 303;
     ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
@@ -91,9 +128,19 @@ ${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col
   router.post('/account/consents/:id/withdraw', async (ctx) => {
     const me = await signedIn(ctx);
     if (!me) return;
-    if (!csrfOk(ctx, me.session.id)) return renderPage(ctx, { status: 403, title: 'Refused', body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>' });
-    const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id!);
-    if (!ok) return renderPage(ctx, { status: 404, title: 'Not found', body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>' });
+    if (!csrfOk(ctx, me.session.id))
+      return renderPage(ctx, {
+        status: 403,
+        title: 'Refused',
+        body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>',
+      });
+    const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
+    if (!ok)
+      return renderPage(ctx, {
+        status: 404,
+        title: 'Not found',
+        body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>',
+      });
     ctx.status = 303;
     ctx.redirect('/account?done=consent#consents');
   });

@@ -1,7 +1,16 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { ClientView, CreateClientInput, CreatedClientView, CreatedTenantView, CreateTenantInput, CreateUserInput, TenantView, UserView } from '../../../shared/schemas/admin.js';
+import {
+  ClientView,
+  CreateClientInput,
+  CreatedClientView,
+  CreatedTenantView,
+  CreateTenantInput,
+  CreateUserInput,
+  TenantView,
+  UserView,
+} from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { toClientView, toTenantView } from '../../../shared/services/directory.js';
 import type { Actor } from '../../../shared/services/audit.js';
@@ -13,7 +22,10 @@ import type { ParameterizedContext } from 'koa';
 
 type Ctx = ParameterizedContext<AppState>;
 
-const isPlatform = (ctx: Ctx) => String(ctx.state.auth?.scope ?? '').split(' ').includes(SCOPE_PLATFORM);
+const isPlatform = (ctx: Ctx) =>
+  String(ctx.state.auth?.scope ?? '')
+    .split(' ')
+    .includes(SCOPE_PLATFORM);
 
 /** Tenant admins act only inside their own tenant; platform admins anywhere. */
 export function requireTenantAccess(ctx: Ctx, id: string): void {
@@ -21,7 +33,11 @@ export function requireTenantAccess(ctx: Ctx, id: string): void {
   throw new ApiError(403, 'tenant_forbidden', 'This token is confined to another tenant.');
 }
 
-export const actorOf = (ctx: Ctx): Actor => ({ type: 'client', id: String(ctx.state.auth?.client_id ?? 'unknown'), requestId: ctx.state.requestId });
+export const actorOf = (ctx: Ctx): Actor => ({
+  type: 'client',
+  id: String(ctx.state.auth?.client_id ?? 'unknown'),
+  requestId: ctx.state.requestId,
+});
 
 const Paging = z.strictObject({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
@@ -40,89 +56,187 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
   const tags = ['admin: directory'];
 
-  api.add(router, {
-    method: 'post', path: '/api/admin/tenants', summary: 'Create a tenant (state provisioning) and start its provisioning operation',
-    tags, security: 'bearer', scopes: [SCOPE_PLATFORM],
-    body: CreateTenantInput, responses: { 201: { description: 'created; `provisioning` is the operation that will activate it', schema: CreatedTenantView }, ...errors },
-  }, platformOnly, async (ctx) => {
-    // Not waited for: the provisioning job (kicked now) activates the tenant; poll
-    // GET /api/admin/tenants/{id}/provisioning.
-    const { tenant, operation } = await deps.provisioning.createTenant(ctx.state.guard!.body, actorOf(ctx));
-    ctx.status = 201;
-    ctx.body = { ...toTenantView(tenant), provisioning: operation };
-  });
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/admin/tenants',
+      summary: 'Create a tenant (state provisioning) and start its provisioning operation',
+      tags,
+      security: 'bearer',
+      scopes: [SCOPE_PLATFORM],
+      body: CreateTenantInput,
+      responses: {
+        201: {
+          description: 'created; `provisioning` is the operation that will activate it',
+          schema: CreatedTenantView,
+        },
+        ...errors,
+      },
+    },
+    platformOnly,
+    async (ctx) => {
+      // Not waited for: the provisioning job (kicked now) activates the tenant; poll
+      // GET /api/admin/tenants/{id}/provisioning.
+      const { tenant, operation } = await deps.provisioning.createTenant(ctx.state.guard!.body, actorOf(ctx));
+      ctx.status = 201;
+      ctx.body = { ...toTenantView(tenant), provisioning: operation };
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: '/api/admin/tenants', summary: 'List tenants (a tenant admin sees its own)', tags, security: 'bearer', scopes: ADMIN_SCOPES,
-    query: Paging, responses: { 200: { description: 'tenants', schema: z.object({ tenants: z.array(TenantView) }) }, ...errors },
-  }, auth, async (ctx) => {
-    const { limit, offset } = ctx.state.guard!.query;
-    const tenants = isPlatform(ctx)
-      ? await deps.directory.listTenants(limit, offset)
-      : [await deps.directory.requireTenant(String(ctx.state.auth!.tenant_id))];
-    ctx.body = { tenants: tenants.map(toTenantView) };
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants',
+      summary: 'List tenants (a tenant admin sees its own)',
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      query: Paging,
+      responses: { 200: { description: 'tenants', schema: z.object({ tenants: z.array(TenantView) }) }, ...errors },
+    },
+    auth,
+    async (ctx) => {
+      const { limit, offset } = ctx.state.guard!.query;
+      const tenants = isPlatform(ctx)
+        ? await deps.directory.listTenants(limit, offset)
+        : [await deps.directory.requireTenant(String(ctx.state.auth!.tenant_id))];
+      ctx.body = { tenants: tenants.map(toTenantView) };
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: '/api/admin/tenants/:tenantId', summary: 'Read a tenant (a tenant admin reads its own)', tags, security: 'bearer', scopes: ADMIN_SCOPES,
-    params: TenantParam,
-    responses: { 200: { description: 'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition', schema: TenantView }, ...errors, 404: { description: 'no such tenant', schema: ErrorObject } },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
-    requireTenantAccess(ctx, id);
-    ctx.body = toTenantView(await deps.directory.requireTenant(id));
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants/:tenantId',
+      summary: 'Read a tenant (a tenant admin reads its own)',
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      responses: {
+        200: {
+          description: 'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition',
+          schema: TenantView,
+        },
+        ...errors,
+        404: { description: 'no such tenant', schema: ErrorObject },
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
+      requireTenantAccess(ctx, id);
+      ctx.body = toTenantView(await deps.directory.requireTenant(id));
+    },
+  );
 
-  api.add(router, {
-    method: 'post', path: '/api/admin/tenants/:tenantId/clients', summary: 'Register a client; a confidential client\'s secret is returned once',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, params: TenantParam, body: CreateClientInput,
-    responses: { 201: { description: 'created', schema: CreatedClientView }, ...errors, 404: { description: 'no such tenant', schema: ErrorObject } },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    requireTenantAccess(ctx, id);
-    const body = ctx.state.guard!.body as z.output<typeof CreateClientInput>;
-    // Only a platform admin may mint another platform-admin client.
-    if (body.scopes.includes(SCOPE_PLATFORM) && !isPlatform(ctx)) {
-      throw new ApiError(403, 'insufficient_scope', `Only a platform admin may grant the ${SCOPE_PLATFORM} scope.`);
-    }
-    const { client, client_secret } = await deps.directory.createClient(id, body, actorOf(ctx));
-    ctx.status = 201;
-    ctx.body = { ...client, ...(client_secret ? { client_secret } : {}) };
-  });
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/admin/tenants/:tenantId/clients',
+      summary: "Register a client; a confidential client's secret is returned once",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      body: CreateClientInput,
+      responses: {
+        201: { description: 'created', schema: CreatedClientView },
+        ...errors,
+        404: { description: 'no such tenant', schema: ErrorObject },
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      requireTenantAccess(ctx, id);
+      const body = ctx.state.guard!.body as z.output<typeof CreateClientInput>;
+      // Only a platform admin may mint another platform-admin client.
+      if (body.scopes.includes(SCOPE_PLATFORM) && !isPlatform(ctx)) {
+        throw new ApiError(403, 'insufficient_scope', `Only a platform admin may grant the ${SCOPE_PLATFORM} scope.`);
+      }
+      const { client, client_secret } = await deps.directory.createClient(id, body, actorOf(ctx));
+      ctx.status = 201;
+      ctx.body = { ...client, ...(client_secret ? { client_secret } : {}) };
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: '/api/admin/tenants/:tenantId/clients', summary: 'List a tenant\'s clients', tags, security: 'bearer', scopes: ADMIN_SCOPES,
-    params: TenantParam, query: Paging, responses: { 200: { description: 'clients', schema: z.object({ clients: z.array(ClientView) }) }, ...errors },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    requireTenantAccess(ctx, id);
-    await deps.directory.requireTenant(id);
-    const { limit, offset } = ctx.state.guard!.query;
-    ctx.body = { clients: (await deps.directory.scope(id).clients.list({ limit, offset })).map(toClientView) };
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants/:tenantId/clients',
+      summary: "List a tenant's clients",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      query: Paging,
+      responses: { 200: { description: 'clients', schema: z.object({ clients: z.array(ClientView) }) }, ...errors },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      requireTenantAccess(ctx, id);
+      await deps.directory.requireTenant(id);
+      const { limit, offset } = ctx.state.guard!.query;
+      ctx.body = { clients: (await deps.directory.scope(id).clients.list({ limit, offset })).map(toClientView) };
+    },
+  );
 
-  api.add(router, {
-    method: 'post', path: '/api/admin/tenants/:tenantId/users', summary: 'Create a user', tags, security: 'bearer', scopes: ADMIN_SCOPES,
-    params: TenantParam, body: CreateUserInput,
-    responses: { 201: { description: 'created', schema: UserView }, ...errors, 409: { description: 'email taken', schema: ErrorObject } },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    requireTenantAccess(ctx, id);
-    ctx.status = 201;
-    ctx.body = await deps.directory.createUser(id, ctx.state.guard!.body, actorOf(ctx));
-  });
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/admin/tenants/:tenantId/users',
+      summary: 'Create a user',
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      body: CreateUserInput,
+      responses: {
+        201: { description: 'created', schema: UserView },
+        ...errors,
+        409: { description: 'email taken', schema: ErrorObject },
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      requireTenantAccess(ctx, id);
+      ctx.status = 201;
+      ctx.body = await deps.directory.createUser(id, ctx.state.guard!.body, actorOf(ctx));
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: '/api/admin/tenants/:tenantId/users', summary: 'List a tenant\'s users', tags, security: 'bearer', scopes: ADMIN_SCOPES,
-    params: TenantParam, query: Paging, responses: { 200: { description: 'users', schema: z.object({ users: z.array(UserView) }) }, ...errors },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    requireTenantAccess(ctx, id);
-    await deps.directory.requireTenant(id);
-    const { limit, offset } = ctx.state.guard!.query;
-    ctx.body = { users: await deps.directory.scope(id).users.list({ limit, offset }) };
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants/:tenantId/users',
+      summary: "List a tenant's users",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      query: Paging,
+      responses: { 200: { description: 'users', schema: z.object({ users: z.array(UserView) }) }, ...errors },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      requireTenantAccess(ctx, id);
+      await deps.directory.requireTenant(id);
+      const { limit, offset } = ctx.state.guard!.query;
+      ctx.body = { users: await deps.directory.scope(id).users.list({ limit, offset }) };
+    },
+  );
 
   return router;
 }

@@ -27,26 +27,53 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   const tags = ['admin: email settings'];
   const path = '/api/admin/tenants/:tenantId/email-settings';
 
-  api.add(router, {
-    method: 'patch', path, summary: 'Set the tenant\'s email notifier provider order for priority failover routing',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, params: TenantParam, body: service.input,
-    responses: { 200: { description: 'the stored settings and every provider', schema: EmailSettingsView }, ...errors },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    // Before the existence check: another tenant's admin learns nothing, not even whether it exists.
-    requireTenantAccess(ctx, id);
-    ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
-  });
+  api.add(
+    router,
+    {
+      method: 'patch',
+      path,
+      summary: "Set the tenant's email notifier provider order for priority failover routing",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      body: service.input,
+      responses: {
+        200: { description: 'the stored settings and every provider', schema: EmailSettingsView },
+        ...errors,
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      // Before the existence check: another tenant's admin learns nothing, not even whether it exists.
+      requireTenantAccess(ctx, id);
+      ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path, summary: 'The tenant\'s email notifier settings in force (the default order if none was set)',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, params: TenantParam,
-    responses: { 200: { description: 'the settings in force and every provider', schema: EmailSettingsView }, ...errors },
-  }, auth, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params;
-    requireTenantAccess(ctx, id);
-    ctx.body = await service.get(id);
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path,
+      summary: "The tenant's email notifier settings in force (the default order if none was set)",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      responses: {
+        200: { description: 'the settings in force and every provider', schema: EmailSettingsView },
+        ...errors,
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params;
+      requireTenantAccess(ctx, id);
+      ctx.body = await service.get(id);
+    },
+  );
 
   return router;
 }

@@ -28,38 +28,64 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const tags = ['admin: tenant provisioning'];
   const notFound = { 404: { description: 'no such tenant, or it has no provisioning operation', schema: ErrorObject } };
 
-  api.add(router, {
-    method: 'get', path: '/api/admin/tenants/:id/provisioning', summary: 'The tenant\'s latest provisioning operation',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, params: Params,
-    responses: {
-      200: { description: 'the operation', schema: ProvisioningOperationView },
-      400: { description: 'invalid tenant id', schema: ErrorObject },
-      ...bearerErrors('tenant'),
-      ...notFound,
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants/:id/provisioning',
+      summary: "The tenant's latest provisioning operation",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      params: Params,
+      responses: {
+        200: { description: 'the operation', schema: ProvisioningOperationView },
+        400: { description: 'invalid tenant id', schema: ErrorObject },
+        ...bearerErrors('tenant'),
+        ...notFound,
+      },
     },
-  }, auth, async (ctx) => {
-    const { id } = ctx.state.guard!.params as z.output<typeof Params>;
-    requireTenantAccess(ctx, id);
-    ctx.body = await deps.provisioning.latest(id);
-  });
+    auth,
+    async (ctx) => {
+      const { id } = ctx.state.guard!.params as z.output<typeof Params>;
+      requireTenantAccess(ctx, id);
+      ctx.body = await deps.provisioning.latest(id);
+    },
+  );
 
-  api.add(router, {
-    method: 'post', path: '/api/admin/tenants/:id/provisioning/retry',
-    summary: 'Requeue a blocked provisioning operation (keeps completed steps and history; optional Idempotency-Key)',
-    tags, security: 'bearer', scopes: [SCOPE_PLATFORM], params: Params,
-    responses: {
-      200: { description: 'the requeued operation (status queued, current step request_accepted)', schema: ProvisioningOperationView },
-      400: { description: 'invalid tenant id or Idempotency-Key', schema: ErrorObject },
-      ...bearerErrors('platform'),
-      ...notFound,
-      409: { description: 'provisioning_not_blocked (operation_status and current_step included) or idempotency_in_flight', schema: ErrorObject },
-      422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/admin/tenants/:id/provisioning/retry',
+      summary: 'Requeue a blocked provisioning operation (keeps completed steps and history; optional Idempotency-Key)',
+      tags,
+      security: 'bearer',
+      scopes: [SCOPE_PLATFORM],
+      params: Params,
+      responses: {
+        200: {
+          description: 'the requeued operation (status queued, current step request_accepted)',
+          schema: ProvisioningOperationView,
+        },
+        400: { description: 'invalid tenant id or Idempotency-Key', schema: ErrorObject },
+        ...bearerErrors('platform'),
+        ...notFound,
+        409: {
+          description: 'provisioning_not_blocked (operation_status and current_step included) or idempotency_in_flight',
+          schema: ErrorObject,
+        },
+        422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
+      },
     },
-  }, platformOnly, idem, async (ctx) => {
-    const { id } = ctx.state.guard!.params as z.output<typeof Params>;
-    ctx.status = 200;
-    ctx.body = await deps.provisioning.retry(id, actorOf(ctx));
-  });
+    platformOnly,
+    idem,
+    async (ctx) => {
+      const { id } = ctx.state.guard!.params as z.output<typeof Params>;
+      ctx.status = 200;
+      ctx.body = await deps.provisioning.retry(id, actorOf(ctx));
+    },
+  );
 
   return router;
 }

@@ -18,7 +18,11 @@ import { idempotency } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
-const operationId = z.string().min(1).max(80).regex(/^[A-Za-z0-9_-]+$/, 'must be a recovery operation id such as dr_ten_x_1');
+const operationId = z
+  .string()
+  .min(1)
+  .max(80)
+  .regex(/^[A-Za-z0-9_-]+$/, 'must be a recovery operation id such as dr_ten_x_1');
 const OpParams = z.strictObject({ operationId });
 const TenantParams = z.strictObject({ tenantId });
 
@@ -28,39 +32,86 @@ export const ReactivateInput = z.object({
 
 const nullableInt = z.number().int().nullable();
 export const RecoveryTargetSchema = z.looseObject({
-  shardId: z.string(), dataRole: z.string(), residencyPartition: z.string(), bindingRef: z.string(),
-  providerDatabaseId: z.string(), migrationStreamId: z.string(), releaseId: z.string(), manifestDigest: z.string(),
-  assignmentGeneration: z.number().int(), shardGeneration: z.number().int(),
-  restoreConfirmedAt: nullableInt, migrationVerifiedAt: nullableInt, lookupReprojectedAt: nullableInt, bindingSmokeVerifiedAt: nullableInt,
+  shardId: z.string(),
+  dataRole: z.string(),
+  residencyPartition: z.string(),
+  bindingRef: z.string(),
+  providerDatabaseId: z.string(),
+  migrationStreamId: z.string(),
+  releaseId: z.string(),
+  manifestDigest: z.string(),
+  assignmentGeneration: z.number().int(),
+  shardGeneration: z.number().int(),
+  restoreConfirmedAt: nullableInt,
+  migrationVerifiedAt: nullableInt,
+  lookupReprojectedAt: nullableInt,
+  bindingSmokeVerifiedAt: nullableInt,
 });
 export const TenantRecoverySchema = z.looseObject({
-  operationId: z.string(), environmentId: z.string(), tenantId: z.string(), state: z.string(),
+  operationId: z.string(),
+  environmentId: z.string(),
+  tenantId: z.string(),
+  state: z.string(),
   pinnedRouteGeneration: z.number().int(),
-  denyRuntimeGeneration: nullableInt, denyRegistryGeneration: nullableInt, denyObservedAt: nullableInt, drainNotBefore: nullableInt,
+  denyRuntimeGeneration: nullableInt,
+  denyRegistryGeneration: nullableInt,
+  denyObservedAt: nullableInt,
+  drainNotBefore: nullableInt,
   restoreReferenceRecorded: z.boolean(),
-  restoredAt: nullableInt, migrationVerifiedAt: nullableInt, lookupReprojectedAt: nullableInt, bindingSmokeVerifiedAt: nullableInt,
+  restoredAt: nullableInt,
+  migrationVerifiedAt: nullableInt,
+  lookupReprojectedAt: nullableInt,
+  bindingSmokeVerifiedAt: nullableInt,
   lookupReprojection: z.looseObject({
-    stage: z.string(), targetIndex: z.number().int(), afterCreatedAt: z.number().int(), afterId: z.string(), afterRowId: z.number().int(),
-    projectedRows: z.number().int(), verifiedRows: z.number().int(), registryDigestPinned: z.boolean(), leaseActive: z.boolean(),
+    stage: z.string(),
+    targetIndex: z.number().int(),
+    afterCreatedAt: z.number().int(),
+    afterId: z.string(),
+    afterRowId: z.number().int(),
+    projectedRows: z.number().int(),
+    verifiedRows: z.number().int(),
+    registryDigestPinned: z.boolean(),
+    leaseActive: z.boolean(),
   }),
-  reactivatedRuntimeGeneration: nullableInt, reactivatedAt: nullableInt,
+  reactivatedRuntimeGeneration: nullableInt,
+  reactivatedAt: nullableInt,
   lastErrorCode: z.string().nullable(),
-  canCancel: z.boolean(), canConfirmRestore: z.boolean(), canVerify: z.boolean(), canReactivate: z.boolean(),
+  canCancel: z.boolean(),
+  canConfirmRestore: z.boolean(),
+  canVerify: z.boolean(),
+  canReactivate: z.boolean(),
   targets: z.array(RecoveryTargetSchema),
-  createdAt: z.number().int(), updatedAt: z.number().int(),
+  createdAt: z.number().int(),
+  updatedAt: z.number().int(),
 });
-export const ReactivateResponse = z.looseObject({ recovery: TenantRecoverySchema, auditId: z.string(), idempotent_replay: z.boolean().optional() });
+export const ReactivateResponse = z.looseObject({
+  recovery: TenantRecoverySchema,
+  auditId: z.string(),
+  idempotent_replay: z.boolean().optional(),
+});
 
 const RouteResponse = z.object({
   route: z.object({
-    tenantId: z.string(), routeGeneration: z.number().int(), state: z.string(), runtimeGeneration: z.number().int(),
-    registryGeneration: z.number().int(), registryDigest: z.string().nullable(), updatedAt: z.number().int(),
+    tenantId: z.string(),
+    routeGeneration: z.number().int(),
+    state: z.string(),
+    runtimeGeneration: z.number().int(),
+    registryGeneration: z.number().int(),
+    registryDigest: z.string().nullable(),
+    updatedAt: z.number().int(),
   }),
-  publication: z.object({
-    publicationId: z.string(), routeGeneration: z.number().int(), runtimeGeneration: z.number().int(), state: z.string(),
-    registryDigest: z.string().nullable(), operationId: z.string().nullable(), publishedAt: z.number().int(),
-    jws: z.string().describe('compact JWS, typ route-publication+jwt, signed with a key published at /jwks'),
-  }).nullable(),
+  publication: z
+    .object({
+      publicationId: z.string(),
+      routeGeneration: z.number().int(),
+      runtimeGeneration: z.number().int(),
+      state: z.string(),
+      registryDigest: z.string().nullable(),
+      operationId: z.string().nullable(),
+      publishedAt: z.number().int(),
+      jws: z.string().describe('compact JWS, typ route-publication+jwt, signed with a key published at /jwks'),
+    })
+    .nullable(),
 });
 
 const auth = bearerErrors('platform');
@@ -74,57 +125,94 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
   const tags = ['admin: tenant recovery'];
   const base = '/api/admin/platform/control-plane';
 
-  api.add(router, {
-    method: 'post', path: `${base}/tenant-recovery/:operationId/reactivate`,
-    summary: 'Reactivate a recovered tenant: publish its pinned route generation as active (typed confirmation; optional Idempotency-Key)',
-    tags, security: 'bearer', scopes: [SCOPE_PLATFORM], params: OpParams, body: ReactivateInput,
-    responses: {
-      200: { description: 'the reactivated operation and the audit event id', schema: ReactivateResponse },
-      400: { description: 'invalid body or Idempotency-Key', schema: ErrorObject },
-      ...auth,
-      404: { description: 'no such recovery operation', schema: ErrorObject },
-      409: {
-        description: 'an unmet precondition: restore_not_confirmed, migration_not_verified, lookup_not_reprojected, binding_smoke_incomplete, '
-          + 'stabilization_pending (notBefore), verify_in_progress; recovery_not_reactivatable (already reactivated or cancelled); idempotency_in_flight',
-        schema: ErrorObject,
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: `${base}/tenant-recovery/:operationId/reactivate`,
+      summary:
+        'Reactivate a recovered tenant: publish its pinned route generation as active (typed confirmation; optional Idempotency-Key)',
+      tags,
+      security: 'bearer',
+      scopes: [SCOPE_PLATFORM],
+      params: OpParams,
+      body: ReactivateInput,
+      responses: {
+        200: { description: 'the reactivated operation and the audit event id', schema: ReactivateResponse },
+        400: { description: 'invalid body or Idempotency-Key', schema: ErrorObject },
+        ...auth,
+        404: { description: 'no such recovery operation', schema: ErrorObject },
+        409: {
+          description:
+            'an unmet precondition: restore_not_confirmed, migration_not_verified, lookup_not_reprojected, binding_smoke_incomplete, ' +
+            'stabilization_pending (notBefore), verify_in_progress; recovery_not_reactivatable (already reactivated or cancelled); idempotency_in_flight',
+          schema: ErrorObject,
+        },
+        422: { description: 'confirmation_mismatch, or idempotency_key_mismatch', schema: ErrorObject },
       },
-      422: { description: 'confirmation_mismatch, or idempotency_key_mismatch', schema: ErrorObject },
     },
-  }, platformOnly, idem, async (ctx) => {
-    const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
-    const body = ctx.state.guard!.body as z.output<typeof ReactivateInput>;
-    ctx.status = 200;
-    ctx.body = await service.reactivate(id, body.confirmation, actorOf(ctx), floor);
-  });
+    platformOnly,
+    idem,
+    async (ctx) => {
+      const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
+      const body = ctx.state.guard!.body as z.output<typeof ReactivateInput>;
+      ctx.status = 200;
+      ctx.body = await service.reactivate(id, body.confirmation, actorOf(ctx), floor);
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: `${base}/tenant-recovery/:operationId`, summary: 'Read a tenant recovery operation',
-    tags, security: 'bearer', scopes: [SCOPE_PLATFORM], params: OpParams,
-    responses: {
-      200: { description: 'the operation; stabilizationNotBefore is when a reactivation may proceed (null before the smoke checks pass)', schema: z.looseObject({ recovery: TenantRecoverySchema, stabilizationNotBefore: nullableInt }) },
-      400: { description: 'invalid operation id', schema: ErrorObject },
-      ...auth,
-      404: { description: 'no such recovery operation', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: `${base}/tenant-recovery/:operationId`,
+      summary: 'Read a tenant recovery operation',
+      tags,
+      security: 'bearer',
+      scopes: [SCOPE_PLATFORM],
+      params: OpParams,
+      responses: {
+        200: {
+          description:
+            'the operation; stabilizationNotBefore is when a reactivation may proceed (null before the smoke checks pass)',
+          schema: z.looseObject({ recovery: TenantRecoverySchema, stabilizationNotBefore: nullableInt }),
+        },
+        400: { description: 'invalid operation id', schema: ErrorObject },
+        ...auth,
+        404: { description: 'no such recovery operation', schema: ErrorObject },
+      },
     },
-  }, platformOnly, async (ctx) => {
-    const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
-    const { recovery, details } = await service.get(id, floor);
-    ctx.body = { recovery, stabilizationNotBefore: details.stabilizationNotBefore };
-  });
+    platformOnly,
+    async (ctx) => {
+      const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
+      const { recovery, details } = await service.get(id, floor);
+      ctx.body = { recovery, stabilizationNotBefore: details.stabilizationNotBefore };
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path: `${base}/tenant-routes/:tenantId`, summary: 'Read a tenant\'s current route and its latest signed route publication',
-    tags, security: 'bearer', scopes: [SCOPE_PLATFORM], params: TenantParams,
-    responses: {
-      200: { description: 'the route and the latest publication', schema: RouteResponse },
-      400: { description: 'invalid tenant id', schema: ErrorObject },
-      ...auth,
-      404: { description: 'the tenant has no published route (it was never recovered)', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: `${base}/tenant-routes/:tenantId`,
+      summary: "Read a tenant's current route and its latest signed route publication",
+      tags,
+      security: 'bearer',
+      scopes: [SCOPE_PLATFORM],
+      params: TenantParams,
+      responses: {
+        200: { description: 'the route and the latest publication', schema: RouteResponse },
+        400: { description: 'invalid tenant id', schema: ErrorObject },
+        ...auth,
+        404: { description: 'the tenant has no published route (it was never recovered)', schema: ErrorObject },
+      },
     },
-  }, platformOnly, async (ctx) => {
-    const { tenantId: id } = ctx.state.guard!.params as z.output<typeof TenantParams>;
-    ctx.body = await service.route(id);
-  });
+    platformOnly,
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard!.params as z.output<typeof TenantParams>;
+      ctx.body = await service.route(id);
+    },
+  );
 
   return router;
 }

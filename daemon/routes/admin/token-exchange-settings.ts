@@ -2,17 +2,26 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
-import { noteFor, TokenExchangeSettingsResult, TokenExchangeSettingsService } from '../../../shared/services/token-exchange/settings.js';
+import {
+  noteFor,
+  TokenExchangeSettingsResult,
+  TokenExchangeSettingsService,
+} from '../../../shared/services/token-exchange/settings.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, requireTenantAccess } from './directory.js';
 
 const TenantQuery = z.strictObject({
-  tenant_id: tenantId.optional().describe('The tenant to act on; default the token\'s own tenant. Another tenant needs iam.platform.'),
+  tenant_id: tenantId
+    .optional()
+    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
 });
 const errors = {
-  400: { description: 'invalid settings; the message names the field (e.g. body.idJag.allowedIssuers.0)', schema: ErrorObject },
+  400: {
+    description: 'invalid settings; the message names the field (e.g. body.idJag.allowedIssuers.0)',
+    schema: ErrorObject,
+  },
   ...bearerErrors('tenant'),
   404: { description: 'no such tenant', schema: ErrorObject },
 };
@@ -35,24 +44,52 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
     return id;
   };
 
-  api.add(router, {
-    method: 'put', path, summary: 'Validate and store the tenant\'s token exchange (RFC 8693) and ID-JAG settings; fields left out keep their value',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, query: TenantQuery, body: service.input,
-    responses: { 200: { description: 'the stored settings, with a note on where and when they apply', schema: TokenExchangeSettingsResult }, ...errors },
-  }, auth, async (ctx) => {
-    const id = target(ctx);
-    ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
-  });
+  api.add(
+    router,
+    {
+      method: 'put',
+      path,
+      summary:
+        "Validate and store the tenant's token exchange (RFC 8693) and ID-JAG settings; fields left out keep their value",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      query: TenantQuery,
+      body: service.input,
+      responses: {
+        200: {
+          description: 'the stored settings, with a note on where and when they apply',
+          schema: TokenExchangeSettingsResult,
+        },
+        ...errors,
+      },
+    },
+    auth,
+    async (ctx) => {
+      const id = target(ctx);
+      ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
+    },
+  );
 
-  api.add(router, {
-    method: 'get', path, summary: 'The tenant\'s token exchange settings in force (defaults: disabled)',
-    tags, security: 'bearer', scopes: ADMIN_SCOPES, query: TenantQuery,
-    responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
-  }, auth, async (ctx) => {
-    const id = target(ctx);
-    const settings = await service.get(id);
-    ctx.body = { success: true, settings, note: noteFor(id, settings) };
-  });
+  api.add(
+    router,
+    {
+      method: 'get',
+      path,
+      summary: "The tenant's token exchange settings in force (defaults: disabled)",
+      tags,
+      security: 'bearer',
+      scopes: ADMIN_SCOPES,
+      query: TenantQuery,
+      responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
+    },
+    auth,
+    async (ctx) => {
+      const id = target(ctx);
+      const settings = await service.get(id);
+      ctx.body = { success: true, settings, note: noteFor(id, settings) };
+    },
+  );
 
   return router;
 }

@@ -13,7 +13,6 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../shared/errors.js';
-import { ClientRegistry } from '../../../shared/repositories/index.js';
 import { email } from '../../../shared/schemas/common.js';
 import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type CreatedSession } from '../../../shared/services/auth/login.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
@@ -34,7 +33,10 @@ const SendBody = z.strictObject({
 const VerifyBody = z.strictObject({
   client_id: z.string().min(1).max(128),
   email,
-  code: z.string().trim().regex(/^\d{6}$/, 'must be the six-digit code'),
+  code: z
+    .string()
+    .trim()
+    .regex(/^\d{6}$/, 'must be the six-digit code'),
   authorization_challenge_id: z.string().min(1).max(64).optional(),
   code_challenge: z.string().regex(PKCE_VALUE, 'must be a PKCE S256 challenge (RFC 7636 §4.2)').optional(),
   code_challenge_method: z.literal('S256').optional(),
@@ -55,7 +57,14 @@ const SessionBody = z.strictObject({
 export const DirectSessionResult = z.object({
   ok: z.boolean(),
   expires_in: z.number().int(),
-  session: z.looseObject({ userId: z.string(), createdAt: z.number().int(), expiresAt: z.number().int(), authTime: z.number().int(), acr: z.string(), amr: z.array(z.string()) }),
+  session: z.looseObject({
+    userId: z.string(),
+    createdAt: z.number().int(),
+    expiresAt: z.number().int(),
+    authTime: z.number().int(),
+    acr: z.string(),
+    amr: z.array(z.string()),
+  }),
   user: z.looseObject({ id: z.string(), email: z.email(), name: z.string() }),
   authorization: z.looseObject({}).optional(),
   redirect_url: z.url().optional(),
@@ -65,15 +74,15 @@ type Ctx = ParameterizedContext<AppState>;
 
 export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const registry = new ClientRegistry(deps.ds);
   const issuer = deps.config.issuer;
   const secure = issuer.startsWith('https:');
   const tags = ['direct auth'];
 
   const activeClient = async (clientId: string) => {
-    const found = await registry.findByClientId(clientId);
+    const found = await deps.directory.resolveClient(clientId);
     if (!found || found.client.status !== 'active') throw new InvalidClient('Unknown or disabled client.');
-    if (found.tenantState !== 'active') throw new ApiError(403, 'access_denied', 'This application is not available at the moment.');
+    if (found.tenantState !== 'active')
+      throw new ApiError(403, 'access_denied', 'This application is not available at the moment.');
     return { ...found.client, allowSignup: found.allowSignup };
   };
 
@@ -81,7 +90,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
   const challengeFor = async (id: string | undefined, clientId: string) => {
     if (!id) return undefined;
     const req = await deps.oauth.getAuthRequest(id);
-    if (!req || req.consumed || req.params.client_id !== clientId) throw new InvalidGrant('authorization_challenge_id is unknown, expired, used, or belongs to another client.');
+    if (!req || req.consumed || req.params.client_id !== clientId)
+      throw new InvalidGrant('authorization_challenge_id is unknown, expired, used, or belongs to another client.');
     return req;
   };
 
@@ -91,97 +101,201 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     ctx.body = {
       ok: true,
       expires_in: Math.floor((s.expires_at - Date.now()) / 1000),
-      session: { userId: s.user_id, createdAt: s.created_at, expiresAt: s.expires_at, authTime: s.auth_time, acr: s.acr, amr: s.amr },
+      session: {
+        userId: s.user_id,
+        createdAt: s.created_at,
+        expiresAt: s.expires_at,
+        authTime: s.auth_time,
+        acr: s.acr,
+        amr: s.amr,
+      },
       user: { id: created.user.id, email: created.user.email, name: created.user.name },
       ...extra,
     };
   };
 
-  const errors = { 400: { description: 'invalid request or grant', schema: ErrorObject }, 401: { description: 'unknown client', schema: ErrorObject } };
+  const errors = {
+    400: { description: 'invalid request or grant', schema: ErrorObject },
+    401: { description: 'unknown client', schema: ErrorObject },
+  };
 
-  api.add(router, {
-    method: 'post', path: '/api/v1/auth/direct/email-code/send', summary: 'Email a one-time sign-in code (same answer for unknown addresses)', tags, security: 'none',
-    body: SendBody,
-    responses: { 200: { description: 'sent', schema: z.object({ ok: z.boolean(), expires_in: z.number().int() }) }, ...errors, 429: { description: 'a code was sent moments ago (Retry-After)', schema: ErrorObject } },
-  }, async (ctx) => {
-    const b = ctx.state.guard!.body as z.output<typeof SendBody>;
-    const client = await activeClient(b.client_id);
-    await challengeFor(b.authorization_challenge_id, client.client_id);
-    try {
-      const r = await deps.login.sendCode({ tenantId: client.tenant_id, clientId: client.client_id, email: b.email, allowSignup: client.allowSignup, meta: requestMeta(ctx) });
-      ctx.body = { ok: true, expires_in: r.expiresIn };
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
-      throw e;
-    }
-  });
-
-  api.add(router, {
-    method: 'post', path: '/api/v1/auth/direct/email-code/verify',
-    summary: 'Verify an email code: creates the browser session, or with code_challenge issues a direct-auth artifact', tags, security: 'none',
-    body: VerifyBody,
-    responses: {
-      200: { description: 'Direct-session result (session cookie set), or { ok, direct_auth_artifact, expires_in }', schema: z.union([DirectSessionResult, z.object({ ok: z.boolean(), direct_auth_artifact: z.string(), expires_in: z.number().int() })]) },
-      ...errors, 403: { description: 'account disabled', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/auth/direct/email-code/send',
+      summary: 'Email a one-time sign-in code (same answer for unknown addresses)',
+      tags,
+      security: 'none',
+      body: SendBody,
+      responses: {
+        200: { description: 'sent', schema: z.object({ ok: z.boolean(), expires_in: z.number().int() }) },
+        ...errors,
+        429: { description: 'a code was sent moments ago (Retry-After)', schema: ErrorObject },
+      },
     },
-  }, async (ctx) => {
-    const b = ctx.state.guard!.body as z.output<typeof VerifyBody>;
-    const client = await activeClient(b.client_id);
-    const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
-    if (b.code_challenge_method && !b.code_challenge) throw new InvalidRequest('code_challenge_method needs a code_challenge.');
-    const verify = { tenantId: client.tenant_id, clientId: client.client_id, email: b.email, code: b.code, allowSignup: client.allowSignup, meta: requestMeta(ctx) };
-    const authTime = Date.now();
-    if (b.code_challenge) {
-      const { user } = await deps.login.verifyCode(verify);
-      const { artifact, expiresIn } = await deps.login.createArtifact({
-        user, clientId: client.client_id, channel: b.channel ?? 'browser', providerId: EMAIL_PROVIDER, codeChallenge: b.code_challenge,
-        authRequestId: challenge ? b.authorization_challenge_id! : null, authTime, amr: AMR_EMAIL_CODE,
+    async (ctx) => {
+      const b = ctx.state.guard!.body as z.output<typeof SendBody>;
+      const client = await activeClient(b.client_id);
+      await challengeFor(b.authorization_challenge_id, client.client_id);
+      try {
+        const r = await deps.login.sendCode({
+          tenantId: client.tenant_id,
+          clientId: client.client_id,
+          email: b.email,
+          allowSignup: client.allowSignup,
+          meta: requestMeta(ctx),
+        });
+        ctx.body = { ok: true, expires_in: r.expiresIn };
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
+        throw e;
+      }
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/auth/direct/email-code/verify',
+      summary:
+        'Verify an email code: creates the browser session, or with code_challenge issues a direct-auth artifact',
+      tags,
+      security: 'none',
+      body: VerifyBody,
+      responses: {
+        200: {
+          description: 'Direct-session result (session cookie set), or { ok, direct_auth_artifact, expires_in }',
+          schema: z.union([
+            DirectSessionResult,
+            z.object({ ok: z.boolean(), direct_auth_artifact: z.string(), expires_in: z.number().int() }),
+          ]),
+        },
+        ...errors,
+        403: { description: 'account disabled', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const b = ctx.state.guard!.body as z.output<typeof VerifyBody>;
+      const client = await activeClient(b.client_id);
+      const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
+      if (b.code_challenge_method && !b.code_challenge)
+        throw new InvalidRequest('code_challenge_method needs a code_challenge.');
+      const verify = {
+        tenantId: client.tenant_id,
+        clientId: client.client_id,
+        email: b.email,
+        code: b.code,
+        allowSignup: client.allowSignup,
+        meta: requestMeta(ctx),
+      };
+      const authTime = Date.now();
+      if (b.code_challenge) {
+        const { user } = await deps.login.verifyCode(verify);
+        const { artifact, expiresIn } = await deps.login.createArtifact({
+          user,
+          clientId: client.client_id,
+          channel: b.channel ?? 'browser',
+          providerId: EMAIL_PROVIDER,
+          codeChallenge: b.code_challenge,
+          authRequestId: challenge ? b.authorization_challenge_id! : null,
+          authTime,
+          amr: AMR_EMAIL_CODE,
+        });
+        ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
+        return;
+      }
+      // The consumed code, the session, their history rows and the consumed challenge commit
+      // together, in one transaction.
+      const { result: created } = await deps.login.verifyCode(verify, async (em, user) => {
+        const c = await deps.login.createSession(em, {
+          user,
+          authTime,
+          acr: ACR_EMAIL_CODE,
+          amr: AMR_EMAIL_CODE,
+          clientId: client.client_id,
+          meta: requestMeta(ctx),
+        });
+        if (challenge) await deps.oauth.consumeAuthRequest(em, b.authorization_challenge_id!);
+        return c;
       });
-      ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
-      return;
-    }
-    // The consumed code, the session, their history rows and the consumed challenge commit
-    // together, in one transaction.
-    const { result: created } = await deps.login.verifyCode(verify, async (em, user) => {
-      const c = await deps.login.createSession(em, { user, authTime, acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: client.client_id, meta: requestMeta(ctx) });
-      if (challenge) await deps.oauth.consumeAuthRequest(em, b.authorization_challenge_id!);
-      return c;
-    });
-    sessionResult(ctx, created!, challenge ? { authorization: { challengeId: b.authorization_challenge_id, status: 'continued' }, redirect_url: continuationUrl(issuer, challenge.params) } : {});
-  });
+      sessionResult(
+        ctx,
+        created!,
+        challenge
+          ? {
+              authorization: { challengeId: b.authorization_challenge_id, status: 'continued' },
+              redirect_url: continuationUrl(issuer, challenge.params),
+            }
+          : {},
+      );
+    },
+  );
 
-  api.add(router, {
-    method: 'post', path: '/api/v1/auth/direct/session', summary: 'Redeem a direct-auth artifact into a managed browser session (HttpOnly cookie)', tags, security: 'none',
-    body: SessionBody,
-    responses: { 200: { description: 'Direct-session result', schema: DirectSessionResult }, ...errors, 403: { description: 'tenant or account unavailable', schema: ErrorObject } },
-  }, async (ctx) => {
-    const b = ctx.state.guard!.body as z.output<typeof SessionBody>;
-    const client = await activeClient(b.client_id);
-    const a = await deps.login.findArtifact(b.direct_auth_artifact);
-    // Every binding is checked, and every failure looks the same to the caller.
-    const bound = a && a.clientId === client.client_id && a.tenantId === client.tenant_id && a.channel === b.channel
-      && (b.provider_id === undefined || b.provider_id === a.providerId)
-      && (b.authorization_challenge_id ?? null) === (a.authRequestId ?? null)
-      && verifyS256(b.code_verifier, a.codeChallenge);
-    if (!a || !bound) throw new InvalidGrant('The direct-auth artifact is invalid, expired, already used, or not bound to this client, channel, provider or code_verifier.');
-    const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
-    const user = await deps.login.findUserById(client.tenant_id, a.userId);
-    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/v1/auth/direct/session',
+      summary: 'Redeem a direct-auth artifact into a managed browser session (HttpOnly cookie)',
+      tags,
+      security: 'none',
+      body: SessionBody,
+      responses: {
+        200: { description: 'Direct-session result', schema: DirectSessionResult },
+        ...errors,
+        403: { description: 'tenant or account unavailable', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const b = ctx.state.guard!.body as z.output<typeof SessionBody>;
+      const client = await activeClient(b.client_id);
+      const a = await deps.login.findArtifact(b.direct_auth_artifact);
+      // Every binding is checked, and every failure looks the same to the caller.
+      const bound =
+        a &&
+        a.clientId === client.client_id &&
+        a.tenantId === client.tenant_id &&
+        a.channel === b.channel &&
+        (b.provider_id === undefined || b.provider_id === a.providerId) &&
+        (b.authorization_challenge_id ?? null) === (a.authRequestId ?? null) &&
+        verifyS256(b.code_verifier, a.codeChallenge);
+      if (!a || !bound)
+        throw new InvalidGrant(
+          'The direct-auth artifact is invalid, expired, already used, or not bound to this client, channel, provider or code_verifier.',
+        );
+      const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
+      const user = await deps.login.findUserById(client.tenant_id, a.userId);
+      if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
 
-    const created = await deps.ds.transaction(async (em) => {
-      if (!(await deps.login.consumeArtifact(em, a.id))) throw new InvalidGrant('The direct-auth artifact was already used.');
-      const continueNow = challenge && !challenge.consumed && !b.defer_authorization_continuation;
-      if (continueNow && !(await deps.oauth.consumeAuthRequest(em, a.authRequestId!))) throw new InvalidGrant('The authorization challenge was already used.');
-      return deps.login.createSession(em, { user, authTime: a.authTime, acr: ACR_EMAIL_CODE, amr: a.amr, clientId: client.client_id, meta: requestMeta(ctx) });
-    });
-    let extra: Record<string, unknown> = {};
-    if (challenge) {
-      extra = b.defer_authorization_continuation
-        ? { authorization: { challengeId: a.authRequestId, status: 'deferred' } }
-        : { authorization: { challengeId: a.authRequestId, status: 'continued' }, redirect_url: continuationUrl(issuer, challenge.params) };
-    }
-    sessionResult(ctx, created, extra);
-  });
+      const created = await deps.ds.transaction(async (em) => {
+        if (!(await deps.login.consumeArtifact(em, a.id)))
+          throw new InvalidGrant('The direct-auth artifact was already used.');
+        const continueNow = challenge && !challenge.consumed && !b.defer_authorization_continuation;
+        if (continueNow && !(await deps.oauth.consumeAuthRequest(em, a.authRequestId)))
+          throw new InvalidGrant('The authorization challenge was already used.');
+        return deps.login.createSession(em, {
+          user,
+          authTime: a.authTime,
+          acr: ACR_EMAIL_CODE,
+          amr: a.amr,
+          clientId: client.client_id,
+          meta: requestMeta(ctx),
+        });
+      });
+      let extra: Record<string, unknown> = {};
+      if (challenge) {
+        extra = b.defer_authorization_continuation
+          ? { authorization: { challengeId: a.authRequestId, status: 'deferred' } }
+          : {
+              authorization: { challengeId: a.authRequestId, status: 'continued' },
+              redirect_url: continuationUrl(issuer, challenge.params),
+            };
+      }
+      sessionResult(ctx, created, extra);
+    },
+  );
 
   return router;
 }

@@ -10,7 +10,6 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
-import { ClientRegistry } from '../../../shared/repositories/index.js';
 import { email as emailSchema } from '../../../shared/schemas/common.js';
 import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type UserRow } from '../../../shared/services/auth/login.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
@@ -27,7 +26,12 @@ const CSRF_COOKIE = 'iam_csrf';
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
 class AuthzRedirectError extends Error {
-  constructor(readonly error: string, description: string) { super(description); }
+  constructor(
+    readonly error: string,
+    description: string,
+  ) {
+    super(description);
+  }
 }
 
 /** RFC 8252 §7.3: a native (public) client's loopback redirect may use any port. */
@@ -35,13 +39,24 @@ export function redirectUriMatches(client: Client, uri: string): boolean {
   if (client.redirect_uris.includes(uri)) return true;
   if (client.client_type !== 'public') return false;
   let u: URL;
-  try { u = new URL(uri); } catch { return false; }
+  try {
+    u = new URL(uri);
+  } catch {
+    return false;
+  }
   if (u.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(u.hostname)) return false;
   return client.redirect_uris.some((r) => {
     try {
       const reg = new URL(r);
-      return reg.protocol === 'http:' && reg.hostname === u.hostname && reg.pathname === u.pathname && reg.search === u.search;
-    } catch { return false; }
+      return (
+        reg.protocol === 'http:' &&
+        reg.hostname === u.hostname &&
+        reg.pathname === u.pathname &&
+        reg.search === u.search
+      );
+    } catch {
+      return false;
+    }
   });
 }
 
@@ -49,8 +64,16 @@ export function redirectUriMatches(client: Client, uri: string): boolean {
 export function continuationUrl(issuer: string, p: AuthParams): string {
   const u = new URL(`${issuer}/authorize`);
   const q: Record<string, string | undefined> = {
-    response_type: 'code', client_id: p.client_id, redirect_uri: p.redirect_uri, scope: p.scope.join(' '), state: p.state, nonce: p.nonce,
-    code_challenge: p.code_challenge, code_challenge_method: 'S256', max_age: p.max_age?.toString(), prompt: 'none',
+    response_type: 'code',
+    client_id: p.client_id,
+    redirect_uri: p.redirect_uri,
+    scope: p.scope.join(' '),
+    state: p.state,
+    nonce: p.nonce,
+    code_challenge: p.code_challenge,
+    code_challenge_method: 'S256',
+    max_age: p.max_age?.toString(),
+    prompt: 'none',
   };
   for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
   return u.toString();
@@ -62,7 +85,6 @@ export function requestMeta(ctx: Ctx) {
 
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const registry = new ClientRegistry(deps.ds);
   const issuer = deps.config.issuer;
   const secure = issuer.startsWith('https:');
   const csrfKey = deriveKey(deps.config.secretKey, 'login-csrf');
@@ -107,38 +129,69 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   const parseParams = (q: Record<string, unknown>, client: Client, redirectUri: string): AuthParams => {
     const responseType = param(q, 'response_type');
     if (!responseType) throw new AuthzRedirectError('invalid_request', 'response_type is required.');
-    if (responseType !== 'code') throw new AuthzRedirectError('unsupported_response_type', 'Only response_type=code is supported.');
-    if (!client.grant_types.includes('authorization_code')) throw new AuthzRedirectError('unauthorized_client', 'This client may not use the authorization code flow.');
+    if (responseType !== 'code')
+      throw new AuthzRedirectError('unsupported_response_type', 'Only response_type=code is supported.');
+    if (!client.grant_types.includes('authorization_code'))
+      throw new AuthzRedirectError('unauthorized_client', 'This client may not use the authorization code flow.');
     // RFC 9700 §2.1.1: PKCE is required, and only S256 (plain offers no protection against a leaked request).
     const challenge = param(q, 'code_challenge');
     const method = param(q, 'code_challenge_method');
     if (!challenge) throw new AuthzRedirectError('invalid_request', 'code_challenge is required (PKCE, RFC 7636).');
-    if (method !== 'S256') throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
+    if (method !== 'S256')
+      throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
     if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
     const scope = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
     if (scope.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
     const outside = scope.filter((s) => !client.scopes.includes(s));
-    if (outside.length) throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
+    if (outside.length)
+      throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
     const prompt = param(q, 'prompt')?.split(' ').filter(Boolean);
-    if (prompt?.some((x) => !PROMPTS.has(x))) throw new AuthzRedirectError('invalid_request', 'prompt has an unknown value.');
-    if (prompt?.includes('none') && prompt.length > 1) throw new AuthzRedirectError('invalid_request', 'prompt=none cannot be combined with other values.');
+    if (prompt?.some((x) => !PROMPTS.has(x)))
+      throw new AuthzRedirectError('invalid_request', 'prompt has an unknown value.');
+    if (prompt?.includes('none') && prompt.length > 1)
+      throw new AuthzRedirectError('invalid_request', 'prompt=none cannot be combined with other values.');
     const maxAgeRaw = param(q, 'max_age');
-    if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw)) throw new AuthzRedirectError('invalid_request', 'max_age must be a non-negative integer.');
+    if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw))
+      throw new AuthzRedirectError('invalid_request', 'max_age must be a non-negative integer.');
     const nonce = param(q, 'nonce');
-    if (nonce !== undefined && nonce.length > 512) throw new AuthzRedirectError('invalid_request', 'nonce is too long.');
+    if (nonce !== undefined && nonce.length > 512)
+      throw new AuthzRedirectError('invalid_request', 'nonce is too long.');
     const state = param(q, 'state');
-    if (state !== undefined && state.length > 2048) throw new AuthzRedirectError('invalid_request', 'state is too long.');
+    if (state !== undefined && state.length > 2048)
+      throw new AuthzRedirectError('invalid_request', 'state is too long.');
     const loginHint = param(q, 'login_hint');
     return {
-      client_id: client.client_id, redirect_uri: redirectUri, response_type: 'code', scope, state, nonce,
-      code_challenge: challenge, code_challenge_method: 'S256', prompt, max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
+      client_id: client.client_id,
+      redirect_uri: redirectUri,
+      response_type: 'code',
+      scope,
+      state,
+      nonce,
+      code_challenge: challenge,
+      code_challenge_method: 'S256',
+      prompt,
+      max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
       login_hint: loginHint?.slice(0, 320),
     };
   };
 
   /** Issues the code and sends the browser back to the client. */
-  const finish = async (ctx: Ctx, tenantId: string, p: AuthParams, s: { id: string; auth_time: number; acr: string; amr: string[] }, user: UserRow) => {
-    const code = await deps.oauth.issueCode({ tenantId, params: p, userId: user.id, sessionId: s.id, authTime: s.auth_time, acr: s.acr, amr: s.amr });
+  const finish = async (
+    ctx: Ctx,
+    tenantId: string,
+    p: AuthParams,
+    s: { id: string; auth_time: number; acr: string; amr: string[] },
+    user: UserRow,
+  ) => {
+    const code = await deps.oauth.issueCode({
+      tenantId,
+      params: p,
+      userId: user.id,
+      sessionId: s.id,
+      authTime: s.auth_time,
+      acr: s.acr,
+      amr: s.amr,
+    });
     redirectTo(ctx, p.redirect_uri, { code, state: p.state });
   };
 
@@ -152,23 +205,41 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   const authorize: Middleware<AppState> = async (ctx) => {
     const q = ctx.query as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
-    const found = clientId ? await registry.findByClientId(clientId) : null;
-    if (!found || found.client.status !== 'active') return errorPage(ctx, 400, 'Unknown application', 'The application that sent you here is not registered. No redirect was made.');
+    const found = clientId ? await deps.directory.resolveClient(clientId) : null;
+    if (!found || found.client.status !== 'active')
+      return errorPage(
+        ctx,
+        400,
+        'Unknown application',
+        'The application that sent you here is not registered. No redirect was made.',
+      );
     const { client } = found;
     const redirectUri = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
     if (!redirectUri || !redirectUriMatches(client, redirectUri)) {
-      return errorPage(ctx, 400, 'Invalid redirect', 'The redirect address does not match the application\'s registration. No redirect was made.');
+      return errorPage(
+        ctx,
+        400,
+        'Invalid redirect',
+        "The redirect address does not match the application's registration. No redirect was made.",
+      );
     }
-    if (found.tenantState !== 'active') return errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
+    if (found.tenantState !== 'active')
+      return errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
 
     let p: AuthParams;
     try {
       p = parseParams(q, client, redirectUri);
     } catch (e) {
-      if (e instanceof AuthzRedirectError) return redirectTo(ctx, redirectUri, { error: e.error, error_description: e.message, state: typeof q.state === 'string' ? q.state : undefined });
+      if (e instanceof AuthzRedirectError)
+        return redirectTo(ctx, redirectUri, {
+          error: e.error,
+          error_description: e.message,
+          state: typeof q.state === 'string' ? q.state : undefined,
+        });
       throw e;
     }
-    const fail = (error: string, description: string) => redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
+    const fail = (error: string, description: string) =>
+      redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
 
     const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
@@ -181,21 +252,45 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       const consent = await deps.oauth.findConsent(client.tenant_id, session.user.id, client.client_id);
       const covered = consent && p.scope.every((s) => consent.scopes.includes(s));
       if (!covered || p.prompt?.includes('consent')) {
-        if (p.prompt?.includes('none')) return fail('consent_required', 'The user has not granted this application access.');
+        if (p.prompt?.includes('none'))
+          return fail('consent_required', 'The user has not granted this application access.');
         const challenge = await deps.oauth.saveAuthRequest(client.tenant_id, p);
-        return consentPage(ctx, { challenge, csrf: csrfFor(ctx, challenge), clientName: client.name, scopes: p.scope, userEmail: session.user.email });
+        return consentPage(ctx, {
+          challenge,
+          csrf: csrfFor(ctx, challenge),
+          clientName: client.name,
+          scopes: p.scope,
+          userEmail: session.user.email,
+        });
       }
     } else {
       // First-party clients skip the screen, but the grant is still recorded for the user to see.
-      await deps.oauth.grantConsent(deps.ds, { tenantId: client.tenant_id, userId: session.user.id, clientId: client.client_id, scopes: p.scope });
+      await deps.oauth.grantConsent(deps.ds, {
+        tenantId: client.tenant_id,
+        userId: session.user.id,
+        clientId: client.client_id,
+        scopes: p.scope,
+      });
     }
     await finish(ctx, client.tenant_id, p, session.session, session.user);
   };
 
-  api.add(router, {
-    method: 'get', path: '/authorize', summary: 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)', tags: ['oauth'], security: 'cookie',
-    responses: { 302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' }, 200: { description: 'login or consent page', contentType: 'text/html' }, 400: { description: 'error page: unknown client or redirect URI' } },
-  }, authorize);
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/authorize',
+      summary: 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)',
+      tags: ['oauth'],
+      security: 'cookie',
+      responses: {
+        302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
+        200: { description: 'login or consent page', contentType: 'text/html' },
+        400: { description: 'error page: unknown client or redirect URI' },
+      },
+    },
+    authorize,
+  );
 
   // ---- login and consent forms ----
 
@@ -204,10 +299,29 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const b = (ctx.request.body ?? {}) as Record<string, unknown>;
     const challenge = typeof b.challenge === 'string' ? b.challenge : '';
     const req = await deps.oauth.getAuthRequest(challenge);
-    if (!req || req.consumed) { errorPage(ctx, 400, 'Sign-in expired', 'This sign-in request has expired. Go back to the application and start again.'); return undefined; }
-    if (!csrfOk(ctx, challenge, b.csrf)) { errorPage(ctx, 403, 'Request refused', 'The form could not be verified. Go back to the application and start again.'); return undefined; }
-    const found = await registry.findByClientId(req.params.client_id);
-    if (!found || found.client.status !== 'active' || found.tenantState !== 'active') { errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.'); return undefined; }
+    if (!req || req.consumed) {
+      errorPage(
+        ctx,
+        400,
+        'Sign-in expired',
+        'This sign-in request has expired. Go back to the application and start again.',
+      );
+      return undefined;
+    }
+    if (!csrfOk(ctx, challenge, b.csrf)) {
+      errorPage(
+        ctx,
+        403,
+        'Request refused',
+        'The form could not be verified. Go back to the application and start again.',
+      );
+      return undefined;
+    }
+    const found = await deps.directory.resolveClient(req.params.client_id);
+    if (!found || found.client.status !== 'active' || found.tenantState !== 'active') {
+      errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
+      return undefined;
+    }
     return { b, challenge, req, client: found.client, allowSignup: found.allowSignup, csrf: b.csrf as string };
   };
 
@@ -215,17 +329,44 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const f = await formContext(ctx);
     if (!f) return;
     const parsed = emailSchema.safeParse(f.b.email);
-    if (!parsed.success) return emailStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: String(f.b.email ?? ''), error: 'Enter a valid email address, like name@example.com.', status: 400 });
+    if (!parsed.success)
+      return emailStep(ctx, {
+        challenge: f.challenge,
+        csrf: f.csrf,
+        clientName: f.client.name,
+        email: String(f.b.email ?? ''),
+        error: 'Enter a valid email address, like name@example.com.',
+        status: 400,
+      });
     try {
-      await deps.login.sendCode({ tenantId: f.client.tenant_id, clientId: f.client.client_id, email: parsed.data, allowSignup: f.allowSignup, meta: requestMeta(ctx) });
+      await deps.login.sendCode({
+        tenantId: f.client.tenant_id,
+        clientId: f.client.client_id,
+        email: parsed.data,
+        allowSignup: f.allowSignup,
+        meta: requestMeta(ctx),
+      });
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) {
         ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
-        return codeStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: parsed.data, error: e.message, status: 429 });
+        return codeStep(ctx, {
+          challenge: f.challenge,
+          csrf: f.csrf,
+          clientName: f.client.name,
+          email: parsed.data,
+          error: e.message,
+          status: 429,
+        });
       }
       throw e;
     }
-    codeStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: parsed.data, notice: 'Code sent.' });
+    codeStep(ctx, {
+      challenge: f.challenge,
+      csrf: f.csrf,
+      clientName: f.client.name,
+      email: parsed.data,
+      notice: 'Code sent.',
+    });
   });
 
   router.post('/login/verify', async (ctx) => {
@@ -233,21 +374,49 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (!f) return;
     const email = emailSchema.safeParse(f.b.email);
     const code = typeof f.b.code === 'string' ? f.b.code.trim() : '';
-    if (!email.success) return emailStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, error: 'Enter your email address again.', status: 400 });
+    if (!email.success)
+      return emailStep(ctx, {
+        challenge: f.challenge,
+        csrf: f.csrf,
+        clientName: f.client.name,
+        error: 'Enter your email address again.',
+        status: 400,
+      });
     let created;
     try {
       // The consumed code, the session and the consumed request commit together.
       ({ result: created } = await deps.login.verifyCode(
-        { tenantId: f.client.tenant_id, clientId: f.client.client_id, email: email.data, code, allowSignup: f.allowSignup, meta: requestMeta(ctx) },
+        {
+          tenantId: f.client.tenant_id,
+          clientId: f.client.client_id,
+          email: email.data,
+          code,
+          allowSignup: f.allowSignup,
+          meta: requestMeta(ctx),
+        },
         async (em, user) => {
-          const c = await deps.login.createSession(em, { user, authTime: Date.now(), acr: ACR_EMAIL_CODE, amr: AMR_EMAIL_CODE, clientId: f.client.client_id, meta: requestMeta(ctx) });
+          const c = await deps.login.createSession(em, {
+            user,
+            authTime: Date.now(),
+            acr: ACR_EMAIL_CODE,
+            amr: AMR_EMAIL_CODE,
+            clientId: f.client.client_id,
+            meta: requestMeta(ctx),
+          });
           await deps.oauth.consumeAuthRequest(em, f.challenge);
           return c;
         },
       ));
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
-        return codeStep(ctx, { challenge: f.challenge, csrf: f.csrf, clientName: f.client.name, email: email.data, error: e.message, status: e instanceof ApiError ? e.status : 400 });
+        return codeStep(ctx, {
+          challenge: f.challenge,
+          csrf: f.csrf,
+          clientName: f.client.name,
+          email: email.data,
+          error: e.message,
+          status: e instanceof ApiError ? e.status : 400,
+        });
       }
       throw e;
     }
@@ -260,11 +429,28 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const f = await formContext(ctx);
     if (!f) return;
     const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!current || current.session.tenant_id !== f.client.tenant_id) return errorPage(ctx, 401, 'Signed out', 'You are no longer signed in. Go back to the application and start again.');
-    if (!(await deps.oauth.consumeAuthRequest(deps.ds, f.challenge))) return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
+    if (!current || current.session.tenant_id !== f.client.tenant_id)
+      return errorPage(
+        ctx,
+        401,
+        'Signed out',
+        'You are no longer signed in. Go back to the application and start again.',
+      );
+    if (!(await deps.oauth.consumeAuthRequest(deps.ds, f.challenge)))
+      return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
     const p = f.req.params;
-    if (f.b.decision !== 'allow') return redirectTo(ctx, p.redirect_uri, { error: 'access_denied', error_description: 'The user denied the request.', state: p.state });
-    await deps.oauth.grantConsent(deps.ds, { tenantId: f.client.tenant_id, userId: current.user.id, clientId: f.client.client_id, scopes: p.scope });
+    if (f.b.decision !== 'allow')
+      return redirectTo(ctx, p.redirect_uri, {
+        error: 'access_denied',
+        error_description: 'The user denied the request.',
+        state: p.state,
+      });
+    await deps.oauth.grantConsent(deps.ds, {
+      tenantId: f.client.tenant_id,
+      userId: current.user.id,
+      clientId: f.client.client_id,
+      scopes: p.scope,
+    });
     await finish(ctx, f.client.tenant_id, p, current.session, current.user);
   });
 

@@ -6,7 +6,6 @@ import Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
 import { one } from '../../../shared/db/sql.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
-import { ClientRegistry } from '../../../shared/repositories/index.js';
 import { recordAuthEvent } from '../../../shared/services/auth/history.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -22,7 +21,6 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
   const router = new Router<AppState>();
   const issuer = deps.config.issuer;
   const secure = issuer.startsWith('https:');
-  const registry = new ClientRegistry(deps.ds);
   const tags = ['oauth'];
 
   const discovery = {
@@ -37,13 +35,33 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
     scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
-    grant_types_supported: ['authorization_code', 'refresh_token', 'client_credentials', 'urn:ietf:params:oauth:grant-type:token-exchange'],
+    grant_types_supported: [
+      'authorization_code',
+      'refresh_token',
+      'client_credentials',
+      'urn:ietf:params:oauth:grant-type:token-exchange',
+    ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
     code_challenge_methods_supported: ['S256'],
-    claims_supported: ['sub', 'iss', 'aud', 'exp', 'iat', 'auth_time', 'nonce', 'acr', 'amr', 'azp', 'email', 'email_verified', 'name', 'tenant_id'],
+    claims_supported: [
+      'sub',
+      'iss',
+      'aud',
+      'exp',
+      'iat',
+      'auth_time',
+      'nonce',
+      'acr',
+      'amr',
+      'azp',
+      'email',
+      'email_verified',
+      'name',
+      'tenant_id',
+    ],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     authorization_response_iss_parameter_supported: true, // RFC 9207 §3
     request_parameter_supported: false,
@@ -51,86 +69,143 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
     claims_parameter_supported: false,
   };
 
-  api.add(router, {
-    method: 'get', path: '/.well-known/openid-configuration', summary: 'OpenID Provider metadata', tags, security: 'none',
-    responses: { 200: { description: 'metadata' } },
-  }, (ctx) => {
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/.well-known/openid-configuration',
+      summary: 'OpenID Provider metadata',
+      tags,
+      security: 'none',
+      responses: { 200: { description: 'metadata' } },
+    },
+    (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = discovery;
+    },
+  );
+  router.get('/.well-known/oauth-authorization-server', (ctx) => {
     ctx.set('Cache-Control', 'public, max-age=300');
     ctx.body = discovery;
   });
-  router.get('/.well-known/oauth-authorization-server', (ctx) => { ctx.set('Cache-Control', 'public, max-age=300'); ctx.body = discovery; });
 
   // ---- UserInfo ----
   const userinfo: Middleware<AppState> = async (ctx) => {
-    const challenge = (error?: string) => ctx.set('WWW-Authenticate', `Bearer realm="iam"${error ? `, error="${error}"` : ''}`);
+    const challenge = (error?: string) =>
+      ctx.set('WWW-Authenticate', `Bearer realm="iam"${error ? `, error="${error}"` : ''}`);
     const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
-    if (!m) { challenge(); throw new ApiError(401, 'invalid_token', 'A bearer access token is required.'); }
+    if (!m) {
+      challenge();
+      throw new ApiError(401, 'invalid_token', 'A bearer access token is required.');
+    }
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1]!);
+      claims = await deps.tokens.verifyAccessToken(m[1]);
     } catch {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
     }
     const scope = String(claims.scope ?? '').split(' ');
-    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid)) { challenge('invalid_token'); throw new ApiError(401, 'invalid_token', 'The access token has been revoked.'); }
-    if (!scope.includes('openid')) { ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="insufficient_scope", scope="openid"'); throw new ApiError(403, 'insufficient_scope', 'The token lacks the openid scope.'); }
-    const user = await one<{ id: string; email: string; name: string; status: string; lifecycle_state: string }>(deps.ds,
+    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid)) {
+      challenge('invalid_token');
+      throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
+    }
+    if (!scope.includes('openid')) {
+      ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="insufficient_scope", scope="openid"');
+      throw new ApiError(403, 'insufficient_scope', 'The token lacks the openid scope.');
+    }
+    const user = await one<{ id: string; email: string; name: string; status: string; lifecycle_state: string }>(
+      deps.ds,
       'SELECT u.id, u.email, u.name, u.status, t.lifecycle_state FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?',
-      [String(claims.tenant_id), String(claims.sub)]);
-    if (!user || user.status !== 'active' || user.lifecycle_state !== 'active') { challenge('invalid_token'); throw new ApiError(401, 'invalid_token', 'The account is not available.'); }
+      [String(claims.tenant_id), String(claims.sub)],
+    );
+    if (!user || user.status !== 'active' || user.lifecycle_state !== 'active') {
+      challenge('invalid_token');
+      throw new ApiError(401, 'invalid_token', 'The account is not available.');
+    }
     ctx.body = {
       sub: user.id,
       ...(scope.includes('email') ? { email: user.email, email_verified: true } : {}),
       ...(scope.includes('profile') ? { name: user.name } : {}),
     };
   };
-  api.add(router, { method: 'get', path: '/userinfo', summary: 'OIDC UserInfo', tags, security: 'bearer', scopes: ['openid'], responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } } }, userinfo);
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/userinfo',
+      summary: 'OIDC UserInfo',
+      tags,
+      security: 'bearer',
+      scopes: ['openid'],
+      responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
+    },
+    userinfo,
+  );
   router.post('/userinfo', userinfo);
 
   // ---- Revocation (RFC 7009) ----
-  api.add(router as unknown as Router<ClientAuthState>, {
-    method: 'post', path: '/revoke', summary: 'Token revocation (RFC 7009); always 200 for a valid client', tags, security: 'basic',
-    responses: { 200: { description: 'revoked, or the token was unknown' }, 401: { description: 'invalid_client' } },
-  }, authenticateClient(deps), async (ctx) => {
-    const body = ctx.request.body as Record<string, unknown>;
-    const token = body.token;
-    if (typeof token !== 'string' || !token) throw new InvalidRequest('token is required.');
-    const client = ctx.state.client!;
-    const hint = body.token_type_hint;
-    const tryRefresh = () => deps.oauth.revokeRefreshToken(token, client.client_id);
-    const tryAccess = async () => {
-      if (token.split('.').length !== 3) return false;
-      try {
-        const claims = await deps.tokens.verifyAccessToken(token);
-        if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
-        await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    if (hint === 'access_token') { if (!(await tryAccess())) await tryRefresh(); }
-    else if (!(await tryRefresh())) await tryAccess();
-    ctx.status = 200;
-    ctx.body = {};
-  });
+  api.add(
+    router as unknown as Router<ClientAuthState>,
+    {
+      method: 'post',
+      path: '/revoke',
+      summary: 'Token revocation (RFC 7009); always 200 for a valid client',
+      tags,
+      security: 'basic',
+      responses: { 200: { description: 'revoked, or the token was unknown' }, 401: { description: 'invalid_client' } },
+    },
+    authenticateClient(deps),
+    async (ctx) => {
+      const body = ctx.request.body as Record<string, unknown>;
+      const token = body.token;
+      if (typeof token !== 'string' || !token) throw new InvalidRequest('token is required.');
+      const client = ctx.state.client!;
+      const hint = body.token_type_hint;
+      const tryRefresh = () => deps.oauth.revokeRefreshToken(token, client.client_id);
+      const tryAccess = async () => {
+        if (token.split('.').length !== 3) return false;
+        try {
+          const claims = await deps.tokens.verifyAccessToken(token);
+          if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
+          await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
+          return true;
+        } catch {
+          return false;
+        }
+      };
+      if (hint === 'access_token') {
+        if (!(await tryAccess())) await tryRefresh();
+      } else if (!(await tryRefresh())) await tryAccess();
+      ctx.status = 200;
+      ctx.body = {};
+    },
+  );
 
   // ---- RP-initiated logout ----
   const logout = async (ctx: Ctx, confirmed: boolean) => {
     const src = (ctx.method === 'POST' ? ctx.request.body : ctx.query) as Record<string, unknown>;
-    const str = (k: string) => (typeof src[k] === 'string' ? (src[k] as string) : undefined);
+    const str = (k: string) => (typeof src[k] === 'string' ? src[k] : undefined);
     const hint = str('id_token_hint');
     const hintClaims = hint ? await deps.tokens.verifyIdTokenHint(hint) : undefined;
-    if (hint && !hintClaims) return renderPage(ctx, { status: 400, title: 'Sign-out failed', body: '<h1>Sign-out failed</h1><p role="alert">The sign-out request is not valid.</p>' });
+    if (hint && !hintClaims)
+      return renderPage(ctx, {
+        status: 400,
+        title: 'Sign-out failed',
+        body: '<h1>Sign-out failed</h1><p role="alert">The sign-out request is not valid.</p>',
+      });
     const clientId = str('client_id') ?? (typeof hintClaims?.aud === 'string' ? hintClaims.aud : undefined);
     const postLogout = str('post_logout_redirect_uri');
     let redirect: string | undefined;
     if (postLogout) {
-      const found = clientId ? await registry.findByClientId(clientId) : null;
+      const found = clientId ? await deps.directory.resolveClient(clientId) : null;
       // Only to a URI registered for the client the request names: no open redirector.
       if (!found || !redirectUriMatches(found.client, postLogout)) {
-        return renderPage(ctx, { status: 400, title: 'Sign-out failed', body: '<h1>Sign-out failed</h1><p role="alert">The address to return to is not registered for this application.</p>' });
+        return renderPage(ctx, {
+          status: 400,
+          title: 'Sign-out failed',
+          body: '<h1>Sign-out failed</h1><p role="alert">The address to return to is not registered for this application.</p>',
+        });
       }
       redirect = postLogout;
     }
@@ -148,7 +223,14 @@ ${str('state') ? `<input type="hidden" name="state" value="${esc(str('state'))}"
     const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
     if (current) {
       await deps.login.revokeSession(deps.ds, current.session.id, 'logout');
-      await recordAuthEvent(deps.ds, { tenantId: current.session.tenant_id, userId: current.user.id, event: 'logout', outcome: 'success', clientId, meta: requestMeta(ctx) });
+      await recordAuthEvent(deps.ds, {
+        tenantId: current.session.tenant_id,
+        userId: current.user.id,
+        event: 'logout',
+        outcome: 'success',
+        clientId,
+        meta: requestMeta(ctx),
+      });
     }
     clearCookie(ctx, SESSION_COOKIE, secure);
     if (redirect) {
@@ -160,10 +242,22 @@ ${str('state') ? `<input type="hidden" name="state" value="${esc(str('state'))}"
     }
     renderPage(ctx, { title: 'Signed out', body: '<h1>You are signed out</h1><p>You can close this window.</p>' });
   };
-  api.add(router, { method: 'get', path: '/logout', summary: 'RP-initiated logout', tags, security: 'cookie', responses: { 302: { description: 'back to the client' }, 200: { description: 'signed-out or confirmation page' } } },
-    (ctx) => logout(ctx, false));
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/logout',
+      summary: 'RP-initiated logout',
+      tags,
+      security: 'cookie',
+      responses: {
+        302: { description: 'back to the client' },
+        200: { description: 'signed-out or confirmation page' },
+      },
+    },
+    (ctx) => logout(ctx, false),
+  );
   router.post('/logout', (ctx) => logout(ctx, true));
 
   return router;
 }
-

@@ -21,7 +21,6 @@ import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
 import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
-import { ClientRegistry } from '../../../shared/repositories/index.js';
 import type { CachedToken, IntrospectionService } from '../../../shared/services/introspection.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
@@ -32,12 +31,12 @@ export const CALLER_CACHE_MS = 10_000;
 export const INACTIVE = '{"active":false}';
 
 export class Introspector {
-  private readonly registry: ClientRegistry;
   private readonly callers = new Map<string, { client: Client; tenantState: string; at: number; verified?: Buffer }>();
 
-  constructor(private readonly deps: AppDeps, private readonly service: IntrospectionService) {
-    this.registry = new ClientRegistry(deps.ds);
-  }
+  constructor(
+    private readonly deps: AppDeps,
+    private readonly service: IntrospectionService,
+  ) {}
 
   /** The whole endpoint: returns the JSON body, or throws an OAuthError (400/401). */
   async introspect(authorization: string, isForm: boolean, tokenParam: unknown): Promise<string> {
@@ -55,7 +54,7 @@ export class Introspector {
   private async authenticateCaller(authorization: string): Promise<Client> {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
     if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
-    const decoded = Buffer.from(m[1]!, 'base64').toString('utf8');
+    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
     const i = decoded.indexOf(':');
     if (i < 0) throw new InvalidClient();
     let id: string;
@@ -70,18 +69,23 @@ export class Introspector {
     const now = Date.now();
     let entry = this.callers.get(id);
     if (!entry || now - entry.at > CALLER_CACHE_MS) {
-      const found = await this.registry.findByClientId(id);
-      if (!found) { this.callers.delete(id); throw new InvalidClient(); }
+      const found = await this.deps.directory.resolveClient(id);
+      if (!found) {
+        this.callers.delete(id);
+        throw new InvalidClient();
+      }
       entry = { client: found.client, tenantState: found.tenantState, at: now };
       if (this.callers.size > 10_000) this.callers.clear(); // bounded: a flood of ids cannot grow it
       this.callers.set(id, entry);
     }
     const { client, tenantState } = entry;
-    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential') throw new InvalidClient();
+    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential')
+      throw new InvalidClient();
     // After the first successful check the presented secret is compared in constant time with
     // the one that passed (until the registration is re-read), sparing the keyed hash.
     const presented = Buffer.from(secret);
-    if (entry.verified && entry.verified.length === presented.length && timingSafeEqual(entry.verified, presented)) return client;
+    if (entry.verified && entry.verified.length === presented.length && timingSafeEqual(entry.verified, presented))
+      return client;
     if (!this.deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
     entry.verified = presented;
     return client;
@@ -110,20 +114,46 @@ export class Introspector {
 export function introspectionRoutes(_deps: AppDeps, api: ApiRegistry, introspector: Introspector): Router<AppState> {
   const router = new Router<AppState>();
   const Active = z.looseObject({
-    active: z.literal(true), sub: z.string(), scope: z.string(), client_id: z.string(), aud: z.union([z.string(), z.array(z.string())]),
-    iss: z.string(), exp: z.number().int(), iat: z.number().int(), jti: z.string(), token_type: z.string(), tenant: z.string(),
-    act: z.looseObject({}).optional(), resource: z.union([z.string(), z.array(z.string())]).optional(),
+    active: z.literal(true),
+    sub: z.string(),
+    scope: z.string(),
+    client_id: z.string(),
+    aud: z.union([z.string(), z.array(z.string())]),
+    iss: z.string(),
+    exp: z.number().int(),
+    iat: z.number().int(),
+    jti: z.string(),
+    token_type: z.string(),
+    tenant: z.string(),
+    act: z.looseObject({}).optional(),
+    resource: z.union([z.string(), z.array(z.string())]).optional(),
   });
-  api.add(router, {
-    method: 'post', path: '/introspect', summary: 'Token introspection (RFC 7662) with a revocation-correct cache', tags: ['oauth'], security: 'basic',
-    responses: {
-      200: { description: 'active token with its claims, or exactly {"active": false}', schema: z.union([Active, z.object({ active: z.literal(false) })]) },
-      400: { description: 'invalid_request' }, 401: { description: 'invalid_client' },
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/introspect',
+      summary: 'Token introspection (RFC 7662) with a revocation-correct cache',
+      tags: ['oauth'],
+      security: 'basic',
+      responses: {
+        200: {
+          description: 'active token with its claims, or exactly {"active": false}',
+          schema: z.union([Active, z.object({ active: z.literal(false) })]),
+        },
+        400: { description: 'invalid_request' },
+        401: { description: 'invalid_client' },
+      },
     },
-  }, async (ctx) => {
-    const body = ctx.request.body as Record<string, unknown> | undefined;
-    ctx.type = 'application/json';
-    ctx.body = await introspector.introspect(ctx.get('Authorization'), Boolean(ctx.is('application/x-www-form-urlencoded')), body?.token);
-  });
+    async (ctx) => {
+      const body = ctx.request.body as Record<string, unknown> | undefined;
+      ctx.type = 'application/json';
+      ctx.body = await introspector.introspect(
+        ctx.get('Authorization'),
+        Boolean(ctx.is('application/x-www-form-urlencoded')),
+        body?.token,
+      );
+    },
+  );
   return router;
 }

@@ -15,12 +15,32 @@ import type { Middleware } from 'koa';
 import type { JWTPayload } from 'jose';
 import type { Client } from '../../../shared/db/entities.js';
 import { one } from '../../../shared/db/sql.js';
-import { InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient, UnsupportedGrantType } from '../../../shared/errors.js';
-import { ACCESS_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
-import { IdJagError, IssuerKeys, JtiStore, verifyIdJag, type IdJagClaims } from '../../../shared/services/token-exchange/id-jag.js';
-import { TokenExchangeSettingsService, type TokenExchangeSettings } from '../../../shared/services/token-exchange/settings.js';
 import {
-  ACTOR_TOKEN_TYPES, SUBJECT_TOKEN_TYPES, TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_ID_TOKEN, type SubjectTokenType,
+  InvalidRequest,
+  InvalidScope,
+  InvalidTarget,
+  UnauthorizedClient,
+  UnsupportedGrantType,
+} from '../../../shared/errors.js';
+import { ACCESS_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
+import {
+  IdJagError,
+  IssuerKeys,
+  JtiStore,
+  verifyIdJag,
+  type IdJagClaims,
+} from '../../../shared/services/token-exchange/id-jag.js';
+import {
+  TokenExchangeSettingsService,
+  type TokenExchangeSettings,
+} from '../../../shared/services/token-exchange/settings.js';
+import {
+  ACTOR_TOKEN_TYPES,
+  SUBJECT_TOKEN_TYPES,
+  TOKEN_TYPE_ACCESS_TOKEN,
+  TOKEN_TYPE_ID_JAG,
+  TOKEN_TYPE_ID_TOKEN,
+  type SubjectTokenType,
 } from '../../../shared/services/token-exchange/token-types.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../../shared/net/safe-fetch.js';
 import type { AppDeps } from '../../context.js';
@@ -83,12 +103,18 @@ function multi(body: Record<string, unknown>, name: string): string[] {
   const v = body[name];
   if (v === undefined) return [];
   if (typeof v === 'string') return [v];
-  const values = Array.isArray(v) ? v : v && typeof v === 'object' && Object.keys(v).every((k, i) => k === String(i)) ? Object.values(v) : undefined;
-  if (!values || !values.every((x) => typeof x === 'string')) throw new InvalidRequest(`${name} must be one or more string values.`);
-  return values as string[];
+  const values = Array.isArray(v)
+    ? v
+    : v && typeof v === 'object' && Object.keys(v).every((k, i) => k === String(i))
+      ? Object.values(v)
+      : undefined;
+  if (!values || !values.every((x) => typeof x === 'string'))
+    throw new InvalidRequest(`${name} must be one or more string values.`);
+  return values;
 }
 
-const asList = (aud: unknown): string[] => (typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : []);
+const asList = (aud: unknown): string[] =>
+  typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : [];
 const scopeOf = (s: unknown): string[] => (typeof s === 'string' ? s.split(' ').filter(Boolean) : []);
 const depthOf = (act: unknown): number => {
   let n = 0;
@@ -99,9 +125,14 @@ const depthOf = (act: unknown): number => {
 export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   const settingsStore = new TokenExchangeSettingsService(deps.ds, { allowLoopback: deps.config.outboundAllowLoopback });
   const issuerKeys = new IssuerKeys({
-    policy: { ...DEFAULT_OUTBOUND_POLICY, allowLoopback: deps.config.outboundAllowLoopback, extraCaPem: deps.config.outboundCaPem },
+    policy: {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: deps.config.outboundAllowLoopback,
+      extraCaPem: deps.config.outboundCaPem,
+    },
     cooldownMs: deps.config.idJagJwksCooldownSeconds * 1000,
-    onFetchError: (iss, detail) => deps.logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
+    onFetchError: (iss, detail) =>
+      deps.logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
   });
   const jtis = new JtiStore(deps.ds);
   const issuer = deps.config.issuer;
@@ -114,7 +145,8 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   };
 
   const checkClientGrant: Step = (x) => {
-    if (!x.client.grant_types.includes(TOKEN_EXCHANGE_GRANT)) throw new UnauthorizedClient('This client may not use the token-exchange grant.');
+    if (!x.client.grant_types.includes(TOKEN_EXCHANGE_GRANT))
+      throw new UnauthorizedClient('This client may not use the token-exchange grant.');
   };
 
   // RFC 8693 §2.1
@@ -129,10 +161,13 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
     x.actorToken = single(b, 'actor_token');
     x.actorTokenType = single(b, 'actor_token_type');
     if (x.actorToken && !x.actorTokenType) throw new InvalidRequest('actor_token_type is required with actor_token.');
-    if (!x.actorToken && x.actorTokenType) throw new InvalidRequest('actor_token_type must not be sent without actor_token.');
+    if (!x.actorToken && x.actorTokenType)
+      throw new InvalidRequest('actor_token_type must not be sent without actor_token.');
     const requested = single(b, 'requested_token_type');
     if (requested !== undefined && requested !== TOKEN_TYPE_ACCESS_TOKEN) {
-      throw new InvalidRequest(`requested_token_type ${requested} is not supported; only ${TOKEN_TYPE_ACCESS_TOKEN} is issued.`);
+      throw new InvalidRequest(
+        `requested_token_type ${requested} is not supported; only ${TOKEN_TYPE_ACCESS_TOKEN} is issued.`,
+      );
     }
     const scope = single(b, 'scope');
     x.requestedScope = scope === undefined ? undefined : [...new Set(scope.split(' ').filter(Boolean))];
@@ -140,19 +175,26 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
     x.audiences = multi(b, 'audience');
     // Tenant limits on repeated parameters: a malformed (oversized) request, not a target question.
     if (x.resources.length > x.settings.maxResourceParams) {
-      throw new InvalidRequest(`At most ${x.settings.maxResourceParams} resource parameters are accepted; got ${x.resources.length}.`);
+      throw new InvalidRequest(
+        `At most ${x.settings.maxResourceParams} resource parameters are accepted; got ${x.resources.length}.`,
+      );
     }
     if (x.audiences.length > x.settings.maxAudienceParams) {
-      throw new InvalidRequest(`At most ${x.settings.maxAudienceParams} audience parameters are accepted; got ${x.audiences.length}.`);
+      throw new InvalidRequest(
+        `At most ${x.settings.maxAudienceParams} audience parameters are accepted; got ${x.audiences.length}.`,
+      );
     }
   };
 
   const checkSubjectTokenType: Step = (x) => {
     const t = x.subjectTokenType;
     if (!(SUBJECT_TOKEN_TYPES as readonly string[]).includes(t)) {
-      throw new InvalidRequest(`subject_token_type ${t} is not supported; use one of: ${SUBJECT_TOKEN_TYPES.join(', ')}.`);
+      throw new InvalidRequest(
+        `subject_token_type ${t} is not supported; use one of: ${SUBJECT_TOKEN_TYPES.join(', ')}.`,
+      );
     }
-    if (!x.settings.allowedSubjectTokenTypes.includes(t)) throw new InvalidRequest(`subject_token_type ${t} is not accepted by this tenant.`);
+    if (!x.settings.allowedSubjectTokenTypes.includes(t))
+      throw new InvalidRequest(`subject_token_type ${t} is not accepted by this tenant.`);
     if (t === TOKEN_TYPE_ID_JAG) {
       if (!x.settings.idJag.enabled) throw new InvalidRequest('ID-JAG subject tokens are not enabled for this tenant.');
       if (x.settings.idJag.requireConfidentialClient && x.client.client_type !== 'confidential') {
@@ -162,7 +204,11 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   };
 
   /** An access token this service issued, in the client's tenant, not revoked. */
-  const ownAccessToken = async (token: string, client: Client, role: 'subject_token' | 'actor_token'): Promise<JWTPayload> => {
+  const ownAccessToken = async (
+    token: string,
+    client: Client,
+    role: 'subject_token' | 'actor_token',
+  ): Promise<JWTPayload> => {
     let claims;
     try {
       claims = await deps.tokens.verifyAccessToken(token);
@@ -170,28 +216,43 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       throw new InvalidRequest(`The ${role} is not a valid, unexpired access token of this issuer.`);
     }
     if (claims.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} belongs to another tenant.`);
-    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid)) throw new InvalidRequest(`The ${role} has been revoked.`);
+    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid))
+      throw new InvalidRequest(`The ${role} has been revoked.`);
     // A token outlives neither its client's active state nor its tenant (as at the bearer APIs).
-    const owner = await one<{ status: string; tenant_id: string }>(deps.ds, 'SELECT status, tenant_id FROM clients WHERE client_id = ?', [String(claims.client_id)]);
-    if (owner?.status !== 'active' || owner.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} was issued to a client that is no longer active.`);
+    const owner = await one<{ status: string; tenant_id: string }>(
+      deps.ds,
+      'SELECT status, tenant_id FROM clients WHERE client_id = ?',
+      [String(claims.client_id)],
+    );
+    if (owner?.status !== 'active' || owner.tenant_id !== client.tenant_id)
+      throw new InvalidRequest(`The ${role} was issued to a client that is no longer active.`);
     return claims;
   };
 
   /** An ID token this service issued (typ JWT, our keys), unexpired, in the client's tenant. */
-  const ownIdToken = async (token: string, client: Client, role: 'subject_token' | 'actor_token'): Promise<JWTPayload> => {
+  const ownIdToken = async (
+    token: string,
+    client: Client,
+    role: 'subject_token' | 'actor_token',
+  ): Promise<JWTPayload> => {
     const claims = await deps.tokens.verifyIdTokenHint(token);
     if (!claims) throw new InvalidRequest(`The ${role} is not an ID token of this issuer.`);
-    if (typeof claims.exp !== 'number' || claims.exp * 1000 <= Date.now()) throw new InvalidRequest(`The ${role} has expired.`);
+    if (typeof claims.exp !== 'number' || claims.exp * 1000 <= Date.now())
+      throw new InvalidRequest(`The ${role} has expired.`);
     if (claims.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} belongs to another tenant.`);
     // OIDC Core §2: an ID token is meant for its audience; only that client may present it.
-    if (!asList(claims.aud).includes(client.client_id)) throw new InvalidRequest(`The ${role} was issued to another client.`);
+    if (!asList(claims.aud).includes(client.client_id))
+      throw new InvalidRequest(`The ${role} was issued to another client.`);
     return claims;
   };
 
   /** A user subject must still be active; a client subject (client_credentials) has no user row. */
   const requireActiveUser = async (tenantId: string, sub: string) => {
-    const u = await one<{ status: string }>(deps.ds, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [tenantId, sub]);
-    if (u && u.status !== 'active') throw new InvalidRequest('The subject\'s account is disabled.');
+    const u = await one<{ status: string }>(deps.ds, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
+      tenantId,
+      sub,
+    ]);
+    if (u && u.status !== 'active') throw new InvalidRequest("The subject's account is disabled.");
   };
 
   const verifySubject: Step = async (x) => {
@@ -202,10 +263,13 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       // to (RFC 8693 §1.1 impersonation/delegation by the recipient of the token).
       const aud = asList(c.aud);
       const addressed = aud.includes(client.client_id) || client.resource_identifiers.some((r) => aud.includes(r));
-      if (c.client_id !== client.client_id && !addressed) throw new InvalidRequest('The subject_token was neither issued to nor addressed to this client.');
+      if (c.client_id !== client.client_id && !addressed)
+        throw new InvalidRequest('The subject_token was neither issued to nor addressed to this client.');
       await requireActiveUser(client.tenant_id, String(c.sub));
       x.subject = {
-        sub: String(c.sub), scopeCeiling: scopeOf(c.scope), exp: c.exp,
+        sub: String(c.sub),
+        scopeCeiling: scopeOf(c.scope),
+        exp: c.exp,
         fid: typeof c.fid === 'string' ? c.fid : undefined,
         act: c.act && typeof c.act === 'object' ? (c.act as Record<string, unknown>) : undefined,
       };
@@ -215,19 +279,30 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       // An ID token proves who the user is, not what they granted: the ceiling is what they
       // consented to for this client (first-party grants are recorded too), and openid.
       const consent = await deps.oauth.findConsent(client.tenant_id, String(c.sub), client.client_id);
-      x.subject = { sub: String(c.sub), scopeCeiling: [...new Set(['openid', ...(consent?.scopes ?? [])])], exp: c.exp };
+      x.subject = {
+        sub: String(c.sub),
+        scopeCeiling: [...new Set(['openid', ...(consent?.scopes ?? [])])],
+        exp: c.exp,
+      };
     } else {
       let c: IdJagClaims;
       try {
-        c = await verifyIdJag(x.subjectToken, { keys: issuerKeys, allowedIssuers: x.settings.idJag.allowedIssuers, audience: issuer, clientId: client.client_id });
+        c = await verifyIdJag(x.subjectToken, {
+          keys: issuerKeys,
+          allowedIssuers: x.settings.idJag.allowedIssuers,
+          audience: issuer,
+          clientId: client.client_id,
+        });
       } catch (e) {
         if (e instanceof IdJagError) throw new InvalidRequest(e.message);
         throw e;
       }
       // The tenant at this server the assertion was meant for, when the issuer says.
-      if (c.aud_tenant !== undefined && c.aud_tenant !== client.tenant_id) throw new InvalidRequest('The subject_token was issued for another tenant (aud_tenant).');
+      if (c.aud_tenant !== undefined && c.aud_tenant !== client.tenant_id)
+        throw new InvalidRequest('The subject_token was issued for another tenant (aud_tenant).');
       x.subject = {
-        sub: c.sub, idJag: c,
+        sub: c.sub,
+        idJag: c,
         scopeCeiling: typeof c.scope === 'string' ? scopeOf(c.scope) : [...client.scopes],
         act: c.act && typeof c.act === 'object' ? (c.act as Record<string, unknown>) : undefined,
       };
@@ -238,11 +313,14 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   const verifyActor: Step = async (x) => {
     if (!x.actorToken) return;
     if (!ACTOR_TOKEN_TYPES.includes(x.actorTokenType!)) {
-      throw new InvalidRequest(`actor_token_type ${x.actorTokenType} is not supported; use one of: ${ACTOR_TOKEN_TYPES.join(', ')}.`);
+      throw new InvalidRequest(
+        `actor_token_type ${x.actorTokenType} is not supported; use one of: ${ACTOR_TOKEN_TYPES.join(', ')}.`,
+      );
     }
-    const c = x.actorTokenType === TOKEN_TYPE_ACCESS_TOKEN
-      ? await ownAccessToken(x.actorToken, x.client, 'actor_token')
-      : await ownIdToken(x.actorToken, x.client, 'actor_token');
+    const c =
+      x.actorTokenType === TOKEN_TYPE_ACCESS_TOKEN
+        ? await ownAccessToken(x.actorToken, x.client, 'actor_token')
+        : await ownIdToken(x.actorToken, x.client, 'actor_token');
     // The actor is proven by a token the requesting client holds for itself; a client may not
     // name someone else's token as the actor.
     if (x.actorTokenType === TOKEN_TYPE_ACCESS_TOKEN && c.client_id !== x.client.client_id) {
@@ -255,7 +333,11 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   const resolveTargets: Step = (x) => {
     for (const r of x.resources) {
       let u: URL | undefined;
-      try { u = new URL(r); } catch { /* reported below */ }
+      try {
+        u = new URL(r);
+      } catch {
+        /* reported below */
+      }
       if (!u || r.includes('#')) throw new InvalidTarget(`resource ${r} is not an absolute URI without a fragment.`);
     }
     let resources = [...new Set(x.resources)];
@@ -301,7 +383,8 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
     const s = x.subject!;
     // RFC 8693 §4.1: the current actor on top, the subject token's chain nested under it.
     const act = x.actor ? { sub: x.actor.sub, ...(s.act ? { act: s.act } : {}) } : s.act;
-    if (depthOf(act) > MAX_ACT_DEPTH) throw new InvalidRequest(`The delegation chain is deeper than ${MAX_ACT_DEPTH} actors.`);
+    if (depthOf(act) > MAX_ACT_DEPTH)
+      throw new InvalidRequest(`The delegation chain is deeper than ${MAX_ACT_DEPTH} actors.`);
     let ttl = ACCESS_TOKEN_TTL_S;
     // An exchanged token never outlives the token it was exchanged for; an ID-JAG's grant is
     // bounded by the tenant's cap instead (the assertion itself lives minutes).
@@ -319,20 +402,44 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   };
 
   const steps: Step[] = [
-    loadSettings, checkClientGrant, parseParameters, checkSubjectTokenType, verifySubject, verifyActor,
-    resolveTargets, resolveScope, buildClaims, consumeAssertion,
+    loadSettings,
+    checkClientGrant,
+    parseParameters,
+    checkSubjectTokenType,
+    verifySubject,
+    verifyActor,
+    resolveTargets,
+    resolveScope,
+    buildClaims,
+    consumeAssertion,
   ];
 
-  const issue = (x: Exchange) => deps.tokens.issueAccessToken({
-    sub: x.subject!.sub, clientId: x.client.client_id, tenantId: x.client.tenant_id, scope: x.scope!, audience: x.audience!,
-    ttlSeconds: x.ttl!, familyId: x.subject!.fid, extra: x.extra,
-  });
+  const issue = (x: Exchange) =>
+    deps.tokens.issueAccessToken({
+      sub: x.subject!.sub,
+      clientId: x.client.client_id,
+      tenantId: x.client.tenant_id,
+      scope: x.scope!,
+      audience: x.audience!,
+      ttlSeconds: x.ttl!,
+      familyId: x.subject!.fid,
+      extra: x.extra,
+    });
 
   return async function tokenExchange(ctx) {
     const x = { client: ctx.state.client!, body: ctx.request.body as Record<string, unknown> } as Exchange;
     for (const step of steps) await step(x);
     const issued = await issue(x);
-    ctx.state.log.info({ client_id: x.client.client_id, subject_token_type: x.subjectTokenType, sub: x.subject!.sub, actor: x.actor?.sub, jti: issued.jti }, 'token exchanged');
+    ctx.state.log.info(
+      {
+        client_id: x.client.client_id,
+        subject_token_type: x.subjectTokenType,
+        sub: x.subject!.sub,
+        actor: x.actor?.sub,
+        jti: issued.jti,
+      },
+      'token exchanged',
+    );
     ctx.set('Pragma', 'no-cache');
     // RFC 8693 §2.2.1; no refresh token is ever issued by the exchange.
     ctx.body = {

@@ -4,7 +4,14 @@ import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
 import { num, one } from '../../../shared/db/sql.js';
-import { InvalidGrant, InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient, UnsupportedGrantType } from '../../../shared/errors.js';
+import {
+  InvalidGrant,
+  InvalidRequest,
+  InvalidScope,
+  InvalidTarget,
+  UnauthorizedClient,
+  UnsupportedGrantType,
+} from '../../../shared/errors.js';
 import { recordAuthEvent } from '../../../shared/services/auth/history.js';
 import { ReuseDetected } from '../../../shared/services/auth/oauth.js';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './token-exchange.js';
@@ -12,7 +19,6 @@ import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../../../shared/services/aut
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
-
 
 const TokenResponse = z.object({
   access_token: z.string(),
@@ -48,7 +54,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
 
   const requireForm: Middleware<ClientAuthState> = async (ctx, next) => {
     // RFC 6749 §3.2: the token endpoint takes application/x-www-form-urlencoded.
-    if (!ctx.is('application/x-www-form-urlencoded')) throw new InvalidRequest('The token request must be application/x-www-form-urlencoded.');
+    if (!ctx.is('application/x-www-form-urlencoded'))
+      throw new InvalidRequest('The token request must be application/x-www-form-urlencoded.');
     await next();
   };
 
@@ -69,12 +76,20 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     if (unknown.length) throw new InvalidTarget(`Resource not allowed for this client: ${unknown.join(' ')}`);
     const audience = resource.length ? resource : client.audiences.length ? client.audiences : [deps.config.issuer];
     const issued = await deps.tokens.issueAccessToken({
-      sub: client.client_id, clientId: client.client_id, tenantId: client.tenant_id,
-      scope: granted, audience: audience.includes(deps.config.issuer) ? audience : [...audience, deps.config.issuer],
+      sub: client.client_id,
+      clientId: client.client_id,
+      tenantId: client.tenant_id,
+      scope: granted,
+      audience: audience.includes(deps.config.issuer) ? audience : [...audience, deps.config.issuer],
       ttlSeconds: ACCESS_TOKEN_TTL_S,
     });
     ctx.set('Pragma', 'no-cache');
-    ctx.body = { access_token: issued.token, token_type: 'Bearer', expires_in: issued.expiresIn, scope: granted.join(' ') };
+    ctx.body = {
+      access_token: issued.token,
+      token_type: 'Bearer',
+      expires_in: issued.expiresIn,
+      scope: granted.join(' '),
+    };
   };
 
   /** Access token audience: the client's registered resources, or this issuer. */
@@ -82,22 +97,46 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
 
   /** Access token, ID token (when openid was granted) and the response body. */
   const userTokens = async (p: {
-    client: Client; userId: string; scope: string[]; familyId: string; nonce: string | null;
-    authTimeMs: number; acr: string; amr: string[]; idToken: boolean;
+    client: Client;
+    userId: string;
+    scope: string[];
+    familyId: string;
+    nonce: string | null;
+    authTimeMs: number;
+    acr: string;
+    amr: string[];
+    idToken: boolean;
   }) => {
     const at = await deps.tokens.issueAccessToken({
-      sub: p.userId, clientId: p.client.client_id, tenantId: p.client.tenant_id, scope: p.scope,
-      audience: audienceOf(p.client), ttlSeconds: ACCESS_TOKEN_TTL_S, familyId: p.familyId,
+      sub: p.userId,
+      clientId: p.client.client_id,
+      tenantId: p.client.tenant_id,
+      scope: p.scope,
+      audience: audienceOf(p.client),
+      ttlSeconds: ACCESS_TOKEN_TTL_S,
+      familyId: p.familyId,
     });
-    const body: Record<string, unknown> = { access_token: at.token, token_type: 'Bearer', expires_in: at.expiresIn, scope: p.scope.join(' ') };
+    const body: Record<string, unknown> = {
+      access_token: at.token,
+      token_type: 'Bearer',
+      expires_in: at.expiresIn,
+      scope: p.scope.join(' '),
+    };
     if (p.idToken && p.scope.includes('openid')) {
       const user = await deps.login.findUserById(p.client.tenant_id, p.userId);
       const claims: Record<string, unknown> = {};
       if (user && p.scope.includes('email')) Object.assign(claims, { email: user.email, email_verified: true });
       if (user && p.scope.includes('profile')) claims.name = user.name;
       body.id_token = await deps.tokens.issueIdToken({
-        sub: p.userId, clientId: p.client.client_id, tenantId: p.client.tenant_id, nonce: p.nonce, authTimeMs: p.authTimeMs,
-        acr: p.acr, amr: p.amr, ttlSeconds: ID_TOKEN_TTL_S, claims,
+        sub: p.userId,
+        clientId: p.client.client_id,
+        tenantId: p.client.tenant_id,
+        nonce: p.nonce,
+        authTimeMs: p.authTimeMs,
+        acr: p.acr,
+        amr: p.amr,
+        ttlSeconds: ID_TOKEN_TTL_S,
+        claims,
       });
     }
     return body;
@@ -120,23 +159,62 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
   const authorizationCode: Middleware<ClientAuthState> = async (ctx) => {
     const client = ctx.state.client!;
     const body = ctx.request.body as Record<string, unknown>;
-    if (!client.grant_types.includes('authorization_code')) throw new UnauthorizedClient('This client may not use the authorization_code grant.');
+    if (!client.grant_types.includes('authorization_code'))
+      throw new UnauthorizedClient('This client may not use the authorization_code grant.');
     const code = single(body, 'code');
     if (!code) throw new InvalidRequest('code is required.');
-    const issued = await revokingOnReuse(ctx.state.log, () => deps.ds.transaction(async (em) => {
-      const row = await deps.oauth.redeemCode(em, { code, clientId: client.client_id, redirectUri: single(body, 'redirect_uri'), codeVerifier: single(body, 'code_verifier') });
-      const live = await one<{ n: unknown }>(em,
-        `SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
-          WHERE s.id = ? AND s.revoked_at IS NULL AND u.status = 'active'`, [row.session_id]);
-      if (!num(live?.n)) throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
-      const consent = client.first_party ? undefined : await deps.oauth.findConsent(client.tenant_id, row.user_id, client.client_id, em);
-      await deps.oauth.createFamily(em, { id: row.family_id, tenantId: client.tenant_id, userId: row.user_id, clientId: client.client_id, sessionId: row.session_id, consentId: consent?.id ?? null, scope: row.scope });
-      const refresh = client.grant_types.includes('refresh_token') ? await deps.oauth.issueRefreshToken(em, client.tenant_id, row.family_id) : undefined;
-      await recordAuthEvent(em, { tenantId: client.tenant_id, userId: row.user_id, event: 'token', outcome: 'success', clientId: client.client_id });
-      return { row, refresh };
-    }));
+    const issued = await revokingOnReuse(ctx.state.log, () =>
+      deps.ds.transaction(async (em) => {
+        const row = await deps.oauth.redeemCode(em, {
+          code,
+          clientId: client.client_id,
+          redirectUri: single(body, 'redirect_uri'),
+          codeVerifier: single(body, 'code_verifier'),
+        });
+        const live = await one<{ n: unknown }>(
+          em,
+          `SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
+          WHERE s.id = ? AND s.revoked_at IS NULL AND u.status = 'active'`,
+          [row.session_id],
+        );
+        if (!num(live?.n)) throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
+        const consent = client.first_party
+          ? undefined
+          : await deps.oauth.findConsent(client.tenant_id, row.user_id, client.client_id, em);
+        await deps.oauth.createFamily(em, {
+          id: row.family_id,
+          tenantId: client.tenant_id,
+          userId: row.user_id,
+          clientId: client.client_id,
+          sessionId: row.session_id,
+          consentId: consent?.id ?? null,
+          scope: row.scope,
+        });
+        const refresh = client.grant_types.includes('refresh_token')
+          ? await deps.oauth.issueRefreshToken(em, client.tenant_id, row.family_id)
+          : undefined;
+        await recordAuthEvent(em, {
+          tenantId: client.tenant_id,
+          userId: row.user_id,
+          event: 'token',
+          outcome: 'success',
+          clientId: client.client_id,
+        });
+        return { row, refresh };
+      }),
+    );
     const { row, refresh } = issued;
-    const out = await userTokens({ client, userId: row.user_id, scope: row.scope, familyId: row.family_id, nonce: row.nonce, authTimeMs: row.auth_time, acr: row.acr, amr: row.amr, idToken: true });
+    const out = await userTokens({
+      client,
+      userId: row.user_id,
+      scope: row.scope,
+      familyId: row.family_id,
+      nonce: row.nonce,
+      authTimeMs: row.auth_time,
+      acr: row.acr,
+      amr: row.amr,
+      idToken: true,
+    });
     if (refresh) out.refresh_token = refresh;
     ctx.set('Pragma', 'no-cache');
     ctx.body = out;
@@ -146,19 +224,38 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
   const refreshToken: Middleware<ClientAuthState> = async (ctx) => {
     const client = ctx.state.client!;
     const body = ctx.request.body as Record<string, unknown>;
-    if (!client.grant_types.includes('refresh_token')) throw new UnauthorizedClient('This client may not use the refresh_token grant.');
+    if (!client.grant_types.includes('refresh_token'))
+      throw new UnauthorizedClient('This client may not use the refresh_token grant.');
     const token = single(body, 'refresh_token');
     if (!token) throw new InvalidRequest('refresh_token is required.');
     const requested = parseScope(single(body, 'scope'));
-    const { family, next } = await revokingOnReuse(ctx.state.log, () => deps.ds.transaction(async (em) => {
-      const family = await deps.oauth.rotateRefreshToken(em, token, client.client_id);
-      if (requested?.some((s) => !family.scope.includes(s))) throw new InvalidScope('A refreshed token cannot widen the original scope.');
-      const user = family.user_id ? await one<{ status: string }>(em, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [client.tenant_id, family.user_id]) : undefined;
-      if (family.user_id && user?.status !== 'active') throw new InvalidGrant('The account is disabled.');
-      const next = await deps.oauth.issueRefreshToken(em, client.tenant_id, family.id);
-      return { family, next };
-    }));
-    const out = await userTokens({ client, userId: family.user_id!, scope: requested ?? family.scope, familyId: family.id, nonce: null, authTimeMs: 0, acr: '', amr: [], idToken: false });
+    const { family, next } = await revokingOnReuse(ctx.state.log, () =>
+      deps.ds.transaction(async (em) => {
+        const family = await deps.oauth.rotateRefreshToken(em, token, client.client_id);
+        if (requested?.some((s) => !family.scope.includes(s)))
+          throw new InvalidScope('A refreshed token cannot widen the original scope.');
+        const user = family.user_id
+          ? await one<{ status: string }>(em, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
+              client.tenant_id,
+              family.user_id,
+            ])
+          : undefined;
+        if (family.user_id && user?.status !== 'active') throw new InvalidGrant('The account is disabled.');
+        const next = await deps.oauth.issueRefreshToken(em, client.tenant_id, family.id);
+        return { family, next };
+      }),
+    );
+    const out = await userTokens({
+      client,
+      userId: family.user_id!,
+      scope: requested ?? family.scope,
+      familyId: family.id,
+      nonce: null,
+      authTimeMs: 0,
+      acr: '',
+      amr: [],
+      idToken: false,
+    });
     out.refresh_token = next;
     ctx.set('Pragma', 'no-cache');
     ctx.body = out;
@@ -179,9 +276,23 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     await handler(ctx, next);
   };
 
-  api.add(router, {
-    method: 'post', path: '/token', summary: 'OAuth 2.0 token endpoint (RFC 6749 §3.2)', tags: ['oauth'], security: 'basic',
-    responses: { 200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse }, 400: { description: 'RFC 6749 §5.2 error' }, 401: { description: 'invalid_client' } },
-  }, requireForm, authenticateClient(deps), dispatch);
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/token',
+      summary: 'OAuth 2.0 token endpoint (RFC 6749 §3.2)',
+      tags: ['oauth'],
+      security: 'basic',
+      responses: {
+        200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse },
+        400: { description: 'RFC 6749 §5.2 error' },
+        401: { description: 'invalid_client' },
+      },
+    },
+    requireForm,
+    authenticateClient(deps),
+    dispatch,
+  );
   return router;
 }

@@ -22,7 +22,9 @@ export const ConsentRecord = z.object({
   selectedScopes: z.array(z.string()).optional(),
   grantedAt: z.int(),
   expiresAt: z.int().optional(),
-  policyVersions: z.object({ privacyPolicyVersion: z.string().optional(), tosVersion: z.string().optional(), consentVersion: z.int() }).optional(),
+  policyVersions: z
+    .object({ privacyPolicyVersion: z.string().optional(), tosVersion: z.string().optional(), consentVersion: z.int() })
+    .optional(),
 });
 
 const errors = {
@@ -41,32 +43,55 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     return { tenantId: String(a.tenant_id), userId: String(a.sub) };
   };
 
-  api.add(router, {
-    method: 'get', path: '/api/user/consents', summary: 'The consents granted by the authenticated end user',
-    tags, security: 'bearer',
-    responses: { 200: { description: 'the live consents', schema: z.object({ consents: z.array(ConsentRecord), total: z.int() }) }, ...errors },
-  }, auth, async (ctx) => {
-    const { tenantId, userId } = owner(ctx);
-    const consents = await service.listConsents(tenantId, userId);
-    ctx.set('Cache-Control', 'no-store');
-    ctx.body = { consents, total: consents.length };
-  });
-
-  api.add(router, {
-    method: 'delete', path: '/api/user/consents/:id', summary: 'Withdraw a consent and revoke the tokens granted under it',
-    tags, security: 'bearer', params: z.strictObject({ id: z.string().min(1).max(40) }),
-    responses: {
-      204: { description: 'withdrawn; the tokens granted under it are revoked' },
-      400: { description: 'invalid id', schema: ErrorObject },
-      ...errors,
-      404: { description: 'no such consent of this user', schema: ErrorObject },
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/user/consents',
+      summary: 'The consents granted by the authenticated end user',
+      tags,
+      security: 'bearer',
+      responses: {
+        200: {
+          description: 'the live consents',
+          schema: z.object({ consents: z.array(ConsentRecord), total: z.int() }),
+        },
+        ...errors,
+      },
     },
-  }, auth, async (ctx) => {
-    const { tenantId, userId } = owner(ctx);
-    const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard!.params.id);
-    if (!ok) throw new ApiError(404, 'not_found', 'No such consent.');
-    ctx.status = 204;
-  });
+    auth,
+    async (ctx) => {
+      const { tenantId, userId } = owner(ctx);
+      const consents = await service.listConsents(tenantId, userId);
+      ctx.set('Cache-Control', 'no-store');
+      ctx.body = { consents, total: consents.length };
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'delete',
+      path: '/api/user/consents/:id',
+      summary: 'Withdraw a consent and revoke the tokens granted under it',
+      tags,
+      security: 'bearer',
+      params: z.strictObject({ id: z.string().min(1).max(40) }),
+      responses: {
+        204: { description: 'withdrawn; the tokens granted under it are revoked' },
+        400: { description: 'invalid id', schema: ErrorObject },
+        ...errors,
+        404: { description: 'no such consent of this user', schema: ErrorObject },
+      },
+    },
+    auth,
+    async (ctx) => {
+      const { tenantId, userId } = owner(ctx);
+      const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard!.params.id);
+      if (!ok) throw new ApiError(404, 'not_found', 'No such consent.');
+      ctx.status = 204;
+    },
+  );
 
   return router;
 }

@@ -1,0 +1,46 @@
+/**
+ * TenantScope: the only way to tenant-owned rows. SQLite and MySQL have no row-level security,
+ * so this is the isolation boundary: a scope is bound to one tenant id when it is made, and
+ * every statement of every repository it hands out is bound to that id (`tenant_id = ?` in
+ * each WHERE, the id in each INSERT). A repository of tenant-owned rows has no constructor
+ * that takes a tenant id from anywhere else, and no method that reads without one.
+ *
+ * The few lookups that must cross tenants (a client_id, a cookie, a code or a token presented
+ * before anyone knows its tenant) are in lookups.ts; each returns the tenant id that scopes
+ * the rest of the request.
+ *
+ * Repositories are made on first use, so a scope made per request costs one object.
+ */
+import type { Db, Tx } from '../db/index.js';
+import { ScopedAudit } from './audit.js';
+import { ScopedClients } from './clients.js';
+import type { ScopeRef } from './common.js';
+import { ScopedUsers } from './users.js';
+
+export class TenantScope implements ScopeRef {
+  #clients?: ScopedClients;
+  #users?: ScopedUsers;
+  #audit?: ScopedAudit;
+
+  constructor(
+    readonly db: Db,
+    readonly tenantId: string,
+  ) {
+    if (!tenantId) throw new Error('TenantScope needs a tenant id');
+  }
+
+  /** The same tenant, inside an open transaction. */
+  in(tx: Tx): TenantScope {
+    return new TenantScope(tx, this.tenantId);
+  }
+
+  get clients(): ScopedClients {
+    return (this.#clients ??= new ScopedClients(this));
+  }
+  get users(): ScopedUsers {
+    return (this.#users ??= new ScopedUsers(this));
+  }
+  get audit(): ScopedAudit {
+    return (this.#audit ??= new ScopedAudit(this));
+  }
+}

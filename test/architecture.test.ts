@@ -1,0 +1,69 @@
+/**
+ * The layering of docs/architecture.md, checked on the source tree: SQL only in the data layer
+ * and the migrations; TypeORM and the SQL helpers only in the data layer; the daemon and the
+ * CLI reach data through services, never repositories; no import cycles, not even through types. The first tests run
+ * the check on made-up files, to show that each rule bites.
+ */
+import test from 'ava';
+import { fileURLToPath } from 'node:url';
+import { checkArchitecture, projectRoot, readSources } from './helpers/architecture.js';
+
+const rulesOf = (files: Record<string, string>) =>
+  checkArchitecture(new Map(Object.entries(files))).map((v) => `${v.file}: ${v.rule}`);
+
+test('the check bites: SQL in a route or a CLI command', (t) => {
+  t.deepEqual(
+    rulesOf({
+      'daemon/routes/x.ts': "const r = await one(deps.ds, 'SELECT id FROM tenants WHERE id = ?', [id]);",
+      'cli/commands/x/y.ts': 'await ds.query(`UPDATE tenants SET name = ? WHERE id = ?`, [n, id]);',
+      'shared/services/z.ts': "await exec(db, 'DELETE FROM sessions WHERE id = ?', [id]);",
+      'shared/repositories/ok.ts': "await exec(db, 'DELETE FROM sessions WHERE tenant_id = ? AND id = ?', [t, id]);",
+      'daemon/routes/prose.ts':
+        "// We SELECT the row FROM tenants in the service\nthrow new Error('Select a tenant from the list');",
+    }),
+    [
+      'daemon/routes/x.ts: sql-outside-data-layer',
+      'cli/commands/x/y.ts: sql-outside-data-layer',
+      'shared/services/z.ts: sql-outside-data-layer',
+    ],
+  );
+});
+
+test('the check bites: the SQL helpers, TypeORM or a repository imported from above', (t) => {
+  t.deepEqual(
+    rulesOf({
+      'daemon/routes/a.ts': "import { one } from '../../shared/db/sql.js';",
+      'cli/commands/b.ts': "import { TenantScope } from '../../shared/repositories/index.js';",
+      'shared/services/c.ts': "import type { DataSource } from 'typeorm';",
+      'shared/services/d.ts':
+        "import type { Db } from '../db/index.js';\nimport type { Client } from '../db/entities.js';",
+      'shared/services/e.ts': "import { ClientEntity } from '../db/entities.js';",
+    }),
+    [
+      'daemon/routes/a.ts: data-layer-internals',
+      'cli/commands/b.ts: repository-from-daemon-or-cli',
+      'shared/services/c.ts: typeorm-outside-data-layer',
+      'shared/services/e.ts: data-layer-internals',
+    ],
+  );
+});
+
+test('the check bites: an import cycle', (t) => {
+  t.deepEqual(
+    rulesOf({
+      'shared/services/a.ts': "import { b } from './b.js';",
+      'shared/services/b.ts': "import { a } from './a.js';",
+      'shared/services/c.ts': "import type { d } from './d.js';",
+      'shared/services/d.ts': "import type { c } from './c.js';",
+    }),
+    ['shared/services/a.ts: import-cycle', 'shared/services/c.ts: import-cycle'],
+  );
+});
+
+test('the source tree keeps the layering of docs/architecture.md', (t) => {
+  const root = projectRoot(fileURLToPath(import.meta.url));
+  const files = readSources(root, ['daemon', 'cli', 'shared', 'migrations', 'bench']);
+  t.true(files.size > 50, 'the sources were found');
+  const found = checkArchitecture(files).map((v) => `${v.file}: ${v.rule}: ${v.detail}`);
+  t.deepEqual(found, []);
+});

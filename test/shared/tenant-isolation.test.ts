@@ -1,0 +1,82 @@
+/**
+ * The repository layer is the tenant isolation boundary (shared/repositories/scope.ts): a
+ * scope bound to tenant A cannot read, list, find or change tenant B's rows, even when it is
+ * handed B's ids. Each repository a TenantScope hands out has a case below that seeds real rows
+ * for B through the services, then goes through the repository's methods with A's scope, and
+ * checks with B's scope that the rows are there (so an empty answer is isolation, not absence).
+ *
+ * A repository added to TenantScope without a case here fails the first test.
+ */
+import test, { type ExecutionContext } from 'ava';
+import type { Tenant } from '../../shared/db/entities.js';
+import { TenantScope } from '../../shared/repositories/index.js';
+import type { DirectoryService } from '../../shared/services/directory.js';
+import { testDatabase } from '../helpers/db.js';
+import { activeTenant, openServices } from '../helpers/seed.js';
+
+interface World {
+  t: ExecutionContext;
+  directory: DirectoryService;
+  a: Tenant;
+  b: Tenant;
+  scopeA: TenantScope;
+  scopeB: TenantScope;
+}
+
+const actor = { type: 'system' as const, id: 'test' };
+
+/** One case per repository of TenantScope, keyed by its getter's name. */
+const cases: Record<string, (w: World) => Promise<void>> = {
+  async clients({ t, directory, b, scopeA, scopeB }) {
+    const bClient = (
+      await directory.createClient(b.id, { name: 'b-app', redirect_uris: ['https://b.example/cb'] }, actor)
+    ).client;
+    t.is(await scopeA.clients.get(bClient.id), null);
+    t.is(await scopeA.clients.getByClientId(bClient.client_id), null);
+    t.false((await scopeA.clients.list()).some((c) => c.id === bClient.id));
+    t.is((await scopeB.clients.get(bClient.id))!.client_id, bClient.client_id);
+  },
+
+  async users({ t, directory, a, b, scopeA, scopeB }) {
+    const bUser = await directory.createUser(b.id, { email: 'shared@example.com', name: 'B user' }, actor);
+    const aUser = await directory.createUser(a.id, { email: 'shared@example.com', name: 'A user' }, actor);
+    t.is(await scopeA.users.get(bUser.id), null);
+    // Same email in both tenants: A's lookup finds A's user, never B's.
+    t.is((await scopeA.users.getByEmail('shared@example.com'))!.id, aUser.id);
+    t.deepEqual(
+      (await scopeA.users.list()).map((u) => u.id),
+      [aUser.id],
+    );
+    t.is((await scopeB.users.get(bUser.id))!.name, 'B user');
+  },
+
+  async audit({ t, a, scopeA, scopeB }) {
+    t.false((await scopeA.audit.list()).some((e) => e.tenant_id !== a.id));
+    t.true((await scopeB.audit.list()).some((e) => e.action === 'tenant.create'));
+  },
+};
+
+const getters = Object.entries(Object.getOwnPropertyDescriptors(TenantScope.prototype))
+  .filter(([, d]) => typeof d.get === 'function')
+  .map(([name]) => name);
+
+test('every repository a TenantScope hands out has an isolation case here', (t) => {
+  t.deepEqual([...getters].sort(), Object.keys(cases).sort());
+});
+
+test('a TenantScope cannot be made without a tenant id', (t) => {
+  t.throws(() => new TenantScope(undefined as never, ''), { message: /tenant id/ });
+});
+
+for (const name of getters) {
+  test(`${name}: tenant A's scope cannot reach tenant B's rows`, async (t) => {
+    const run = cases[name];
+    if (!run) return t.fail(`no isolation case for TenantScope.${name}`);
+    const db = await testDatabase(t);
+    const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+    t.teardown(() => ds.destroy());
+    const a = await activeTenant(provisioning, { name: 'A' }, actor);
+    const b = await activeTenant(provisioning, { name: 'B' }, actor);
+    await run({ t, directory, a, b, scopeA: directory.scope(a.id), scopeB: directory.scope(b.id) });
+  });
+}
