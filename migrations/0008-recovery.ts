@@ -99,7 +99,8 @@ export class Recovery1763769600008 implements MigrationInterface {
         source_created_at BIGINT NOT NULL,
         projected_at BIGINT NOT NULL
       )${x}`,
-      `CREATE UNIQUE INDEX ux_lookup_rows_key ON tenant_lookup_rows (tenant_id, registry_generation, lookup_kind, lookup_key)`,
+      `CREATE UNIQUE INDEX ux_lookup_rows_key
+        ON tenant_lookup_rows (tenant_id, registry_generation, lookup_kind, lookup_key)`,
       `CREATE INDEX ix_lookup_rows_generation ON tenant_lookup_rows (tenant_id, registry_generation, row_id)`,
     ]);
   }

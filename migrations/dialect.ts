@@ -17,11 +17,12 @@ export function tableSuffix(qr: QueryRunner): string {
 /** A trigger that refuses UPDATE or DELETE, making a table append-only at the database level. */
 export function appendOnlyTriggers(qr: QueryRunner, table: string): string[] {
   const msg = `${table} is append-only`;
-  return (['UPDATE', 'DELETE'] as const).map((op) =>
-    isMysql(qr)
-      ? `CREATE TRIGGER ${table}_no_${op.toLowerCase()} BEFORE ${op} ON ${table} FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '${msg}'`
-      : `CREATE TRIGGER ${table}_no_${op.toLowerCase()} BEFORE ${op} ON ${table} BEGIN SELECT RAISE(ABORT, '${msg}'); END`,
-  );
+  return (['UPDATE', 'DELETE'] as const).map((op) => {
+    const head = `CREATE TRIGGER ${table}_no_${op.toLowerCase()} BEFORE ${op} ON ${table}`;
+    return isMysql(qr)
+      ? `${head} FOR EACH ROW SIGNAL SQLSTATE '45000' SET MESSAGE_TEXT = '${msg}'`
+      : `${head} BEGIN SELECT RAISE(ABORT, '${msg}'); END`;
+  });
 }
 
 export async function runAll(qr: QueryRunner, statements: string[]): Promise<void> {

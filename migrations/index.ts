@@ -11,6 +11,7 @@ import { IdempotencyLifecycle1763769600006 } from './0006-idempotency-lifecycle.
 import { Provisioning1763769600007 } from './0007-provisioning.js';
 import { Recovery1763769600008 } from './0008-recovery.js';
 import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
+import { ErrorCauses1763769600010 } from './0010-error-causes.js';
 
 export const migrations = [
   Core1763769600001,
@@ -22,4 +23,5 @@ export const migrations = [
   Provisioning1763769600007,
   Recovery1763769600008,
   ReadIndexes1763769600009,
+  ErrorCauses1763769600010,
 ];

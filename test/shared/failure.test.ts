@@ -1,0 +1,39 @@
+/** The causes stored beside job step error codes: the kind of failure, no secret, one line. */
+import test from 'ava';
+import { sanitizedCause } from '../../shared/services/failure.js';
+
+const err = (props: { message: string } & Record<string, unknown>) => Object.assign(new Error(props.message), props);
+
+test('network and SMTP failures are named by kind', (t) => {
+  t.is(
+    sanitizedCause(err({ code: 'ECONNREFUSED', message: 'connect ECONNREFUSED' })),
+    'connection refused (ECONNREFUSED): connect ECONNREFUSED',
+  );
+  t.regex(sanitizedCause(err({ code: 'ETIMEDOUT', message: 'Greeting never received' })), /^timed out \(ETIMEDOUT\)/);
+  t.regex(
+    sanitizedCause(
+      err({ code: 'ESOCKET', message: 'self-signed certificate', cause: { code: 'DEPTH_ZERO_SELF_SIGNED_CERT' } }),
+    ),
+    /cause: TLS/,
+  );
+  t.regex(
+    sanitizedCause(err({ code: 'EAUTH', responseCode: 535, message: '5.7.8 Bad credentials' })),
+    /^authentication failed \(EAUTH 535\): 5\.7\.8/,
+  );
+});
+
+test('no credentials, addresses, control characters or stack lines survive', (t) => {
+  const e = err({
+    code: 'EENVELOPE',
+    responseCode: 550,
+    message: '550 <ann@acme.example> rejected via smtp://user:pw@relay\r\nat x (y.js:1)',
+  });
+  const s = sanitizedCause(e);
+  t.false(s.includes('ann@acme.example'));
+  t.false(s.includes('pw'));
+  t.false(/[\r\n]/.test(s));
+  t.false(s.includes('y.js'));
+  t.true(s.includes('<address>'));
+  t.true(sanitizedCause(err({ message: 'x'.repeat(1000) })).length <= 300);
+  t.is(sanitizedCause('plain'), 'plain');
+});
