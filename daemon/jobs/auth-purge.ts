@@ -13,7 +13,7 @@
  */
 import type { DataSource } from 'typeorm';
 import type { JobSpec } from './scheduler.js';
-import { deleteInChunks } from './purge.js';
+import { deleteInChunks } from '../../shared/db/purge.js';
 
 export const AUTH_PURGE_JOB = 'auth-purge';
 const HOUR = 3_600_000;

@@ -8,7 +8,7 @@
  */
 import type { DataSource } from 'typeorm';
 import { buildPendingExports } from '../../shared/services/data-export.js';
-import { deleteInChunks } from './purge.js';
+import { deleteInChunks } from '../../shared/db/purge.js';
 import type { JobSpec } from './scheduler.js';
 
 export const DATA_EXPORT_JOB = 'data-export';

@@ -1,6 +1,6 @@
 /** Deletes Idempotency-Key rows past their 24 h retention (see daemon/middleware/koa-idempotency.ts). */
 import type { DataSource } from 'typeorm';
-import { deleteInChunks } from './purge.js';
+import { deleteInChunks } from '../../shared/db/purge.js';
 import type { JobSpec } from './scheduler.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';

@@ -4,7 +4,7 @@
  * Deletes go in chunks by primary key so no statement holds locks for long.
  */
 import type { DataSource } from 'typeorm';
-import { deleteInChunks } from './purge.js';
+import { deleteInChunks } from '../../shared/db/purge.js';
 import type { JobSpec } from './scheduler.js';
 
 export const OUTBOX_PURGE_JOB = 'outbox-purge';

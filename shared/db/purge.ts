@@ -1,18 +1,18 @@
 /**
- * Chunked deletes for the housekeeping jobs: select a page of primary keys, delete exactly
+ * Chunked deletes for the housekeeping jobs (called by the repositories that own each table): select a page of primary keys, delete exactly
  * those, repeat. Portable across SQLite (no DELETE … LIMIT) and MySQL (no LIMIT in an IN
  * subquery), and no statement holds locks for long.
  */
-import type { DataSource } from 'typeorm';
-import { retryTransient } from '../../shared/db/retry.js';
-import { all, exec } from '../../shared/db/sql.js';
+import type { Db } from './index.js';
+import { retryTransient } from './retry.js';
+import { all, exec } from './sql.js';
 
 const CHUNK = 1000;
 /** Per run and table; a larger backlog continues at the next run. */
 const MAX_CHUNKS = 200;
 
 export async function deleteInChunks(
-  ds: DataSource,
+  ds: Db,
   p: { table: string; key: string; where: string; params: unknown[]; signal?: AbortSignal },
 ): Promise<number> {
   let deleted = 0;
