@@ -59,7 +59,13 @@ async function main(): Promise<void> {
   // Group commit on SQLite only when this process is the file's one writer connection: with
   // worker processes each would hold the write lock for a whole event-loop turn, and the
   // others wait for it asleep (busy_timeout).
-  const ds = await connect(createDataSource(config.database), undefined, { groupCommit: config.workers <= 1 });
+  const ds = await connect(
+    createDataSource(config.database, 'app', { sqliteSynchronous: config.sqliteSynchronous }),
+    undefined,
+    {
+      groupCommit: config.workers <= 1,
+    },
+  );
   const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
   if (worker === undefined) {
     const applied = await migrate(ds);

@@ -18,6 +18,14 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * SQLite's `synchronous` setting in WAL mode (https://sqlite.org/pragma.html#pragma_synchronous):
+ * FULL syncs the WAL at every COMMIT, so an acknowledged write survives power loss; NORMAL syncs
+ * only at checkpoints, so the last commits before a power loss or OS crash can be lost (an
+ * application crash loses nothing either way). Group commit makes FULL one fsync per group.
+ */
+export type SqliteSynchronous = 'FULL' | 'NORMAL';
+
 export type DatabaseConfig =
   | { kind: 'sqlite'; path: string }
   | { kind: 'mysql'; url: string; host: string; port: number; user: string; database: string };
@@ -27,6 +35,8 @@ export interface Config {
   host: string;
   issuer: string;
   database: DatabaseConfig;
+  /** IAM_SQLITE_SYNCHRONOUS: FULL (default) or NORMAL; see SqliteSynchronous. */
+  sqliteSynchronous: SqliteSynchronous;
   /** Directory for the SQLite file and a generated secret key. */
   dataDir: string;
   smtpUrl: string | undefined;
@@ -263,11 +273,17 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
 
   const outboundCa = loadCaFile(env, cwd);
 
+  const synchronous = (env.IAM_SQLITE_SYNCHRONOUS?.trim() || 'FULL').toUpperCase();
+  if (synchronous !== 'FULL' && synchronous !== 'NORMAL') {
+    throw new ConfigError('IAM_SQLITE_SYNCHRONOUS', `must be FULL or NORMAL, got "${env.IAM_SQLITE_SYNCHRONOUS}"`);
+  }
+
   return {
     port,
     host,
     issuer,
     database,
+    sqliteSynchronous: synchronous,
     dataDir,
     smtpUrl,
     mailFrom,

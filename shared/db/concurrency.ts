@@ -75,6 +75,27 @@ export function sqliteGate(ds: DataSource): Pick<Gate, 'commits'> | undefined {
 const READ = /^\s*(SELECT|PRAGMA|EXPLAIN)\b/i;
 
 /**
+ * TypeORM's query runner for better-sqlite3 (typeorm/driver/sqlite-abstract) opens, commits and
+ * rolls back a transaction with exactly these statements; the gate recognises them by their
+ * text. typeorm is pinned to an exact version in package.json, and
+ * test/shared/typeorm-statements.test.ts fails if an upgrade changes them.
+ */
+export const TYPEORM_BEGIN = 'BEGIN TRANSACTION';
+export const TYPEORM_COMMIT = 'COMMIT';
+export const TYPEORM_ROLLBACK = 'ROLLBACK';
+
+/** A write outside any transaction arrived while a transaction the gate did not open was in progress. */
+export class ForeignTransactionError extends Error {
+  constructor() {
+    super(
+      'SQLite gate: a write outside a transaction arrived while a transaction opened outside transaction() was ' +
+        'in progress; it would have joined that transaction and been reported done before its COMMIT',
+    );
+    this.name = 'ForeignTransactionError';
+  }
+}
+
+/**
  * `groupCommit`: only for a process's one connection to the file (the daemon's, when it runs
  * as one process). Two connections grouping in one process would deadlock: one holds the write
  * lock until its turn ends, while the other's BEGIN IMMEDIATE waits synchronously under
@@ -173,7 +194,11 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
     run<T>(fn: () => T, write: boolean): T | Promise<T> {
       if (inTx.getStore()) return fn();
       const step = (): T | Promise<T> => {
-        if (!write || !grouping || (conn.inTransaction && !group)) return fn();
+        // A transaction the gate did not open (TypeORM's own, outside transaction()) is in
+        // progress: a write now would join it and be acknowledged before its COMMIT, or lost with
+        // its ROLLBACK. That is a bug in the caller, so it fails loudly instead.
+        if (write && conn.inTransaction && !group) throw new ForeignTransactionError();
+        if (!write || !grouping) return fn();
         const g = join();
         let v: T;
         try {
@@ -210,12 +235,12 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
     if (store) {
       // The outermost BEGIN / COMMIT / ROLLBACK of a logical transaction (TypeORM issues these
       // at depth 0; nested ones are its own savepoints, passed through).
-      if (args[0] === 'BEGIN TRANSACTION') return Promise.resolve().then(() => begin(store));
+      if (args[0] === TYPEORM_BEGIN) return Promise.resolve().then(() => begin(store));
       // Never the real COMMIT / ROLLBACK: that would end every other member's work too. One
       // whose BEGIN failed has nothing of its own to end.
-      if (args[0] === 'COMMIT' || args[0] === 'ROLLBACK')
+      if (args[0] === TYPEORM_COMMIT || args[0] === TYPEORM_ROLLBACK)
         return Promise.resolve().then(() => {
-          if (store.open) end(store, args[0] === 'COMMIT');
+          if (store.open) end(store, args[0] === TYPEORM_COMMIT);
         });
       return query(...args);
     }
@@ -227,7 +252,7 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
         // deferred BEGIN would take it at the first write instead, and when another process
         // (a second daemon on the same file) has written since this transaction's first read,
         // that upgrade fails at once with SQLITE_BUSY, busy_timeout or not.
-        if (args[0] === 'BEGIN TRANSACTION') args[0] = 'BEGIN IMMEDIATE TRANSACTION';
+        if (args[0] === TYPEORM_BEGIN) args[0] = 'BEGIN IMMEDIATE TRANSACTION';
         return query(...args);
       }
       const g = group;

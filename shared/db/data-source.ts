@@ -5,7 +5,7 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { DataSource } from 'typeorm';
-import type { DatabaseConfig } from '../config.js';
+import type { DatabaseConfig, SqliteSynchronous } from '../config.js';
 import { entities } from './entities.js';
 import { migrations } from '../../migrations/index.js';
 import { installSqliteGate, installTransactionRetry } from './concurrency.js';
@@ -22,7 +22,16 @@ import { installSqliteGate, installTransactionRetry } from './concurrency.js';
  */
 export type DataSourceRole = 'app' | 'jobs';
 
-export function createDataSource(db: DatabaseConfig, role: DataSourceRole = 'app'): DataSource {
+/**
+ * `sqliteSynchronous`: FULL unless the operator chose NORMAL (IAM_SQLITE_SYNCHRONOUS, shared/config.ts):
+ * a write reported done must survive a power loss, as docs/deployment.md promises.
+ */
+export function createDataSource(
+  db: DatabaseConfig,
+  role: DataSourceRole = 'app',
+  opts: { sqliteSynchronous?: SqliteSynchronous } = {},
+): DataSource {
+  const synchronous = opts.sqliteSynchronous ?? 'FULL';
   if (db.kind === 'sqlite') {
     mkdirSync(dirname(db.path), { recursive: true });
     return new DataSource({
@@ -38,7 +47,7 @@ export function createDataSource(db: DatabaseConfig, role: DataSourceRole = 'app
       prepareDatabase: (conn: { pragma(s: string): unknown }) => {
         conn.pragma('busy_timeout = 5000');
         conn.pragma('foreign_keys = ON');
-        conn.pragma('synchronous = NORMAL');
+        conn.pragma(`synchronous = ${synchronous}`);
         if (role === 'jobs') {
           // WAL first, while a busy wait is still allowed (TypeORM repeats it as a no-op).
           conn.pragma('journal_mode = WAL');
