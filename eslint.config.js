@@ -31,6 +31,8 @@ export default tseslint.config(
     // other type-aware rules still apply.
     files: ['test/**/*.ts'],
     rules: {
+      // A test's title is the sentence a failure prints; it stays on one line.
+      'max-len': ['error', { code: 120, ignoreUrls: true, ignorePattern: '^\\s*test(\\.\\w+)?\\(' }],
       '@typescript-eslint/no-unsafe-member-access': 'off',
       '@typescript-eslint/no-unsafe-assignment': 'off',
       '@typescript-eslint/no-unsafe-argument': 'off',

@@ -165,8 +165,9 @@ export function parseDatabaseUrl(raw: string, cwd = process.cwd()): DatabaseConf
  * names such as `localhost` allowed) or an address literal. No display name, no whitespace, so
  * nothing can break out of the header it is written into.
  */
-const MAILBOX =
-  /^[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+(?:\.[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+)*@(?:[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*|\[[0-9A-Fa-f:.]+\])$/;
+const ATEXT = "[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+";
+const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
+const MAILBOX = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])$`);
 export const isMailbox = (v: string): boolean => v.length <= 254 && MAILBOX.test(v);
 
 /** Reads the secret key from the environment, or from (or into) the data directory. */
@@ -176,7 +177,8 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 's
     if (fromEnv.length < MIN_SECRET_KEY_LENGTH) {
       throw new ConfigError(
         'IAM_SECRET_KEY',
-        `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required (generate one with: openssl rand -base64 32)`,
+        `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required ` +
+          '(generate one with: openssl rand -base64 32)',
       );
     }
     return { secretKey: fromEnv, secretKeySource: 'env' };
@@ -263,7 +265,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (smtpUrl && !isMailbox(mailFrom)) {
     throw new ConfigError(
       'IAM_MAIL_FROM',
-      `must be set: the default sender ${JSON.stringify(mailFrom)}, made from IAM_ISSUER's host, is not an email address`,
+      `must be set: the default sender ${JSON.stringify(mailFrom)}, made from IAM_ISSUER's host, ` +
+        'is not an email address',
     );
   }
 

@@ -106,7 +106,7 @@ export async function migrate(ds: DataSource): Promise<string[]> {
   }
   const qr = ds.createQueryRunner();
   try {
-    const [row] = await qr.query('SELECT GET_LOCK(?, 60) AS got', [LOCK_NAME]);
+    const [row] = (await qr.query('SELECT GET_LOCK(?, 60) AS got', [LOCK_NAME])) as { got: unknown }[];
     if (Number(row?.got) !== 1) throw new Error('timed out waiting for the schema migration lock');
     try {
       return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);

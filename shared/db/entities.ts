@@ -14,7 +14,7 @@ export const bigintNumber: ValueTransformer = {
 /** JSON held in a TEXT column, identical on both dialects. */
 export const jsonText: ValueTransformer = {
   to: (v: unknown) => (v === undefined ? undefined : v === null ? null : JSON.stringify(v)),
-  from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : (v ?? null)),
+  from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : (v ?? null)),
 };
 
 /** Booleans are stored as 0/1 on both dialects. */
@@ -97,7 +97,7 @@ export const ClientEntity = new EntitySchema<Client>({
       nullable: true,
       transformer: {
         to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])),
-        from: (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : []),
+        from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : []),
       },
     },
     strict_introspection: { type: 'integer', transformer: boolInt },

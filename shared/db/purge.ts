@@ -1,7 +1,7 @@
 /**
- * Chunked deletes for the housekeeping jobs (called by the repositories that own each table): select a page of primary keys, delete exactly
- * those, repeat. Portable across SQLite (no DELETE … LIMIT) and MySQL (no LIMIT in an IN
- * subquery), and no statement holds locks for long.
+ * Chunked deletes for the housekeeping jobs (called by the repositories that own each table):
+ * select a page of primary keys, delete exactly those, repeat. Portable across SQLite (no
+ * DELETE … LIMIT) and MySQL (no LIMIT in an IN subquery), and no statement holds locks for long.
  */
 import type { Db } from './index.js';
 import { retryTransient } from './retry.js';

@@ -46,7 +46,7 @@ export function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | 
   if (ds.options.type !== 'better-sqlite3') return undefined;
   const conn = (ds.driver as unknown as { databaseConnection: SqliteConnection }).databaseConnection;
   let cache = statements.get(conn);
-  if (!cache) statements.set(conn, (cache = new Map()));
+  if (!cache) statements.set(conn, (cache = new Map<string, SqliteStatement>()));
   let stmt = cache.get(sql);
   if (!stmt) {
     stmt = conn.prepare(sql);
@@ -87,10 +87,10 @@ export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promi
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
   if (stmt)
-    return onSqlite(db, ds, stmt, () =>
+    return onSqlite<T | undefined>(db, ds, stmt, () =>
       stmt.reader ? (stmt.get(...bind(params)) as T | undefined) : (stmt.run(...bind(params)), undefined),
     );
-  const rows = (await db.query(sql, params)) as T[];
+  const rows = await db.query<T[]>(sql, params);
   return rows[0];
 }
 
@@ -98,10 +98,10 @@ export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promi
   const ds = dataSourceOf(db);
   const stmt = sqliteStatement(ds, sql);
   if (stmt)
-    return onSqlite(db, ds, stmt, () =>
+    return onSqlite<T[]>(db, ds, stmt, () =>
       stmt.reader ? (stmt.all(...bind(params)) as T[]) : (stmt.run(...bind(params)), []),
     );
-  return (await db.query(sql, params)) as T[];
+  return db.query<T[]>(sql, params);
 }
 
 /** BIGINT and INTEGER columns may come back as strings from mysql2; JSON columns as text. */

@@ -102,7 +102,8 @@ function classifyV6(g: number[]): AddressClass | undefined {
   if (g[0] === 0x64 && g[1] === 0xff9b && (g[2] === 0 || g[2] === 1)) return 'nat64'; // 64:ff9b::/96, 64:ff9b:1::/48
   if (g[0] === 0x100 && g[1] === 0 && g[2] === 0 && g[3] === 0) return 'discard-only'; // 100::/64
   if (g[0] === 0x2001 && g[1] === 0x0db8) return 'documentation'; // 2001:db8::/32
-  if (g[0] === 0x2001 && g[1] < 0x200) return g[1] === 0 ? 'teredo' : 'ietf-protocol'; // 2001::/23 (Teredo is 2001::/32)
+  // 2001::/23 (Teredo is 2001::/32)
+  if (g[0] === 0x2001 && g[1] < 0x200) return g[1] === 0 ? 'teredo' : 'ietf-protocol';
   if (g[0] === 0x2002) return '6to4'; // 2002::/16
   if (g[0] === 0x3fff && g[1] < 0x1000) return 'documentation'; // 3fff::/20 (RFC 9637)
   if (g[0] === 0x5f00) return 'srv6'; // 5f00::/16 (RFC 9602)

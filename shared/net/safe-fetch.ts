@@ -128,7 +128,7 @@ export function fetchJson(
   try {
     u = checkOutboundUrl(url, policy);
   } catch (e) {
-    return Promise.reject(e);
+    return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   }
   return new Promise((resolve, reject) => {
     let settled = false;

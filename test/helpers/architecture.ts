@@ -52,9 +52,9 @@ function importsOf(text: string): Import[] {
     const names = /\{([^}]*)\}/.exec(clause)?.[1];
     const allTypes =
       !!names && names.split(',').every((n) => !n.trim() || /^type\s/.test(n.trim())) && !/^\s*\w+\s*,/.test(clause);
-    out.push({ spec: m[4]!, typeOnly: !!m[2] || allTypes });
+    out.push({ spec: m[4], typeOnly: !!m[2] || allTypes });
   }
-  for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ spec: m[1]!, typeOnly: false });
+  for (const m of text.matchAll(/\bimport\(\s*['"]([^'"]+)['"]\s*\)/g)) out.push({ spec: m[1], typeOnly: false });
   return out;
 }
 
@@ -109,7 +109,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
     graph.set(file, edges);
   }
   for (const cycle of cycles(graph)) {
-    v.push({ file: cycle[0]!, rule: 'import-cycle', detail: cycle.join(' -> ') });
+    v.push({ file: cycle[0], rule: 'import-cycle', detail: cycle.join(' -> ') });
   }
   return v;
 }
@@ -142,7 +142,7 @@ function cycles(graph: Map<string, string[]>): string[][] {
         on.delete(m);
         comp.push(m);
       } while (m !== n);
-      if (comp.length > 1) out.push([...comp.sort(), comp[0]!]);
+      if (comp.length > 1) out.push([...comp.sort(), comp[0]]);
     }
   };
   for (const n of graph.keys()) if (!idx.has(n)) visit(n);

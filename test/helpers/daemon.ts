@@ -78,7 +78,6 @@ export async function startDaemon(
       clearInterval(poll);
       reject(new Error(`daemon did not start in 30 s:\n${raw}`));
     }, 30_000);
-    let poll: NodeJS.Timeout | undefined;
     const onLine = (line: string) => {
       try {
         const rec = JSON.parse(line) as Record<string, unknown>;
@@ -105,7 +104,7 @@ export async function startDaemon(
       raw += d.toString();
     });
     // Quiet log levels print no 'listening' line: the port is known, so readiness will do.
-    poll = setInterval(() => {
+    const poll = setInterval(() => {
       fetch(`http://127.0.0.1:${p}/readyz`).then(
         (r) => {
           if (r.status === 200) {

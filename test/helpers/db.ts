@@ -29,7 +29,7 @@ export async function createTestDatabase(): Promise<TestDb> {
     return {
       url: `sqlite:${join(dir, 'iam.db')}`,
       dir,
-      drop: async () => rmSync(dir, { recursive: true, force: true }),
+      drop: () => Promise.resolve(rmSync(dir, { recursive: true, force: true })),
     };
   }
   const u = new URL(base.replace(/^mariadb:/, 'mysql:'));

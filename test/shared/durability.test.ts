@@ -32,7 +32,7 @@ async function open(t: ExecutionContext, sqliteSynchronous?: SqliteSynchronous, 
 
 /** PRAGMA synchronous answers 1 for NORMAL and 2 for FULL. */
 const synchronous = async (ds: Awaited<ReturnType<typeof open>>) =>
-  Number(((await ds.query('PRAGMA synchronous')) as { synchronous: number }[])[0]!.synchronous);
+  Number((await ds.query<{ synchronous: number }[]>('PRAGMA synchronous'))[0].synchronous);
 
 test('IAM_SQLITE_SYNCHRONOUS: FULL by default, NORMAL when chosen, anything else refused', (t) => {
   const dir = mkdtempSync(join(tmpdir(), 'iam-dur-cfg-'));

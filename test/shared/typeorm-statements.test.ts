@@ -18,7 +18,7 @@ test('typeorm is pinned to an exact version', (t) => {
   const pkg = JSON.parse(readFileSync(join(projectRoot(fileURLToPath(import.meta.url)), 'package.json'), 'utf8')) as {
     dependencies: Record<string, string>;
   };
-  t.regex(pkg.dependencies.typeorm!, /^\d+\.\d+\.\d+$/);
+  t.regex(pkg.dependencies.typeorm, /^\d+\.\d+\.\d+$/);
 });
 
 test("TypeORM's better-sqlite3 transactions are the statements the gate matches", async (t) => {
