@@ -15,9 +15,8 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { createTask, validate, type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
-import { isUniqueViolation, retryTransient } from '../../shared/db/retry.js';
-import { exec } from '../../shared/db/sql.js';
+import type { Database } from '../../shared/db/index.js';
+import { JobLeases } from '../../shared/services/job-leases.js';
 
 export type JobSpec = {
   /** Unique; the `job_leases` key (at most 64 characters: letters, digits, `.`, `_`, `-`). */
@@ -63,17 +62,15 @@ export class Scheduler {
   readonly holder: string;
   private readonly jobs = new Map<string, JobState>();
   private readonly log: Logger;
+  private readonly leases: JobLeases;
   private started = false;
   private stopping = false;
 
   /**
    * @param ds the jobs DataSource (its own connection; see shared/db/data-source.ts)
    */
-  constructor(
-    private readonly ds: DataSource,
-    logger: Logger,
-    opts: { holder?: string } = {},
-  ) {
+  constructor(ds: Database, logger: Logger, opts: { holder?: string } = {}) {
+    this.leases = new JobLeases(ds);
     this.holder = opts.holder ?? newHolderId();
     this.log = logger.child({ component: 'scheduler' });
   }
@@ -139,14 +136,7 @@ export class Scheduler {
     for (const s of this.jobs.values()) s.heartbeat?.stop();
     // Normally each run released its own lease; this also covers one abandoned above.
     try {
-      await retryTransient(
-        () =>
-          exec(this.ds, 'UPDATE job_leases SET holder = NULL, lease_until = ? WHERE holder = ?', [
-            Date.now(),
-            this.holder,
-          ]),
-        2_000,
-      );
+      await this.leases.releaseAll(this.holder, Date.now(), 2_000);
     } catch (e) {
       this.log.warn({ err: e }, 'could not release job leases; they expire by themselves');
     }
@@ -201,7 +191,7 @@ export class Scheduler {
     const leased = spec.lease !== false;
     const startedAt = Date.now();
     if (leased) {
-      let won = false;
+      let won: boolean;
       try {
         won = await this.acquire(s, startedAt);
       } catch (e) {
@@ -249,38 +239,14 @@ export class Scheduler {
   private async acquire(s: JobState, now: number): Promise<boolean> {
     const name = s.spec.name;
     const until = now + s.spec.leaseMs!;
-    const take = () =>
-      retryTransient(
-        () =>
-          exec(
-            this.ds,
-            'UPDATE job_leases SET holder = ?, lease_until = ?, last_started_at = ? WHERE name = ? AND (holder IS NULL OR holder = ? OR lease_until < ?)',
-            [this.holder, until, now, name, this.holder, now],
-          ),
-        1_000,
-      );
-    if ((await take()) === 1) {
+    if (await this.leases.take(name, this.holder, until, now, 1_000)) {
       s.rowExists = true;
       return true;
     }
     if (s.rowExists) return false;
-    try {
-      await retryTransient(
-        () =>
-          exec(
-            this.ds,
-            'INSERT INTO job_leases (name, holder, lease_until, last_started_at, last_finished_at, last_status, last_error) VALUES (?, ?, ?, ?, NULL, NULL, NULL)',
-            [name, this.holder, until, now],
-          ),
-        1_000,
-      );
-      s.rowExists = true;
-      return true;
-    } catch (e) {
-      if (!isUniqueViolation(e)) throw e;
-      s.rowExists = true;
-      return false;
-    }
+    const created = await this.leases.create(name, this.holder, until, now, 1_000);
+    s.rowExists = true;
+    return created;
   }
 
   /** Renews the lease a third of the way through it; a lease found taken aborts the run. */
@@ -288,18 +254,10 @@ export class Scheduler {
     const every = Math.max(250, Math.floor(leaseMs / 3));
     let stopped = false;
     const timer = setInterval(() => {
-      void retryTransient(
-        () =>
-          exec(this.ds, 'UPDATE job_leases SET lease_until = ? WHERE name = ? AND holder = ?', [
-            Date.now() + leaseMs,
-            name,
-            this.holder,
-          ]),
-        every,
-      ).then(
-        (n) => {
+      void this.leases.renew(name, this.holder, Date.now() + leaseMs, every).then(
+        (renewed) => {
           // A renewal that lands after the run released the lease matches nothing: not a loss.
-          if (n === 0 && !stopped && !controller.signal.aborted) {
+          if (!renewed && !stopped && !controller.signal.aborted) {
             this.log.warn({ job: name }, 'job lease lost to another daemon; aborting this run');
             controller.abort(new Error('lease lost'));
           }
@@ -321,16 +279,8 @@ export class Scheduler {
   private async release(name: string, now: number, outcome: RunOutcome, error: unknown): Promise<void> {
     const message = error === undefined ? null : String((error as Error)?.message ?? error).slice(0, MAX_ERROR_CHARS);
     try {
-      const n = await retryTransient(
-        () =>
-          exec(
-            this.ds,
-            'UPDATE job_leases SET holder = NULL, lease_until = ?, last_finished_at = ?, last_status = ?, last_error = ? WHERE name = ? AND holder = ?',
-            [now, now, outcome, message, name, this.holder],
-          ),
-        5_000,
-      );
-      if (n === 0) this.log.warn({ job: name }, 'job lease was taken over before the run finished');
+      const released = await this.leases.release(name, this.holder, { now, status: outcome, error: message }, 5_000);
+      if (!released) this.log.warn({ job: name }, 'job lease was taken over before the run finished');
     } catch (e) {
       this.log.warn({ job: name, err: e }, 'could not release the job lease; it expires by itself');
     }

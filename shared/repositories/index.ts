@@ -5,6 +5,7 @@
  */
 export { AuditWriter } from './audit.js';
 export type { Page } from './common.js';
+export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
 export { TenantScope } from './scope.js';
