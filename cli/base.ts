@@ -13,16 +13,16 @@
  */
 import { userInfo } from 'node:os';
 import { Command, Errors, type Interfaces } from '@oclif/core';
-import type { DataSource } from 'typeorm';
 import { ConfigError, loadConfig, type Config, type DatabaseConfig } from '../shared/config.js';
 import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-source.js';
-import { bindSecretKey } from '../shared/db/secret-key-check.js';
+import type { Database } from '../shared/db/index.js';
 import { ApiError, type FieldIssue } from '../shared/errors.js';
 import type { Actor } from '../shared/services/audit.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning.js';
+import { bindSecretKey } from '../shared/services/secret-key.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -117,7 +117,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected flags!: CmdFlags<T>;
   protected args!: CmdArgs<T>;
   protected settings!: Config;
-  protected ds!: DataSource;
+  protected ds!: Database;
   /** The input last handed to a service, to quote a rejected value back to the operator. */
   protected serviceInput: Record<string, unknown> | undefined;
 
@@ -189,12 +189,14 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
       // The key seals signing keys and hashes client secrets: a CLI using a different key from
       // the daemon's writes data the daemon cannot use. Say so (never printing the key).
       process.stderr.write(
-        `Warning: IAM_SECRET_KEY is not set and ${this.settings.dataDir}/secret.key did not exist, so a new secret key was generated there. ` +
-          'The daemon must use the same key (the same IAM_SECRET_KEY, or the same IAM_DATA_DIR), or the client secrets and signing keys written here will not work.\n',
+        `Warning: IAM_SECRET_KEY is not set and ${this.settings.dataDir}/secret.key did not exist, ` +
+          'so a new secret key was generated there. ' +
+          'The daemon must use the same key (the same IAM_SECRET_KEY, or the same IAM_DATA_DIR), ' +
+          'or the client secrets and signing keys written here will not work.\n',
       );
     }
     const where = describeDatabase(this.settings.database);
-    let ds: DataSource;
+    let ds: Database;
     try {
       ds = createDataSource(this.settings.database);
     } catch (e) {
@@ -224,9 +226,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     printJson(json);
   }
 
-  public override async catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
+  public override catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
     if (err instanceof Errors.ExitError) throw err;
     emitFailure(this.jsonEnabled(), err, this.report(err));
+    return Promise.resolve();
   }
 
   private report(err: Error & { oclif?: { exit?: number } }): Report {
@@ -245,7 +248,8 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private valueFor(field: string): string {
     const [key, index] = field.split('.');
     const v = this.serviceInput?.[key];
-    const value = Array.isArray(v) && index !== undefined ? v[Number(index)] : typeof v === 'string' ? v : undefined;
+    const value: unknown =
+      Array.isArray(v) && index !== undefined ? (v as unknown[])[Number(index)] : typeof v === 'string' ? v : undefined;
     return typeof value === 'string' ? ` ${JSON.stringify(value)}` : '';
   }
 

@@ -12,7 +12,7 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
-import { bindSecretKey } from '../shared/db/secret-key-check.js';
+import { bindSecretKey } from '../shared/services/secret-key.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';

@@ -1,6 +1,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { migrationsCurrent } from '../../shared/db/data-source.js';
+import { databaseReadiness } from '../../shared/db/data-source.js';
 import type { AppDeps, AppState } from '../context.js';
 import type { ApiRegistry } from '../openapi.js';
 
@@ -37,9 +37,9 @@ export function healthRoutes(deps: AppDeps, api: ApiRegistry, isDraining: () => 
     async (ctx) => {
       const checks: Record<string, string> = {};
       try {
-        await deps.ds.query('SELECT 1');
+        const { migrationsCurrent } = await databaseReadiness(deps.ds);
         checks.database = 'ok';
-        checks.migrations = (await migrationsCurrent(deps.ds)) ? 'ok' : 'pending';
+        checks.migrations = migrationsCurrent ? 'ok' : 'pending';
       } catch (e) {
         ctx.state.log.warn({ err: e }, 'readiness check failed');
         checks.database = 'unreachable';

@@ -4,7 +4,7 @@
  */
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import { DataSource } from 'typeorm';
+import { DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig, SqliteSynchronous } from '../config.js';
 import { entities } from './entities.js';
 import { migrations } from '../../migrations/index.js';
@@ -99,8 +99,37 @@ const LOCK_NAME = 'iam_schema_migrations';
 /**
  * Applies pending migrations. On MySQL several daemons may start at once against one cluster,
  * so a named lock (GET_LOCK) lets exactly one of them migrate while the others wait.
+ * `onApplied` hears of each migration as soon as it is applied (`iam db migrate` prints them).
  */
-export async function migrate(ds: DataSource): Promise<string[]> {
+export async function migrate(ds: DataSource, opts: { onApplied?: (name: string) => void } = {}): Promise<string[]> {
+  const restore = opts.onApplied ? reportApplied(ds, opts.onApplied) : () => undefined;
+  try {
+    return await applyMigrations(ds);
+  } finally {
+    restore();
+  }
+}
+
+/** The migrations this code knows and the database has not applied, in the order they apply. */
+export async function pendingMigrations(ds: DataSource): Promise<string[]> {
+  return (await new MigrationExecutor(ds).getPendingMigrations()).map((m) => m.name);
+}
+
+/** TypeORM reports each applied migration through the logger: pass the names on, until restored. */
+function reportApplied(ds: DataSource, onApplied: (name: string) => void): () => void {
+  const logger = ds.logger;
+  const original = logger.logSchemaBuild.bind(logger);
+  logger.logSchemaBuild = (message, qr) => {
+    const m = /^Migration (\S+) has been executed successfully\.$/.exec(message);
+    if (m) onApplied(m[1]);
+    original(message, qr);
+  };
+  return () => {
+    logger.logSchemaBuild = original;
+  };
+}
+
+async function applyMigrations(ds: DataSource): Promise<string[]> {
   if (ds.options.type !== 'mysql') {
     return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
   }
@@ -121,4 +150,13 @@ export async function migrate(ds: DataSource): Promise<string[]> {
 /** True when every migration the code knows has been applied. */
 export async function migrationsCurrent(ds: DataSource): Promise<boolean> {
   return !(await ds.showMigrations());
+}
+
+/**
+ * Readiness (GET /readyz): the database answers a query, and whether every migration the code
+ * knows has been applied. Throws when the database does not answer.
+ */
+export async function databaseReadiness(ds: DataSource): Promise<{ migrationsCurrent: boolean }> {
+  await ds.query('SELECT 1');
+  return { migrationsCurrent: await migrationsCurrent(ds) };
 }

@@ -8,5 +8,6 @@ export type { Page } from './common.js';
 export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
+export { ServiceMetaRepository } from './meta.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository } from './tenants.js';

@@ -4,7 +4,7 @@
  */
 import { loadConfig } from '../../shared/config.js';
 import { connect, createDataSource, migrate } from '../../shared/db/data-source.js';
-import { bindSecretKey } from '../../shared/db/secret-key-check.js';
+import { bindSecretKey } from '../../shared/services/secret-key.js';
 import { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { createEmailProviders } from '../../shared/services/mail/index.js';
