@@ -2,9 +2,11 @@
  * The audit log: append-only (database triggers refuse UPDATE and DELETE, migrations/0001).
  * A tenant's events are read through its scope; AuditWriter appends events of any tenant or of
  * the platform (tenant_id null), as the actor that caused them may be a platform operator.
+ * AuditReader is the admin API's filtered, keyset-paginated view of the whole log.
  */
-import { AuditEventEntity, type AuditEvent } from '../db/entities.js';
+import { AuditEventEntity, type AuditEvent, type JsonObject } from '../db/entities.js';
 import type { Db } from '../db/index.js';
+import { all, json, num } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
 
 export class ScopedAudit {
@@ -26,5 +28,79 @@ export class AuditWriter {
   constructor(private readonly db: Db) {}
   async append(e: AuditEvent): Promise<void> {
     await manager(this.db).getRepository(AuditEventEntity).insert(e);
+  }
+}
+
+/** The filters of GET /api/admin/audit; each one given narrows the page. */
+export interface AuditFilter {
+  tenantId?: string;
+  action?: string;
+  actorId?: string;
+  targetId?: string;
+  outcome?: string;
+  /** created_at at or after (epoch ms). */
+  since?: number;
+  /** created_at before (epoch ms). */
+  until?: number;
+  /** Keyset cursor: only events that sort after this one (created_at, id), newest first. */
+  after?: { createdAt: number; id: string };
+  limit: number;
+}
+
+/**
+ * Reads of the whole audit log (every tenant's events and the platform's), newest first. The
+ * caller confines a tenant admin to its tenant with `tenantId`.
+ */
+export class AuditReader {
+  constructor(private readonly db: Db) {}
+
+  async page(f: AuditFilter): Promise<AuditEvent[]> {
+    const where: string[] = [];
+    const params: unknown[] = [];
+    const eq = (col: string, v: unknown) => {
+      if (v !== undefined) {
+        where.push(`${col} = ?`);
+        params.push(v);
+      }
+    };
+    eq('tenant_id', f.tenantId);
+    eq('action', f.action);
+    eq('actor_id', f.actorId);
+    eq('target_id', f.targetId);
+    eq('outcome', f.outcome);
+    if (f.since !== undefined) {
+      where.push('created_at >= ?');
+      params.push(f.since);
+    }
+    if (f.until !== undefined) {
+      where.push('created_at < ?');
+      params.push(f.until);
+    }
+    if (f.after !== undefined) {
+      // Pages neither skip nor repeat rows while events are appended: they sort before the cursor.
+      where.push('(created_at < ? OR (created_at = ? AND id < ?))');
+      params.push(f.after.createdAt, f.after.createdAt, f.after.id);
+    }
+    const rows = await all<Record<string, unknown>>(
+      this.db,
+      `SELECT id, tenant_id, actor_type, actor_id, action, target_type, target_id, outcome, request_id, summary,
+        created_at
+      FROM audit_events ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
+      ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [...params, f.limit],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      tenant_id: (r.tenant_id as string | null) ?? null,
+      actor_type: String(r.actor_type),
+      actor_id: String(r.actor_id),
+      action: String(r.action),
+      target_type: String(r.target_type),
+      target_id: String(r.target_id),
+      outcome: r.outcome as AuditEvent['outcome'],
+      request_id: (r.request_id as string | null) ?? null,
+      summary: json<JsonObject | null>(r.summary) ?? {},
+      created_at: num(r.created_at),
+    }));
   }
 }

@@ -3,11 +3,11 @@
  * a TenantScope (scope.ts); platform-level rows (tenants, signing keys, …) have repositories of
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
-export { AuditWriter } from './audit.js';
+export { AuditReader, AuditWriter, type AuditFilter } from './audit.js';
 export type { Page } from './common.js';
 export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
 export { ServiceMetaRepository } from './meta.js';
 export { TenantScope } from './scope.js';
-export { TenantRepository } from './tenants.js';
+export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';

@@ -1,6 +1,14 @@
+/**
+ * The audit log: `audit()` appends an event inside the caller's transaction (so the event and
+ * the change it records commit together); AuditLog reads it for GET /api/admin/audit, newest
+ * first, with keyset pagination over (created_at, id). The cursor is opaque to callers: base64url
+ * JSON of the last row's pair, checked when it comes back.
+ */
 import { randomUUID } from 'node:crypto';
-import type { EntityManager } from 'typeorm';
-import { AuditWriter } from '../repositories/index.js';
+import type { AuditEvent } from '../db/entities.js';
+import type { Database, Db } from '../db/index.js';
+import { ApiError } from '../errors.js';
+import { AuditReader, AuditWriter } from '../repositories/index.js';
 
 /** Who made a change: an operator at the CLI, an API client, or the service itself. */
 export interface Actor {
@@ -9,8 +17,9 @@ export interface Actor {
   requestId?: string;
 }
 
+/** Appends one event; returns its id. Call it with the transaction that makes the change. */
 export async function audit(
-  em: EntityManager,
+  db: Db,
   actor: Actor,
   e: {
     tenantId: string | null;
@@ -22,7 +31,7 @@ export async function audit(
   },
 ): Promise<string> {
   const id = randomUUID();
-  await new AuditWriter(em).append({
+  await new AuditWriter(db).append({
     id,
     tenant_id: e.tenantId,
     actor_type: actor.type,
@@ -36,4 +45,79 @@ export async function audit(
     created_at: Date.now(),
   });
   return id;
+}
+
+export const AUDIT_DEFAULT_LIMIT = 50;
+export const AUDIT_MAX_LIMIT = 200;
+
+/** The filters of one page; `tenantId` confines it to one tenant's events. */
+export interface AuditQuery {
+  tenantId?: string;
+  action?: string;
+  actorId?: string;
+  targetId?: string;
+  outcome?: 'success' | 'failure';
+  since?: number;
+  until?: number;
+  limit?: number;
+  cursor?: string;
+}
+
+export interface AuditPage {
+  events: AuditEvent[];
+  /** Present when there may be more: pass it back as `cursor` for the next page. */
+  next_cursor?: string;
+}
+
+/** The cursor of the page after `(createdAt, id)`. */
+export function encodeAuditCursor(createdAt: number, id: string): string {
+  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
+}
+
+function decodeAuditCursor(cursor: string): { createdAt: number; id: string } {
+  try {
+    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
+    if (
+      Array.isArray(v) &&
+      v.length === 2 &&
+      Number.isSafeInteger(v[0]) &&
+      (v[0] as number) >= 0 &&
+      typeof v[1] === 'string' &&
+      v[1].length <= 40
+    ) {
+      return { createdAt: v[0] as number, id: v[1] };
+    }
+  } catch {
+    /* reported below */
+  }
+  throw new ApiError(400, 'invalid_request', 'query.cursor: not a cursor returned by this endpoint.', {
+    details: [{ field: 'query.cursor', message: 'not a cursor returned by this endpoint' }],
+  });
+}
+
+export class AuditLog {
+  constructor(private readonly db: Database) {}
+
+  /** One page of events, newest first; a cursor that is not one of ours is 400 `invalid_request`. */
+  async page(q: AuditQuery): Promise<AuditPage> {
+    const limit = Math.min(Math.max(q.limit ?? AUDIT_DEFAULT_LIMIT, 1), AUDIT_MAX_LIMIT);
+    // One row more than asked tells whether another page exists without a COUNT.
+    const rows = await new AuditReader(this.db).page({
+      tenantId: q.tenantId,
+      action: q.action,
+      actorId: q.actorId,
+      targetId: q.targetId,
+      outcome: q.outcome,
+      since: q.since,
+      until: q.until,
+      after: q.cursor === undefined ? undefined : decodeAuditCursor(q.cursor),
+      limit: limit + 1,
+    });
+    const events = rows.slice(0, limit);
+    const last = events[events.length - 1];
+    return {
+      events,
+      ...(rows.length > limit && last ? { next_cursor: encodeAuditCursor(last.created_at, last.id) } : {}),
+    };
+  }
 }

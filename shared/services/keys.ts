@@ -5,7 +5,7 @@
  */
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { createPrivateKey, type KeyObject } from 'node:crypto';
-import type { DataSource } from 'typeorm';
+import type { Database } from '../db/index.js';
 import { SecretBox } from '../crypto.js';
 import type { SigningKey } from '../db/entities.js';
 import { SigningKeyRepository } from '../repositories/index.js';
@@ -36,7 +36,7 @@ export class KeyService {
   static readonly CACHE_MS = 30_000;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly ds: Database,
     secretKey: string,
     private readonly retireAfterSeconds: number,
   ) {

@@ -4,11 +4,10 @@
  * request (one primary-key read), so a change applies at once on every daemon sharing the
  * database, without a restart or a cache to expire.
  */
-import type { DataSource } from 'typeorm';
 import { z } from 'zod';
-import type { JsonObject } from '../../db/entities.js';
-import { json, one } from '../../db/sql.js';
+import type { Database } from '../../db/index.js';
 import { badRequest, notFound } from '../../errors.js';
+import { TenantRepository } from '../../repositories/index.js';
 import { classifyAddress, isIpLiteral } from '../../net/address.js';
 import { parseInput } from '../../schemas/validate.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
@@ -240,7 +239,7 @@ export class TokenExchangeSettingsService {
   readonly input: ReturnType<typeof tokenExchangeSettingsInput>;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly ds: Database,
     opts: { allowLoopback: boolean },
   ) {
     this.input = tokenExchangeSettingsInput(opts.allowLoopback);
@@ -248,9 +247,9 @@ export class TokenExchangeSettingsService {
 
   /** The settings in force for a tenant, or undefined when the tenant does not exist. */
   async forTenant(tenantId: string): Promise<TokenExchangeSettings | undefined> {
-    const row = await one<{ settings: unknown }>(this.ds, 'SELECT settings FROM tenants WHERE id = ?', [tenantId]);
-    if (!row) return undefined;
-    return settingsFrom(json<JsonObject | null>(row.settings)?.tokenExchange);
+    const settings = await new TenantRepository(this.ds).settings(tenantId);
+    if (settings === undefined) return undefined;
+    return settingsFrom(settings?.tokenExchange);
   }
 
   async get(tenantId: string): Promise<TokenExchangeSettings> {
@@ -268,13 +267,13 @@ export class TokenExchangeSettingsService {
         .filter((k) => !KNOWN_ID_JAG.includes(k))
         .map((k) => `idJag.${k}`),
     ];
-    // FOR UPDATE on MySQL: settings is one JSON document shared with other features (email
-    // routing), so this read-modify-write must not overwrite a concurrent change to another key.
-    const lock = this.ds.options.type === 'mysql' ? ' FOR UPDATE' : '';
-    const settings = await this.ds.transaction(async (em) => {
-      const row = await one<{ settings: unknown }>(em, `SELECT settings FROM tenants WHERE id = ?${lock}`, [tenantId]);
-      if (!row) throw notFound(`Tenant ${tenantId}`);
-      const doc = json<JsonObject | null>(row.settings) ?? {};
+    const settings = await this.ds.transaction(async (tx) => {
+      const tenants = new TenantRepository(tx);
+      // Locked: settings is one JSON document shared with other features (email routing), so
+      // this read-modify-write must not overwrite a concurrent change to another key.
+      const stored = await tenants.settings(tenantId, { forUpdate: true });
+      if (stored === undefined) throw notFound(`Tenant ${tenantId}`);
+      const doc = stored ?? {};
       const before = settingsFrom(doc.tokenExchange);
       const after: TokenExchangeSettings = {
         enabled: input.enabled ?? before.enabled,
@@ -298,12 +297,8 @@ export class TokenExchangeSettingsService {
         const message = 'must name at least one issuer when idJag.enabled is true';
         throw badRequest(`body.idJag.allowedIssuers: ${message}`, [{ field: 'body.idJag.allowedIssuers', message }]);
       }
-      await em.query('UPDATE tenants SET settings = ?, updated_at = ? WHERE id = ?', [
-        JSON.stringify({ ...doc, tokenExchange: after }),
-        Date.now(),
-        tenantId,
-      ]);
-      await audit(em, actor, {
+      await tenants.writeSettings(tenantId, { ...doc, tokenExchange: after }, Date.now());
+      await audit(tx, actor, {
         tenantId,
         action: 'tenant.token_exchange_settings.update',
         targetType: 'tenant',
