@@ -10,6 +10,7 @@ import type { OAuthStore } from '../shared/services/auth/oauth.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning.js';
+import type { IdempotencyHandle } from '../shared/services/idempotency.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -36,4 +37,6 @@ export interface AppState {
   auth?: AccessTokenClaims;
   /** Set by the guard middleware: the validated input. */
   guard?: { params: any; query: any; body: any };
+  /** Set by the idempotency middleware: record the answer in the transaction of the change. */
+  idempotency?: IdempotencyHandle;
 }

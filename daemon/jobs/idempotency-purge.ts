@@ -1,21 +1,15 @@
-/** Deletes Idempotency-Key rows past their 24 h retention (see daemon/middleware/koa-idempotency.ts). */
-import type { DataSource } from 'typeorm';
-import { deleteInChunks } from '../../shared/db/purge.js';
+/** Deletes Idempotency-Key rows past their 24 h retention (see shared/services/idempotency.ts). */
+import type { Database } from '../../shared/db/index.js';
+import { IdempotencyService } from '../../shared/services/idempotency.js';
 import type { JobSpec } from './scheduler.js';
 
 export const IDEMPOTENCY_PURGE_JOB = 'idempotency-purge';
 
-export function purgeIdempotencyKeys(ds: DataSource, signal?: AbortSignal): Promise<number> {
-  return deleteInChunks(ds, {
-    table: 'idempotency_keys',
-    key: 'id',
-    where: 'expires_at < ?',
-    params: [Date.now()],
-    signal,
-  });
+export function purgeIdempotencyKeys(ds: Database, signal?: AbortSignal): Promise<number> {
+  return new IdempotencyService(ds).purgeExpired(signal);
 }
 
-export function idempotencyPurgeJob(ds: DataSource): JobSpec {
+export function idempotencyPurgeJob(ds: Database): JobSpec {
   return {
     name: IDEMPOTENCY_PURGE_JOB,
     schedule: '37 */10 * * * *', // every 10 minutes

@@ -5,6 +5,7 @@
  */
 export { AuditReader, AuditWriter, type AuditFilter } from './audit.js';
 export type { Page } from './common.js';
+export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';
 export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';

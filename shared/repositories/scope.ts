@@ -15,12 +15,14 @@ import type { Db, Tx } from '../db/index.js';
 import { ScopedAudit } from './audit.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
+import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedUsers } from './users.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
   #users?: ScopedUsers;
   #audit?: ScopedAudit;
+  #lifecycleJobs?: ScopedLifecycleJobs;
 
   constructor(
     readonly db: Db,
@@ -42,5 +44,8 @@ export class TenantScope implements ScopeRef {
   }
   get audit(): ScopedAudit {
     return (this.#audit ??= new ScopedAudit(this));
+  }
+  get lifecycleJobs(): ScopedLifecycleJobs {
+    return (this.#lifecycleJobs ??= new ScopedLifecycleJobs(this));
   }
 }

@@ -1,13 +1,21 @@
 /**
  * POST /api/admin/tenants/{id}/lifecycle/suspend and …/resume: optimistic precondition with one
- * winner, Idempotency-Key replay and mismatch, scopes, and the effect on a second daemon.
+ * winner, Idempotency-Key replay and mismatch (and crash-correctness: an answer committed with
+ * the change is replayed, never acted on twice), scopes, and the effect on a second daemon.
  */
-import test from 'ava';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import test, { type ExecutionContext } from 'ava';
+import Koa from 'koa';
+import type { AppState } from '../../daemon/context.js';
 import {
+  idempotency,
   IDEMPOTENCY_ABANDONED_MS,
   IDEMPOTENCY_RETENTION_MS,
   idempotencyRequestHash,
 } from '../../daemon/middleware/koa-idempotency.js';
+import { TenantLifecycleService, type LifecycleRequest } from '../../shared/services/tenant-lifecycle.js';
+import type { AccessTokenClaims } from '../../shared/services/tokens.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import {
@@ -18,6 +26,9 @@ import {
   activeTenant,
   introspectAs,
 } from '../helpers/seed.js';
+
+/** A JSON body: untyped by nature; the assertions check its shape field by field. */
+type Json = ReturnType<typeof JSON.parse>;
 
 let db: TestDb;
 let d: Daemon;
@@ -68,10 +79,10 @@ async function newTenant() {
       { name: 'w', grant_types: ['client_credentials'], scopes: ['api'] },
       actor,
     );
-    const row = (await ds.query('SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?', [ten.id])) as {
-      lifecycle_state: string;
-      updated_at: unknown;
-    }[];
+    const row = await ds.query<{ lifecycle_state: string; updated_at: unknown }[]>(
+      'SELECT lifecycle_state, updated_at FROM tenants WHERE id = ?',
+      [ten.id],
+    );
     return {
       id: ten.id,
       state: row[0].lifecycle_state,
@@ -95,7 +106,7 @@ async function post(path: string, body: unknown, opts: { token?: string | null; 
     },
     body: JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, Json> };
 }
 
 const suspend = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) =>
@@ -182,17 +193,18 @@ test('break_glass skips the updated_at check but still needs an active tenant', 
   t.is(again.status, 409);
   t.is(again.body.lifecycle_state, 'suspended');
   const { ds } = await openServices(db.url, db.dir);
-  const rows = (await ds.query(
-    "SELECT outcome, summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend' ORDER BY created_at, id",
+  const rows = await ds.query<{ outcome: string; summary: unknown }[]>(
+    `SELECT outcome, summary FROM audit_events WHERE target_id = ? AND action = 'tenant.suspend'
+    ORDER BY created_at, id`,
     [ten.id],
-  )) as { outcome: string; summary: unknown }[];
+  );
   await ds.destroy();
   t.deepEqual(
     rows.map((r) => r.outcome).sort(),
     ['failure', 'success'],
     'the move and the refused second attempt are both recorded',
   );
-  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as Record<string, any>;
+  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v) as Record<string, Json>;
   const summary = parse(rows.find((r) => r.outcome === 'success')!.summary);
   t.is(summary.break_glass, true);
   t.is(summary.reason, 'emergency');
@@ -330,7 +342,8 @@ test('Idempotency-Key in flight on another daemon: 409 idempotency_in_flight; a 
   t.teardown(() => ds.destroy());
   const inFlight = async (key: string, createdAt: number) =>
     ds.query(
-      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
+      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status,
+       response_body, created_at, expires_at)
      VALUES (?, ?, ?, ?, ?, ?, 'in_flight', NULL, NULL, ?, ?)`,
       [
         `busy-${key}`,
@@ -362,4 +375,114 @@ test('Idempotency-Key in flight on another daemon: 409 idempotency_in_flight; a 
   const replay = await suspend(ten.id, body, { key: `crashed-${ten.id}` });
   t.is(replay.body.job_id, retried.body.job_id);
   t.is(replay.body.idempotent_replay, true);
+});
+
+/**
+ * A daemon in this process, as the real one is built for the suspend route (the platform
+ * client's claims, the parsed body, the idempotency middleware, the lifecycle service), whose
+ * handler runs the move and then `afterCommit`: where a real daemon would die.
+ */
+async function crashingDaemon(
+  t: ExecutionContext,
+  tenantId: string,
+  body: LifecycleRequest,
+  afterCommit: () => Promise<void>,
+): Promise<{ url: string; committed: Promise<void> }> {
+  const { ds } = await openServices(db.url, db.dir);
+  const service = new TenantLifecycleService(ds);
+  let markCommitted!: () => void;
+  const committed = new Promise<void>((resolve) => (markCommitted = resolve));
+  const app = new Koa<AppState>();
+  app.use(async (ctx, next) => {
+    const claims: AccessTokenClaims = { client_id: s.platform.clientId, tenant_id: s.tenantId, scope: 'iam.platform' };
+    ctx.state.auth = claims;
+    (ctx.request as { body?: unknown }).body = body;
+    await next();
+  });
+  app.use(idempotency(ds));
+  app.use(async (ctx) => {
+    const actor = { type: 'client' as const, id: s.platform.clientId };
+    ctx.body = await service.move(tenantId, 'suspend', body, actor, ctx.state.idempotency);
+    markCommitted();
+    await afterCommit();
+  });
+  app.silent = true;
+  const handle = app.callback();
+  const server: Server = createServer((req, res) => void handle(req, res));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  t.teardown(async () => {
+    server.closeAllConnections();
+    await new Promise((resolve) => server.close(resolve));
+    await ds.destroy();
+  });
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, committed };
+}
+
+async function suspendsOf(tenantId: string) {
+  const { ds } = await openServices(db.url, db.dir);
+  try {
+    const audits = await ds.query<{ outcome: string }[]>(
+      "SELECT outcome FROM audit_events WHERE action = 'tenant.suspend' AND target_id = ?",
+      [tenantId],
+    );
+    const jobs = await ds.query<{ id: string }[]>('SELECT id FROM tenant_lifecycle_jobs WHERE tenant_id = ?', [
+      tenantId,
+    ]);
+    return { audits: audits.map((a) => a.outcome), jobs: jobs.map((j) => j.id) };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+test('Idempotency-Key: a daemon that dies after its commit, before answering: the retry replays the committed job', async (t) => {
+  const ten = await newTenant();
+  const body = { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'crash after commit' };
+  const key = `crash-${ten.id}`;
+  // The request commits the suspend, then its daemon stops dead: its middleware never runs again.
+  const crashing = await crashingDaemon(t, ten.id, body, () => new Promise<void>(() => undefined));
+  const aborted = new AbortController();
+  const lost = fetch(`${crashing.url}/api/admin/tenants/${ten.id}/lifecycle/suspend`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+    signal: aborted.signal,
+  }).catch(() => undefined);
+  await crashing.committed;
+  aborted.abort();
+  await lost;
+  // The client retries long after: the row is older than any request lives, as after a real crash.
+  const { ds } = await openServices(db.url, db.dir);
+  await ds.query('UPDATE idempotency_keys SET created_at = created_at - ? WHERE idem_key = ?', [
+    IDEMPOTENCY_ABANDONED_MS + 1000,
+    key,
+  ]);
+  await ds.destroy();
+
+  const retried = await suspend(ten.id, body, { key });
+  t.is(retried.status, 200, JSON.stringify(retried.body));
+  t.is(retried.body.idempotent_replay, true, 'the committed answer, not a new run');
+  t.is(retried.body.lifecycle_state, 'suspended');
+  const done = await suspendsOf(ten.id);
+  t.deepEqual(done.audits, ['success'], 'one suspend, and no refused second attempt');
+  t.deepEqual(done.jobs, [retried.body.job_id]);
+});
+
+test('Idempotency-Key: a handler that fails after its commit keeps the committed answer for the retry', async (t) => {
+  const ten = await newTenant();
+  const body = { expected_state: 'active', expected_updated_at: ten.updatedAt, reason: 'fail after commit' };
+  const key = `fail-${ten.id}`;
+  const failing = await crashingDaemon(t, ten.id, body, () => Promise.reject(new Error('after the commit')));
+  const first = await fetch(`${failing.url}/api/admin/tenants/${ten.id}/lifecycle/suspend`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'idempotency-key': key },
+    body: JSON.stringify(body),
+  });
+  await first.body?.cancel();
+  t.is(first.status, 500);
+  const retried = await suspend(ten.id, body, { key });
+  t.is(retried.status, 200, JSON.stringify(retried.body));
+  t.is(retried.body.idempotent_replay, true);
+  const done = await suspendsOf(ten.id);
+  t.deepEqual(done.audits, ['success']);
+  t.deepEqual(done.jobs, [retried.body.job_id]);
 });

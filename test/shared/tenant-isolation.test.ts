@@ -11,12 +11,15 @@ import test, { type ExecutionContext } from 'ava';
 import type { Tenant } from '../../shared/db/entities.js';
 import { TenantScope } from '../../shared/repositories/index.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
+import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.js';
 import { testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
 interface World {
   t: ExecutionContext;
   directory: DirectoryService;
+  /** The database and configuration the services were opened on. */
+  services: Awaited<ReturnType<typeof openServices>>;
   a: Tenant;
   b: Tenant;
   scopeA: TenantScope;
@@ -54,6 +57,33 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.false((await scopeA.audit.list()).some((e) => e.tenant_id !== a.id));
     t.true((await scopeB.audit.list()).some((e) => e.action === 'tenant.create'));
   },
+
+  async lifecycleJobs({ t, services, a, b, scopeA, scopeB }) {
+    const job = await new TenantLifecycleService(services.ds).move(
+      b.id,
+      'suspend',
+      { expected_state: 'active', expected_updated_at: 0, reason: 'isolation test', break_glass: true },
+      actor,
+    );
+    t.is(await scopeA.lifecycleJobs.get(job.job_id), undefined);
+    const now = Date.now();
+    await scopeA.lifecycleJobs.insert({
+      id: `tlj_iso_${now}`,
+      action: 'suspend',
+      status: 'completed',
+      lifecycle_state: 'suspended',
+      reason: 'A',
+      break_glass: false,
+      actor_id: 'iso',
+      created_at: now,
+    });
+    t.is((await scopeA.lifecycleJobs.get(`tlj_iso_${now}`))!.reason, 'A');
+    t.is(await scopeB.lifecycleJobs.get(`tlj_iso_${now}`), undefined);
+    const own = (await scopeB.lifecycleJobs.get(job.job_id))!;
+    t.is(own.lifecycle_state, 'suspended');
+    t.is(own.break_glass, true);
+    t.not(a.id, b.id);
+  },
 };
 
 const getters = Object.entries(Object.getOwnPropertyDescriptors(TenantScope.prototype))
@@ -73,10 +103,11 @@ for (const name of getters) {
     const run = cases[name];
     if (!run) return t.fail(`no isolation case for TenantScope.${name}`);
     const db = await testDatabase(t);
-    const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+    const services = await openServices(db.url, db.dir);
+    const { ds, directory, provisioning } = services;
     t.teardown(() => ds.destroy());
     const a = await activeTenant(provisioning, { name: 'A' }, actor);
     const b = await activeTenant(provisioning, { name: 'B' }, actor);
-    await run({ t, directory, a, b, scopeA: directory.scope(a.id), scopeB: directory.scope(b.id) });
+    await run({ t, directory, services, a, b, scopeA: directory.scope(a.id), scopeB: directory.scope(b.id) });
   });
 }
