@@ -21,7 +21,7 @@ import type { Actor } from '../shared/services/audit.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
-import { ProvisioningService } from '../shared/services/provisioning.js';
+import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import type { Tenant } from '../shared/db/entities.js';
 

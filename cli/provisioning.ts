@@ -1,6 +1,12 @@
 /** What `iam tenants create` and `iam provisioning retry` share: progress lines and the outcome. */
-import type { ProgressListener, ProvisioningOperationView } from '../shared/services/provisioning.js';
+import type { ProgressListener, ProvisioningOperationView } from '../shared/services/provisioning/index.js';
 import { CliFailure } from './base.js';
+
+/** An error code with its sanitised cause, as the operator reads it: `code: cause`, or the code alone. */
+export function errorWithCause(code: string | null | undefined, cause: string | null | undefined): string {
+  if (!code) return 'none';
+  return cause ? `${code}: ${cause}` : code;
+}
 
 /** One stderr line per step change (stdout stays for the result, and for --json). */
 export function progressPrinter(enabled: boolean): ProgressListener | undefined {
@@ -17,20 +23,46 @@ export function progressPrinter(enabled: boolean): ProgressListener | undefined 
   };
 }
 
-/** Turns a finished wait into the command's outcome: a blocked or unfinished operation is a failure. */
-export function requireSettled(op: ProvisioningOperationView, timeoutSeconds: number): void {
+/**
+ * Turns a finished wait into the command's outcome: a blocked or unfinished operation is a
+ * failure, whose message (and --json error object) carries the last error code and its cause.
+ */
+export function requireSettled(
+  op: Pick<
+    ProvisioningOperationView,
+    'status' | 'tenant_id' | 'operation_id' | 'current_step' | 'last_error_code' | 'last_error_cause'
+  >,
+  timeoutSeconds: number,
+): void {
   if (op.status === 'completed') return;
+  const context = {
+    operation_id: op.operation_id,
+    operation_status: op.status,
+    current_step: op.current_step,
+    last_error_code: op.last_error_code,
+    last_error_cause: op.last_error_cause ?? null,
+  };
+  let failure: CliFailure;
   if (op.status === 'blocked') {
-    throw new CliFailure(
+    failure = new CliFailure(
       'provisioning_blocked',
-      `provisioning of tenant ${op.tenant_id} is blocked at step ${op.current_step} (last_error_code ${op.last_error_code ?? 'none'}). ` +
+      `provisioning of tenant ${op.tenant_id} is blocked at step ${op.current_step} ` +
+        `(last_error_code ${errorWithCause(op.last_error_code, op.last_error_cause)}). ` +
         'Fix the cause (see docs/provisioning.md for the error code), then run ' +
         `\`iam provisioning retry --tenant ${op.tenant_id}\`.`,
     );
+  } else {
+    const lastError = op.last_error_code
+      ? `, last_error_code ${errorWithCause(op.last_error_code, op.last_error_cause)}`
+      : '';
+    failure = new CliFailure(
+      'provisioning_timeout',
+      `tenant ${op.tenant_id} is still provisioning after ${timeoutSeconds} s ` +
+        `(status ${op.status}, step ${op.current_step}${lastError}). ` +
+        'It goes on in the background while a daemon runs; ' +
+        `check it with \`iam provisioning show --tenant ${op.tenant_id}\`.`,
+    );
   }
-  throw new CliFailure(
-    'provisioning_timeout',
-    `tenant ${op.tenant_id} is still provisioning after ${timeoutSeconds} s (status ${op.status}, step ${op.current_step}${op.last_error_code ? `, last_error_code ${op.last_error_code}` : ''}). ` +
-      `It goes on in the background while a daemon runs; check it with \`iam provisioning show --tenant ${op.tenant_id}\`.`,
-  );
+  failure.context = context;
+  throw failure;
 }

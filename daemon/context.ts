@@ -9,7 +9,7 @@ import type { LoginService } from '../shared/services/auth/login.js';
 import type { OAuthStore } from '../shared/services/auth/oauth.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
-import type { ProvisioningService } from '../shared/services/provisioning.js';
+import type { ProvisioningService } from '../shared/services/provisioning/index.js';
 import type { IdempotencyHandle } from '../shared/services/idempotency.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */

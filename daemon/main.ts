@@ -21,7 +21,7 @@ import { OAuthStore } from '../shared/services/auth/oauth.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
-import { ProvisioningService } from '../shared/services/provisioning.js';
+import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';

@@ -22,7 +22,7 @@ import { Scheduler } from './scheduler.js';
 import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
-import type { ProvisioningService } from '../../shared/services/provisioning.js';
+import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
 
 export interface Jobs {
   scheduler: Scheduler;

@@ -1,10 +1,10 @@
 /**
- * The tenant provisioning runner as a job (shared/services/provisioning.ts). It runs on every
+ * The tenant provisioning runner as a job (shared/services/provisioning/). It runs on every
  * daemon (`lease: false`): each operation is claimed one-winner with its own lease, so several
  * daemons, and an `iam tenants create` waiting for its tenant, share the work without doing a
  * step twice. Every second, and at once when a tenant is created or a retry is accepted.
  */
-import type { ProvisioningService } from '../../shared/services/provisioning.js';
+import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
 import type { JobSpec } from './scheduler.js';
 
 export const PROVISIONING_JOB = 'provisioning';

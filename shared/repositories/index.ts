@@ -10,5 +10,7 @@ export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
 export { ServiceMetaRepository } from './meta.js';
+export { OperationLookups, type OperationRef } from './operation-lookups.js';
+export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';

@@ -15,6 +15,7 @@ import type { Db, Tx } from '../db/index.js';
 import { ScopedAudit } from './audit.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
+import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedUsers } from './users.js';
 
@@ -22,6 +23,7 @@ export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
   #users?: ScopedUsers;
   #audit?: ScopedAudit;
+  #provisioning?: ScopedProvisioning;
   #lifecycleJobs?: ScopedLifecycleJobs;
 
   constructor(
@@ -44,6 +46,10 @@ export class TenantScope implements ScopeRef {
   }
   get audit(): ScopedAudit {
     return (this.#audit ??= new ScopedAudit(this));
+  }
+  /** Provisioning operations, their steps and history. */
+  get provisioning(): ScopedProvisioning {
+    return (this.#provisioning ??= new ScopedProvisioning(this));
   }
   get lifecycleJobs(): ScopedLifecycleJobs {
     return (this.#lifecycleJobs ??= new ScopedLifecycleJobs(this));

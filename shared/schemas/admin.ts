@@ -98,6 +98,11 @@ export const ProvisioningStepView = z.looseObject({
   attempt_count: z.number().int(),
   next_attempt_at: z.number().int().nullable(),
   last_error_code: z.string().nullable(),
+  last_error_cause: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('why the last attempt failed, sanitised (no secret, address or stack); null with no error'),
   observed_resource_id: z.string().nullable(),
   progress_current: z.number().int().nullable().optional(),
   progress_total: z.number().int().nullable().optional(),
@@ -119,6 +124,11 @@ export const ProvisioningOperationView = z.looseObject({
   attempt_count: z.number().int(),
   next_attempt_at: z.number().int().nullable(),
   last_error_code: z.string().nullable(),
+  last_error_cause: z
+    .string()
+    .nullable()
+    .optional()
+    .describe('why the last failed step failed, sanitised (no secret, address or stack); null with no error'),
   created_at: z.number().int(),
   updated_at: z.number().int(),
   completed_at: z.number().int().nullable(),
@@ -134,6 +144,7 @@ export const ProvisioningOperationView = z.looseObject({
         step_key: z.string().nullable(),
         attempt: z.number().int().nullable(),
         error_code: z.string().nullable(),
+        error_cause: z.string().nullable().optional(),
         actor_type: z.string(),
         actor_id: z.string(),
         created_at: z.number().int(),

@@ -1,16 +1,16 @@
 /**
  * Tenants, clients and users: the directory the rest of the service builds on. Used by the
- * admin API and the `iam` CLI alike, so both validate and audit the same way.
+ * admin API and the `iam` CLI alike, so both validate and audit the same way. A tenant is
+ * created by ProvisioningService.createTenant, with the operation that activates it.
  */
 import { newId, randomToken, SecretHasher } from '../crypto.js';
 import type { Client, Tenant, User } from '../db/entities.js';
 import { ApiError, conflict, notFound } from '../errors.js';
 import { Lookups, TenantRepository, TenantScope, type ResolvedClient } from '../repositories/index.js';
-import { CreateClientInput, CreateTenantInput, CreateUserInput } from '../schemas/admin.js';
+import { CreateClientInput, CreateUserInput } from '../schemas/admin.js';
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
-import { recordProvisioningOperation } from './provisioning.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
@@ -50,37 +50,6 @@ export class DirectoryService {
 
   listTenants(limit?: number, offset?: number): Promise<Tenant[]> {
     return new TenantRepository(this.ds).list({ limit, offset });
-  }
-
-  /**
-   * Creates a tenant in state `provisioning` and, in the same transaction, the provisioning
-   * operation that will activate it (shared/services/provisioning.ts). Until then its clients
-   * get no tokens and its users cannot sign in. Callers usually go through
-   * ProvisioningService.createTenant, which also starts (or waits for) the operation.
-   */
-  async createTenant(input: unknown, actor: Actor): Promise<Tenant> {
-    const { name, allow_signup } = parseInput(CreateTenantInput, input);
-    const now = Date.now();
-    const tenant: Tenant = {
-      id: newId('ten'),
-      name,
-      lifecycle_state: 'provisioning',
-      settings: { allowSignup: allow_signup },
-      created_at: now,
-      updated_at: now,
-    };
-    await this.ds.transaction(async (em) => {
-      await new TenantRepository(em).insert(tenant);
-      const operationId = await recordProvisioningOperation(em, tenant.id, { name, allow_signup }, actor, now);
-      await audit(em, actor, {
-        tenantId: tenant.id,
-        action: 'tenant.create',
-        targetType: 'tenant',
-        targetId: tenant.id,
-        summary: { after: { name, allow_signup }, provisioning_operation_id: operationId },
-      });
-    });
-    return tenant;
   }
 
   /** Creates a client; a confidential client's secret is returned here once and stored hashed. */

@@ -13,6 +13,8 @@ export const MAX_CAUSE_CHARS = 300;
 
 interface Errorish {
   code?: unknown;
+  /** nodemailer replaces a socket error's code with its own (ESOCKET) and keeps Node's here. */
+  originalCode?: unknown;
   responseCode?: unknown;
   command?: unknown;
   message?: unknown;
@@ -60,10 +62,12 @@ export function scrub(text: string): string {
 export function sanitizedCause(e: unknown): string {
   const err = (typeof e === 'object' && e !== null ? e : { message: String(e) }) as Errorish;
   const code = typeof err.code === 'string' ? err.code : undefined;
+  const original = typeof err.originalCode === 'string' && err.originalCode !== code ? err.originalCode : undefined;
   const response = typeof err.responseCode === 'number' ? err.responseCode : undefined;
   const message = typeof err.message === 'string' ? err.message.split('\n')[0] : String(e);
-  const kind = failureKind(code);
-  const tag = [code, response].filter((v) => v !== undefined).join(' ');
+  // The more specific of the two codes names the kind: ECONNREFUSED says more than ESOCKET.
+  const kind = failureKind(original) ?? failureKind(code);
+  const tag = [code, original, response].filter((v) => v !== undefined).join(' ');
   let text = kind ? `${kind}${tag ? ` (${tag})` : ''}: ${message}` : tag ? `${tag}: ${message}` : message;
   const inner = err.cause as Errorish | undefined;
   const innerKind = typeof inner?.code === 'string' ? failureKind(inner.code) : undefined;

@@ -1,8 +1,9 @@
 /**
  * Tenant provisioning over HTTP: POST /api/admin/tenants returns the operation and the daemon's
  * job activates the tenant; a step that keeps failing (SMTP relay down: IAM_SMTP_URL names a
- * port where nothing listens) blocks the operation; retry requeues it, keeping completed steps
- * and history, with scopes, 404/409 and Idempotency-Key replay. See docs/provisioning.md.
+ * port where nothing listens) blocks the operation, with its error code and the cause (the
+ * connection was refused); retry requeues it, keeping completed steps and history, with scopes,
+ * 404/409 and Idempotency-Key replay. See docs/provisioning.md.
  */
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -10,6 +11,9 @@ import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { until } from '../helpers/jobs.js';
+
+/** A JSON body: untyped by nature; the assertions check its shape field by field. */
+type Json = ReturnType<typeof JSON.parse>;
 
 const STEPS = [
   'request_accepted',
@@ -111,7 +115,7 @@ async function call(
     },
     ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, Json> };
 }
 
 const getOp = async (base: string, token: string, id: string) =>
@@ -123,9 +127,9 @@ async function waitForStatus(
   base: string,
   token: string,
   id: string,
-  pred: (op: Record<string, any>) => boolean,
-): Promise<Record<string, any>> {
-  let op: Record<string, any> = {};
+  pred: (op: Record<string, Json>) => boolean,
+): Promise<Record<string, Json>> {
+  let op: Record<string, Json> = {};
   const ok = await until(
     async () => {
       op = await getOp(base, token, id);
@@ -138,8 +142,8 @@ async function waitForStatus(
   return op;
 }
 
-const stepOf = (op: Record<string, any>, key: string) =>
-  (op.steps as Record<string, any>[]).find((s) => s.step_key === key)!;
+const stepOf = (op: Record<string, Json>, key: string) =>
+  (op.steps as Record<string, Json>[]).find((s) => s.step_key === key)!;
 
 async function tokenStatus(base: string, clientId: string, secret: string): Promise<number> {
   const res = await fetch(`${base}/token`, {
@@ -157,10 +161,10 @@ async function tokenStatus(base: string, clientId: string, secret: string): Prom
 async function auditRows(db: TestDb, action: string, targetId: string) {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    return (await ds.query(
+    return await ds.query<{ actor_type: string; actor_id: string; summary: unknown }[]>(
       'SELECT actor_type, actor_id, summary FROM audit_events WHERE action = ? AND target_id = ?',
       [action, targetId],
-    )) as { actor_type: string; actor_id: string; summary: unknown }[];
+    );
   } finally {
     await ds.destroy();
   }
@@ -198,6 +202,7 @@ test('POST /api/admin/tenants returns the provisioning operation; the job activa
   t.is(done.operation_id, op.operation_id);
   t.is(done.current_step, 'tenant_activated');
   t.is(done.last_error_code, null);
+  t.is(done.last_error_cause, null);
   t.is(done.next_attempt_at, null);
   t.true(done.completed_at >= done.created_at);
   for (const s of done.steps) {
@@ -280,6 +285,13 @@ test.serial(
     t.is(mail.attempt_count, MAX_ATTEMPTS);
     t.is(mail.last_error_code, 'mail_transport_unreachable');
     t.is(mail.completed_at, null);
+    // Beside each code, why: the relay refused the connection (a sanitised cause, one line).
+    t.regex(blocked.last_error_cause, /connection refused/);
+    t.regex(mail.last_error_cause, /connection refused/);
+    t.false(/\n|\bat \S+:\d+/.test(blocked.last_error_cause), 'no stack');
+    for (const e of blocked.history.filter((x: { event: string }) => x.event === 'failed' || x.event === 'blocked'))
+      t.regex(e.error_cause, /connection refused/, e.event);
+    for (const k of STEPS.slice(0, 3)) t.is(stepOf(blocked, k).last_error_cause, null, k);
     for (const k of STEPS.slice(0, 3)) t.is(stepOf(blocked, k).status, 'completed', k);
     t.is(stepOf(blocked, 'tenant_activated').status, 'pending');
     t.is(stepOf(blocked, 'tenant_activated').attempt_count, 0);

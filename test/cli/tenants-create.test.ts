@@ -1,8 +1,9 @@
 /**
  * `iam tenants create` provisions the tenant before it returns (or not, with --no-wait), and a
- * blocked provisioning exits 1 with `provisioning_blocked`; `iam provisioning retry` (over the
- * admin API, as an operator logged in with `iam login`) requeues it and waits while a daemon
- * finishes it. The real executable; `tenants create` needs no daemon: it drives the runner itself.
+ * blocked provisioning exits 1 with `provisioning_blocked`, naming the error code and its cause;
+ * `iam provisioning retry` (over the admin API, as an operator logged in with `iam login`)
+ * requeues it and waits while a daemon finishes it. The real executable; `tenants create` needs
+ * no daemon: it drives the runner itself.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -120,4 +121,56 @@ test('a blocked provisioning exits 1 with provisioning_blocked; after the fix, p
   const again = await iam(db, ['provisioning', 'retry', '--tenant', id!, '--json'], opEnv);
   t.is(again.code, 1, again.stdout);
   t.is(JSON.parse(again.stdout).error, 'provisioning_not_blocked');
+});
+
+test('blocked because the SMTP relay refuses connections: create, show and retry name the code and the cause', async (t) => {
+  const db = await migrated(t);
+  const env = {
+    IAM_SMTP_URL: `smtp://127.0.0.1:${await freePort()}`,
+    IAM_PROVISIONING_MAX_ATTEMPTS: '2',
+    IAM_PROVISIONING_RETRY_BASE_MS: '50',
+  };
+  const created = await iam(db, ['tenants', 'create', '--name', 'Refused', '--json'], env);
+  t.is(created.code, 1, created.stdout + created.stderr);
+  const err = JSON.parse(created.stdout) as Record<string, string>;
+  t.is(err.error, 'provisioning_blocked');
+  t.is(err.last_error_code, 'mail_transport_unreachable');
+  t.regex(err.last_error_cause, /connection refused/);
+  t.regex(err.message, /mail_transport_unreachable: connection refused/);
+  const id = /iam provisioning retry --tenant (ten_[A-Za-z0-9_-]+)/.exec(err.message)![1];
+
+  // `provisioning show`: the cause in the JSON record and in the human output.
+  const shown = await iamJson(db, ['provisioning', 'show', '--tenant', id]);
+  t.is(shown.last_error_code, 'mail_transport_unreachable');
+  t.regex(shown.last_error_cause, /connection refused/);
+  const mail = shown.steps.find((s: { step_key: string }) => s.step_key === 'mail_transport_verified');
+  t.regex(mail.last_error_cause, /connection refused/);
+  const human = await iam(db, ['provisioning', 'show', '--tenant', id], env);
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /Cause: connection refused/);
+  t.regex(human.stdout, /mail_transport_verified: mail_transport_unreachable: connection refused/);
+
+  // `provisioning retry` over the admin API, the relay still down: blocked again, with the cause.
+  const admin = await seed(db.url, db.dir);
+  const daemon = await startDaemon(db.url, db.dir, env);
+  t.teardown(() => daemon.stop());
+  const opEnv = { ...env, IAM_CLI_CONFIG: join(mkdtempSync(join(tmpdir(), 'iam-op-')), 'config.json') };
+  t.teardown(() => rmSync(dirname(opEnv.IAM_CLI_CONFIG), { recursive: true, force: true }));
+  const login = await iam(
+    db,
+    ['login', '--url', daemon.url, '--client-id', admin.platform.clientId, '--client-secret-stdin', '--json'],
+    opEnv,
+    { stdin: `${admin.platform.secret}\n` },
+  );
+  t.is(login.code, 0, login.stdout + login.stderr);
+  const retried = await iam(db, ['provisioning', 'retry', '--tenant', id, '--json'], opEnv);
+  t.is(retried.code, 1, retried.stdout + retried.stderr);
+  const again = JSON.parse(retried.stdout) as Record<string, string>;
+  t.is(again.error, 'provisioning_blocked');
+  t.is(again.last_error_code, 'mail_transport_unreachable');
+  t.regex(again.last_error_cause, /connection refused/);
+  const humanRetry = await iam(db, ['provisioning', 'retry', '--tenant', id], opEnv);
+  t.is(humanRetry.code, 1, humanRetry.stdout + humanRetry.stderr);
+  t.regex(humanRetry.stderr, /last error:\s+mail_transport_unreachable: connection refused/);
+  t.regex(humanRetry.stderr, /Error: .*mail_transport_unreachable: connection refused/);
 });

@@ -8,7 +8,7 @@ import { bindSecretKey } from '../../shared/services/secret-key.js';
 import { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { createEmailProviders } from '../../shared/services/mail/index.js';
-import { ProvisioningService } from '../../shared/services/provisioning.js';
+import { ProvisioningService } from '../../shared/services/provisioning/index.js';
 import type { Actor } from '../../shared/services/audit.js';
 import type { Tenant } from '../../shared/db/entities.js';
 import { SCOPE_PLATFORM, SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';

@@ -132,7 +132,8 @@ test('a process with another secret key than the database was set up with stops 
 });
 
 test('provisioning backoff doubles per failure from the base and stops at 5 minutes', async (t) => {
-  const { provisioningBackoffMs, PROVISIONING_RETRY_MAX_MS } = await import('../../shared/services/provisioning.js');
+  const { provisioningBackoffMs, PROVISIONING_RETRY_MAX_MS } =
+    await import('../../shared/services/provisioning/index.js');
   t.deepEqual(
     [1, 2, 3, 4].map((n) => provisioningBackoffMs(n, 5000)),
     [5000, 10_000, 20_000, 40_000],

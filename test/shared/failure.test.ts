@@ -22,6 +22,17 @@ test('network and SMTP failures are named by kind', (t) => {
   );
 });
 
+test("a socket error wrapped by nodemailer is named by Node's own code", (t) => {
+  const e = err({
+    code: 'ESOCKET',
+    originalCode: 'ECONNREFUSED',
+    errno: -111,
+    command: 'CONN',
+    message: 'connect ECONNREFUSED 127.0.0.1:2525',
+  });
+  t.is(sanitizedCause(e), 'connection refused (ESOCKET ECONNREFUSED): connect ECONNREFUSED 127.0.0.1:2525');
+});
+
 test('no credentials, addresses, control characters or stack lines survive', (t) => {
   const e = err({
     code: 'EENVELOPE',

@@ -7,7 +7,7 @@ import { testDatabase } from '../helpers/db.js';
 import { openServices } from '../helpers/seed.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { createEmailProviders } from '../../shared/services/mail/index.js';
-import { ProvisioningService } from '../../shared/services/provisioning.js';
+import { ProvisioningService } from '../../shared/services/provisioning/index.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 const quiet = { info: () => undefined, warn: () => undefined };
@@ -44,10 +44,10 @@ test('concurrent runners: one claims the operation, every step runs once, the te
   t.is((await a.directory.requireTenant(tenant.id)).lifecycle_state, 'active');
   // Done is done: nobody claims a completed operation again.
   t.false(await runners[1].advance(opId));
-  const activations = (await a.ds.query(
+  const activations = await a.ds.query<{ n: unknown }[]>(
     "SELECT COUNT(*) AS n FROM audit_events WHERE action = 'tenant.activate' AND target_id = ?",
     [tenant.id],
-  )) as { n: unknown }[];
+  );
   t.is(Number(activations[0].n), 1);
 });
 

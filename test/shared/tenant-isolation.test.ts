@@ -58,6 +58,86 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.true((await scopeB.audit.list()).some((e) => e.action === 'tenant.create'));
   },
 
+  async provisioning(w) {
+    const { t, scopeA, scopeB } = w;
+    const op = (await scopeB.provisioning.latest())!;
+    t.not((await scopeA.provisioning.latest())!.id, op.id);
+    const snapshot = async () => ({
+      op: await scopeB.provisioning.get(op.id),
+      steps: await scopeB.provisioning.steps(op.id),
+      history: await scopeB.provisioning.history(op.id, 1000),
+    });
+    const p = scopeA.provisioning;
+    const now = Date.now();
+    // Reads.
+    t.is(await p.get(op.id), undefined);
+    t.deepEqual(await p.steps(op.id), []);
+    t.deepEqual(await p.history(op.id, 1000), []);
+    // B's operation leased by 'iso', due and its lease expired: every runner write would match it.
+    await w.services.ds.query(
+      `UPDATE provisioning_operations SET status = 'running', lease_holder = 'iso', lease_until = 0, next_attempt_at = 0
+      WHERE id = ?`,
+      [op.id],
+    );
+    const before = await snapshot();
+    const fail = { status: 'blocked', code: 'x', cause: 'x', nextAttemptAt: null, now };
+    t.is(await p.insertStep(op.id, 'extra_step', 99, now), 0);
+    t.is(
+      await p.appendEvent({
+        id: `pev_iso_${now}`,
+        operationId: op.id,
+        event: 'failed',
+        step: null,
+        attempt: null,
+        errorCode: 'x',
+        errorCause: null,
+        actorType: 'system',
+        actorId: 'iso',
+        now,
+      }),
+      0,
+    );
+    t.is(await p.claim(op.id, 'other', now + 60_000, now), 0);
+    t.is(await p.release(op.id, 'iso', 'queued', now, now), 0);
+    t.is(await p.beginAttempt(op.id, 'iso', 'request_accepted', now + 60_000, now), 0);
+    t.is(await p.moveTo(op.id, 'iso', 'schema_verified', {}, now + 60_000, now), 0);
+    t.is(await p.complete(op.id, 'iso', 'tenant_activated', {}, now), 0);
+    t.is(await p.fail(op.id, 'iso', fail), 0);
+    t.is(await p.markStepRunning(op.id, 'request_accepted', now), 0);
+    t.is(
+      await p.completeStep(op.id, 'request_accepted', { observed: 'x', progressCurrent: 1, progressTotal: 1 }, now),
+      0,
+    );
+    t.is(await p.failStep(op.id, 'request_accepted', { ...fail, failures: 9 }), 0);
+    t.deepEqual(await snapshot(), before, "B's operation, steps and history are unchanged");
+    // Blocked: what an operator's retry would requeue.
+    await w.services.ds.query("UPDATE provisioning_operations SET status = 'blocked' WHERE id = ?", [op.id]);
+    await w.services.ds.query(
+      "UPDATE provisioning_steps SET status = 'blocked' WHERE operation_id = ? AND step_key = 'tenant_activated'",
+      [op.id],
+    );
+    const blocked = await snapshot();
+    t.deepEqual(await p.blockedSteps(op.id), []);
+    t.is(await p.requeueBlocked(op.id, 'request_accepted', now), 0);
+    t.is(await p.resetBlockedSteps(op.id, now), 0);
+    t.deepEqual(await snapshot(), blocked);
+    // A's own writes land in A.
+    await p.insertOperation({
+      id: `prv_iso_${now}`,
+      kind: 'tenant_create',
+      isolationPolicy: 'shared_database',
+      firstStep: 'request_accepted',
+      input: {},
+      now,
+    });
+    t.is((await p.get(`prv_iso_${now}`))!.tenant_id, w.a.id);
+    t.is(await scopeB.provisioning.get(`prv_iso_${now}`), undefined);
+    // And with B's scope, B's rows are there.
+    t.deepEqual(await scopeB.provisioning.blockedSteps(op.id), ['tenant_activated']);
+    t.is((await scopeB.provisioning.steps(op.id)).length, 5);
+    t.true((await scopeB.provisioning.history(op.id, 1000)).length > 0);
+  },
+
   async lifecycleJobs({ t, services, a, b, scopeA, scopeB }) {
     const job = await new TenantLifecycleService(services.ds).move(
       b.id,

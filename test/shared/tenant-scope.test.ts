@@ -8,9 +8,9 @@ import { openServices, activeTenant } from '../helpers/seed.js';
 
 test('the audit log is append-only in the database itself', async (t) => {
   const db = await testDatabase(t);
-  const { ds, directory } = await openServices(db.url, db.dir);
+  const { ds, provisioning } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
-  await directory.createTenant({ name: 'Audited' }, { type: 'system', id: 'test' });
+  await provisioning.createTenant({ name: 'Audited' }, { type: 'system', id: 'test' });
   await t.throwsAsync(() => ds.query("UPDATE audit_events SET outcome = 'failure'"), { message: /append-only/ });
   await t.throwsAsync(() => ds.query('DELETE FROM audit_events'), { message: /append-only/ });
   const rows = await ds.query('SELECT outcome FROM audit_events');

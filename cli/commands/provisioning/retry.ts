@@ -3,8 +3,8 @@ import { CliFailure } from '../../base.js';
 import { fields, time } from '../../format.js';
 import { deriveIdempotencyKey, HttpCommand, withContext } from '../../http/base.js';
 import { ServiceError } from '../../http/client.js';
-import { progressPrinter, requireSettled } from '../../provisioning.js';
-import type { ProvisioningOperationView, ProvisioningStepView } from '../../../shared/services/provisioning.js';
+import { errorWithCause, progressPrinter, requireSettled } from '../../provisioning.js';
+import type { ProvisioningOperationView, ProvisioningStepView } from '../../../shared/services/provisioning/index.js';
 
 /** The spec's "Provisioning operation" (extensible): the fields shown here. */
 interface ProvisioningOperation {
@@ -16,6 +16,8 @@ interface ProvisioningOperation {
   attempt_count: number;
   next_attempt_at: number | null;
   last_error_code: string | null;
+  /** Added by this service (the record is extensible): the sanitised cause of last_error_code. */
+  last_error_cause?: string | null;
   updated_at: number;
   idempotent_replay?: boolean;
   [k: string]: unknown;
@@ -27,19 +29,23 @@ const show = (op: ProvisioningOperation) =>
     ['status', op.status],
     ['current step', op.current_step],
     ['attempts', String(op.attempt_count)],
-    ['last error', op.last_error_code ?? '-'],
+    ['last error', op.last_error_code ? errorWithCause(op.last_error_code, op.last_error_cause) : '-'],
     ['next attempt', time(op.next_attempt_at)],
   ]);
 
 export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRetry> {
   static override summary = "Requeue a tenant's blocked provisioning operation through the admin API.";
   static override description =
-    "Shows the tenant's provisioning operation (GET /api/admin/tenants/{id}/provisioning), then POSTs /api/admin/tenants/{id}/provisioning/retry. " +
-    'The operation keeps its idempotency, release pins, completed steps and retry history; the service requeues only a blocked operation. ' +
-    'No confirmation is asked: a retry only resumes work the operation was already doing. The Idempotency-Key is derived from the tenant, the ' +
-    'operation, its attempt count and last error unless --idempotency-key is given, so re-running before the operation moves on replays the ' +
-    'first result ("already done (replayed)"). Then, like `iam tenants create`, it shows each step as a daemon runs it and waits until the ' +
-    'tenant is active (--no-wait returns at once); blocked again, it exits 1 with provisioning_blocked. Needs `iam login`. See docs/cli.md.';
+    "Shows the tenant's provisioning operation (GET /api/admin/tenants/{id}/provisioning), " +
+    'then POSTs /api/admin/tenants/{id}/provisioning/retry. ' +
+    'The operation keeps its idempotency, release pins, completed steps and retry history; ' +
+    'the service requeues only a blocked operation. ' +
+    'No confirmation is asked: a retry only resumes work the operation was already doing. ' +
+    'The Idempotency-Key is derived from the tenant, the operation, its attempt count and last error ' +
+    'unless --idempotency-key is given, so re-running before the operation moves on replays the ' +
+    'first result ("already done (replayed)"). Then, like `iam tenants create`, it shows each step as a daemon ' +
+    'runs it and waits until the tenant is active (--no-wait returns at once); blocked again, it exits 1 with ' +
+    'provisioning_blocked, naming the step, its error code and the cause. Needs `iam login`. See docs/cli.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd',
     '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --idempotency-key inc-4211-retry --json',
@@ -99,7 +105,7 @@ export default class ProvisioningRetry extends HttpCommand<typeof ProvisioningRe
     }
     const done = await this.waitFor(base, after);
     this.log(show(done));
-    requireSettled(done as unknown as ProvisioningOperationView, this.flags['wait-timeout']);
+    requireSettled({ ...done, last_error_cause: done.last_error_cause ?? null }, this.flags['wait-timeout']);
     return { ...done, idempotency_key: key };
   }
 

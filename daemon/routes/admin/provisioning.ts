@@ -4,8 +4,8 @@
  *   iam.admin for its own tenant).
  * - POST /api/admin/tenants/{id}/provisioning/retry: requeues a blocked operation (iam.platform
  *   only; no body; optional Idempotency-Key). One winner among concurrent retries; the retry is
- *   audited (`tenant.provisioning.retry`) in the same transaction; not blocked → 409
- *   `provisioning_not_blocked` with the current status.
+ *   audited (`tenant.provisioning.retry`) in the same transaction, as is the answer under an
+ *   Idempotency-Key; not blocked → 409 `provisioning_not_blocked` with the current status.
  */
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -83,7 +83,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     async (ctx) => {
       const { id } = ctx.state.guard!.params as z.output<typeof Params>;
       ctx.status = 200;
-      ctx.body = await deps.provisioning.retry(id, actorOf(ctx));
+      ctx.body = await deps.provisioning.retry(id, actorOf(ctx), ctx.state.idempotency);
     },
   );
 

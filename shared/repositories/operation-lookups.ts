@@ -1,0 +1,70 @@
+/**
+ * The reads of tenant operations that cross tenants, each named and each returning tenant ids
+ * (or a count), never a tenant's rows: after it, the work goes through that tenant's scope.
+ * - the provisioning runner's queue: due operations of every tenant;
+ * - an operation named by its globally unique id (a provisioning operation `prv_…`, a recovery
+ *   operation `dr_<tenant>_<n>`), presented before its tenant is known;
+ * - the platform operator's list of every recovery operation, and the shard's restore count.
+ */
+import type { Db } from '../db/index.js';
+import { all, num, one } from '../db/sql.js';
+
+export interface OperationRef {
+  id: string;
+  tenantId: string;
+}
+
+export class OperationLookups {
+  constructor(private readonly db: Db) {}
+
+  /** Provisioning operations of any tenant that are due and not leased, earliest first. */
+  async dueProvisioning(now: number, limit: number): Promise<OperationRef[]> {
+    const rows = await all<{ id: string; tenant_id: string }>(
+      this.db,
+      `SELECT id, tenant_id FROM provisioning_operations WHERE status IN ('queued', 'retry_scheduled', 'running') AND
+        next_attempt_at <= ?
+      AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at LIMIT ?`,
+      [now, now, limit],
+    );
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
+  }
+
+  /** The tenant of a provisioning operation. */
+  async provisioningTenant(operationId: string): Promise<string | undefined> {
+    const r = await one<{ tenant_id: string }>(this.db, 'SELECT tenant_id FROM provisioning_operations WHERE id = ?', [
+      operationId,
+    ]);
+    return r?.tenant_id;
+  }
+
+  /** The tenant of a recovery operation. */
+  async recoveryTenant(operationId: string): Promise<string | undefined> {
+    const r = await one<{ tenant_id: string }>(
+      this.db,
+      'SELECT tenant_id FROM tenant_recovery_operations WHERE id = ?',
+      [operationId],
+    );
+    return r?.tenant_id;
+  }
+
+  /** Every recovery operation of every tenant, oldest first (`iam recovery list` without --tenant). */
+  async recoveryOperations(): Promise<OperationRef[]> {
+    const rows = await all<{ id: string; tenant_id: string }>(
+      this.db,
+      'SELECT id, tenant_id FROM tenant_recovery_operations ORDER BY created_at, id',
+    );
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
+  }
+
+  /**
+   * How many restores have been confirmed on this database, over every tenant: the restore
+   * epoch of the one shard they share. A count only.
+   */
+  async confirmedRestores(): Promise<number> {
+    const r = await one<{ n: unknown }>(
+      this.db,
+      'SELECT COUNT(*) AS n FROM tenant_recovery_operations WHERE restored_at IS NOT NULL',
+    );
+    return num(r!.n);
+  }
+}
