@@ -22,6 +22,7 @@ import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning/index.js';
+import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import type { Tenant } from '../shared/db/entities.js';
 
@@ -155,6 +156,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         retryBaseMs: this.settings.provisioningRetryBaseMs,
       },
     });
+  }
+
+  /** Tenant recovery on this database, signing route publications as the daemon's issuer. */
+  protected recovery(): RecoveryService {
+    return new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
   }
 
   /** The tenant named by --tenant, or a failure that says so. */

@@ -1,7 +1,7 @@
 /** What the `iam recovery` commands share: the service on the CLI's database, and the printout. */
 import { basename } from 'node:path';
 import type { Config } from '../shared/config.js';
-import type { RecoveryDetails, RecoveryView } from '../shared/services/recovery.js';
+import type { RecoveryDetails, RecoveryView } from '../shared/services/recovery/index.js';
 import { describeDatabase } from './base.js';
 import { fields, time } from './format.js';
 
@@ -22,11 +22,13 @@ export function describeRecovery(r: RecoveryView, d?: RecoveryDetails): string {
   const l = r.lookupReprojection;
   const next = [
     r.state === 'awaiting_restore'
-      ? `${r.canConfirmRestore ? '' : `restore the tenant's data; from ${time(r.drainNotBefore)}: `}iam recovery confirm-restore --operation ${r.operationId} --restore-reference <backup id>`
+      ? `${r.canConfirmRestore ? '' : `restore the tenant's data; from ${time(r.drainNotBefore)}: `}` +
+        `iam recovery confirm-restore --operation ${r.operationId} --restore-reference <backup id>`
       : '',
     r.canVerify ? `iam recovery verify --operation ${r.operationId}` : '',
     r.canReactivate
-      ? `iam recovery reactivate (POST .../tenant-recovery/${r.operationId}/reactivate with confirmation REACTIVATE_RECOVERED_TENANT:${r.tenantId})`
+      ? `iam recovery reactivate (POST .../tenant-recovery/${r.operationId}/reactivate ` +
+        `with confirmation REACTIVATE_RECOVERED_TENANT:${r.tenantId})`
       : '',
     r.canCancel ? `iam recovery cancel --operation ${r.operationId}` : '',
   ].filter(Boolean);
@@ -54,7 +56,8 @@ export function describeRecovery(r: RecoveryView, d?: RecoveryDetails): string {
     ['migrations verified', time(r.migrationVerifiedAt)],
     [
       'lookup reprojection',
-      `${l.stage}: ${l.projectedRows} projected, ${l.verifiedRows} verified, digest pinned ${yes(l.registryDigestPinned)}${l.leaseActive ? ', verify running' : ''}`,
+      `${l.stage}: ${l.projectedRows} projected, ${l.verifiedRows} verified, ` +
+        `digest pinned ${yes(l.registryDigestPinned)}${l.leaseActive ? ', verify running' : ''}`,
     ],
     ['lookup reprojected', time(r.lookupReprojectedAt)],
     ['binding smoke verified', time(r.bindingSmokeVerifiedAt)],
@@ -65,13 +68,17 @@ export function describeRecovery(r: RecoveryView, d?: RecoveryDetails): string {
         ? '-'
         : `${time(r.reactivatedAt)} (runtime generation ${r.reactivatedRuntimeGeneration})`,
     ],
-    ['last error', r.lastErrorCode ?? '-'],
+    [
+      'last error',
+      r.lastErrorCode ? (r.lastErrorCause ? `${r.lastErrorCode}: ${r.lastErrorCause}` : r.lastErrorCode) : '-',
+    ],
     ['created', time(r.createdAt)],
     ['updated', time(r.updatedAt)],
   ];
   const t = r.targets.map(
     (x, i) =>
-      `  target ${i}: ${x.shardId} (${x.dataRole}, ${x.residencyPartition}) ${x.bindingRef}, release ${x.releaseId}, manifest ${x.manifestDigest.slice(0, 19)}…, shard generation ${x.shardGeneration}`,
+      `  target ${i}: ${x.shardId} (${x.dataRole}, ${x.residencyPartition}) ${x.bindingRef}, ` +
+      `release ${x.releaseId}, manifest ${x.manifestDigest.slice(0, 19)}…, shard generation ${x.shardGeneration}`,
   );
   return [
     fields(pairs),

@@ -12,5 +12,6 @@ export { Lookups, type ResolvedClient } from './lookups.js';
 export { ServiceMetaRepository } from './meta.js';
 export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
+export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';

@@ -16,6 +16,7 @@ import { ScopedAudit } from './audit.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
 import { ScopedProvisioning } from './provisioning.js';
+import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedUsers } from './users.js';
 
@@ -24,6 +25,9 @@ export class TenantScope implements ScopeRef {
   #users?: ScopedUsers;
   #audit?: ScopedAudit;
   #provisioning?: ScopedProvisioning;
+  #recoveryOperations?: ScopedRecoveryOperations;
+  #routes?: ScopedTenantRoutes;
+  #lookupRows?: ScopedLookupRows;
   #lifecycleJobs?: ScopedLifecycleJobs;
 
   constructor(
@@ -50,6 +54,17 @@ export class TenantScope implements ScopeRef {
   /** Provisioning operations, their steps and history. */
   get provisioning(): ScopedProvisioning {
     return (this.#provisioning ??= new ScopedProvisioning(this));
+  }
+  get recoveryOperations(): ScopedRecoveryOperations {
+    return (this.#recoveryOperations ??= new ScopedRecoveryOperations(this));
+  }
+  /** The tenant's route and its signed publications. */
+  get routes(): ScopedTenantRoutes {
+    return (this.#routes ??= new ScopedTenantRoutes(this));
+  }
+  /** The tenant's routing registry (and the recovery smoke checks' probes). */
+  get lookupRows(): ScopedLookupRows {
+    return (this.#lookupRows ??= new ScopedLookupRows(this));
   }
   get lifecycleJobs(): ScopedLifecycleJobs {
     return (this.#lifecycleJobs ??= new ScopedLifecycleJobs(this));

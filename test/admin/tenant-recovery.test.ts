@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
-import test from 'ava';
+import test, { type ExecutionContext } from 'ava';
 import { createRemoteJWKSet, decodeProtectedHeader, jwtVerify } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
@@ -22,7 +22,10 @@ import {
 } from '../helpers/seed.js';
 import { ApiError } from '../../shared/errors.js';
 import { KeyService } from '../../shared/services/keys.js';
-import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery.js';
+import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery/index.js';
+
+/** A JSON body: untyped by nature; the assertions check its shape field by field. */
+type Json = ReturnType<typeof JSON.parse>;
 
 let db: TestDb;
 let d: Daemon;
@@ -51,7 +54,7 @@ interface Creds {
 /** The operator's shell: the daemon's environment (issuer), stabilization 0 unless told. */
 async function cli(args: string[], env: Record<string, string> = {}) {
   const r = await iam(db, [...args, '--json'], { IAM_ISSUER: d.url, IAM_RECOVERY_STABILIZATION_SECONDS: '0', ...env });
-  let body: any;
+  let body: Json;
   try {
     body = JSON.parse(r.stdout);
   } catch {
@@ -105,10 +108,10 @@ async function newTenant(users = 2) {
   }
 }
 
-async function sql<T = any>(q: string, params: unknown[] = []): Promise<T[]> {
+async function sql<T = Json>(q: string, params: unknown[] = []): Promise<T[]> {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    return (await ds.query(q, params)) as T[];
+    return await ds.query<T[]>(q, params);
   } finally {
     await ds.destroy();
   }
@@ -161,7 +164,7 @@ async function call(
     },
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, Json> };
 }
 const reactivate = (opId: string, body: unknown, opts?: Parameters<typeof call>[3]) =>
   call('POST', `/api/admin/platform/control-plane/tenant-recovery/${opId}/reactivate`, body, opts);
@@ -193,7 +196,7 @@ async function loginCodeStatus(clientId: string, email: string): Promise<number>
 const INT_OR_NULL = (v: unknown) => v === null || Number.isInteger(v);
 
 /** Every field the spec lists for a Tenant recovery operation, with its type. */
-function assertRecoveryShape(t: any, r: Record<string, any>) {
+function assertRecoveryShape(t: ExecutionContext, r: Record<string, Json>) {
   for (const k of ['operationId', 'environmentId', 'tenantId', 'state']) t.is(typeof r[k], 'string', k);
   t.true(Number.isInteger(r.pinnedRouteGeneration));
   for (const k of [
@@ -212,6 +215,8 @@ function assertRecoveryShape(t: any, r: Record<string, any>) {
   }
   t.is(typeof r.restoreReferenceRecorded, 'boolean');
   t.true(r.lastErrorCode === null || typeof r.lastErrorCode === 'string');
+  // Added beside it (the record is extensible): the sanitised cause of the last error.
+  t.true(r.lastErrorCause === null || typeof r.lastErrorCause === 'string');
   for (const k of ['canCancel', 'canConfirmRestore', 'canVerify', 'canReactivate']) t.is(typeof r[k], 'boolean', k);
   const l = r.lookupReprojection;
   t.is(typeof l.stage, 'string');
@@ -287,7 +292,7 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.true(rec.lookupReprojection.registryDigestPinned);
   t.false(rec.lookupReprojection.leaseActive);
   t.deepEqual(
-    v.body.smokeChecks.map((x: any) => [x.check, x.ok]),
+    v.body.smokeChecks.map((x: Json) => [x.check, x.ok]),
     [
       ['tenant_read', true],
       ['write_rollback', true],
@@ -302,7 +307,8 @@ test('full path: start denies the tenant, confirm-restore, verify, reactivate pu
   t.true(rec.canReactivate);
   const row = (
     await sql(
-      'SELECT smoke_success_count, lookup_registry_generation, registry_digest FROM tenant_recovery_operations WHERE id = ?',
+      `SELECT smoke_success_count, lookup_registry_generation, registry_digest FROM tenant_recovery_operations
+      WHERE id = ?`,
       [op.operationId],
     )
   )[0];
@@ -522,7 +528,8 @@ test('concurrent reactivates: exactly one 200, the rest 409 recovery_not_reactiv
   t.deepEqual(statuses, [200, 409, 409, 409, 409, 409, 409, 409], JSON.stringify(results.map((r) => r.body)));
   for (const r of results.filter((x) => x.status === 409)) t.is(r.body.error, 'recovery_not_reactivatable');
   const pubs = await sql(
-    "SELECT runtime_generation FROM tenant_route_publications WHERE tenant_id = ? AND operation_id = ? AND state = 'active'",
+    `SELECT runtime_generation FROM tenant_route_publications WHERE tenant_id = ? AND operation_id = ?
+    AND state = 'active'`,
     [ten.id, op.operationId],
   );
   t.is(pubs.length, 1);
@@ -579,7 +586,7 @@ test('iam recovery show and list; a suspended tenant is recovered back to suspen
   t.is(shown.body.details.previousLifecycleState, 'suspended');
   const listed = await cliOk(['recovery', 'list', '--tenant', ten.id]);
   t.deepEqual(
-    listed.body.map((r: any) => r.operationId),
+    listed.body.map((r: Json) => r.operationId),
     [op.operationId],
   );
   const human = await iam(db, ['recovery', 'show', '--operation', op.operationId], { IAM_ISSUER: d.url });
@@ -598,7 +605,7 @@ test('iam recovery show and list; a suspended tenant is recovered back to suspen
 });
 
 test("the deny drain outlasts the only cache of a tenant's state; the stabilization setting is validated", async (t) => {
-  const { DENY_DRAIN_MS } = await import('../../shared/services/recovery.js');
+  const { DENY_DRAIN_MS } = await import('../../shared/services/recovery/index.js');
   const { CALLER_CACHE_MS } = await import('../../daemon/routes/oauth/introspect.js');
   t.true(DENY_DRAIN_MS > CALLER_CACHE_MS);
   const { loadConfig, ConfigError } = await import('../../shared/config.js');
@@ -766,4 +773,27 @@ test('iam recovery reactivate (over the admin API): a wrongly typed confirmation
       .lifecycle_state,
     'active',
   );
+});
+
+test('a verify step that fails keeps its code and cause: the API and `iam recovery show` name both', async (t) => {
+  const ten = await newTenant(0);
+  const op = await started(ten.id);
+  t.is(op.lastErrorCause, null);
+  await confirmed(op);
+  // Something moved the tenant out of recovering behind the operation's back: tenant_read fails.
+  await sql("UPDATE tenants SET lifecycle_state = 'suspended' WHERE id = ?", [ten.id]);
+  const v = await cli(['recovery', 'verify', '--operation', op.operationId, '--batch-size', '2']);
+  t.is(v.code, 1, v.stdout + v.stderr);
+  t.is(v.body.error, 'binding_smoke_failed');
+
+  const shown = await cliOk(['recovery', 'show', '--operation', op.operationId]);
+  t.is(shown.body.recovery.lastErrorCode, 'binding_smoke_failed');
+  t.regex(shown.body.recovery.lastErrorCause, /tenant_read \(the tenant is suspended, expected recovering\)/);
+  const human = await iam(db, ['recovery', 'show', '--operation', op.operationId], { IAM_ISSUER: d.url });
+  t.is(human.code, 0, human.stderr);
+  t.regex(human.stdout, /last error:\s+binding_smoke_failed: Binding smoke checks failed: tenant_read/);
+  const api = await call('GET', `/api/admin/platform/control-plane/tenant-recovery/${op.operationId}`);
+  t.is(api.status, 200);
+  t.is(api.body.recovery.lastErrorCode, 'binding_smoke_failed');
+  t.is(api.body.recovery.lastErrorCause, shown.body.recovery.lastErrorCause);
 });

@@ -11,6 +11,8 @@ import test, { type ExecutionContext } from 'ava';
 import type { Tenant } from '../../shared/db/entities.js';
 import { TenantScope } from '../../shared/repositories/index.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
+import { KeyService } from '../../shared/services/keys.js';
+import { RecoveryService } from '../../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.js';
 import { testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -24,6 +26,23 @@ interface World {
   b: Tenant;
   scopeA: TenantScope;
   scopeB: TenantScope;
+}
+
+/** Tenant B's recovery, opened through the service (B active → recovering, a signed deny route). */
+async function recoveryOf(w: World) {
+  const { ds, config } = w.services;
+  const service = new RecoveryService(ds, new KeyService(ds, config.secretKey, 3600), 'http://iso.example.test');
+  const binding = { bindingRef: 'test', providerDatabaseId: 'test', releaseId: 'test' };
+  const { recovery } = await service.start(
+    { tenantId: w.b.id, reason: 'isolation test', environmentId: 'test', binding },
+    actor,
+  );
+  return { service, id: recovery.operationId };
+}
+
+/** Sets columns of tenant B's recovery operation directly, to put it where a write would match it. */
+async function setRecovery(w: World, id: string, set: string) {
+  await w.services.ds.query(`UPDATE tenant_recovery_operations SET ${set} WHERE id = ?`, [id]);
 }
 
 const actor = { type: 'system' as const, id: 'test' };
@@ -136,6 +155,131 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeB.provisioning.blockedSteps(op.id), ['tenant_activated']);
     t.is((await scopeB.provisioning.steps(op.id)).length, 5);
     t.true((await scopeB.provisioning.history(op.id, 1000)).length > 0);
+  },
+
+  async recoveryOperations(w) {
+    const { t, scopeA, scopeB } = w;
+    const { id } = await recoveryOf(w);
+    const o = scopeA.recoveryOperations;
+    const now = Date.now();
+    const targets = [{ shardId: 'iso' }];
+    t.is(await o.get(id), undefined);
+    t.deepEqual(await o.list(), []);
+    t.is(await o.open(), undefined);
+    t.is(await o.nextSeq(), 1, "A's sequence, not B's");
+    const unchanged = async (label: string, calls: () => Promise<number[]>) => {
+      const before = await scopeB.recoveryOperations.get(id);
+      const changed = await calls();
+      t.deepEqual(
+        changed,
+        changed.map(() => 0),
+        label,
+      );
+      t.deepEqual(await scopeB.recoveryOperations.get(id), before, `${label}: B's operation is unchanged`);
+    };
+    // Publishing its deny, held by a verify run 'iso': the state and lease writes would match.
+    await setRecovery(w, id, "state = 'publishing_deny', lease_owner = 'iso', lease_expires_at = 9999999999999");
+    await unchanged('leased', async () => [
+      await o.denyNotObserved(id, 'x', now),
+      await o.denyObserved(id, now, now),
+      await o.verifyFinished(id, 'iso', {
+        smokeSuccessCount: 3,
+        smokeResults: [],
+        smokeVerifiedAt: now,
+        stabilizationNotBefore: now,
+        state: 'stabilizing',
+        targets,
+        errorCode: null,
+        errorCause: null,
+        now,
+      }),
+      await o.verifyFailed(id, 'iso', 'x', 'x', now),
+      await o.releaseVerify(id, 'iso'),
+      await o.migrationsVerified(id, 'iso', targets, now, now),
+      await o.scanStarted(id, 'iso', now),
+      await o.scanned(id, 'iso', { afterCreatedAt: 1, afterId: 'x', rows: 1, stage: 'verify', leaseUntil: now, now }),
+      await o.counted(id, 'iso', { afterRowId: 1, confirmed: 1, leaseUntil: now, now }),
+      await o.lookupRestarted(id, 'iso', now),
+      await o.digestPinned(id, 'iso', 'sha256:x', now),
+      await o.lookupDone(id, 'iso', targets, now),
+    ]);
+    await setRecovery(w, id, "state = 'awaiting_restore', lease_owner = NULL, lease_expires_at = NULL");
+    await unchanged('awaiting restore', async () => [
+      await o.restoreConfirmed(id, 'snap', targets, now),
+      await o.cancelled(id, 'awaiting_restore', now),
+    ]);
+    await setRecovery(w, id, "state = 'stabilizing', binding_smoke_verified_at = 5");
+    await unchanged('stabilizing', async () => [
+      await o.claimVerify(id, 'other', now + 60_000, now, true),
+      await o.reactivated(id, 99, 5, now),
+    ]);
+    // With B's scope, B's operation is there and open.
+    t.is((await scopeB.recoveryOperations.get(id))!.tenant_id, w.b.id);
+    t.is((await scopeB.recoveryOperations.open())!.id, id);
+    t.deepEqual(
+      (await scopeB.recoveryOperations.list()).map((r) => r.id),
+      [id],
+    );
+    t.is(await scopeB.recoveryOperations.nextSeq(), 2);
+  },
+
+  async routes(w) {
+    const { t, scopeA, scopeB } = w;
+    await recoveryOf(w);
+    const route = (await scopeB.routes.get())!;
+    const publication = (await scopeB.routes.latestPublication())!;
+    const r = scopeA.routes;
+    const now = Date.now();
+    t.is(await r.get(), undefined);
+    t.is(await r.observed(), undefined);
+    t.is(await r.latestPublication(), undefined);
+    const next = { state: 'active', runtimeGeneration: 99, registryGeneration: 99, registryDigest: null };
+    const at = { routeGeneration: route.route_generation, runtimeGeneration: route.runtime_generation };
+    t.is(await r.advance(at, next, now), 0, "B's route at its generations is not moved");
+    // A's own route and publication land in A.
+    await r.createInitial(now);
+    await r.insertPublication({ ...publication, id: `pub_iso_${now}`, runtime_generation: 1, published_at: now });
+    t.is((await r.latestPublication())!.id, `pub_iso_${now}`);
+    t.is((await r.get())!.tenant_id, w.a.id);
+    t.deepEqual(await scopeB.routes.get(), route);
+    t.deepEqual(await scopeB.routes.latestPublication(), publication);
+    t.is((await scopeB.routes.observed())!.state, 'deny');
+  },
+
+  async lookupRows(w) {
+    const { t, directory, scopeA, scopeB, b } = w;
+    await directory.createClient(b.id, { name: 'b-app', redirect_uris: ['https://b.example/cb'] }, actor);
+    await directory.createUser(b.id, { email: 'b@example.com', name: 'B user' }, actor);
+    const { service, id } = await recoveryOf(w);
+    await setRecovery(w, id, 'drain_not_before = 0');
+    await service.confirmRestore(id, 'snap-iso', actor);
+    await service.verify(id, { batchSize: 10, stabilizationSeconds: 0 }, actor);
+    const gen = (await scopeB.recoveryOperations.get(id))!.lookup_registry_generation;
+    const rowsOfB = () => scopeB.lookupRows.page(gen, '', '', 100);
+    const before = await rowsOfB();
+    t.is(before.length, 2);
+    await scopeB.lookupRows.insertProbe('probe-iso', 1, Date.now());
+    const l = scopeA.lookupRows;
+    t.deepEqual(await l.sourcesAfter(0, '', 100), []);
+    t.deepEqual(await l.confirmAfter(gen, 0, 100), []);
+    t.is(await l.sourceCount(), 0);
+    t.deepEqual(await l.page(gen, '', '', 100), []);
+    t.is(await l.countProbe('probe-iso'), 0);
+    t.is((await l.tenantProbe())!.lifecycle_state, 'active', "A's tenant, not B's (recovering)");
+    t.is(await l.deleteAbandoned(gen + 1, -5), 0);
+    t.is(await l.deleteNewerThan(-5), 0);
+    t.is(await l.deleteAllBut(-5), 0);
+    // A's own rows land in A.
+    const sources = await scopeB.lookupRows.sourcesAfter(0, '', 100);
+    await l.insert(sources, gen, 1, Date.now());
+    await l.insertProbe('probe-iso', 1, Date.now());
+    t.is((await l.page(gen, '', '', 100)).length, 2);
+    // B's rows are there, unchanged.
+    t.deepEqual(await rowsOfB(), before);
+    t.is(await scopeB.lookupRows.sourceCount(), 2);
+    t.is((await scopeB.lookupRows.confirmAfter(gen, 0, 100)).length, 2);
+    t.is(await scopeB.lookupRows.countProbe('probe-iso'), 1);
+    t.is((await scopeB.lookupRows.tenantProbe())!.lifecycle_state, 'recovering');
   },
 
   async lifecycleJobs({ t, services, a, b, scopeA, scopeB }) {

@@ -1,7 +1,6 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { table, time } from '../../format.js';
-import { RecoveryService } from '../../../shared/services/recovery.js';
 
 export default class RecoveryList extends BaseCommand<typeof RecoveryList> {
   static override summary = 'List recovery operations, oldest first.';
@@ -17,7 +16,7 @@ export default class RecoveryList extends BaseCommand<typeof RecoveryList> {
 
   async run() {
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
-    const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
+    const service = this.recovery();
     const ops = await service.list(this.flags.tenant, this.settings.recoveryStabilizationSeconds);
     this.log(
       table(
@@ -29,7 +28,8 @@ export default class RecoveryList extends BaseCommand<typeof RecoveryList> {
           {
             header: 'lookup',
             value: (r) =>
-              `${r.lookupReprojection.stage} ${r.lookupReprojection.verifiedRows}/${r.lookupReprojection.projectedRows}`,
+              `${r.lookupReprojection.stage} ` +
+              `${r.lookupReprojection.verifiedRows}/${r.lookupReprojection.projectedRows}`,
           },
           { header: 'created', value: (r) => time(r.createdAt) },
           { header: 'updated', value: (r) => time(r.updatedAt) },

@@ -1,12 +1,13 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { describeRecovery } from '../../recovery.js';
-import { RecoveryService } from '../../../shared/services/recovery.js';
 
 export default class RecoveryShow extends BaseCommand<typeof RecoveryShow> {
   static override summary = 'Show a recovery operation, its progress and what can be done next.';
   static override description =
-    'Prints every recorded step of the operation (the spec\'s Tenant recovery operation under "recovery", and the restore reference, smoke check results and stabilization deadline under "details").';
+    'Prints every recorded step of the operation (the spec\'s Tenant recovery operation under "recovery", ' +
+    'and the restore reference, smoke check results and stabilization deadline under "details"), and the ' +
+    'last error with its cause (the kind of failure, never a secret).';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1',
     '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1 --json | jq .recovery.lookupReprojection',
@@ -16,7 +17,7 @@ export default class RecoveryShow extends BaseCommand<typeof RecoveryShow> {
   };
 
   async run() {
-    const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
+    const service = this.recovery();
     const { recovery, details } = await service.get(this.flags.operation, this.settings.recoveryStabilizationSeconds);
     this.log(describeRecovery(recovery, details));
     return { recovery, details };

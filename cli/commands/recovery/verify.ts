@@ -2,15 +2,21 @@ import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { time } from '../../format.js';
 import { describeRecovery } from '../../recovery.js';
-import { RecoveryService } from '../../../shared/services/recovery.js';
 
 export default class RecoveryVerify extends BaseCommand<typeof RecoveryVerify> {
   static override summary = 'Verify a restored tenant: migrations, lookup reprojection, three binding smoke checks.';
-  static override description = `Runs against the database, in order, and records each result on the operation:
-  1. migrations: every migration of this release is applied, matching the manifest recorded at start;
-  2. lookup reprojection: the tenant's lookup rows (each client_id and user id) are rebuilt in keyset batches (stage scan), counted back against their sources (verify), rows of abandoned generations removed (cleanup); a sha256 digest of the rows is pinned. The cursor is saved after every batch, so an interrupted run resumes where it stopped;
-  3. three binding smoke checks: read the tenant and its clients, write and read back a probe row in a rolled-back transaction, sign and verify a JWS with the active signing key.
-When all pass, the operation is stabilizing until now + IAM_RECOVERY_STABILIZATION_SECONDS. A progress line per batch goes to stderr. One verify runs at a time (a lease). Running it again after success rebuilds the projection and restarts the stabilization interval.`;
+  static override description =
+    'Runs against the database, in order, and records each result on the operation:\n' +
+    '  1. migrations: every migration of this release is applied, matching the manifest recorded at start;\n' +
+    "  2. lookup reprojection: the tenant's lookup rows (each client_id and user id) are rebuilt in keyset batches " +
+    '(stage scan), counted back against their sources (verify), rows of abandoned generations removed (cleanup); a ' +
+    'sha256 digest of the rows is pinned. The cursor is saved after every batch, so an interrupted run resumes ' +
+    'where it stopped;\n' +
+    '  3. three binding smoke checks: read the tenant and its clients, write and read back a probe row in a ' +
+    'rolled-back transaction, sign and verify a JWS with the active signing key.\n' +
+    'When all pass, the operation is stabilizing until now + IAM_RECOVERY_STABILIZATION_SECONDS. A progress line ' +
+    'per batch goes to stderr. One verify runs at a time (a lease). Running it again after success rebuilds the ' +
+    'projection and restarts the stabilization interval.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --operation dr_ten_123_1',
     {
@@ -29,7 +35,7 @@ When all pass, the operation is stabilizing until now + IAM_RECOVERY_STABILIZATI
   };
 
   async run() {
-    const service = new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
+    const service = this.recovery();
     const { recovery, smokeChecks } = await service.verify(
       this.flags.operation,
       {
@@ -37,7 +43,8 @@ When all pass, the operation is stabilizing until now + IAM_RECOVERY_STABILIZATI
         stabilizationSeconds: this.settings.recoveryStabilizationSeconds,
         onProgress: (p) =>
           process.stderr.write(
-            `lookup ${p.stage} batch ${p.batch}: ${p.rows} rows${p.stage === 'cleanup' ? ' removed' : ''} (projected ${p.projectedRows}, verified ${p.verifiedRows})\n`,
+            `lookup ${p.stage} batch ${p.batch}: ${p.rows} rows${p.stage === 'cleanup' ? ' removed' : ''} ` +
+              `(projected ${p.projectedRows}, verified ${p.verifiedRows})\n`,
           ),
         onStep: (step, ok, detail) => {
           if (!this.jsonEnabled()) this.log(`${ok ? 'ok  ' : 'FAIL'} ${step}: ${detail}`);

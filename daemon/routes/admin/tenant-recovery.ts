@@ -5,12 +5,13 @@
  * - GET  /api/admin/platform/control-plane/tenant-routes/{tenantId}
  * The operation itself is opened, confirmed and verified by the operator with `iam recovery`;
  * the reactivation is the one step taken over HTTP, behind a typed confirmation, the
- * preconditions, an optional Idempotency-Key and one conditional UPDATE.
+ * preconditions, an optional Idempotency-Key (its answer recorded in the reactivation's own
+ * transaction) and one conditional UPDATE.
  */
 import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { RecoveryService } from '../../../shared/services/recovery.js';
+import { RecoveryService } from '../../../shared/services/recovery/index.js';
 import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
@@ -76,6 +77,10 @@ export const TenantRecoverySchema = z.looseObject({
   reactivatedRuntimeGeneration: nullableInt,
   reactivatedAt: nullableInt,
   lastErrorCode: z.string().nullable(),
+  lastErrorCause: z
+    .string()
+    .nullable()
+    .describe('why the last step failed, sanitised (no secret, address or stack); null with no error'),
   canCancel: z.boolean(),
   canConfirmRestore: z.boolean(),
   canVerify: z.boolean(),
@@ -131,7 +136,8 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       method: 'post',
       path: `${base}/tenant-recovery/:operationId/reactivate`,
       summary:
-        'Reactivate a recovered tenant: publish its pinned route generation as active (typed confirmation; optional Idempotency-Key)',
+        'Reactivate a recovered tenant: publish its pinned route generation as active ' +
+        '(typed confirmation; optional Idempotency-Key)',
       tags,
       security: 'bearer',
       scopes: [SCOPE_PLATFORM],
@@ -144,8 +150,9 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         404: { description: 'no such recovery operation', schema: ErrorObject },
         409: {
           description:
-            'an unmet precondition: restore_not_confirmed, migration_not_verified, lookup_not_reprojected, binding_smoke_incomplete, ' +
-            'stabilization_pending (notBefore), verify_in_progress; recovery_not_reactivatable (already reactivated or cancelled); idempotency_in_flight',
+            'an unmet precondition: restore_not_confirmed, migration_not_verified, lookup_not_reprojected, ' +
+            'binding_smoke_incomplete, stabilization_pending (notBefore), verify_in_progress; ' +
+            'recovery_not_reactivatable (already reactivated or cancelled); idempotency_in_flight',
           schema: ErrorObject,
         },
         422: { description: 'confirmation_mismatch, or idempotency_key_mismatch', schema: ErrorObject },
@@ -157,7 +164,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
       const body = ctx.state.guard!.body as z.output<typeof ReactivateInput>;
       ctx.status = 200;
-      ctx.body = await service.reactivate(id, body.confirmation, actorOf(ctx), floor);
+      ctx.body = await service.reactivate(id, body.confirmation, actorOf(ctx), floor, ctx.state.idempotency);
     },
   );
 
@@ -174,7 +181,8 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       responses: {
         200: {
           description:
-            'the operation; stabilizationNotBefore is when a reactivation may proceed (null before the smoke checks pass)',
+            'the operation; stabilizationNotBefore is when a reactivation may proceed ' +
+            '(null before the smoke checks pass)',
           schema: z.looseObject({ recovery: TenantRecoverySchema, stabilizationNotBefore: nullableInt }),
         },
         400: { description: 'invalid operation id', schema: ErrorObject },
