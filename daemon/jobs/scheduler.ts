@@ -8,8 +8,9 @@
  * Jobs registered with `lease: false` run on every daemon; they must claim their own rows
  * (the outbox deliverer does, row by row).
  *
- * Every statement here runs on its own (autocommit), never inside a transaction held across
- * an await: see the `jobs` DataSource role in shared/db/data-source.ts.
+ * Every lease statement (shared/repositories/jobs.ts, through shared/services/job-leases.ts)
+ * runs on its own (autocommit), never inside a transaction held across an await: see the
+ * `jobs` DataSource role in shared/db/data-source.ts.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
