@@ -5,7 +5,7 @@
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import type { DataSource } from 'typeorm';
-import { UAParser } from 'ua-parser-js';
+import UAParser from 'ua-parser-js';
 import { deriveKey } from '../../crypto.js';
 import { all, exec, json, num, one } from '../../db/sql.js';
 
@@ -50,7 +50,9 @@ export function describeUserAgent(ua: string | null): {
 } {
   const r = new UAParser(ua ?? '').getResult();
   const browser = r.browser.name;
-  const os = r.os.name;
+  // ua-parser-js 1.x (MIT) still says "Mac OS" where 2.x (AGPL, not shippable here) says
+  // "macOS"; the name users see stays the current one.
+  const os = r.os.name === 'Mac OS' ? 'macOS' : r.os.name;
   const platform = os ?? 'unknown';
   const display_name =
     browser && os ? `${browser} on ${os}` : (browser ?? (os ? `Browser on ${os}` : 'Unknown device'));
