@@ -3,9 +3,13 @@
  * a TenantScope (scope.ts); platform-level rows (tenants, signing keys, …) have repositories of
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
-export { AuditWriter } from './audit.js';
+export { AuditWriter, type AuthHistoryRow } from './audit.js';
+export type { ConsentListRow, ConsentRow } from './consents.js';
+export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
 export { TenantScope } from './scope.js';
+export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type LoginUser, type SessionRow } from './sessions.js';
 export { TenantRepository } from './tenants.js';
+export { TokenHousekeeping, type FamilyRow } from './tokens.js';

@@ -11,10 +11,11 @@ import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
 import { email as emailSchema } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type UserRow } from '../../../shared/services/auth/login.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type LoginUser } from '../../../shared/services/auth/codes.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
 import { PKCE_VALUE } from '../../../shared/services/auth/pkce.js';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
@@ -81,6 +82,11 @@ export function continuationUrl(issuer: string, p: AuthParams): string {
 
 export function requestMeta(ctx: Ctx) {
   return { ip: ctx.ip, userAgent: ctx.get('User-Agent') || undefined };
+}
+
+/** The Retry-After value (RFC 9110 §10.2.3) of a refused resend: the seconds the service named. */
+export function retryAfter(e: ApiError): string {
+  return String(typeof e.extra.retry_after === 'number' ? e.extra.retry_after : 30);
 }
 
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -181,7 +187,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     tenantId: string,
     p: AuthParams,
     s: { id: string; auth_time: number; acr: string; amr: string[] },
-    user: UserRow,
+    user: LoginUser,
   ) => {
     const code = await deps.oauth.issueCode({
       tenantId,
@@ -241,7 +247,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const fail = (error: string, description: string) =>
       redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
 
-    const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
     const tooOld = session && p.max_age !== undefined && Date.now() - session.session.auth_time > p.max_age * 1000;
     if (!session || tooOld || p.prompt?.includes('login')) {
@@ -265,7 +271,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       }
     } else {
       // First-party clients skip the screen, but the grant is still recorded for the user to see.
-      await deps.oauth.grantConsent(deps.ds, {
+      await deps.oauth.grantConsent({
         tenantId: client.tenant_id,
         userId: session.user.id,
         clientId: client.client_id,
@@ -334,12 +340,12 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         challenge: f.challenge,
         csrf: f.csrf,
         clientName: f.client.name,
-        email: String(f.b.email ?? ''),
+        email: typeof f.b.email === 'string' ? f.b.email : '',
         error: 'Enter a valid email address, like name@example.com.',
         status: 400,
       });
     try {
-      await deps.login.sendCode({
+      await deps.codes.sendCode({
         tenantId: f.client.tenant_id,
         clientId: f.client.client_id,
         email: parsed.data,
@@ -348,7 +354,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       });
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) {
-        ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
+        ctx.set('Retry-After', retryAfter(e));
         return codeStep(ctx, {
           challenge: f.challenge,
           csrf: f.csrf,
@@ -382,10 +388,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         error: 'Enter your email address again.',
         status: 400,
       });
-    let created;
+    let created: CreatedSession;
     try {
       // The consumed code, the session and the consumed request commit together.
-      ({ result: created } = await deps.login.verifyCode(
+      const { result } = await deps.codes.verifyCode(
         {
           tenantId: f.client.tenant_id,
           clientId: f.client.client_id,
@@ -394,8 +400,8 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           allowSignup: f.allowSignup,
           meta: requestMeta(ctx),
         },
-        async (em, user) => {
-          const c = await deps.login.createSession(em, {
+        async (tx, user) => {
+          const c = await deps.sessions.createSession(tx, {
             user,
             authTime: Date.now(),
             acr: ACR_EMAIL_CODE,
@@ -403,10 +409,11 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
             clientId: f.client.client_id,
             meta: requestMeta(ctx),
           });
-          await deps.oauth.consumeAuthRequest(em, f.challenge);
+          await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge, tx);
           return c;
         },
-      ));
+      );
+      created = result!;
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
         return codeStep(ctx, {
@@ -420,7 +427,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       }
       throw e;
     }
-    setCookie(ctx, SESSION_COOKIE, created!.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
+    setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
     ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
     ctx.redirect(continuationUrl(issuer, f.req.params));
   });
@@ -428,7 +435,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   router.post('/authorize/consent', async (ctx) => {
     const f = await formContext(ctx);
     if (!f) return;
-    const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     if (!current || current.session.tenant_id !== f.client.tenant_id)
       return errorPage(
         ctx,
@@ -436,7 +443,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         'Signed out',
         'You are no longer signed in. Go back to the application and start again.',
       );
-    if (!(await deps.oauth.consumeAuthRequest(deps.ds, f.challenge)))
+    if (!(await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge)))
       return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
     const p = f.req.params;
     if (f.b.decision !== 'allow')
@@ -445,7 +452,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         error_description: 'The user denied the request.',
         state: p.state,
       });
-    await deps.oauth.grantConsent(deps.ds, {
+    await deps.oauth.grantConsent({
       tenantId: f.client.tenant_id,
       userId: current.user.id,
       clientId: f.client.client_id,
