@@ -21,7 +21,7 @@ import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/po
 import type { AppDeps, AppState } from '../../context.js';
 import { setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorize.js';
+import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorization.js';
 
 const EMAIL_PROVIDER = 'email_code';
 

@@ -11,7 +11,7 @@ import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc, renderPage } from '../../views/html.js';
-import { redirectUriMatches, requestMeta } from './authorize.js';
+import { redirectUriMatches, requestMeta } from './authorization.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
