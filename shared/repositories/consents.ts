@@ -9,6 +9,7 @@ import type { ScopeRef } from './common.js';
 
 type Row = Record<string, unknown>;
 
+/** A consent as stored: the scopes a user allowed a client, and the policy versions shown. */
 export interface ConsentRow {
   id: string;
   tenant_id: string;
@@ -42,6 +43,7 @@ function toConsent(r: Row): ConsentRow {
   };
 }
 
+/** A tenant's consents. */
 export class ScopedConsents {
   constructor(private readonly s: ScopeRef) {}
 

@@ -88,6 +88,7 @@ export function toPendingExportRow(r: Row): PendingExportRow {
   };
 }
 
+/** A tenant's stored exports, and the section reads of the export builder. */
 export class ScopedExports {
   constructor(private readonly s: ScopeRef) {}
 

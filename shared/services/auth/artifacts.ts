@@ -15,6 +15,7 @@ import { ARTIFACT_TTL_MS } from './policy.js';
 /** A live (unconsumed, unexpired) artifact, for the caller to check its bindings. */
 export type Artifact = Omit<ArtifactRow, 'expiresAt' | 'consumed'>;
 
+/** Creates, finds and redeems direct-auth artifacts. */
 export class ArtifactService {
   private readonly lookups: Lookups;
 

@@ -44,6 +44,7 @@ export interface VerifyCodeInput {
   meta: RequestMeta;
 }
 
+/** Sends and checks email codes (see the file header for the rules). */
 export class EmailCodeService {
   private readonly codeKey: Buffer;
   private readonly resendIntervalMs: number;

@@ -7,6 +7,7 @@ export interface RequestMeta {
   userAgent?: string;
 }
 
+/** The events of the authentication history. */
 export type AuthEvent = 'email_code_sent' | 'email_code_verify' | 'session_created' | 'token' | 'refresh' | 'logout';
 
 /**

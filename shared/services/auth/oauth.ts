@@ -26,6 +26,7 @@ import { tokenHash, verifyS256 } from './pkce.js';
 import { AUTH_CODE_TTL_MS, AUTH_REQUEST_TTL_MS, REFRESH_TOKEN_TTL_MS } from './policy.js';
 
 export type { ConsentRow, FamilyRow };
+/** A redeemed authorization code. */
 export type CodeRow = AuthCodeRow;
 
 /** The validated parameters of an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1). */
@@ -50,6 +51,7 @@ export interface SavedAuthRequest {
   consumed: boolean;
 }
 
+/** The version of the consent screen a recorded consent was given on. */
 export const CONSENT_VERSION = 1;
 
 /**
@@ -67,6 +69,7 @@ export class ReuseDetected extends InvalidGrant {
   }
 }
 
+/** The authorization endpoint's and the token endpoint's state: requests, codes, tokens, consents. */
 export class OAuthService {
   private readonly lookups: Lookups;
 

@@ -29,6 +29,7 @@ export interface FoundSession {
   user: LoginUser;
 }
 
+/** Creates, finds, touches and revokes browser sessions. */
 export class SessionService {
   private readonly lookups: Lookups;
 
