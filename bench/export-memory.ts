@@ -10,7 +10,7 @@
 import { readFileSync } from 'node:fs';
 import { randomBytes } from 'node:crypto';
 import { parseArgs } from 'node:util';
-import Database from 'better-sqlite3';
+import { seedAuthHistory } from '../test/helpers/auth-history.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { loginKit } from '../test/helpers/login.js';
@@ -30,34 +30,28 @@ function memMiB(pid: number, field: 'VmHWM' | 'VmRSS'): number {
   return m ? Math.round((Number(m[1]) / 1024) * 100) / 100 : NaN;
 }
 
-process.env.IAM_TEST_DATABASE_URL = ''; // always SQLite: the bench seeds the file directly
+process.env.IAM_TEST_DATABASE_URL = ''; // always SQLite: the figures are SQLite's
 const db = await createTestDatabase();
 const app = await seedApp(db.url, db.dir);
 
-// Seed: one transaction, one prepared INSERT.
+// Seed: one transaction, one prepared INSERT (the auth history repository's).
 const seedStart = Date.now();
-const sqlite = new Database(db.url.replace(/^sqlite:/, ''));
-const insert = sqlite.prepare(
-  'INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-);
 const base = Date.now() - ROWS * 1000;
-sqlite.transaction(() => {
-  for (let i = 0; i < ROWS; i++) {
-    insert.run(
-      `ah_${randomBytes(9).toString('base64url')}`,
-      app.tenantId,
-      app.user.id,
-      i % 7 ? 'login' : 'token_refresh',
-      i % 11 ? 'success' : 'failure',
-      i % 11 ? null : 'invalid_code',
-      app.web.clientId,
-      `10.0.${(i >> 8) & 255}.${i & 255}`,
-      'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
-      base + i * 1000,
-    );
-  }
-})();
-sqlite.close();
+await seedAuthHistory(db.url, db.dir, {
+  tenantId: app.tenantId,
+  count: ROWS,
+  row: (i) => ({
+    id: `ah_${randomBytes(9).toString('base64url')}`,
+    user_id: app.user.id,
+    event: i % 7 ? 'login' : 'token_refresh',
+    outcome: i % 11 ? 'success' : 'failure',
+    reason: i % 11 ? null : 'invalid_code',
+    client_id: app.web.clientId,
+    ip: `10.0.${(i >> 8) & 255}.${i & 255}`,
+    user_agent: 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/131.0 Safari/537.36',
+    created_at: base + i * 1000,
+  }),
+});
 const seedMs = Date.now() - seedStart;
 
 const sink = await startSmtpSink();
@@ -113,10 +107,11 @@ try {
   clearInterval(sampler);
   if (completed?.status !== 'completed')
     throw new Error(`export did not complete: ${JSON.stringify(completed)?.slice(0, 300)}`);
+  // For CSV: the lines, minus the other sections' markers and headers and the profile row.
   const exported =
     FORMAT === 'json'
       ? (completed.data.auth_history as unknown[]).length
-      : String(completed.data.csv).split('\r\n').filter(Boolean).length - 2 - 2 * 4 - 1; // minus the other sections' markers, headers and the profile row
+      : String(completed.data.csv).split('\r\n').filter(Boolean).length - 2 - 2 * 4 - 1;
   const after = { rssMiB: memMiB(pid, 'VmRSS'), hwmMiB: memMiB(pid, 'VmHWM') };
   const peakSampledRss = Math.max(...samples);
   const result = {
@@ -139,9 +134,10 @@ try {
     },
     machine: machine(),
   };
+  const m = result.machine;
   const md = `# Data export memory (SQLite, ${ROWS.toLocaleString('en')} auth_history rows, ${FORMAT})
 
-${result.machine.at} · ${result.machine.cpus} × ${result.machine.cpuModel} · ${result.machine.memoryGiB} GiB · Node ${result.machine.node}
+${m.at} · ${m.cpus} × ${m.cpuModel} · ${m.memoryGiB} GiB · Node ${m.node}
 
 Exported through the real daemon: \`POST /api/user/data-export\` → 202 pending → polled
 \`GET /api/user/data-export/{id}\` until completed. Memory is the daemon process's, from

@@ -26,6 +26,8 @@ import { tokenRoutes } from './routes/oauth/token.js';
 import { accountPageRoutes } from './routes/account/page.js';
 import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
+import { loginFormRoutes } from './routes/oauth/login-forms.js';
+import { consentRoutes } from './routes/oauth/consent.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 import { userConsentRoutes } from './routes/user/consents.js';
@@ -79,6 +81,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     metaRoutes(deps, api, VERSION),
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
+    loginFormRoutes(deps),
+    consentRoutes(deps),
     tokenRoutes(deps, api),
     introspectionRoutes(deps, api, introspector),
     directAuthRoutes(deps, api),

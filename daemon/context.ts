@@ -5,8 +5,10 @@ import type { DirectoryService } from '../shared/services/directory.js';
 import type { KeyService } from '../shared/services/keys.js';
 import type { TokenService } from '../shared/services/tokens.js';
 import type { AccessTokenClaims } from '../shared/services/tokens.js';
-import type { LoginService } from '../shared/services/auth/login.js';
-import type { OAuthStore } from '../shared/services/auth/oauth.js';
+import type { ArtifactService } from '../shared/services/auth/artifacts.js';
+import type { EmailCodeService } from '../shared/services/auth/codes.js';
+import type { OAuthService } from '../shared/services/auth/oauth.js';
+import type { SessionService } from '../shared/services/auth/sessions.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning/index.js';
@@ -20,8 +22,10 @@ export interface AppDeps {
   directory: DirectoryService;
   keys: KeyService;
   tokens: TokenService;
-  login: LoginService;
-  oauth: OAuthStore;
+  codes: EmailCodeService;
+  sessions: SessionService;
+  artifacts: ArtifactService;
+  oauth: OAuthService;
   introspection: IntrospectionService;
   /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */
   mail: EmailProviders;

@@ -16,8 +16,10 @@ import { bindSecretKey } from '../shared/services/secret-key.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
-import { LoginService } from '../shared/services/auth/login.js';
-import { OAuthStore } from '../shared/services/auth/oauth.js';
+import { ArtifactService } from '../shared/services/auth/artifacts.js';
+import { EmailCodeService } from '../shared/services/auth/codes.js';
+import { OAuthService } from '../shared/services/auth/oauth.js';
+import { SessionService } from '../shared/services/auth/sessions.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
@@ -123,10 +125,12 @@ async function main(): Promise<void> {
     }),
     tokens,
     introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
-    login: new LoginService(ds, config.secretKey, outbox, new URL(config.issuer).host, {
+    codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, {
       resendIntervalMs: config.emailCodeResendSeconds * 1000,
     }),
-    oauth: new OAuthStore(ds),
+    sessions: new SessionService(ds),
+    artifacts: new ArtifactService(ds),
+    oauth: new OAuthService(ds),
     mail,
   };
   const { listener, startDraining } = buildApp(deps);

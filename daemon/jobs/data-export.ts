@@ -6,15 +6,14 @@
  * | `data-export`       | every 2 s  | builds pending exports, oldest first                  |
  * | `data-export-purge` | every 10 min | deletes exports past `expires_at` (24 h retention)  |
  */
-import type { DataSource } from 'typeorm';
-import { buildPendingExports } from '../../shared/services/data-export.js';
-import { deleteInChunks } from '../../shared/db/purge.js';
+import type { Database } from '../../shared/db/index.js';
+import { buildPendingExports, purgeExpiredExports } from '../../shared/services/data-export.js';
 import type { JobSpec } from './scheduler.js';
 
 export const DATA_EXPORT_JOB = 'data-export';
 export const DATA_EXPORT_PURGE_JOB = 'data-export-purge';
 
-export function dataExportJob(ds: DataSource): JobSpec {
+export function dataExportJob(db: Database): JobSpec {
   return {
     name: DATA_EXPORT_JOB,
     schedule: '*/2 * * * * *',
@@ -22,22 +21,23 @@ export function dataExportJob(ds: DataSource): JobSpec {
     leaseMs: 60_000,
     logLevel: 'debug',
     run: async (signal) => {
-      await buildPendingExports(ds, signal);
+      await buildPendingExports(db, signal);
     },
   };
 }
 
-export async function purgeDataExports(ds: DataSource, signal?: AbortSignal, now = Date.now()): Promise<number> {
-  return deleteInChunks(ds, { table: 'data_exports', key: 'id', where: 'expires_at < ?', params: [now], signal });
+/** Deletes exports past their retention; returns how many. */
+export function purgeDataExports(db: Database, signal?: AbortSignal, now = Date.now()): Promise<number> {
+  return purgeExpiredExports(db, signal, now);
 }
 
-export function dataExportPurgeJob(ds: DataSource): JobSpec {
+export function dataExportPurgeJob(db: Database): JobSpec {
   return {
     name: DATA_EXPORT_PURGE_JOB,
     schedule: '53 */10 * * * *',
     leaseMs: 5 * 60_000,
     run: async (signal) => {
-      await purgeDataExports(ds, signal);
+      await purgeDataExports(db, signal);
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { AuditEventEntity, type AuditEvent, type JsonObject } from '../db/entities.js';
 import type { Db } from '../db/index.js';
-import { all, json, num } from '../db/sql.js';
+import { all, exec, json, num } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
 
 export class ScopedAudit {
@@ -102,5 +102,35 @@ export class AuditReader {
       summary: json<JsonObject | null>(r.summary) ?? {},
       created_at: num(r.created_at),
     }));
+  }
+}
+
+/** One sign-in event of the authentication history (a user's own history, and support's). */
+export interface AuthHistoryRow {
+  id: string;
+  user_id: string | null;
+  event: string;
+  outcome: 'success' | 'failure';
+  reason: string | null;
+  client_id: string | null;
+  ip: string | null;
+  user_agent: string | null;
+  created_at: number;
+}
+
+/**
+ * The authentication history: every login attempt and its outcome, appended on the login's hot
+ * path (inside its transaction), so through shared/db/sql.ts. The user's data export reads it
+ * (exports.ts).
+ */
+export class ScopedAuthHistory {
+  constructor(private readonly s: ScopeRef) {}
+  async append(e: AuthHistoryRow): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [e.id, this.s.tenantId, e.user_id, e.event, e.outcome, e.reason, e.client_id, e.ip, e.user_agent, e.created_at],
+    );
   }
 }

@@ -3,7 +3,9 @@
  * a TenantScope (scope.ts); platform-level rows (tenants, signing keys, …) have repositories of
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
-export { AuditReader, AuditWriter, type AuditFilter } from './audit.js';
+export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
+export type { ConsentListRow, ConsentRow } from './consents.js';
+export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';
 export { JobLeaseRepository } from './jobs.js';
@@ -15,3 +17,5 @@ export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRo
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
+export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type LoginUser, type SessionRow } from './sessions.js';
+export { TokenHousekeeping, type FamilyRow } from './tokens.js';

@@ -1,6 +1,18 @@
 import { boolInt, jsonText, type Client } from '../db/entities.js';
 import type { Db } from '../db/index.js';
 import { one } from '../db/sql.js';
+import { toPendingExportRow, type PendingExportRow } from './exports.js';
+import {
+  toArtifactRow,
+  toAuthCodeRow,
+  toAuthRequestRow,
+  toSessionWithUser,
+  type ArtifactRow,
+  type AuthCodeRow,
+  type AuthRequestRow,
+  type SessionWithUser,
+} from './sessions.js';
+import { toRefreshTokenRow, type RefreshTokenRow } from './tokens.js';
 
 /** What a client_id resolves to: the client, and the state and sign-up setting of its tenant. */
 export interface ResolvedClient {
@@ -53,5 +65,78 @@ export class Lookups {
     };
     const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown };
     return { client, tenantState: String(r.lifecycle_state), allowSignup: settings.allowSignup === true };
+  }
+
+  /**
+   * The unrevoked browser session whose cookie value hashes to `hash` (the cookie is all a
+   * browser presents), with its user and the state of its tenant: one indexed join, as it
+   * runs on every signed-in request.
+   */
+  async sessionByCookieHash(hash: string): Promise<SessionWithUser | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      `SELECT s.id, s.tenant_id, s.user_id, s.created_at, s.expires_at, s.auth_time, s.acr, s.amr, s.user_agent,
+              s.last_seen_at, u.email, u.name, u.status, t.lifecycle_state
+         FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
+         JOIN tenants t ON t.id = s.tenant_id
+        WHERE s.id = ? AND s.revoked_at IS NULL`,
+      [hash],
+    );
+    return r ? toSessionWithUser(r) : undefined;
+  }
+
+  /** The direct-auth artifact that hashes to `hash` (presented by the app that received it). */
+  async artifactByHash(hash: string): Promise<ArtifactRow | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      `SELECT id, tenant_id, client_id, user_id, channel, provider_id, code_challenge, auth_request_id, auth_time, amr,
+              expires_at, consumed_at
+         FROM direct_auth_artifacts WHERE id = ?`,
+      [hash],
+    );
+    return r ? toArtifactRow(r) : undefined;
+  }
+
+  /**
+   * An authorization request by its id: a random value, handed to the browser as the login
+   * form's challenge (or to a first-party app as its authorization_challenge_id).
+   */
+  async authRequestById(id: string): Promise<AuthRequestRow | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      'SELECT tenant_id, params, expires_at, consumed_at FROM auth_requests WHERE id = ?',
+      [id],
+    );
+    return r ? toAuthRequestRow(r) : undefined;
+  }
+
+  /** The authorization code that hashes to `hash` (presented at the token endpoint). */
+  async authCodeByHash(hash: string): Promise<AuthCodeRow | undefined> {
+    const r = await one<Record<string, unknown>>(this.db, 'SELECT * FROM auth_codes WHERE id = ?', [hash]);
+    return r ? toAuthCodeRow(r) : undefined;
+  }
+
+  /** The refresh token that hashes to `hash` (presented at the token or revocation endpoint). */
+  async refreshTokenByHash(hash: string): Promise<RefreshTokenRow | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      'SELECT id, tenant_id, family_id, expires_at, consumed_at FROM refresh_tokens WHERE id = ?',
+      [hash],
+    );
+    return r ? toRefreshTokenRow(r) : undefined;
+  }
+
+  /**
+   * The oldest pending data export of any tenant: the `data-export` job's queue, served oldest
+   * first. The job builds and records it through the returned tenant's scope.
+   */
+  async oldestPendingExport(): Promise<PendingExportRow | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      `SELECT id, tenant_id, user_id, format, sections FROM data_exports
+        WHERE status = ? ORDER BY created_at, id LIMIT 1`,
+      ['pending'],
+    );
+    return r ? toPendingExportRow(r) : undefined;
   }
 }

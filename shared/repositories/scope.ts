@@ -12,12 +12,23 @@
  * Repositories are made on first use, so a scope made per request costs one object.
  */
 import type { Db, Tx } from '../db/index.js';
-import { ScopedAudit } from './audit.js';
+import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
+import { ScopedConsents } from './consents.js';
+import { ScopedExports } from './exports.js';
+import {
+  ScopedArtifacts,
+  ScopedAuthCodes,
+  ScopedAuthRequests,
+  ScopedEmailCodes,
+  ScopedLoginUsers,
+  ScopedSessions,
+} from './sessions.js';
+import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
 
 export class TenantScope implements ScopeRef {
@@ -29,6 +40,16 @@ export class TenantScope implements ScopeRef {
   #routes?: ScopedTenantRoutes;
   #lookupRows?: ScopedLookupRows;
   #lifecycleJobs?: ScopedLifecycleJobs;
+  #loginUsers?: ScopedLoginUsers;
+  #emailCodes?: ScopedEmailCodes;
+  #sessions?: ScopedSessions;
+  #artifacts?: ScopedArtifacts;
+  #authRequests?: ScopedAuthRequests;
+  #authCodes?: ScopedAuthCodes;
+  #tokens?: ScopedTokens;
+  #consents?: ScopedConsents;
+  #exports?: ScopedExports;
+  #authHistory?: ScopedAuthHistory;
 
   constructor(
     readonly db: Db,
@@ -68,5 +89,35 @@ export class TenantScope implements ScopeRef {
   }
   get lifecycleJobs(): ScopedLifecycleJobs {
     return (this.#lifecycleJobs ??= new ScopedLifecycleJobs(this));
+  }
+  get loginUsers(): ScopedLoginUsers {
+    return (this.#loginUsers ??= new ScopedLoginUsers(this));
+  }
+  get emailCodes(): ScopedEmailCodes {
+    return (this.#emailCodes ??= new ScopedEmailCodes(this));
+  }
+  get sessions(): ScopedSessions {
+    return (this.#sessions ??= new ScopedSessions(this));
+  }
+  get artifacts(): ScopedArtifacts {
+    return (this.#artifacts ??= new ScopedArtifacts(this));
+  }
+  get authRequests(): ScopedAuthRequests {
+    return (this.#authRequests ??= new ScopedAuthRequests(this));
+  }
+  get authCodes(): ScopedAuthCodes {
+    return (this.#authCodes ??= new ScopedAuthCodes(this));
+  }
+  get tokens(): ScopedTokens {
+    return (this.#tokens ??= new ScopedTokens(this));
+  }
+  get consents(): ScopedConsents {
+    return (this.#consents ??= new ScopedConsents(this));
+  }
+  get exports(): ScopedExports {
+    return (this.#exports ??= new ScopedExports(this));
+  }
+  get authHistory(): ScopedAuthHistory {
+    return (this.#authHistory ??= new ScopedAuthHistory(this));
   }
 }

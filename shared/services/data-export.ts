@@ -4,11 +4,12 @@
  * by the `data-export` job. Either way the rows are read a page at a time by (time, id) keyset
  * and serialised straight into text parts, so no more than one page of row objects is alive at
  * once. Only the user's own rows, scoped by tenant and user, and never a secret, hash or
- * session identifier.
+ * session identifier. The statements are in shared/repositories/exports.ts; this file decides
+ * what a section's columns are called and how the export is written.
  */
-import type { DataSource } from 'typeorm';
 import { newId } from '../crypto.js';
-import { all, exec, json, num, one, type Db } from '../db/sql.js';
+import type { Database, Db } from '../db/index.js';
+import { ExportHousekeeping, Lookups, TenantScope, type PagedExportSection } from '../repositories/index.js';
 
 export const EXPORT_SECTIONS = ['profile', 'consents', 'sessions', 'auth_history', 'custom_claims'] as const;
 export type ExportSection = (typeof EXPORT_SECTIONS)[number];
@@ -24,45 +25,32 @@ export const PAGE_SIZE = 1_000;
 type Row = Record<string, unknown>;
 
 interface PagedSection {
-  table: string;
-  time: string;
-  select: string;
   /** Column names in output order (the CSV header and the JSON keys). */
   columns: string[];
-  map(r: Row): unknown[];
+  map: (r: Row) => unknown[];
 }
 
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
-const n = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+/** A column's value as text: rows hold strings and numbers (anything else is written as JSON). */
+const text = (v: unknown): string =>
+  typeof v === 'string'
+    ? v
+    : typeof v === 'number' || typeof v === 'bigint' || typeof v === 'boolean'
+      ? String(v)
+      : JSON.stringify(v);
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : text(v));
+const n = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
 
-const PAGED: Record<'consents' | 'sessions' | 'auth_history', PagedSection> = {
+const PAGED: Record<PagedExportSection, PagedSection> = {
   consents: {
-    table: 'consents',
-    time: 'granted_at',
-    select:
-      'c.id, c.granted_at, c.client_id, cl.name AS client_name, c.scopes, c.expires_at, c.revoked_at FROM consents c LEFT JOIN clients cl ON cl.tenant_id = c.tenant_id AND cl.client_id = c.client_id',
     columns: ['clientId', 'clientName', 'scopes', 'grantedAt', 'expiresAt', 'revokedAt'],
-    map: (r) => [
-      str(r.client_id),
-      str(r.client_name),
-      json<string[]>(r.scopes),
-      n(r.granted_at),
-      n(r.expires_at),
-      n(r.revoked_at),
-    ],
+    map: (r) => [str(r.client_id), str(r.client_name), r.scopes, n(r.granted_at), n(r.expires_at), n(r.revoked_at)],
   },
   sessions: {
     // The session id is the hash of the cookie: never exported.
-    table: 'sessions',
-    time: 'created_at',
-    select: 'c.id, c.created_at, c.last_seen_at, c.expires_at, c.revoked_at, c.user_agent, c.ip FROM sessions c',
     columns: ['created_at', 'last_seen_at', 'expires_at', 'revoked_at', 'user_agent', 'ip'],
     map: (r) => [n(r.created_at), n(r.last_seen_at), n(r.expires_at), n(r.revoked_at), str(r.user_agent), str(r.ip)],
   },
   auth_history: {
-    table: 'auth_history',
-    time: 'created_at',
-    select: 'c.id, c.created_at, c.event, c.outcome, c.reason, c.client_id, c.ip, c.user_agent FROM auth_history c',
     columns: ['event', 'outcome', 'reason', 'client_id', 'ip', 'user_agent', 'created_at'],
     map: (r) => [
       str(r.event),
@@ -85,51 +73,38 @@ export async function countExportRows(
   userId: string,
   sections: readonly ExportSection[],
 ): Promise<number> {
+  const scope = new TenantScope(db, tenantId);
   let total = 0;
   for (const s of sections) {
     if (s === 'profile') total += 1;
     else if (s === 'custom_claims') total += 0;
-    else {
-      const r = await one<{ n: unknown }>(
-        db,
-        `SELECT COUNT(*) AS n FROM ${PAGED[s].table} WHERE tenant_id = ? AND user_id = ?`,
-        [tenantId, userId],
-      );
-      total += num(r?.n ?? 0);
-    }
+    else total += await scope.exports.countRows(s, userId);
   }
   return total;
 }
 
 /** Pages through one section's rows by (time, id); `fn` gets each page's mapped rows. */
 async function pages(
-  db: Db,
-  s: PagedSection,
-  tenantId: string,
+  scope: TenantScope,
+  section: PagedExportSection,
   userId: string,
   fn: (rows: unknown[][]) => void,
   signal?: AbortSignal,
 ): Promise<void> {
   let after: { t: number; id: string } | undefined;
-  for (;;) {
+  do {
     if (signal?.aborted) throw new Error('export aborted');
-    const rows = await all<Row>(
-      db,
-      `SELECT ${s.select} WHERE c.tenant_id = ? AND c.user_id = ?${after ? ` AND (c.${s.time} > ? OR (c.${s.time} = ? AND c.id > ?))` : ''} ORDER BY c.${s.time}, c.id LIMIT ?`,
-      after ? [tenantId, userId, after.t, after.t, after.id, PAGE_SIZE] : [tenantId, userId, PAGE_SIZE],
-    );
-    if (!rows.length) return;
-    fn(rows.map(s.map));
-    const last = rows[rows.length - 1];
-    after = { t: num(last[s.time]), id: String(last.id) };
-    if (rows.length < PAGE_SIZE) return;
-  }
+    const page = await scope.exports.sectionPage(section, userId, PAGE_SIZE, after);
+    if (!page.rows.length) return;
+    fn(page.rows.map(PAGED[section].map));
+    after = page.next;
+  } while (after);
 }
 
 /** Neutralises spreadsheet formulas (CSV injection): a leading `'` before = + - @ tab CR. */
 export function csvCell(v: unknown): string {
   if (v === null || v === undefined) return '';
-  let s = Array.isArray(v) ? v.join(' ') : String(v);
+  let s = Array.isArray(v) ? v.join(' ') : text(v);
   if (/^[=+\-@\t\r]/.test(s)) s = `'${s}`;
   return /[",\r\n]/.test(s) ? `"${s.replace(/"/g, '""')}"` : s;
 }
@@ -150,12 +125,8 @@ export async function buildExport(
   signal?: AbortSignal,
 ): Promise<string> {
   const parts: string[] = [];
-  const profileRow = sections.includes('profile')
-    ? await one<Row>(db, 'SELECT id, email, name, status, created_at FROM users WHERE tenant_id = ? AND id = ?', [
-        tenantId,
-        userId,
-      ])
-    : undefined;
+  const scope = new TenantScope(db, tenantId);
+  const profileRow = sections.includes('profile') ? await scope.exports.profile(userId) : undefined;
   const profile = profileRow
     ? [
         str(profileRow.id),
@@ -177,9 +148,8 @@ export async function buildExport(
       } else {
         parts.push(csvLine(PAGED[s].columns));
         await pages(
-          db,
-          PAGED[s],
-          tenantId,
+          scope,
+          s,
           userId,
           (rows) => {
             parts.push(rows.map(csvLine).join(''));
@@ -198,9 +168,8 @@ export async function buildExport(
         let first = true;
         parts.push('[');
         await pages(
-          db,
-          PAGED[s],
-          tenantId,
+          scope,
+          s,
           userId,
           (rows) => {
             const text = rows.map((r) => JSON.stringify(Object.fromEntries(cols.map((c, i) => [c, r[i]])))).join(',');
@@ -221,7 +190,10 @@ export async function buildExport(
 
 /** The completed shape, composed as text around the stored `data`. */
 export function completedBody(requestId: string, format: ExportFormat, data: string, exportedAt: number): string {
-  return `{"status":"completed","requestId":${JSON.stringify(requestId)},"format":${JSON.stringify(format)},"data":${data},"exportedAt":${exportedAt}}`;
+  return (
+    `{"status":"completed","requestId":${JSON.stringify(requestId)},"format":${JSON.stringify(format)},` +
+    `"data":${data},"exportedAt":${exportedAt}}`
+  );
 }
 
 export function pendingBody(requestId: string, estimatedWaitSeconds: number) {
@@ -236,17 +208,21 @@ export function pendingBody(requestId: string, estimatedWaitSeconds: number) {
 /** A rough guess: the job runs every 2 s and builds tens of thousands of rows a second. */
 export const estimateWaitSeconds = (rows: number): number => Math.max(2, Math.ceil(2 + rows / 20_000));
 
+/** Stores a pending export for the `data-export` job to build; returns its id. */
 export async function createPendingExport(
   db: Db,
   p: { tenantId: string; userId: string; sections: readonly ExportSection[]; format: ExportFormat; now?: number },
 ): Promise<string> {
   const id = newId('dex');
   const now = p.now ?? Date.now();
-  await exec(
-    db,
-    'INSERT INTO data_exports (id, tenant_id, user_id, status, format, sections, result, created_at, completed_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, NULL, ?, NULL, ?)',
-    [id, p.tenantId, p.userId, 'pending', p.format, JSON.stringify(p.sections), now, now + EXPORT_RETENTION_MS],
-  );
+  await new TenantScope(db, p.tenantId).exports.insertPending({
+    id,
+    userId: p.userId,
+    format: p.format,
+    sections: p.sections,
+    createdAt: now,
+    expiresAt: now + EXPORT_RETENTION_MS,
+  });
   return id;
 }
 
@@ -268,62 +244,51 @@ export async function findExport(
   id: string,
   now = Date.now(),
 ): Promise<ExportRecord | undefined> {
-  const r = await one<Row>(
-    db,
-    'SELECT id, status, format, result, created_at, completed_at FROM data_exports WHERE id = ? AND tenant_id = ? AND user_id = ? AND expires_at > ?',
-    [id, tenantId, userId, now],
-  );
+  const r = await new TenantScope(db, tenantId).exports.find(userId, id, now);
   if (!r) return undefined;
   return {
-    id: String(r.id),
+    id: r.id,
     status: r.status as ExportRecord['status'],
     format: r.format as ExportFormat,
-    result: str(r.result),
-    created_at: num(r.created_at),
-    completed_at: n(r.completed_at),
+    result: r.result,
+    created_at: r.created_at,
+    completed_at: r.completed_at,
   };
 }
 
 /**
- * The `data-export` job's work: builds pending exports one at a time, oldest first. Returns
- * how many were built. A failure marks the row `failed` (the user asks again).
+ * The `data-export` job's work: builds pending exports one at a time, oldest first, of any
+ * tenant. Returns how many were built. A failure marks the row `failed` (the user asks again).
  */
-export async function buildPendingExports(ds: DataSource, signal?: AbortSignal, max = 20): Promise<number> {
+export async function buildPendingExports(db: Database, signal?: AbortSignal, max = 20): Promise<number> {
+  const lookups = new Lookups(db);
   let done = 0;
   for (let i = 0; i < max && !signal?.aborted; i++) {
-    const r = await one<Row>(
-      ds,
-      'SELECT id, tenant_id, user_id, format, sections FROM data_exports WHERE status = ? ORDER BY created_at, id LIMIT 1',
-      ['pending'],
-    );
+    const r = await lookups.oldestPendingExport();
     if (!r) break;
-    const id = String(r.id);
+    const scope = new TenantScope(db, r.tenant_id);
     try {
       const data = await buildExport(
-        ds,
-        String(r.tenant_id),
-        String(r.user_id),
-        json<ExportSection[]>(r.sections),
+        db,
+        r.tenant_id,
+        r.user_id,
+        r.sections as ExportSection[],
         r.format as ExportFormat,
         signal,
       );
       const now = Date.now();
-      await exec(
-        ds,
-        'UPDATE data_exports SET status = ?, result = ?, completed_at = ?, expires_at = ? WHERE id = ? AND status = ?',
-        ['completed', data, now, now + EXPORT_RETENTION_MS, id, 'pending'],
-      );
+      await scope.exports.complete(r.id, data, now, now + EXPORT_RETENTION_MS);
       done++;
     } catch (e) {
       if (signal?.aborted) throw e;
-      await exec(ds, 'UPDATE data_exports SET status = ?, completed_at = ? WHERE id = ? AND status = ?', [
-        'failed',
-        Date.now(),
-        id,
-        'pending',
-      ]);
+      await scope.exports.fail(r.id, Date.now());
       throw e;
     }
   }
   return done;
+}
+
+/** The `data-export-purge` job's work: deletes exports past their retention; returns how many. */
+export function purgeExpiredExports(db: Database, signal?: AbortSignal, now = Date.now()): Promise<number> {
+  return new ExportHousekeeping(db).expired(now, signal);
 }

@@ -4,13 +4,14 @@
  * The cache holds only `active: true` results, for at most 60 s and never past the token's
  * `exp`, bounded in entries (least recently used goes first). It saves the signature check
  * and claim decoding; it does NOT save the revocation check, which runs on every request,
- * cache hits included, as one prepared statement against the shared database. So a
- * revocation written by any daemon is seen by every daemon on its next introspection: there
- * is no cross-node cache of revocations to wait for.
+ * cache hits included, as one prepared statement against the shared database (the token
+ * tenant's scope, shared/repositories/tokens.ts). So a revocation written by any daemon is
+ * seen by every daemon on its next introspection: there is no cross-node cache of
+ * revocations to wait for.
  */
 import { createHash } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { preparedGet, type PreparedGet } from '../db/prepared.js';
+import type { Database } from '../db/index.js';
+import { TenantScope } from '../repositories/index.js';
 import type { AccessTokenClaims, TokenService } from './tokens.js';
 
 export const CACHE_TTL_MS = 60_000;
@@ -49,14 +50,6 @@ export function toCachedToken(c: AccessTokenClaims, now: number): CachedToken {
   };
 }
 
-interface RevocationRow {
-  r_jti: unknown;
-  r_fam: unknown;
-  c_status: unknown;
-  t_state: unknown;
-  u_status: unknown;
-}
-
 /** A small LRU over Map's insertion order: a hit re-inserts the key at the young end. */
 export class LruCache<V> {
   private readonly map = new Map<string, V>();
@@ -85,25 +78,13 @@ export class LruCache<V> {
 
 export class IntrospectionService {
   readonly cache: LruCache<CachedToken>;
-  private readonly revocation: PreparedGet<RevocationRow>;
 
   constructor(
-    ds: DataSource,
+    private readonly db: Database,
     private readonly tokens: TokenService,
     opts: { cacheEntries: number },
   ) {
     this.cache = new LruCache(opts.cacheEntries);
-    // One round trip answers every revocation question: the token itself (jti), its family
-    // (refresh reuse, logout, consent withdrawal), its client, its tenant and its user.
-    this.revocation = preparedGet<RevocationRow>(
-      ds,
-      `SELECT
-        (SELECT 1 FROM revoked_access_tokens WHERE jti = ?) AS r_jti,
-        (SELECT revoked_at FROM token_families WHERE id = ?) AS r_fam,
-        (SELECT status FROM clients WHERE client_id = ?) AS c_status,
-        (SELECT lifecycle_state FROM tenants WHERE id = ?) AS t_state,
-        (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status`,
-    );
   }
 
   static key(token: string): string {
@@ -131,7 +112,16 @@ export class IntrospectionService {
   /** Step 4: revocation, on every request. Returns the reason when the token is no longer good. */
   async revoked(c: Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub'>): Promise<string | undefined> {
     const userToken = c.fid !== '';
-    const r = await this.revocation([c.jti, c.fid, c.clientId, c.tenantId, c.tenantId, c.sub]);
+    // Every token this service signs names its tenant; one that does not has none to be active in.
+    if (!c.tenantId) return 'tenant_inactive';
+    // One round trip answers every revocation question: the token itself (jti), its family
+    // (refresh reuse, logout, consent withdrawal), its client, its tenant and its user.
+    const r = await new TenantScope(this.db, c.tenantId).tokens.revocationState({
+      jti: c.jti,
+      familyId: c.fid,
+      clientId: c.clientId,
+      sub: c.sub,
+    });
     if (!r) return 'unknown';
     if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
     if (r.r_fam !== null && r.r_fam !== undefined) return 'family_revoked';

@@ -13,7 +13,7 @@ import { loginKit } from '../helpers/login.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import type { App, CookieJar } from '../helpers/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
-import { deviceIdOf } from '../../shared/services/auth/account.js';
+import { describeUserAgent, deviceIdOf } from '../../shared/services/auth/account.js';
 import { assertUserError } from '../helpers/user-errors.js';
 
 let db: TestDb;
@@ -29,7 +29,8 @@ const AGENTS = [
   'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0',
   'Mozilla/5.0 (Windows NT 10.0; Win64; x64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/126.0.0.0 Safari/537.36',
   'Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Safari/605.1.15',
-  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) Version/17.5 Mobile/15E148 Safari/604.1',
+  'Mozilla/5.0 (iPhone; CPU iPhone OS 17_5 like Mac OS X) AppleWebKit/605.1.15 (KHTML, like Gecko) ' +
+    'Version/17.5 Mobile/15E148 Safari/604.1',
   'curl/8.5.0',
   '',
 ];
@@ -59,7 +60,8 @@ async function insertSessions(userId: string, rows: Row[]) {
     const now = Date.now();
     for (const r of rows) {
       await ds.query(
-        'INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+        'INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, ' +
+          'last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
         [
           r.id,
           app.tenantId,
@@ -83,6 +85,19 @@ async function insertSessions(userId: string, rows: Row[]) {
 
 const sid = () => randomBytes(24).toString('base64url');
 
+/** A device record as GET /api/account/devices answers it. */
+interface Device {
+  id: string;
+  display_name: string;
+  fallback_display_name?: string;
+  platform: string;
+  current: boolean;
+  last_seen_at?: string;
+  last_seen_at_unix?: number;
+  client_id?: string;
+  app_display_name?: string;
+}
+
 async function page(jar: CookieJar, q: Record<string, string>) {
   const res = await fetch(`${d.url}/api/account/devices?${new URLSearchParams(q)}`, {
     headers: { cookie: jar.header() },
@@ -91,7 +106,7 @@ async function page(jar: CookieJar, q: Record<string, string>) {
 }
 
 async function pageAll(jar: CookieJar, limit: number, between?: () => Promise<void>) {
-  const seen: any[] = [];
+  const seen: Device[] = [];
   let cursor: string | undefined;
   let pages = 0;
   do {
@@ -146,20 +161,47 @@ test('paging 131 devices with limit 7 and 100: no duplicates, no gaps, current o
   t.is(cur.current, true);
   t.is(cur.client_id, app.web.clientId);
   t.is(cur.app_display_name, 'Web');
-  const firefox = body.devices.find((x: any) => x.id === deviceIdOf(rows[0].id));
+  const firefox = body.devices.find((x) => x.id === deviceIdOf(rows[0].id))!;
   t.is(firefox.display_name, 'Firefox on Linux');
   t.is(firefox.platform, 'Linux');
   t.is(typeof firefox.fallback_display_name, 'string');
   t.is(firefox.last_seen_at, new Date(rows[0].createdAt).toISOString());
   t.is(firefox.last_seen_at_unix, Math.floor(rows[0].createdAt / 1000));
   t.false('client_id' in firefox);
-  const unknown = body.devices.find((x: any) => x.id === deviceIdOf(rows[5].id));
+  const unknown = body.devices.find((x) => x.id === deviceIdOf(rows[5].id))!;
   t.is(unknown.platform, 'unknown');
   for (const dev of body.devices) {
     t.is(typeof dev.display_name, 'string');
     t.is(typeof dev.platform, 'string');
     t.false(JSON.stringify(dev).includes(tokenHash(jar.cookies.get('service_session')!)));
   }
+});
+
+test('every test agent is named as users have seen it (the parser is MIT-licensed ua-parser-js 1.x)', (t) => {
+  t.deepEqual(
+    AGENTS.map((a) => describeUserAgent(a).display_name),
+    [
+      'Firefox on Linux',
+      'Chrome on Windows',
+      'Safari on macOS',
+      'Mobile Safari on iOS',
+      'Unknown device',
+      'Unknown device',
+    ],
+  );
+  t.deepEqual(
+    AGENTS.map((a) => describeUserAgent(a).platform),
+    ['Linux', 'Windows', 'macOS', 'iOS', 'unknown', 'unknown'],
+  );
+  t.deepEqual(
+    describeUserAgent('Mozilla/5.0 (Macintosh; Intel Mac OS X 14_5) AppleWebKit/605.1.15').fallback_display_name,
+    'Device on macOS',
+  );
+  t.deepEqual(describeUserAgent(null), {
+    display_name: 'Unknown device',
+    fallback_display_name: 'Unknown device',
+    platform: 'unknown',
+  });
 });
 
 test('the cursor is stable under inserts', async (t) => {

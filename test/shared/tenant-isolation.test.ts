@@ -8,13 +8,22 @@
  * A repository added to TenantScope without a case here fails the first test.
  */
 import test, { type ExecutionContext } from 'ava';
+import { createHash, randomBytes } from 'node:crypto';
 import type { Tenant } from '../../shared/db/entities.js';
-import { TenantScope } from '../../shared/repositories/index.js';
+import type { Database } from '../../shared/db/index.js';
+import { Lookups, TenantScope } from '../../shared/repositories/index.js';
+import { ArtifactService } from '../../shared/services/auth/artifacts.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, EmailCodeService } from '../../shared/services/auth/codes.js';
+import { OAuthService } from '../../shared/services/auth/oauth.js';
+import { tokenHash } from '../../shared/services/auth/pkce.js';
+import { SessionService } from '../../shared/services/auth/sessions.js';
+import { createPendingExport } from '../../shared/services/data-export.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService } from '../../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.js';
-import { testDatabase } from '../helpers/db.js';
+import { JtiStore } from '../../shared/services/token-exchange/id-jag.js';
+import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
 interface World {
@@ -46,6 +55,121 @@ async function setRecovery(w: World, id: string, set: string) {
 }
 
 const actor = { type: 'system' as const, id: 'test' };
+
+/**
+ * Tenant B signed in through the sign-in services: a user with a consumed and a live email
+ * code, a session, an authorization request, an unredeemed and a redeemed authorization code
+ * (a token family and a refresh token), a direct-auth artifact, a consent, a revoked access
+ * token, a spent ID-JAG jti, a pending data export, and the history all of that wrote.
+ */
+async function signedInB({ directory, b, scopeB }: World) {
+  const db = scopeB.db as Database;
+  let mailed = '';
+  const mail = {
+    enqueueEmail: (_tx: unknown, msg: { subject: string }) => {
+      mailed = msg.subject;
+      return Promise.resolve('mail');
+    },
+    kick: () => undefined,
+  };
+  const codes = new EmailCodeService(db, TEST_SECRET_KEY, mail, 'iam.example.test', { resendIntervalMs: 0 });
+  const sessions = new SessionService(db);
+  const oauth = new OAuthService(db);
+  const user = await directory.createUser(b.id, { email: 'b-user@example.com', name: 'B user' }, actor);
+  const created = await directory.createClient(
+    b.id,
+    { name: 'b-app', redirect_uris: ['https://b.example/cb'], scopes: ['openid', 'email'] },
+    actor,
+  );
+  const client = (await directory.resolveClient(created.client.client_id))!.client;
+  const meta = { ip: '192.0.2.1', userAgent: 'test' };
+  const login = { tenantId: b.id, clientId: client.client_id, email: user.email, allowSignup: false, meta };
+  await codes.sendCode(login);
+  const { result: signedIn } = await codes.verifyCode({ ...login, code: /(\d{6})/.exec(mailed)![1] }, (tx, u) =>
+    sessions.createSession(tx, {
+      user: u,
+      authTime: Date.now(),
+      acr: ACR_EMAIL_CODE,
+      amr: AMR_EMAIL_CODE,
+      clientId: client.client_id,
+      meta,
+    }),
+  );
+  const session = signedIn!.session;
+  await codes.sendCode(login); // a live code too
+  const liveCode = (await scopeB.emailCodes.latestLive(user.email))!;
+  const verifier = randomBytes(32).toString('base64url');
+  const params = {
+    client_id: client.client_id,
+    redirect_uri: 'https://b.example/cb',
+    response_type: 'code' as const,
+    scope: ['openid', 'email'],
+    code_challenge: createHash('sha256').update(verifier).digest('base64url'),
+    code_challenge_method: 'S256' as const,
+  };
+  const challenge = await oauth.saveAuthRequest(b.id, params);
+  const issue = () =>
+    oauth.issueCode({
+      tenantId: b.id,
+      params,
+      userId: user.id,
+      sessionId: session.id,
+      authTime: session.auth_time,
+      acr: session.acr,
+      amr: session.amr,
+    });
+  const unredeemed = await issue();
+  const redeemed = await oauth.exchangeCode(client, {
+    code: await issue(),
+    redirectUri: params.redirect_uri,
+    codeVerifier: verifier,
+  });
+  const familyId = redeemed.code.family_id;
+  const refreshToken = redeemed.refreshToken!;
+  const { artifact } = await new ArtifactService(db).createArtifact({
+    user: signedIn!.user,
+    clientId: client.client_id,
+    channel: 'browser',
+    providerId: 'email_code',
+    codeChallenge: params.code_challenge,
+    authRequestId: null,
+    authTime: Date.now(),
+    amr: AMR_EMAIL_CODE,
+  });
+  const consent = await oauth.grantConsent({
+    tenantId: b.id,
+    userId: user.id,
+    clientId: client.client_id,
+    scopes: ['openid'],
+  });
+  const jti = randomBytes(16).toString('base64url');
+  await oauth.revokeAccessToken(jti, b.id, Date.now() + 600_000);
+  const spent = { iss: 'https://idp.example', jti: 'jag-1', exp: Math.floor(Date.now() / 1000) + 300, tenantId: b.id };
+  await new JtiStore(db).consume(spent);
+  const exportId = await createPendingExport(db, {
+    tenantId: b.id,
+    userId: user.id,
+    sections: ['profile'],
+    format: 'json',
+  });
+  return {
+    db,
+    lookups: new Lookups(db),
+    user,
+    client,
+    session,
+    liveCode,
+    challenge,
+    unredeemed,
+    familyId,
+    refreshToken,
+    artifact,
+    consent,
+    jti,
+    spentKey: JtiStore.key(spent.iss, spent.jti),
+    exportId,
+  };
+}
 
 /** One case per repository of TenantScope, keyed by its getter's name. */
 const cases: Record<string, (w: World) => Promise<void>> = {
@@ -307,6 +431,229 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(own.lifecycle_state, 'suspended');
     t.is(own.break_glass, true);
     t.not(a.id, b.id);
+  },
+
+  async loginUsers(w) {
+    const { t, a, scopeA, scopeB } = w;
+    const { user } = await signedInB(w);
+    t.is(await scopeA.loginUsers.get(user.id), undefined);
+    t.is(await scopeA.loginUsers.getByEmail(user.email), undefined);
+    t.is(await scopeA.loginUsers.status(user.id), undefined);
+    t.is(await scopeA.loginUsers.withTenantState(user.id), undefined);
+    // A sign-up in A with B's address makes A's user; B's is untouched.
+    const mine = await scopeA.loginUsers.insertSignup({ id: 'usr_a_signup', email: user.email, name: 'A', now: 1 });
+    t.is(mine.tenant_id, a.id);
+    t.is((await scopeA.loginUsers.getByEmail(user.email))!.id, 'usr_a_signup');
+    t.is((await scopeB.loginUsers.getByEmail(user.email))!.id, user.id);
+    t.is((await scopeB.loginUsers.get(user.id))!.name, 'B user');
+    t.is(await scopeB.loginUsers.status(user.id), 'active');
+    t.is((await scopeB.loginUsers.withTenantState(user.id))!.lifecycle_state, 'active');
+  },
+
+  async emailCodes(w) {
+    const { t, scopeA, scopeB } = w;
+    const { user, liveCode } = await signedInB(w);
+    t.is(await scopeA.emailCodes.lastSentAt(user.email), undefined);
+    t.is(await scopeA.emailCodes.latestLive(user.email), undefined);
+    t.is(await scopeA.emailCodes.consumedAt(liveCode.id), null);
+    t.is(await scopeA.emailCodes.supersede(user.email, Date.now()), 0);
+    t.false(await scopeA.emailCodes.countAttempt(liveCode.id, 5));
+    t.false(await scopeA.emailCodes.consume(liveCode.id, 5, Date.now()));
+    await scopeA.emailCodes.insert({
+      id: 'ec_a',
+      email: user.email,
+      userId: null,
+      clientId: 'c',
+      codeHash: 'h',
+      createdAt: Date.now(),
+      expiresAt: Date.now() + 60_000,
+    });
+    t.is((await scopeA.emailCodes.latestLive(user.email))!.id, 'ec_a');
+    t.deepEqual(await scopeB.emailCodes.latestLive(user.email), liveCode);
+    t.is(typeof (await scopeB.emailCodes.lastSentAt(user.email)), 'number');
+    t.is(await scopeB.emailCodes.consumedAt(liveCode.id), null);
+  },
+
+  async sessions(w) {
+    const { t, a, scopeA, scopeB } = w;
+    const { user, session } = await signedInB(w);
+    const now = Date.now();
+    t.is(await scopeA.sessions.touch(session.id, now + 120_000), 0);
+    t.is(await scopeA.sessions.revoke(session.id, now), 0);
+    t.false(await scopeA.sessions.isLiveWithActiveUser(session.id));
+    t.deepEqual(await scopeA.sessions.listLive(user.id, now, 10), []);
+    t.deepEqual(await scopeA.sessions.liveIds(user.id, now), []);
+    await scopeA.sessions.insert({ ...session, id: 'sess_a', ip: null });
+    t.deepEqual(await scopeA.sessions.liveIds(user.id, now), ['sess_a']);
+    t.is((await new Lookups(scopeA.db).sessionByCookieHash('sess_a'))?.session.tenant_id ?? a.id, a.id);
+    t.deepEqual(await scopeB.sessions.liveIds(user.id, now), [session.id]);
+    t.true(await scopeB.sessions.isLiveWithActiveUser(session.id));
+    const [mine] = await scopeB.sessions.listLive(user.id, now, 10);
+    t.is(mine.last_seen_at, session.last_seen_at);
+  },
+
+  async artifacts(w) {
+    const { t, a, b, scopeA } = w;
+    const { lookups, artifact } = await signedInB(w);
+    const hash = tokenHash(artifact);
+    t.false(await scopeA.artifacts.consume(hash, Date.now()));
+    const theirs = (await lookups.artifactByHash(hash))!;
+    t.is(theirs.tenantId, b.id);
+    t.false(theirs.consumed);
+    const { tenantId: _t, consumed: _c, ...row } = theirs;
+    await scopeA.artifacts.insert({ ...row, id: 'art_a', createdAt: Date.now() });
+    t.is((await lookups.artifactByHash('art_a'))!.tenantId, a.id);
+  },
+
+  async authRequests(w) {
+    const { t, a, b, scopeA } = w;
+    const { lookups, challenge } = await signedInB(w);
+    t.false(await scopeA.authRequests.consume(challenge, Date.now()));
+    const theirs = (await lookups.authRequestById(challenge))!;
+    t.is(theirs.tenantId, b.id);
+    t.false(theirs.consumed);
+    await scopeA.authRequests.insert({
+      id: 'ar_a',
+      clientId: 'c',
+      params: {},
+      createdAt: 1,
+      expiresAt: Date.now() + 60_000,
+    });
+    t.is((await lookups.authRequestById('ar_a'))!.tenantId, a.id);
+  },
+
+  async authCodes(w) {
+    const { t, a, b, scopeA } = w;
+    const { lookups, unredeemed } = await signedInB(w);
+    const hash = tokenHash(unredeemed);
+    t.false(await scopeA.authCodes.consume(hash, Date.now()));
+    const theirs = (await lookups.authCodeByHash(hash))!;
+    t.is(theirs.tenant_id, b.id);
+    t.is(theirs.consumed_at, null);
+    const { tenant_id: _t, consumed_at: _c, ...row } = theirs;
+    await scopeA.authCodes.insert({ ...row, id: 'code_a', created_at: Date.now() });
+    t.is((await lookups.authCodeByHash('code_a'))!.tenant_id, a.id);
+  },
+
+  async tokens(w) {
+    const { t, a, scopeA, scopeB } = w;
+    const { lookups, user, client, session, familyId, refreshToken, consent, jti, spentKey } = await signedInB(w);
+    const now = Date.now();
+    const refreshHash = tokenHash(refreshToken);
+    t.is(await scopeA.tokens.family(familyId), undefined);
+    t.is(await scopeA.tokens.revokeFamily(familyId, 'test', now), 0);
+    t.is(await scopeA.tokens.revokeFamiliesOfSession(session.id, 'test', now), 0);
+    t.is(
+      await scopeA.tokens.revokeFamiliesOfConsent(user.id, { id: consent.id, clientId: client.client_id }, 'test', now),
+      0,
+    );
+    t.deepEqual(await scopeA.tokens.appsOfSessions(user.id, [session.id]), []);
+    t.false(await scopeA.tokens.consumeRefreshToken(refreshHash, now));
+    t.false(await scopeA.tokens.isAccessTokenRevoked(jti, familyId));
+    const state = (await scopeA.tokens.revocationState({ jti, familyId, clientId: client.client_id, sub: user.id }))!;
+    t.deepEqual(
+      [state.r_jti ?? null, state.r_fam ?? null, state.c_status ?? null, state.u_status ?? null],
+      [null, null, null, null],
+    );
+    // Writes through A land in A, or collide with B's key and change nothing of B's.
+    await t.throwsAsync(() => scopeA.tokens.revokeAccessToken(jti, now + 1, now), { any: true });
+    t.false(await scopeA.tokens.recordSpentJti(spentKey, now + 1, now));
+    await scopeA.tokens.createFamily({
+      id: 'fam_a',
+      userId: user.id,
+      clientId: client.client_id,
+      sessionId: session.id,
+      consentId: null,
+      scope: ['openid'],
+      createdAt: now,
+    });
+    await scopeA.tokens.insertRefreshToken({ id: 'rt_a', familyId, createdAt: now, expiresAt: now + 60_000 });
+    t.is((await scopeA.tokens.family('fam_a'))!.tenant_id, a.id);
+    t.is((await lookups.refreshTokenByHash('rt_a'))!.tenant_id, a.id);
+    t.is(await scopeB.tokens.family('fam_a'), undefined);
+    // B's rows as they were.
+    t.is((await scopeB.tokens.family(familyId))!.revoked_at, null);
+    t.is((await lookups.refreshTokenByHash(refreshHash))!.consumed_at, null);
+    t.true(await scopeB.tokens.isAccessTokenRevoked(jti, undefined));
+    t.deepEqual(
+      (await scopeB.tokens.appsOfSessions(user.id, [session.id])).map((x) => x.client_id),
+      [client.client_id],
+    );
+    const theirs = (await scopeB.tokens.revocationState({ jti, familyId, clientId: client.client_id, sub: user.id }))!;
+    t.deepEqual(
+      [theirs.r_jti !== null, theirs.r_fam ?? null, theirs.c_status, theirs.u_status],
+      [true, null, 'active', 'active'],
+    );
+  },
+
+  async consents(w) {
+    const { t, scopeA, scopeB } = w;
+    const { user, client, consent } = await signedInB(w);
+    const now = Date.now();
+    t.is(await scopeA.consents.latest(user.id, client.client_id), undefined);
+    t.deepEqual(await scopeA.consents.listWithClientNames(user.id), []);
+    t.is(await scopeA.consents.liveClientOf(user.id, consent.id), undefined);
+    t.is(await scopeA.consents.widen(consent.id, ['openid', 'email'], now), 0);
+    t.is(await scopeA.consents.withdraw(user.id, consent.id, now), 0);
+    const { tenant_id: _t, ...row } = consent;
+    await scopeA.consents.insert({ ...row, id: 'cns_a' });
+    t.is((await scopeA.consents.latest(user.id, client.client_id))!.id, 'cns_a');
+    const theirs = (await scopeB.consents.latest(user.id, client.client_id))!;
+    t.is(theirs.id, consent.id);
+    t.deepEqual(theirs.scopes, ['openid']);
+    t.is(await scopeB.consents.liveClientOf(user.id, consent.id), client.client_id);
+    t.deepEqual(
+      (await scopeB.consents.listWithClientNames(user.id)).map((c) => c.id),
+      [consent.id],
+    );
+  },
+
+  async exports(w) {
+    const { t, scopeA, scopeB } = w;
+    const { user, exportId } = await signedInB(w);
+    const now = Date.now();
+    for (const section of ['consents', 'sessions', 'auth_history'] as const) {
+      t.is(await scopeA.exports.countRows(section, user.id), 0);
+      t.deepEqual((await scopeA.exports.sectionPage(section, user.id, 100)).rows, []);
+      t.true((await scopeB.exports.countRows(section, user.id)) > 0, section);
+    }
+    t.is(await scopeA.exports.profile(user.id), undefined);
+    t.is(await scopeA.exports.find(user.id, exportId, now), undefined);
+    t.is(await scopeA.exports.complete(exportId, '{}', now, now + 1), 0);
+    t.is(await scopeA.exports.fail(exportId, now), 0);
+    await scopeA.exports.insertPending({
+      id: 'dex_a',
+      userId: user.id,
+      format: 'json',
+      sections: [],
+      createdAt: now,
+      expiresAt: now + 60_000,
+    });
+    t.is((await scopeA.exports.find(user.id, 'dex_a', now))!.status, 'pending');
+    t.is(await scopeB.exports.find(user.id, 'dex_a', now), undefined);
+    t.is((await scopeB.exports.find(user.id, exportId, now))!.status, 'pending');
+    t.is((await scopeB.exports.profile(user.id))!.email, user.email);
+    t.true((await scopeB.exports.sectionPage('auth_history', user.id, 100)).rows.length > 0);
+  },
+
+  async authHistory(w) {
+    const { t, scopeA, scopeB } = w;
+    const { user } = await signedInB(w);
+    const before = await scopeB.exports.countRows('auth_history', user.id);
+    t.true(before > 0);
+    await scopeA.authHistory.append({
+      id: 'ah_a',
+      user_id: user.id,
+      event: 'logout',
+      outcome: 'success',
+      reason: null,
+      client_id: null,
+      ip: null,
+      user_agent: null,
+      created_at: Date.now(),
+    });
+    t.is(await scopeA.exports.countRows('auth_history', user.id), 1);
+    t.is(await scopeB.exports.countRows('auth_history', user.id), before);
   },
 };
 

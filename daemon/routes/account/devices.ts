@@ -43,7 +43,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   router.use(userFacingErrors());
 
   const session = async (ctx: ParameterizedContext<AppState>) => {
-    const found = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     if (!found) throw new ApiError(401, 'invalid_token', 'A valid session cookie is required.');
     return found;
   };
@@ -102,7 +102,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       const { session: s } = await session(ctx);
       const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard!.params.id);
       if (!target) throw new ApiError(404, 'not_found', 'No such device.');
-      await deps.login.revokeSession(deps.ds, target, 'device_signed_out');
+      await deps.sessions.revokeSession(s.tenant_id, target, 'device_signed_out');
       ctx.status = 204;
     },
   );

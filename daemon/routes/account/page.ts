@@ -18,6 +18,14 @@ import { esc, renderPage } from '../../views/html.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
+const ACTION_HEADING = '<th scope="col"><span class="skip">Action</span></th>';
+const DEVICE_HEADINGS =
+  '<th scope="col">Device</th><th scope="col">App</th><th scope="col">Last seen</th>' + ACTION_HEADING;
+const CONSENT_HEADINGS = '<th scope="col">App</th><th scope="col">Access</th>' + ACTION_HEADING;
+const REFUSED_BODY =
+  '<h1>Request refused</h1>' +
+  '<p role="alert">The form could not be verified. Reload the account page and try again.</p>';
+
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const service = new AccountService(deps.ds, deps.config.secretKey);
@@ -25,7 +33,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   const csrfOf = (sessionId: string) => createHmac('sha256', csrfKey).update(sessionId).digest('base64url');
 
   const signedIn = async (ctx: Ctx) => {
-    const found = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     if (!found) {
       renderPage(ctx, {
         status: 401,
@@ -38,7 +46,8 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   };
 
   const csrfOk = (ctx: Ctx, sessionId: string): boolean => {
-    const given = Buffer.from(String((ctx.request.body as Record<string, unknown> | undefined)?.csrf ?? ''));
+    const csrf = (ctx.request.body as Record<string, unknown> | undefined)?.csrf;
+    const given = Buffer.from(typeof csrf === 'string' ? csrf : '');
     const expected = Buffer.from(csrfOf(sessionId));
     return given.length === expected.length && timingSafeEqual(given, expected);
   };
@@ -69,37 +78,47 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
           : ctx.query.done === 'consent'
             ? '<p role="status">Access was removed.</p>'
             : '';
+      const hidden = `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
       const deviceRows = devices
-        .map(
-          (d) => `<tr>
+        .map((d) => {
+          const seen = d.last_seen_at
+            ? `<time datetime="${esc(d.last_seen_at)}">${esc(d.last_seen_at.replace('T', ' ').slice(0, 16))} UTC</time>`
+            : '';
+          const label = `Sign out ${esc(d.display_name)}${d.current ? ' (this device)' : ''}`;
+          return `<tr>
   <td>${esc(d.display_name)}${d.current ? ' <strong>(this device)</strong>' : ''}</td>
   <td>${esc(d.app_display_name ?? '')}</td>
-  <td>${d.last_seen_at ? `<time datetime="${esc(d.last_seen_at)}">${esc(d.last_seen_at.replace('T', ' ').slice(0, 16))} UTC</time>` : ''}</td>
-  <td><form method="post" action="/account/devices/${esc(d.id)}/sign-out"><input type="hidden" name="csrf" value="${esc(csrf)}">
-    <button type="submit" class="secondary" aria-label="Sign out ${esc(d.display_name)}${d.current ? ' (this device)' : ''}">Sign out</button></form></td>
-</tr>`,
-        )
+  <td>${seen}</td>
+  <td><form method="post" action="/account/devices/${esc(d.id)}/sign-out">${hidden}
+    <button type="submit" class="secondary" aria-label="${label}">Sign out</button></form></td>
+</tr>`;
+        })
         .join('\n');
       const consentRows = consents
-        .map(
-          (c) => `<tr>
-  <td>${esc(c.clientName ?? c.clientId)}</td>
+        .map((c) => {
+          const app = esc(c.clientName ?? c.clientId);
+          return `<tr>
+  <td>${app}</td>
   <td>${esc(c.scopes.join(' '))}</td>
-  <td><form method="post" action="/account/consents/${esc(c.id)}/withdraw"><input type="hidden" name="csrf" value="${esc(csrf)}">
-    <button type="submit" class="secondary" aria-label="Remove access for ${esc(c.clientName ?? c.clientId)}">Remove</button></form></td>
-</tr>`,
-        )
+  <td><form method="post" action="/account/consents/${esc(c.id)}/withdraw">${hidden}
+    <button type="submit" class="secondary" aria-label="Remove access for ${app}">Remove</button></form></td>
+</tr>`;
+        })
         .join('\n');
+      const consentTable = consents.length
+        ? `<table aria-labelledby="consents"><thead><tr>${CONSENT_HEADINGS}</tr></thead>` +
+          `<tbody>${consentRows}</tbody></table>`
+        : '<p>No app has access to your account.</p>';
       renderPage(ctx, {
         title: 'Your account',
         body: `<h1>Your account</h1>
 <p>Signed in as <strong>${esc(user.email)}</strong>.</p>
 ${notice}
 <h2 id="devices">Devices</h2>
-<table aria-labelledby="devices"><thead><tr><th scope="col">Device</th><th scope="col">App</th><th scope="col">Last seen</th><th scope="col"><span class="skip">Action</span></th></tr></thead>
+<table aria-labelledby="devices"><thead><tr>${DEVICE_HEADINGS}</tr></thead>
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
-${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col">App</th><th scope="col">Access</th><th scope="col"><span class="skip">Action</span></th></tr></thead><tbody>${consentRows}</tbody></table>` : '<p>No app has access to your account.</p>'}`,
+${consentTable}`,
       });
     },
   );
@@ -111,7 +130,7 @@ ${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col
       return renderPage(ctx, {
         status: 403,
         title: 'Refused',
-        body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>',
+        body: REFUSED_BODY,
       });
     const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
     if (!sessionId)
@@ -120,7 +139,7 @@ ${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col
         title: 'Not found',
         body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>',
       });
-    await deps.login.revokeSession(deps.ds, sessionId, 'device_signed_out');
+    await deps.sessions.revokeSession(me.session.tenant_id, sessionId, 'device_signed_out');
     ctx.status = 303;
     ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
   });
@@ -132,7 +151,7 @@ ${consents.length ? `<table aria-labelledby="consents"><thead><tr><th scope="col
       return renderPage(ctx, {
         status: 403,
         title: 'Refused',
-        body: '<h1>Request refused</h1><p role="alert">The form could not be verified. Reload the account page and try again.</p>',
+        body: REFUSED_BODY,
       });
     const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
     if (!ok)

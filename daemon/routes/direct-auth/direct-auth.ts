@@ -14,13 +14,14 @@ import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../shared/errors.js';
 import { email } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type CreatedSession } from '../../../shared/services/auth/login.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
+import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { continuationUrl, requestMeta } from '../oauth/authorize.js';
+import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorization.js';
 
 const EMAIL_PROVIDER = 'email_code';
 
@@ -139,7 +140,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       const client = await activeClient(b.client_id);
       await challengeFor(b.authorization_challenge_id, client.client_id);
       try {
-        const r = await deps.login.sendCode({
+        const r = await deps.codes.sendCode({
           tenantId: client.tenant_id,
           clientId: client.client_id,
           email: b.email,
@@ -148,7 +149,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         });
         ctx.body = { ok: true, expires_in: r.expiresIn };
       } catch (e) {
-        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
+        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
         throw e;
       }
     },
@@ -192,8 +193,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       };
       const authTime = Date.now();
       if (b.code_challenge) {
-        const { user } = await deps.login.verifyCode(verify);
-        const { artifact, expiresIn } = await deps.login.createArtifact({
+        const { user } = await deps.codes.verifyCode(verify);
+        const { artifact, expiresIn } = await deps.artifacts.createArtifact({
           user,
           clientId: client.client_id,
           channel: b.channel ?? 'browser',
@@ -208,8 +209,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       }
       // The consumed code, the session, their history rows and the consumed challenge commit
       // together, in one transaction.
-      const { result: created } = await deps.login.verifyCode(verify, async (em, user) => {
-        const c = await deps.login.createSession(em, {
+      const { result: created } = await deps.codes.verifyCode(verify, async (tx, user) => {
+        const c = await deps.sessions.createSession(tx, {
           user,
           authTime,
           acr: ACR_EMAIL_CODE,
@@ -217,7 +218,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           clientId: client.client_id,
           meta: requestMeta(ctx),
         });
-        if (challenge) await deps.oauth.consumeAuthRequest(em, b.authorization_challenge_id!);
+        if (challenge) await deps.oauth.consumeAuthRequest(challenge.tenantId, b.authorization_challenge_id!, tx);
         return c;
       });
       sessionResult(
@@ -251,7 +252,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     async (ctx) => {
       const b = ctx.state.guard!.body as z.output<typeof SessionBody>;
       const client = await activeClient(b.client_id);
-      const a = await deps.login.findArtifact(b.direct_auth_artifact);
+      const a = await deps.artifacts.findArtifact(b.direct_auth_artifact);
       // Every binding is checked, and every failure looks the same to the caller.
       const bound =
         a &&
@@ -263,27 +264,26 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         verifyS256(b.code_verifier, a.codeChallenge);
       if (!a || !bound)
         throw new InvalidGrant(
-          'The direct-auth artifact is invalid, expired, already used, or not bound to this client, channel, provider or code_verifier.',
+          'The direct-auth artifact is invalid, expired, already used, or not bound to this client, channel, ' +
+            'provider or code_verifier.',
         );
       const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
-      const user = await deps.login.findUserById(client.tenant_id, a.userId);
+      const user = await deps.sessions.findUser(client.tenant_id, a.userId);
       if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
 
-      const created = await deps.ds.transaction(async (em) => {
-        if (!(await deps.login.consumeArtifact(em, a.id)))
-          throw new InvalidGrant('The direct-auth artifact was already used.');
-        const continueNow = challenge && !challenge.consumed && !b.defer_authorization_continuation;
-        if (continueNow && !(await deps.oauth.consumeAuthRequest(em, a.authRequestId)))
-          throw new InvalidGrant('The authorization challenge was already used.');
-        return deps.login.createSession(em, {
+      // The consumed artifact, the consumed challenge (when the login continues now) and the
+      // session commit together.
+      const continueNow = challenge && !challenge.consumed && !b.defer_authorization_continuation;
+      const created = await deps.artifacts.redeem(a, continueNow ? a.authRequestId : null, (tx) =>
+        deps.sessions.createSession(tx, {
           user,
           authTime: a.authTime,
           acr: ACR_EMAIL_CODE,
           amr: a.amr,
           clientId: client.client_id,
           meta: requestMeta(ctx),
-        });
-      });
+        }),
+      );
       let extra: Record<string, unknown> = {};
       if (challenge) {
         extra = b.defer_authorization_continuation

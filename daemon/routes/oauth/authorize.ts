@@ -1,28 +1,23 @@
 /**
- * GET /authorize (authorization code flow only) and the pages it leads to: email-code login
- * and consent. Validation follows RFC 6749 §4.1.2.1: until the client and redirect URI are
- * known good, errors are shown on a page and never redirected; after that they go back to the
- * client with `error`, `state` and `iss` (RFC 9207).
+ * GET /authorize (authorization code flow only). Validation follows RFC 6749 §4.1.2.1: until
+ * the client and redirect URI are known good, errors are shown on a page and never redirected;
+ * after that they go back to the client with `error`, `state` and `iss` (RFC 9207). A user who
+ * must sign in gets the login form (login-forms.ts); one who must consent, the consent form
+ * (consent.ts); both continue the authorization request saved here.
  */
 import Router from '@koa/router';
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import type { Middleware, ParameterizedContext } from 'koa';
-import { deriveKey, randomToken } from '../../../shared/crypto.js';
+import type { Middleware } from 'koa';
 import type { Client } from '../../../shared/db/entities.js';
-import { ApiError, OAuthError } from '../../../shared/errors.js';
-import { email as emailSchema } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, type UserRow } from '../../../shared/services/auth/login.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
 import { PKCE_VALUE } from '../../../shared/services/auth/pkce.js';
-import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { readCookie, setCookie } from '../../cookies.js';
+import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { errorPage } from '../../views/html.js';
-import { codeStep, consentPage, emailStep } from '../../views/login.js';
+import { consentPage, emailStep } from '../../views/login.js';
+import { authorizationFlow, redirectUriMatches, type Ctx } from './authorization.js';
 
-type Ctx = ParameterizedContext<AppState>;
-const CSRF_COOKIE = 'iam_csrf';
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
 class AuthzRedirectError extends Error {
@@ -34,88 +29,9 @@ class AuthzRedirectError extends Error {
   }
 }
 
-/** RFC 8252 §7.3: a native (public) client's loopback redirect may use any port. */
-export function redirectUriMatches(client: Client, uri: string): boolean {
-  if (client.redirect_uris.includes(uri)) return true;
-  if (client.client_type !== 'public') return false;
-  let u: URL;
-  try {
-    u = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(u.hostname)) return false;
-  return client.redirect_uris.some((r) => {
-    try {
-      const reg = new URL(r);
-      return (
-        reg.protocol === 'http:' &&
-        reg.hostname === u.hostname &&
-        reg.pathname === u.pathname &&
-        reg.search === u.search
-      );
-    } catch {
-      return false;
-    }
-  });
-}
-
-/** The URL that continues an authorization after login: the same request with prompt=none. */
-export function continuationUrl(issuer: string, p: AuthParams): string {
-  const u = new URL(`${issuer}/authorize`);
-  const q: Record<string, string | undefined> = {
-    response_type: 'code',
-    client_id: p.client_id,
-    redirect_uri: p.redirect_uri,
-    scope: p.scope.join(' '),
-    state: p.state,
-    nonce: p.nonce,
-    code_challenge: p.code_challenge,
-    code_challenge_method: 'S256',
-    max_age: p.max_age?.toString(),
-    prompt: 'none',
-  };
-  for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
-  return u.toString();
-}
-
-export function requestMeta(ctx: Ctx) {
-  return { ip: ctx.ip, userAgent: ctx.get('User-Agent') || undefined };
-}
-
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const issuer = deps.config.issuer;
-  const secure = issuer.startsWith('https:');
-  const csrfKey = deriveKey(deps.config.secretKey, 'login-csrf');
-
-  // ---- helpers ----
-
-  const redirectTo = (ctx: Ctx, redirectUri: string, params: Record<string, string | undefined>) => {
-    const u = new URL(redirectUri);
-    for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
-    u.searchParams.set('iss', issuer); // RFC 9207 §2
-    ctx.status = 302;
-    ctx.redirect(u.toString());
-  };
-
-  /** Double-submit CSRF for the login forms: an HttpOnly cookie, and a form field bound to it
-   * and to the authorization request, so a login cannot be forged into another's browser. */
-  const csrfFor = (ctx: Ctx, challenge: string): string => {
-    let c = readCookie(ctx, CSRF_COOKIE);
-    if (!c || !/^[A-Za-z0-9_-]{20,64}$/.test(c)) {
-      c = randomToken(24);
-      setCookie(ctx, CSRF_COOKIE, c, { maxAgeSeconds: 3600, secure });
-    }
-    return createHmac('sha256', csrfKey).update(`${c}:${challenge}`).digest('base64url');
-  };
-  const csrfOk = (ctx: Ctx, challenge: string, token: unknown): boolean => {
-    const c = readCookie(ctx, CSRF_COOKIE);
-    if (!c || typeof token !== 'string') return false;
-    const a = Buffer.from(createHmac('sha256', csrfKey).update(`${c}:${challenge}`).digest('base64url'));
-    const b = Buffer.from(token);
-    return a.length === b.length && timingSafeEqual(a, b);
-  };
+  const { redirectTo, csrfFor, finish } = authorizationFlow(deps);
 
   /** RFC 6749 §3.1: parameters must not repeat. */
   const param = (q: Record<string, unknown>, name: string): string | undefined => {
@@ -175,26 +91,6 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     };
   };
 
-  /** Issues the code and sends the browser back to the client. */
-  const finish = async (
-    ctx: Ctx,
-    tenantId: string,
-    p: AuthParams,
-    s: { id: string; auth_time: number; acr: string; amr: string[] },
-    user: UserRow,
-  ) => {
-    const code = await deps.oauth.issueCode({
-      tenantId,
-      params: p,
-      userId: user.id,
-      sessionId: s.id,
-      authTime: s.auth_time,
-      acr: s.acr,
-      amr: s.amr,
-    });
-    redirectTo(ctx, p.redirect_uri, { code, state: p.state });
-  };
-
   const startLogin = async (ctx: Ctx, tenantId: string, client: Client, p: AuthParams) => {
     const challenge = await deps.oauth.saveAuthRequest(tenantId, p);
     emailStep(ctx, { challenge, csrf: csrfFor(ctx, challenge), clientName: client.name, email: p.login_hint });
@@ -241,7 +137,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const fail = (error: string, description: string) =>
       redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
 
-    const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
     const tooOld = session && p.max_age !== undefined && Date.now() - session.session.auth_time > p.max_age * 1000;
     if (!session || tooOld || p.prompt?.includes('login')) {
@@ -265,7 +161,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       }
     } else {
       // First-party clients skip the screen, but the grant is still recorded for the user to see.
-      await deps.oauth.grantConsent(deps.ds, {
+      await deps.oauth.grantConsent({
         tenantId: client.tenant_id,
         userId: session.user.id,
         clientId: client.client_id,
@@ -291,168 +187,6 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     authorize,
   );
-
-  // ---- login and consent forms ----
-
-  /** Loads the authorization request a form belongs to and checks its CSRF token. */
-  const formContext = async (ctx: Ctx) => {
-    const b = (ctx.request.body ?? {}) as Record<string, unknown>;
-    const challenge = typeof b.challenge === 'string' ? b.challenge : '';
-    const req = await deps.oauth.getAuthRequest(challenge);
-    if (!req || req.consumed) {
-      errorPage(
-        ctx,
-        400,
-        'Sign-in expired',
-        'This sign-in request has expired. Go back to the application and start again.',
-      );
-      return undefined;
-    }
-    if (!csrfOk(ctx, challenge, b.csrf)) {
-      errorPage(
-        ctx,
-        403,
-        'Request refused',
-        'The form could not be verified. Go back to the application and start again.',
-      );
-      return undefined;
-    }
-    const found = await deps.directory.resolveClient(req.params.client_id);
-    if (!found || found.client.status !== 'active' || found.tenantState !== 'active') {
-      errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
-      return undefined;
-    }
-    return { b, challenge, req, client: found.client, allowSignup: found.allowSignup, csrf: b.csrf as string };
-  };
-
-  router.post('/login/email-code', async (ctx) => {
-    const f = await formContext(ctx);
-    if (!f) return;
-    const parsed = emailSchema.safeParse(f.b.email);
-    if (!parsed.success)
-      return emailStep(ctx, {
-        challenge: f.challenge,
-        csrf: f.csrf,
-        clientName: f.client.name,
-        email: String(f.b.email ?? ''),
-        error: 'Enter a valid email address, like name@example.com.',
-        status: 400,
-      });
-    try {
-      await deps.login.sendCode({
-        tenantId: f.client.tenant_id,
-        clientId: f.client.client_id,
-        email: parsed.data,
-        allowSignup: f.allowSignup,
-        meta: requestMeta(ctx),
-      });
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) {
-        ctx.set('Retry-After', String(e.extra.retry_after ?? 30));
-        return codeStep(ctx, {
-          challenge: f.challenge,
-          csrf: f.csrf,
-          clientName: f.client.name,
-          email: parsed.data,
-          error: e.message,
-          status: 429,
-        });
-      }
-      throw e;
-    }
-    codeStep(ctx, {
-      challenge: f.challenge,
-      csrf: f.csrf,
-      clientName: f.client.name,
-      email: parsed.data,
-      notice: 'Code sent.',
-    });
-  });
-
-  router.post('/login/verify', async (ctx) => {
-    const f = await formContext(ctx);
-    if (!f) return;
-    const email = emailSchema.safeParse(f.b.email);
-    const code = typeof f.b.code === 'string' ? f.b.code.trim() : '';
-    if (!email.success)
-      return emailStep(ctx, {
-        challenge: f.challenge,
-        csrf: f.csrf,
-        clientName: f.client.name,
-        error: 'Enter your email address again.',
-        status: 400,
-      });
-    let created;
-    try {
-      // The consumed code, the session and the consumed request commit together.
-      ({ result: created } = await deps.login.verifyCode(
-        {
-          tenantId: f.client.tenant_id,
-          clientId: f.client.client_id,
-          email: email.data,
-          code,
-          allowSignup: f.allowSignup,
-          meta: requestMeta(ctx),
-        },
-        async (em, user) => {
-          const c = await deps.login.createSession(em, {
-            user,
-            authTime: Date.now(),
-            acr: ACR_EMAIL_CODE,
-            amr: AMR_EMAIL_CODE,
-            clientId: f.client.client_id,
-            meta: requestMeta(ctx),
-          });
-          await deps.oauth.consumeAuthRequest(em, f.challenge);
-          return c;
-        },
-      ));
-    } catch (e) {
-      if (e instanceof OAuthError || e instanceof ApiError) {
-        return codeStep(ctx, {
-          challenge: f.challenge,
-          csrf: f.csrf,
-          clientName: f.client.name,
-          email: email.data,
-          error: e.message,
-          status: e instanceof ApiError ? e.status : 400,
-        });
-      }
-      throw e;
-    }
-    setCookie(ctx, SESSION_COOKIE, created!.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
-    ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
-    ctx.redirect(continuationUrl(issuer, f.req.params));
-  });
-
-  router.post('/authorize/consent', async (ctx) => {
-    const f = await formContext(ctx);
-    if (!f) return;
-    const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!current || current.session.tenant_id !== f.client.tenant_id)
-      return errorPage(
-        ctx,
-        401,
-        'Signed out',
-        'You are no longer signed in. Go back to the application and start again.',
-      );
-    if (!(await deps.oauth.consumeAuthRequest(deps.ds, f.challenge)))
-      return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
-    const p = f.req.params;
-    if (f.b.decision !== 'allow')
-      return redirectTo(ctx, p.redirect_uri, {
-        error: 'access_denied',
-        error_description: 'The user denied the request.',
-        state: p.state,
-      });
-    await deps.oauth.grantConsent(deps.ds, {
-      tenantId: f.client.tenant_id,
-      userId: current.user.id,
-      clientId: f.client.client_id,
-      scopes: p.scope,
-    });
-    await finish(ctx, f.client.tenant_id, p, current.session, current.user);
-  });
 
   return router;
 }

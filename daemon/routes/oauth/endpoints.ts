@@ -4,16 +4,14 @@
  */
 import Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
-import { one } from '../../../shared/db/sql.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
-import { recordAuthEvent } from '../../../shared/services/auth/history.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc, renderPage } from '../../views/html.js';
-import { redirectUriMatches, requestMeta } from './authorize.js';
+import { redirectUriMatches, requestMeta } from './authorization.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -106,7 +104,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
     }
     const scope = String(claims.scope ?? '').split(' ');
-    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid)) {
+    if (await deps.oauth.isAccessTokenRevoked(String(claims.tenant_id), String(claims.jti), claims.fid)) {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
     }
@@ -114,11 +112,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
       ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="insufficient_scope", scope="openid"');
       throw new ApiError(403, 'insufficient_scope', 'The token lacks the openid scope.');
     }
-    const user = await one<{ id: string; email: string; name: string; status: string; lifecycle_state: string }>(
-      deps.ds,
-      'SELECT u.id, u.email, u.name, u.status, t.lifecycle_state FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?',
-      [String(claims.tenant_id), String(claims.sub)],
-    );
+    const user = await deps.oauth.userInfo(String(claims.tenant_id), String(claims.sub));
     if (!user || user.status !== 'active' || user.lifecycle_state !== 'active') {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The account is not available.');
@@ -145,8 +139,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
   router.post('/userinfo', userinfo);
 
   // ---- Revocation (RFC 7009) ----
-  api.add(
-    router as unknown as Router<ClientAuthState>,
+  api.add<ClientAuthState>(
+    router,
     {
       method: 'post',
       path: '/revoke',
@@ -204,7 +198,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
         return renderPage(ctx, {
           status: 400,
           title: 'Sign-out failed',
-          body: '<h1>Sign-out failed</h1><p role="alert">The address to return to is not registered for this application.</p>',
+          body:
+            '<h1>Sign-out failed</h1>' +
+            '<p role="alert">The address to return to is not registered for this application.</p>',
         });
       }
       redirect = postLogout;
@@ -220,18 +216,8 @@ ${str('state') ? `<input type="hidden" name="state" value="${esc(str('state'))}"
 <button type="submit">Sign out</button></form>`,
       });
     }
-    const current = await deps.login.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (current) {
-      await deps.login.revokeSession(deps.ds, current.session.id, 'logout');
-      await recordAuthEvent(deps.ds, {
-        tenantId: current.session.tenant_id,
-        userId: current.user.id,
-        event: 'logout',
-        outcome: 'success',
-        clientId,
-        meta: requestMeta(ctx),
-      });
-    }
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+    if (current) await deps.sessions.logout(current, { clientId, meta: requestMeta(ctx) });
     clearCookie(ctx, SESSION_COOKIE, secure);
     if (redirect) {
       const u = new URL(redirect);

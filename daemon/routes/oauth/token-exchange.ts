@@ -14,7 +14,6 @@
 import type { Middleware } from 'koa';
 import type { JWTPayload } from 'jose';
 import type { Client } from '../../../shared/db/entities.js';
-import { one } from '../../../shared/db/sql.js';
 import {
   InvalidRequest,
   InvalidScope,
@@ -216,14 +215,10 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       throw new InvalidRequest(`The ${role} is not a valid, unexpired access token of this issuer.`);
     }
     if (claims.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} belongs to another tenant.`);
-    if (await deps.oauth.isAccessTokenRevoked(String(claims.jti), claims.fid))
+    if (await deps.oauth.isAccessTokenRevoked(client.tenant_id, String(claims.jti), claims.fid))
       throw new InvalidRequest(`The ${role} has been revoked.`);
     // A token outlives neither its client's active state nor its tenant (as at the bearer APIs).
-    const owner = await one<{ status: string; tenant_id: string }>(
-      deps.ds,
-      'SELECT status, tenant_id FROM clients WHERE client_id = ?',
-      [String(claims.client_id)],
-    );
+    const owner = (await deps.directory.resolveClient(String(claims.client_id)))?.client;
     if (owner?.status !== 'active' || owner.tenant_id !== client.tenant_id)
       throw new InvalidRequest(`The ${role} was issued to a client that is no longer active.`);
     return claims;
@@ -248,11 +243,8 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
 
   /** A user subject must still be active; a client subject (client_credentials) has no user row. */
   const requireActiveUser = async (tenantId: string, sub: string) => {
-    const u = await one<{ status: string }>(deps.ds, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
-      tenantId,
-      sub,
-    ]);
-    if (u && u.status !== 'active') throw new InvalidRequest("The subject's account is disabled.");
+    const status = await deps.oauth.userStatus(tenantId, sub);
+    if (status !== undefined && status !== 'active') throw new InvalidRequest("The subject's account is disabled.");
   };
 
   const verifySubject: Step = async (x) => {

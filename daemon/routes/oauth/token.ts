@@ -3,16 +3,13 @@ import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
-import { num, one } from '../../../shared/db/sql.js';
 import {
-  InvalidGrant,
   InvalidRequest,
   InvalidScope,
   InvalidTarget,
   UnauthorizedClient,
   UnsupportedGrantType,
 } from '../../../shared/errors.js';
-import { recordAuthEvent } from '../../../shared/services/auth/history.js';
 import { ReuseDetected } from '../../../shared/services/auth/oauth.js';
 import { TOKEN_EXCHANGE_GRANT, tokenExchangeGrant } from './token-exchange.js';
 import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
@@ -123,7 +120,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       scope: p.scope.join(' '),
     };
     if (p.idToken && p.scope.includes('openid')) {
-      const user = await deps.login.findUserById(p.client.tenant_id, p.userId);
+      const user = await deps.sessions.findUser(p.client.tenant_id, p.userId);
       const claims: Record<string, unknown> = {};
       if (user && p.scope.includes('email')) Object.assign(claims, { email: user.email, email_verified: true });
       if (user && p.scope.includes('profile')) claims.name = user.name;
@@ -142,15 +139,13 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     return body;
   };
 
-  /** Replay of a code or refresh token: revoke the family in its own statement, then refuse. */
-  const revokingOnReuse = async <T>(log: Logger, fn: () => Promise<T>): Promise<T> => {
+  /** Replay of a code or refresh token: the service has revoked the family; say so, then refuse. */
+  const loggingReuse = async <T>(log: Logger, fn: () => Promise<T>): Promise<T> => {
     try {
       return await fn();
     } catch (e) {
-      if (e instanceof ReuseDetected) {
-        await deps.oauth.revokeFamily(deps.ds, e.familyId, e.reason);
+      if (e instanceof ReuseDetected)
         log.warn({ familyId: e.familyId, reason: e.reason }, 'token family revoked on reuse');
-      }
       throw e;
     }
   };
@@ -163,47 +158,13 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       throw new UnauthorizedClient('This client may not use the authorization_code grant.');
     const code = single(body, 'code');
     if (!code) throw new InvalidRequest('code is required.');
-    const issued = await revokingOnReuse(ctx.state.log, () =>
-      deps.ds.transaction(async (em) => {
-        const row = await deps.oauth.redeemCode(em, {
-          code,
-          clientId: client.client_id,
-          redirectUri: single(body, 'redirect_uri'),
-          codeVerifier: single(body, 'code_verifier'),
-        });
-        const live = await one<{ n: unknown }>(
-          em,
-          `SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
-          WHERE s.id = ? AND s.revoked_at IS NULL AND u.status = 'active'`,
-          [row.session_id],
-        );
-        if (!num(live?.n)) throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
-        const consent = client.first_party
-          ? undefined
-          : await deps.oauth.findConsent(client.tenant_id, row.user_id, client.client_id, em);
-        await deps.oauth.createFamily(em, {
-          id: row.family_id,
-          tenantId: client.tenant_id,
-          userId: row.user_id,
-          clientId: client.client_id,
-          sessionId: row.session_id,
-          consentId: consent?.id ?? null,
-          scope: row.scope,
-        });
-        const refresh = client.grant_types.includes('refresh_token')
-          ? await deps.oauth.issueRefreshToken(em, client.tenant_id, row.family_id)
-          : undefined;
-        await recordAuthEvent(em, {
-          tenantId: client.tenant_id,
-          userId: row.user_id,
-          event: 'token',
-          outcome: 'success',
-          clientId: client.client_id,
-        });
-        return { row, refresh };
+    const { code: row, refreshToken } = await loggingReuse(ctx.state.log, () =>
+      deps.oauth.exchangeCode(client, {
+        code,
+        redirectUri: single(body, 'redirect_uri'),
+        codeVerifier: single(body, 'code_verifier'),
       }),
     );
-    const { row, refresh } = issued;
     const out = await userTokens({
       client,
       userId: row.user_id,
@@ -215,7 +176,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       amr: row.amr,
       idToken: true,
     });
-    if (refresh) out.refresh_token = refresh;
+    if (refreshToken) out.refresh_token = refreshToken;
     ctx.set('Pragma', 'no-cache');
     ctx.body = out;
   };
@@ -229,21 +190,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     const token = single(body, 'refresh_token');
     if (!token) throw new InvalidRequest('refresh_token is required.');
     const requested = parseScope(single(body, 'scope'));
-    const { family, next } = await revokingOnReuse(ctx.state.log, () =>
-      deps.ds.transaction(async (em) => {
-        const family = await deps.oauth.rotateRefreshToken(em, token, client.client_id);
-        if (requested?.some((s) => !family.scope.includes(s)))
-          throw new InvalidScope('A refreshed token cannot widen the original scope.');
-        const user = family.user_id
-          ? await one<{ status: string }>(em, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
-              client.tenant_id,
-              family.user_id,
-            ])
-          : undefined;
-        if (family.user_id && user?.status !== 'active') throw new InvalidGrant('The account is disabled.');
-        const next = await deps.oauth.issueRefreshToken(em, client.tenant_id, family.id);
-        return { family, next };
-      }),
+    const { family, refreshToken: next } = await loggingReuse(ctx.state.log, () =>
+      deps.oauth.rotateRefreshToken(client, token, requested),
     );
     const out = await userTokens({
       client,

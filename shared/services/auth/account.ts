@@ -4,10 +4,10 @@
  * scoped by tenant AND user, so an id of another user's row is simply not found.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
-import type { DataSource } from 'typeorm';
-import { UAParser } from 'ua-parser-js';
+import UAParser from 'ua-parser-js';
 import { deriveKey } from '../../crypto.js';
-import { all, exec, json, num, one } from '../../db/sql.js';
+import type { Database } from '../../db/index.js';
+import { TenantScope } from '../../repositories/index.js';
 
 export interface ConsentView {
   id: string;
@@ -50,7 +50,9 @@ export function describeUserAgent(ua: string | null): {
 } {
   const r = new UAParser(ua ?? '').getResult();
   const browser = r.browser.name;
-  const os = r.os.name;
+  // ua-parser-js 1.x (MIT) still says "Mac OS" where 2.x (AGPL, not shippable here) says
+  // "macOS"; the name users see stays the current one.
+  const os = r.os.name === 'Mac OS' ? 'macOS' : r.os.name;
   const platform = os ?? 'unknown';
   const display_name =
     browser && os ? `${browser} on ${os}` : (browser ?? (os ? `Browser on ${os}` : 'Unknown device'));
@@ -61,7 +63,7 @@ export class AccountService {
   private readonly cursorKey: Buffer;
 
   constructor(
-    private readonly ds: DataSource,
+    private readonly db: Database,
     secretKey: string,
   ) {
     this.cursorKey = deriveKey(secretKey, 'device-cursor');
@@ -71,35 +73,27 @@ export class AccountService {
 
   async listConsents(tenantId: string, userId: string): Promise<ConsentView[]> {
     const now = Date.now();
-    const rows = await all<Record<string, unknown>>(
-      this.ds,
-      `SELECT c.id, c.client_id, c.scopes, c.granted_at, c.expires_at, c.privacy_policy_version, c.tos_version, c.consent_version, cl.name AS client_name
-         FROM consents c LEFT JOIN clients cl ON cl.tenant_id = c.tenant_id AND cl.client_id = c.client_id
-        WHERE c.tenant_id = ? AND c.user_id = ? AND c.revoked_at IS NULL
-        ORDER BY c.granted_at DESC, c.id`,
-      [tenantId, userId],
-    );
+    const rows = await new TenantScope(this.db, tenantId).consents.listWithClientNames(userId);
     const out: ConsentView[] = [];
     for (const r of rows) {
-      const expiresAt = r.expires_at === null || r.expires_at === undefined ? undefined : num(r.expires_at);
+      const expiresAt = r.expires_at ?? undefined;
       if (expiresAt !== undefined && expiresAt <= now) continue;
-      const scopes = json<string[]>(r.scopes);
       const v: ConsentView = {
-        id: String(r.id),
-        clientId: String(r.client_id),
-        scopes,
-        selectedScopes: [...scopes],
-        grantedAt: num(r.granted_at),
+        id: r.id,
+        clientId: r.client_id,
+        scopes: r.scopes,
+        selectedScopes: [...r.scopes],
+        grantedAt: r.granted_at,
       };
-      if (typeof r.client_name === 'string' && r.client_name) v.clientName = r.client_name;
+      if (r.client_name) v.clientName = r.client_name;
       if (expiresAt !== undefined) v.expiresAt = expiresAt;
-      const pp = r.privacy_policy_version as string | null;
-      const tos = r.tos_version as string | null;
+      const pp = r.privacy_policy_version;
+      const tos = r.tos_version;
       if (pp || tos) {
         v.policyVersions = {
           ...(pp ? { privacyPolicyVersion: pp } : {}),
           ...(tos ? { tosVersion: tos } : {}),
-          consentVersion: num(r.consent_version),
+          consentVersion: r.consent_version,
         };
       }
       out.push(v);
@@ -112,25 +106,13 @@ export class AccountService {
    * that user at that client. False when the consent is not this user's (or not live).
    */
   async withdrawConsent(tenantId: string, userId: string, consentId: string): Promise<boolean> {
-    return this.ds.transaction(async (em) => {
-      const c = await one<{ client_id: string }>(
-        em,
-        'SELECT client_id FROM consents WHERE id = ? AND tenant_id = ? AND user_id = ? AND revoked_at IS NULL',
-        [consentId, tenantId, userId],
-      );
-      if (!c) return false;
+    return this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      const clientId = await scope.consents.liveClientOf(userId, consentId);
+      if (clientId === undefined) return false;
       const now = Date.now();
-      await exec(
-        em,
-        'UPDATE consents SET revoked_at = ? WHERE id = ? AND tenant_id = ? AND user_id = ? AND revoked_at IS NULL',
-        [now, consentId, tenantId, userId],
-      );
-      await exec(
-        em,
-        `UPDATE token_families SET revoked_at = ?, revoked_reason = ?
-          WHERE tenant_id = ? AND user_id = ? AND (consent_id = ? OR client_id = ?) AND revoked_at IS NULL`,
-        [now, 'consent_withdrawn', tenantId, userId, consentId, c.client_id],
-      );
+      await scope.consents.withdraw(userId, consentId, now);
+      await scope.tokens.revokeFamiliesOfConsent(userId, { id: consentId, clientId }, 'consent_withdrawn', now);
       return true;
     });
   }
@@ -172,43 +154,24 @@ export class AccountService {
     cursor?: string,
   ): Promise<{ devices: DeviceView[]; next_cursor?: string }> {
     const after = cursor === undefined ? undefined : this.decodeCursor(cursor);
-    const now = Date.now();
-    const params: unknown[] = [tenantId, userId, now];
-    let where = 's.tenant_id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ?';
-    if (after) {
-      where += ' AND (s.created_at < ? OR (s.created_at = ? AND s.id > ?))';
-      params.push(after.createdAt, after.createdAt, after.id);
-    }
-    const rows = await all<Record<string, unknown>>(
-      this.ds,
-      `SELECT s.id, s.created_at, s.user_agent, s.last_seen_at FROM sessions s WHERE ${where} ORDER BY s.created_at DESC, s.id ASC LIMIT ${limit + 1}`,
-      params,
-    );
+    const scope = new TenantScope(this.db, tenantId);
+    const rows = await scope.sessions.listLive(userId, Date.now(), limit + 1, after);
     const page = rows.slice(0, limit);
     const apps = new Map<string, { client_id: string; name: string | null }>();
-    if (page.length) {
-      const ids = page.map((r) => String(r.id));
-      const fams = await all<Record<string, unknown>>(
-        this.ds,
-        `SELECT f.session_id, f.client_id, f.created_at, cl.name FROM token_families f
-           LEFT JOIN clients cl ON cl.tenant_id = f.tenant_id AND cl.client_id = f.client_id
-          WHERE f.tenant_id = ? AND f.user_id = ? AND f.session_id IN (${ids.map(() => '?').join(', ')})
-          ORDER BY f.created_at ASC`,
-        [tenantId, userId, ...ids],
-      );
-      for (const f of fams)
-        apps.set(String(f.session_id), { client_id: String(f.client_id), name: (f.name as string | null) ?? null });
-    }
+    // Oldest first, so a session's latest application is the one that stays in the map.
+    for (const f of await scope.tokens.appsOfSessions(
+      userId,
+      page.map((r) => r.id),
+    ))
+      apps.set(f.session_id, { client_id: f.client_id, name: f.name });
     const devices = page.map((r): DeviceView => {
-      const id = String(r.id);
-      const d = describeUserAgent((r.user_agent as string | null) ?? null);
-      const lastSeen = num(r.last_seen_at);
-      const v: DeviceView = { id: deviceIdOf(id), ...d, current: id === currentSessionId };
-      if (Number.isFinite(lastSeen)) {
-        v.last_seen_at = new Date(lastSeen).toISOString();
-        v.last_seen_at_unix = Math.floor(lastSeen / 1000);
+      const d = describeUserAgent(r.user_agent);
+      const v: DeviceView = { id: deviceIdOf(r.id), ...d, current: r.id === currentSessionId };
+      if (Number.isFinite(r.last_seen_at)) {
+        v.last_seen_at = new Date(r.last_seen_at).toISOString();
+        v.last_seen_at_unix = Math.floor(r.last_seen_at / 1000);
       }
-      const app = apps.get(id);
+      const app = apps.get(r.id);
       if (app) {
         v.client_id = app.client_id;
         if (app.name) v.app_display_name = app.name;
@@ -218,17 +181,13 @@ export class AccountService {
     const last = page[page.length - 1];
     return {
       devices,
-      ...(rows.length > limit && last ? { next_cursor: this.encodeCursor(num(last.created_at), String(last.id)) } : {}),
+      ...(rows.length > limit && last ? { next_cursor: this.encodeCursor(last.created_at, last.id) } : {}),
     };
   }
 
   /** The session id behind a device id, among the user's live sessions. */
   async findDeviceSession(tenantId: string, userId: string, deviceId: string): Promise<string | undefined> {
-    const rows = await all<{ id: string }>(
-      this.ds,
-      'SELECT id FROM sessions WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?',
-      [tenantId, userId, Date.now()],
-    );
-    return rows.map((r) => String(r.id)).find((id) => deviceIdOf(id) === deviceId);
+    const ids = await new TenantScope(this.db, tenantId).sessions.liveIds(userId, Date.now());
+    return ids.find((id) => deviceIdOf(id) === deviceId);
   }
 }

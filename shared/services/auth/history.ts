@@ -1,18 +1,22 @@
 import { newId } from '../../crypto.js';
-import { exec, type Db } from '../../db/sql.js';
+import type { TenantScope } from '../../repositories/index.js';
 
+/** Where a sign-in request came from, as far as the service can tell. */
 export interface RequestMeta {
   ip?: string;
   userAgent?: string;
 }
 
+/** The events of the authentication history. */
 export type AuthEvent = 'email_code_sent' | 'email_code_verify' | 'session_created' | 'token' | 'refresh' | 'logout';
 
-/** Every login attempt and its outcome, for the user's own history and for support. */
+/**
+ * Records a login attempt and its outcome, for the user's own history and for support, in the
+ * scope's tenant (and its transaction, when the scope is made in one).
+ */
 export async function recordAuthEvent(
-  db: Db,
+  scope: TenantScope,
   e: {
-    tenantId: string;
     userId: string | null;
     event: AuthEvent;
     outcome: 'success' | 'failure';
@@ -21,20 +25,15 @@ export async function recordAuthEvent(
     meta?: RequestMeta;
   },
 ): Promise<void> {
-  await exec(
-    db,
-    'INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
-    [
-      newId('ah'),
-      e.tenantId,
-      e.userId,
-      e.event,
-      e.outcome,
-      e.reason ?? null,
-      e.clientId ?? null,
-      e.meta?.ip?.slice(0, 64) ?? null,
-      e.meta?.userAgent?.slice(0, 512) ?? null,
-      Date.now(),
-    ],
-  );
+  await scope.authHistory.append({
+    id: newId('ah'),
+    user_id: e.userId,
+    event: e.event,
+    outcome: e.outcome,
+    reason: e.reason ?? null,
+    client_id: e.clientId ?? null,
+    ip: e.meta?.ip?.slice(0, 64) ?? null,
+    user_agent: e.meta?.userAgent?.slice(0, 512) ?? null,
+    created_at: Date.now(),
+  });
 }

@@ -2,13 +2,32 @@
  * Authorization requests, authorization codes, token families with rotating refresh tokens,
  * consents and revocation. Every one-time artifact is consumed with a conditional UPDATE and
  * an affected-row check, so exactly one of several concurrent redemptions wins.
+ *
+ * A code, a refresh token or an authorization request is found by its hash (or random id)
+ * before its tenant is known (lookups.ts); everything after that goes through the scope of the
+ * tenant the lookup returned. The grants of the token endpoint run in one transaction each; a
+ * replayed code or refresh token revokes its family afterwards, in a statement of its own, so
+ * the revocation is not rolled back with the refused request.
  */
-import type { DataSource } from 'typeorm';
 import { newId, randomToken } from '../../crypto.js';
-import { all, exec, json, num, one, type Db } from '../../db/sql.js';
-import { InvalidGrant } from '../../errors.js';
+import type { Client } from '../../db/entities.js';
+import type { Database, Db, Tx } from '../../db/index.js';
+import { InvalidGrant, InvalidScope } from '../../errors.js';
+import {
+  Lookups,
+  TenantScope,
+  type AuthCodeRow,
+  type ConsentRow,
+  type FamilyRow,
+  type LoginUser,
+} from '../../repositories/index.js';
+import { recordAuthEvent } from './history.js';
 import { tokenHash, verifyS256 } from './pkce.js';
 import { AUTH_CODE_TTL_MS, AUTH_REQUEST_TTL_MS, REFRESH_TOKEN_TTL_MS } from './policy.js';
+
+export type { ConsentRow, FamilyRow };
+/** A redeemed authorization code. */
+export type CodeRow = AuthCodeRow;
 
 /** The validated parameters of an authorization request (RFC 6749 §4.1.1, OIDC Core §3.1.2.1). */
 export interface AuthParams {
@@ -25,58 +44,24 @@ export interface AuthParams {
   login_hint?: string;
 }
 
-export interface CodeRow {
-  id: string;
-  tenant_id: string;
-  client_id: string;
-  user_id: string;
-  session_id: string;
-  family_id: string;
-  redirect_uri: string;
-  scope: string[];
-  nonce: string | null;
-  code_challenge: string;
-  auth_time: number;
-  acr: string;
-  amr: string[];
-  expires_at: number;
-  consumed_at: number | null;
+/** A saved authorization request, found by its id. */
+export interface SavedAuthRequest {
+  tenantId: string;
+  params: AuthParams;
+  consumed: boolean;
 }
 
-export interface FamilyRow {
-  id: string;
-  tenant_id: string;
-  user_id: string | null;
-  client_id: string;
-  session_id: string | null;
-  consent_id: string | null;
-  scope: string[];
-  revoked_at: number | null;
-}
-
-export interface ConsentRow {
-  id: string;
-  tenant_id: string;
-  user_id: string;
-  client_id: string;
-  scopes: string[];
-  granted_at: number;
-  expires_at: number | null;
-  privacy_policy_version: string | null;
-  tos_version: string | null;
-  consent_version: number;
-}
-
+/** The version of the consent screen a recorded consent was given on. */
 export const CONSENT_VERSION = 1;
 
 /**
- * A one-time credential was presented again. The caller revokes `familyId` outside any
- * transaction (so the revocation is not rolled back with the failed request) and answers
- * invalid_grant.
+ * A one-time credential was presented again. The service has revoked `familyId` (outside the
+ * refused request's transaction) by the time the caller sees this; the answer is invalid_grant.
  */
 export class ReuseDetected extends InvalidGrant {
   constructor(
     readonly familyId: string,
+    readonly tenantId: string,
     readonly reason: 'code_replay' | 'refresh_reuse',
     description: string,
   ) {
@@ -84,40 +69,40 @@ export class ReuseDetected extends InvalidGrant {
   }
 }
 
-export class OAuthStore {
-  constructor(private readonly ds: DataSource) {}
+/** The authorization endpoint's and the token endpoint's state: requests, codes, tokens, consents. */
+export class OAuthService {
+  private readonly lookups: Lookups;
+
+  constructor(private readonly db: Database) {
+    this.lookups = new Lookups(db);
+  }
 
   // ---- authorization requests (the "authorization challenge" a login continues) ----
 
   async saveAuthRequest(tenantId: string, params: AuthParams): Promise<string> {
     const id = randomToken(24);
     const now = Date.now();
-    await exec(
-      this.ds,
-      'INSERT INTO auth_requests (id, tenant_id, client_id, params, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, NULL)',
-      [id, tenantId, params.client_id, JSON.stringify(params), now, now + AUTH_REQUEST_TTL_MS],
-    );
+    await new TenantScope(this.db, tenantId).authRequests.insert({
+      id,
+      clientId: params.client_id,
+      params,
+      createdAt: now,
+      expiresAt: now + AUTH_REQUEST_TTL_MS,
+    });
     return id;
   }
 
-  async getAuthRequest(id: string): Promise<{ tenantId: string; params: AuthParams; consumed: boolean } | undefined> {
+  /** An unexpired authorization request (consumed or not), or undefined. */
+  async getAuthRequest(id: string): Promise<SavedAuthRequest | undefined> {
     if (!id || id.length > 64) return undefined;
-    const r = await one<Record<string, unknown>>(
-      this.ds,
-      'SELECT tenant_id, params, expires_at, consumed_at FROM auth_requests WHERE id = ?',
-      [id],
-    );
-    if (!r || num(r.expires_at) <= Date.now()) return undefined;
-    return { tenantId: String(r.tenant_id), params: json<AuthParams>(r.params), consumed: r.consumed_at !== null };
+    const r = await this.lookups.authRequestById(id);
+    if (!r || r.expiresAt <= Date.now()) return undefined;
+    return { tenantId: r.tenantId, params: r.params as AuthParams, consumed: r.consumed };
   }
 
-  async consumeAuthRequest(db: Db, id: string): Promise<boolean> {
-    return (
-      (await exec(db, 'UPDATE auth_requests SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL', [
-        Date.now(),
-        id,
-      ])) === 1
-    );
+  /** One winner: true for the one caller that consumed it. `tx`: the caller's transaction. */
+  consumeAuthRequest(tenantId: string, id: string, tx?: Tx): Promise<boolean> {
+    return new TenantScope(tx ?? this.db, tenantId).authRequests.consume(id, Date.now());
   }
 
   // ---- authorization codes ----
@@ -133,243 +118,220 @@ export class OAuthStore {
   }): Promise<string> {
     const code = randomToken(32);
     const now = Date.now();
-    await exec(
-      this.ds,
-      `INSERT INTO auth_codes (id, tenant_id, client_id, user_id, session_id, family_id, redirect_uri, scope, nonce, code_challenge, auth_time, acr, amr, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-      [
-        tokenHash(code),
-        p.tenantId,
-        p.params.client_id,
-        p.userId,
-        p.sessionId,
-        newId('fam'),
-        p.params.redirect_uri,
-        p.params.scope.join(' '),
-        p.params.nonce ?? null,
-        p.params.code_challenge,
-        p.authTime,
-        p.acr,
-        JSON.stringify(p.amr),
-        now,
-        now + AUTH_CODE_TTL_MS,
-      ],
-    );
+    await new TenantScope(this.db, p.tenantId).authCodes.insert({
+      id: tokenHash(code),
+      client_id: p.params.client_id,
+      user_id: p.userId,
+      session_id: p.sessionId,
+      family_id: newId('fam'),
+      redirect_uri: p.params.redirect_uri,
+      scope: p.params.scope,
+      nonce: p.params.nonce ?? null,
+      code_challenge: p.params.code_challenge,
+      auth_time: p.authTime,
+      acr: p.acr,
+      amr: p.amr,
+      created_at: now,
+      expires_at: now + AUTH_CODE_TTL_MS,
+    });
     return code;
   }
 
   /**
-   * Redeems a code (RFC 6749 §4.1.3 + RFC 7636 §4.6). A replayed code revokes the token family
-   * it already produced (RFC 6749 §4.1.2: "SHOULD revoke all tokens previously issued").
+   * The authorization_code grant (RFC 6749 §4.1.3 + RFC 7636 §4.6), in one transaction: redeems
+   * the code, checks that its session is live and its user active, and creates the token family
+   * (and a refresh token when the client may refresh). A replayed code revokes the family it
+   * already produced (RFC 6749 §4.1.2: "SHOULD revoke all tokens previously issued").
    */
-  async redeemCode(
-    db: Db,
+  async exchangeCode(
+    client: Client,
+    p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
+  ): Promise<{ code: CodeRow; refreshToken?: string }> {
+    return this.revokingOnReuse(() =>
+      this.db.transaction(async (tx) => {
+        const { row, scope } = await this.redeemCode(tx, { ...p, clientId: client.client_id });
+        if (!(await scope.sessions.isLiveWithActiveUser(row.session_id)))
+          throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
+        const consent = client.first_party
+          ? undefined
+          : await this.findConsent(client.tenant_id, row.user_id, client.client_id, tx);
+        await scope.tokens.createFamily({
+          id: row.family_id,
+          userId: row.user_id,
+          clientId: client.client_id,
+          sessionId: row.session_id,
+          consentId: consent?.id ?? null,
+          scope: row.scope,
+          createdAt: Date.now(),
+        });
+        const refreshToken = client.grant_types.includes('refresh_token')
+          ? await this.issueRefreshToken(scope, row.family_id)
+          : undefined;
+        await recordAuthEvent(scope, {
+          userId: row.user_id,
+          event: 'token',
+          outcome: 'success',
+          clientId: client.client_id,
+        });
+        return { code: row, refreshToken };
+      }),
+    );
+  }
+
+  /** Finds and consumes a code, checking it against the client, redirect URI and PKCE verifier. */
+  private async redeemCode(
+    tx: Tx,
     p: { code: string; clientId: string; redirectUri: string | undefined; codeVerifier: string | undefined },
-  ): Promise<CodeRow> {
-    const r = await one<Record<string, unknown>>(db, 'SELECT * FROM auth_codes WHERE id = ?', [tokenHash(p.code)]);
-    if (!r) throw new InvalidGrant('The authorization code is invalid.');
-    const row: CodeRow = {
-      id: String(r.id),
-      tenant_id: String(r.tenant_id),
-      client_id: String(r.client_id),
-      user_id: String(r.user_id),
-      session_id: String(r.session_id),
-      family_id: String(r.family_id),
-      redirect_uri: String(r.redirect_uri),
-      scope: String(r.scope).split(' ').filter(Boolean),
-      nonce: (r.nonce as string) ?? null,
-      code_challenge: String(r.code_challenge),
-      auth_time: num(r.auth_time),
-      acr: String(r.acr),
-      amr: json<string[]>(r.amr),
-      expires_at: num(r.expires_at),
-      consumed_at: r.consumed_at === null ? null : num(r.consumed_at),
-    };
-    if (row.client_id !== p.clientId) throw new InvalidGrant('The authorization code was issued to another client.');
-    if (row.consumed_at !== null)
-      throw new ReuseDetected(
+  ): Promise<{ row: CodeRow; scope: TenantScope }> {
+    const row = await new Lookups(tx).authCodeByHash(tokenHash(p.code));
+    if (!row) throw new InvalidGrant('The authorization code is invalid.');
+    const replayed = () =>
+      new ReuseDetected(
         row.family_id,
+        row.tenant_id,
         'code_replay',
         'The authorization code was already used; tokens issued from it are revoked.',
       );
+    if (row.client_id !== p.clientId) throw new InvalidGrant('The authorization code was issued to another client.');
+    if (row.consumed_at !== null) throw replayed();
     if (row.expires_at <= Date.now()) throw new InvalidGrant('The authorization code has expired.');
     if (p.redirectUri !== row.redirect_uri)
       throw new InvalidGrant('redirect_uri does not match the authorization request.');
     if (!p.codeVerifier || !verifyS256(p.codeVerifier, row.code_challenge))
       throw new InvalidGrant('The PKCE code_verifier does not match the code_challenge.');
-    const won = await exec(db, 'UPDATE auth_codes SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL', [
-      Date.now(),
-      row.id,
-    ]);
-    if (won !== 1)
-      throw new ReuseDetected(
-        row.family_id,
-        'code_replay',
-        'The authorization code was already used; tokens issued from it are revoked.',
-      );
-    return row;
+    const scope = new TenantScope(tx, row.tenant_id);
+    if (!(await scope.authCodes.consume(row.id, Date.now()))) throw replayed();
+    return { row, scope };
   }
 
   // ---- token families and refresh tokens ----
 
-  async createFamily(
-    db: Db,
-    f: {
-      id: string;
-      tenantId: string;
-      userId: string | null;
-      clientId: string;
-      sessionId: string | null;
-      consentId: string | null;
-      scope: string[];
-    },
-  ): Promise<void> {
-    await exec(
-      db,
-      'INSERT INTO token_families (id, tenant_id, user_id, client_id, session_id, consent_id, scope, created_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)',
-      [f.id, f.tenantId, f.userId, f.clientId, f.sessionId, f.consentId, f.scope.join(' '), Date.now()],
-    );
+  /** Revokes a token family (RFC 7009 §2, reuse detection). */
+  async revokeFamily(tenantId: string, familyId: string, reason: string): Promise<void> {
+    await new TenantScope(this.db, tenantId).tokens.revokeFamily(familyId, reason, Date.now());
   }
 
-  async getFamily(db: Db, id: string): Promise<FamilyRow | undefined> {
-    const r = await one<Record<string, unknown>>(db, 'SELECT * FROM token_families WHERE id = ?', [id]);
-    if (!r) return undefined;
-    return {
-      id: String(r.id),
-      tenant_id: String(r.tenant_id),
-      user_id: (r.user_id as string) ?? null,
-      client_id: String(r.client_id),
-      session_id: (r.session_id as string) ?? null,
-      consent_id: (r.consent_id as string) ?? null,
-      scope: String(r.scope).split(' ').filter(Boolean),
-      revoked_at: r.revoked_at === null ? null : num(r.revoked_at),
-    };
-  }
-
-  async revokeFamily(db: Db, familyId: string, reason: string): Promise<void> {
-    await exec(db, 'UPDATE token_families SET revoked_at = ?, revoked_reason = ? WHERE id = ? AND revoked_at IS NULL', [
-      Date.now(),
-      reason,
-      familyId,
-    ]);
-  }
-
-  async issueRefreshToken(db: Db, tenantId: string, familyId: string): Promise<string> {
+  private async issueRefreshToken(scope: TenantScope, familyId: string): Promise<string> {
     const token = randomToken(32);
     const now = Date.now();
-    await exec(
-      db,
-      'INSERT INTO refresh_tokens (id, tenant_id, family_id, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, NULL)',
-      [tokenHash(token), tenantId, familyId, now, now + REFRESH_TOKEN_TTL_MS],
-    );
+    await scope.tokens.insertRefreshToken({
+      id: tokenHash(token),
+      familyId,
+      createdAt: now,
+      expiresAt: now + REFRESH_TOKEN_TTL_MS,
+    });
     return token;
   }
 
   /**
-   * Rotates a refresh token (RFC 9700 §4.14.2): the presented token is consumed and a new one
-   * issued. Presenting a consumed token again is reuse: the whole family is revoked.
+   * The refresh_token grant (RFC 6749 §6), in one transaction: rotates the refresh token
+   * (RFC 9700 §4.14.2: the presented token is consumed and a new one issued), refuses a wider
+   * scope and a disabled user. Presenting a consumed token again is reuse: the whole family is
+   * revoked.
    */
-  async rotateRefreshToken(db: Db, token: string, clientId: string): Promise<FamilyRow> {
-    const r = await one<Record<string, unknown>>(
-      db,
-      'SELECT id, family_id, expires_at, consumed_at FROM refresh_tokens WHERE id = ?',
-      [tokenHash(token)],
+  async rotateRefreshToken(
+    client: Client,
+    token: string,
+    requestedScope: string[] | undefined,
+  ): Promise<{ family: FamilyRow; refreshToken: string }> {
+    return this.revokingOnReuse(() =>
+      this.db.transaction(async (tx) => {
+        const r = await new Lookups(tx).refreshTokenByHash(tokenHash(token));
+        if (!r) throw new InvalidGrant('The refresh token is invalid.');
+        const scope = new TenantScope(tx, r.tenant_id);
+        const family = await scope.tokens.family(r.family_id);
+        if (!family || family.client_id !== client.client_id)
+          throw new InvalidGrant('The refresh token was issued to another client.');
+        const reused = () =>
+          new ReuseDetected(
+            family.id,
+            r.tenant_id,
+            'refresh_reuse',
+            'The refresh token was already used; the token family is revoked.',
+          );
+        if (r.consumed_at !== null) throw reused();
+        if (family.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
+        if (r.expires_at <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
+        if (!(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
+        if (requestedScope?.some((s) => !family.scope.includes(s)))
+          throw new InvalidScope('A refreshed token cannot widen the original scope.');
+        const status = family.user_id ? await scope.loginUsers.status(family.user_id) : undefined;
+        if (family.user_id && status !== 'active') throw new InvalidGrant('The account is disabled.');
+        return { family, refreshToken: await this.issueRefreshToken(scope, family.id) };
+      }),
     );
-    if (!r) throw new InvalidGrant('The refresh token is invalid.');
-    const family = await this.getFamily(db, String(r.family_id));
-    if (!family || family.client_id !== clientId)
-      throw new InvalidGrant('The refresh token was issued to another client.');
-    if (r.consumed_at !== null)
-      throw new ReuseDetected(
-        family.id,
-        'refresh_reuse',
-        'The refresh token was already used; the token family is revoked.',
-      );
-    if (family.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
-    if (num(r.expires_at) <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
-    const won = await exec(db, 'UPDATE refresh_tokens SET consumed_at = ? WHERE id = ? AND consumed_at IS NULL', [
-      Date.now(),
-      String(r.id),
-    ]);
-    if (won !== 1)
-      throw new ReuseDetected(
-        family.id,
-        'refresh_reuse',
-        'The refresh token was already used; the token family is revoked.',
-      );
-    return family;
+  }
+
+  /** Revokes the family of a replayed code or refresh token, in its own statement, and rethrows. */
+  private async revokingOnReuse<T>(fn: () => Promise<T>): Promise<T> {
+    try {
+      return await fn();
+    } catch (e) {
+      if (e instanceof ReuseDetected) await this.revokeFamily(e.tenantId, e.familyId, e.reason);
+      throw e;
+    }
   }
 
   /** RFC 7009: revoking a refresh token revokes its family; unknown tokens are ignored. */
   async revokeRefreshToken(token: string, clientId: string): Promise<boolean> {
-    const r = await one<{ family_id: string }>(this.ds, 'SELECT family_id FROM refresh_tokens WHERE id = ?', [
-      tokenHash(token),
-    ]);
+    const r = await this.lookups.refreshTokenByHash(tokenHash(token));
     if (!r) return false;
-    const family = await this.getFamily(this.ds, r.family_id);
+    const scope = new TenantScope(this.db, r.tenant_id);
+    const family = await scope.tokens.family(r.family_id);
     if (!family || family.client_id !== clientId) return false;
-    await this.revokeFamily(this.ds, family.id, 'revoked');
+    await scope.tokens.revokeFamily(family.id, 'revoked', Date.now());
     return true;
   }
 
+  /** RFC 7009 for an access token: its jti is refused until it expires. Idempotent. */
   async revokeAccessToken(jti: string, tenantId: string, expiresAtMs: number): Promise<void> {
     try {
-      await exec(
-        this.ds,
-        'INSERT INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)',
-        [jti, tenantId, expiresAtMs, Date.now()],
-      );
+      await new TenantScope(this.db, tenantId).tokens.revokeAccessToken(jti, expiresAtMs, Date.now());
     } catch {
       // Already revoked: revocation is idempotent.
     }
   }
 
-  /** True when the token's jti or its family has been revoked. */
-  async isAccessTokenRevoked(jti: string, familyId: string | undefined): Promise<boolean> {
-    const r = await one<{ n: unknown }>(
-      this.ds,
-      `SELECT (SELECT COUNT(*) FROM revoked_access_tokens WHERE jti = ?) + (SELECT COUNT(*) FROM token_families WHERE id = ? AND revoked_at IS NOT NULL) AS n`,
-      [jti, familyId ?? ''],
-    );
-    return num(r?.n) > 0;
+  /** True when the access token's jti or its family has been revoked. */
+  isAccessTokenRevoked(tenantId: string, jti: string, familyId: string | undefined): Promise<boolean> {
+    return new TenantScope(this.db, tenantId).tokens.isAccessTokenRevoked(jti, familyId);
+  }
+
+  // ---- users, as the token and userinfo endpoints see them ----
+
+  /** The status of a user of the tenant, or undefined when there is none (a client's own token). */
+  userStatus(tenantId: string, userId: string): Promise<string | undefined> {
+    return new TenantScope(this.db, tenantId).loginUsers.status(userId);
+  }
+
+  /** A user with the state of its tenant (OIDC Core §5.3 UserInfo), or undefined. */
+  userInfo(tenantId: string, userId: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
+    return new TenantScope(this.db, tenantId).loginUsers.withTenantState(userId);
   }
 
   // ---- consents ----
 
-  /** `db`: the caller's transaction, when it reads the consent inside one. */
+  /** The user's live consent at a client. `db`: the caller's transaction, when it reads inside one. */
   async findConsent(
     tenantId: string,
     userId: string,
     clientId: string,
-    db: Db = this.ds,
+    db: Db = this.db,
   ): Promise<ConsentRow | undefined> {
-    const r = await one<Record<string, unknown>>(
-      db,
-      'SELECT * FROM consents WHERE tenant_id = ? AND user_id = ? AND client_id = ? AND revoked_at IS NULL ORDER BY granted_at DESC LIMIT 1',
-      [tenantId, userId, clientId],
-    );
-    if (!r) return undefined;
-    const c = toConsent(r);
-    return c.expires_at !== null && c.expires_at <= Date.now() ? undefined : c;
+    const c = await new TenantScope(db, tenantId).consents.latest(userId, clientId);
+    return c && c.expires_at !== null && c.expires_at <= Date.now() ? undefined : c;
   }
 
   /** Records a grant of `scopes`; an existing consent is widened rather than duplicated. */
-  async grantConsent(
-    db: Db,
-    p: { tenantId: string; userId: string; clientId: string; scopes: string[] },
-  ): Promise<ConsentRow> {
-    const existing = await this.findConsent(p.tenantId, p.userId, p.clientId, db);
+  async grantConsent(p: { tenantId: string; userId: string; clientId: string; scopes: string[] }): Promise<ConsentRow> {
+    const scope = new TenantScope(this.db, p.tenantId);
+    const existing = await this.findConsent(p.tenantId, p.userId, p.clientId);
     const now = Date.now();
     if (existing) {
       const scopes = [...new Set([...existing.scopes, ...p.scopes])];
-      if (scopes.length !== existing.scopes.length) {
-        await exec(db, 'UPDATE consents SET scopes = ?, granted_at = ? WHERE id = ?', [
-          JSON.stringify(scopes),
-          now,
-          existing.id,
-        ]);
-      }
-      return { ...existing, scopes, granted_at: scopes.length !== existing.scopes.length ? now : existing.granted_at };
+      const widened = scopes.length !== existing.scopes.length;
+      if (widened) await scope.consents.widen(existing.id, scopes, now);
+      return { ...existing, scopes, granted_at: widened ? now : existing.granted_at };
     }
     const c: ConsentRow = {
       id: newId('cns'),
@@ -383,36 +345,8 @@ export class OAuthStore {
       tos_version: null,
       consent_version: CONSENT_VERSION,
     };
-    await exec(
-      db,
-      'INSERT INTO consents (id, tenant_id, user_id, client_id, scopes, granted_at, expires_at, privacy_policy_version, tos_version, consent_version, revoked_at) VALUES (?, ?, ?, ?, ?, ?, NULL, NULL, NULL, ?, NULL)',
-      [c.id, c.tenant_id, c.user_id, c.client_id, JSON.stringify(c.scopes), now, c.consent_version],
-    );
+    const { tenant_id: _t, ...row } = c;
+    await scope.consents.insert(row);
     return c;
   }
-
-  async listConsents(tenantId: string, userId: string): Promise<ConsentRow[]> {
-    return (
-      await all<Record<string, unknown>>(
-        this.ds,
-        'SELECT * FROM consents WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL ORDER BY granted_at DESC',
-        [tenantId, userId],
-      )
-    ).map(toConsent);
-  }
-}
-
-function toConsent(r: Record<string, unknown>): ConsentRow {
-  return {
-    id: String(r.id),
-    tenant_id: String(r.tenant_id),
-    user_id: String(r.user_id),
-    client_id: String(r.client_id),
-    scopes: json<string[]>(r.scopes),
-    granted_at: num(r.granted_at),
-    expires_at: r.expires_at === null ? null : num(r.expires_at),
-    privacy_policy_version: (r.privacy_policy_version as string) ?? null,
-    tos_version: (r.tos_version as string) ?? null,
-    consent_version: num(r.consent_version),
-  };
 }

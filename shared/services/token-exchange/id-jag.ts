@@ -9,18 +9,17 @@
  * a token cannot make the service call an address of the attacker's choosing.
  */
 import { createHash } from 'node:crypto';
-import type { DataSource } from 'typeorm';
 import {
   createLocalJWKSet,
   decodeJwt,
   decodeProtectedHeader,
   errors as joseErrors,
   jwtVerify,
-  type JSONWebKeySet,
   type JWK,
   type JWTPayload,
 } from 'jose';
-import { exec } from '../../db/sql.js';
+import type { Database } from '../../db/index.js';
+import { TenantScope } from '../../repositories/index.js';
 import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/safe-fetch.js';
 
 /** The `typ` header of an ID-JAG (draft §3.1; media type application/oauth-id-jag+jwt). */
@@ -301,20 +300,18 @@ function mapJoseError(e: unknown): IdJagError {
  * kept until the assertion expires (plus the clock skew it could still be accepted within).
  */
 export class JtiStore {
-  constructor(private readonly ds: DataSource) {}
+  constructor(private readonly db: Database) {}
 
   static key(iss: string, jti: string): string {
     return 'jag_' + createHash('sha256').update(iss).update('\0').update(jti).digest('base64url');
   }
 
   /** Records the jti; false when it was already recorded (a replay). One winner under races. */
-  async consume(p: { iss: string; jti: string; exp: number; tenantId: string }): Promise<boolean> {
-    const ignore = this.ds.options.type === 'mysql' ? 'INSERT IGNORE' : 'INSERT OR IGNORE';
-    const n = await exec(
-      this.ds,
-      `${ignore} INTO revoked_access_tokens (jti, tenant_id, expires_at, revoked_at) VALUES (?, ?, ?, ?)`,
-      [JtiStore.key(p.iss, p.jti), p.tenantId, (p.exp + CLOCK_SKEW_S) * 1000, Date.now()],
+  consume(p: { iss: string; jti: string; exp: number; tenantId: string }): Promise<boolean> {
+    return new TenantScope(this.db, p.tenantId).tokens.recordSpentJti(
+      JtiStore.key(p.iss, p.jti),
+      (p.exp + CLOCK_SKEW_S) * 1000,
+      Date.now(),
     );
-    return n === 1;
   }
 }

@@ -1,0 +1,48 @@
+/**
+ * The consent form GET /authorize shows (POST /authorize/consent): the signed-in user allows
+ * or denies the client the scopes it asked for. The answer consumes the saved authorization
+ * request (once: a second answer is refused), so a form cannot be replayed; allowing records
+ * the consent and issues the code, denying sends access_denied back to the client.
+ */
+import Router from '@koa/router';
+import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { readCookie } from '../../cookies.js';
+import { errorPage } from '../../views/html.js';
+import { authorizationFlow } from './authorization.js';
+
+export function consentRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const { redirectTo, finish, formContext } = authorizationFlow(deps);
+
+  router.post('/authorize/consent', async (ctx) => {
+    const f = await formContext(ctx);
+    if (!f) return;
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+    if (!current || current.session.tenant_id !== f.client.tenant_id)
+      return errorPage(
+        ctx,
+        401,
+        'Signed out',
+        'You are no longer signed in. Go back to the application and start again.',
+      );
+    if (!(await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge)))
+      return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
+    const p = f.req.params;
+    if (f.b.decision !== 'allow')
+      return redirectTo(ctx, p.redirect_uri, {
+        error: 'access_denied',
+        error_description: 'The user denied the request.',
+        state: p.state,
+      });
+    await deps.oauth.grantConsent({
+      tenantId: f.client.tenant_id,
+      userId: current.user.id,
+      clientId: f.client.client_id,
+      scopes: p.scope,
+    });
+    await finish(ctx, f.client.tenant_id, p, current.session, current.user);
+  });
+
+  return router;
+}

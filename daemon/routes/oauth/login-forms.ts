@@ -1,0 +1,125 @@
+/**
+ * The login forms GET /authorize shows (POST /login/email-code, POST /login/verify): the
+ * email address, then the code. Each form continues a saved authorization request, and carries
+ * a CSRF token bound to it (authorization.ts). A right code creates the browser session and
+ * consumes the request in the transaction that consumes the code; the browser then goes back to
+ * /authorize with prompt=none, which issues the code.
+ */
+import Router from '@koa/router';
+import { ApiError, OAuthError } from '../../../shared/errors.js';
+import { email as emailSchema } from '../../../shared/schemas/common.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
+import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { setCookie } from '../../cookies.js';
+import { codeStep, emailStep } from '../../views/login.js';
+import { authorizationFlow, continuationUrl, requestMeta, retryAfter } from './authorization.js';
+
+export function loginFormRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const { issuer, secure, formContext } = authorizationFlow(deps);
+
+  router.post('/login/email-code', async (ctx) => {
+    const f = await formContext(ctx);
+    if (!f) return;
+    const parsed = emailSchema.safeParse(f.b.email);
+    if (!parsed.success)
+      return emailStep(ctx, {
+        challenge: f.challenge,
+        csrf: f.csrf,
+        clientName: f.client.name,
+        email: typeof f.b.email === 'string' ? f.b.email : '',
+        error: 'Enter a valid email address, like name@example.com.',
+        status: 400,
+      });
+    try {
+      await deps.codes.sendCode({
+        tenantId: f.client.tenant_id,
+        clientId: f.client.client_id,
+        email: parsed.data,
+        allowSignup: f.allowSignup,
+        meta: requestMeta(ctx),
+      });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 429) {
+        ctx.set('Retry-After', retryAfter(e));
+        return codeStep(ctx, {
+          challenge: f.challenge,
+          csrf: f.csrf,
+          clientName: f.client.name,
+          email: parsed.data,
+          error: e.message,
+          status: 429,
+        });
+      }
+      throw e;
+    }
+    codeStep(ctx, {
+      challenge: f.challenge,
+      csrf: f.csrf,
+      clientName: f.client.name,
+      email: parsed.data,
+      notice: 'Code sent.',
+    });
+  });
+
+  router.post('/login/verify', async (ctx) => {
+    const f = await formContext(ctx);
+    if (!f) return;
+    const email = emailSchema.safeParse(f.b.email);
+    const code = typeof f.b.code === 'string' ? f.b.code.trim() : '';
+    if (!email.success)
+      return emailStep(ctx, {
+        challenge: f.challenge,
+        csrf: f.csrf,
+        clientName: f.client.name,
+        error: 'Enter your email address again.',
+        status: 400,
+      });
+    let created: CreatedSession;
+    try {
+      // The consumed code, the session and the consumed request commit together.
+      const { result } = await deps.codes.verifyCode(
+        {
+          tenantId: f.client.tenant_id,
+          clientId: f.client.client_id,
+          email: email.data,
+          code,
+          allowSignup: f.allowSignup,
+          meta: requestMeta(ctx),
+        },
+        async (tx, user) => {
+          const c = await deps.sessions.createSession(tx, {
+            user,
+            authTime: Date.now(),
+            acr: ACR_EMAIL_CODE,
+            amr: AMR_EMAIL_CODE,
+            clientId: f.client.client_id,
+            meta: requestMeta(ctx),
+          });
+          await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge, tx);
+          return c;
+        },
+      );
+      created = result!;
+    } catch (e) {
+      if (e instanceof OAuthError || e instanceof ApiError) {
+        return codeStep(ctx, {
+          challenge: f.challenge,
+          csrf: f.csrf,
+          clientName: f.client.name,
+          email: email.data,
+          error: e.message,
+          status: e instanceof ApiError ? e.status : 400,
+        });
+      }
+      throw e;
+    }
+    setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
+    ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
+    ctx.redirect(continuationUrl(issuer, f.req.params));
+  });
+
+  return router;
+}

@@ -1,0 +1,565 @@
+/**
+ * The sign-in's rows: email codes, browser sessions, direct-auth artifacts, authorization
+ * requests (the "authorization challenge" a login continues) and authorization codes, plus the
+ * users table as sign-in and token issuance read it.
+ *
+ * A row found by the hash of a value only its holder knows (a session cookie, an artifact, a
+ * code, a challenge id) is found through lookups.ts, which returns its tenant id; everything
+ * after that (consuming it, touching it, revoking it) goes through that tenant's scope here,
+ * and every statement binds `tenant_id`.
+ *
+ * These are the login's hot paths (five requests per login, one or two statements each), so
+ * every statement goes through shared/db/sql.ts: one point statement, `?` placeholders,
+ * prepared once and cached on SQLite. One-winner races (a code used twice, an artifact
+ * redeemed twice) are conditional updates whose affected-row count the caller checks.
+ */
+import type { Db } from '../db/index.js';
+import { deleteInChunks } from '../db/purge.js';
+import { all, exec, json, num, one } from '../db/sql.js';
+import type { ScopeRef } from './common.js';
+
+type Row = Record<string, unknown>;
+
+/** A user as the sign-in and token endpoints need one. */
+export interface LoginUser {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string;
+  status: string;
+}
+
+/**
+ * The users table as sign-in and token issuance read it: point reads through sql.ts, on the
+ * login and token paths, and the account a sign-up creates. (The directory's whole-row reads
+ * and writes of users, through the entity mapping, are in users.ts.)
+ */
+export class ScopedLoginUsers {
+  constructor(private readonly s: ScopeRef) {}
+
+  /** The user with this id, or undefined. */
+  get(id: string): Promise<LoginUser | undefined> {
+    return one<LoginUser>(
+      this.s.db,
+      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND id = ?',
+      [this.s.tenantId, id],
+    );
+  }
+
+  /** The user with this address, compared as given (callers pass it normalised). */
+  getByEmail(email: string): Promise<LoginUser | undefined> {
+    return one<LoginUser>(
+      this.s.db,
+      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND email = ?',
+      [this.s.tenantId, email],
+    );
+  }
+
+  /** The user's status, or undefined when there is no such user. */
+  async status(id: string): Promise<string | undefined> {
+    const r = await one<{ status: string }>(this.s.db, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
+      this.s.tenantId,
+      id,
+    ]);
+    return r?.status;
+  }
+
+  /** The user with the state of its tenant, in one statement (OIDC UserInfo). */
+  async withTenantState(id: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
+    return one<LoginUser & { lifecycle_state: string }>(
+      this.s.db,
+      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, t.lifecycle_state
+         FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`,
+      [this.s.tenantId, id],
+    );
+  }
+
+  /** The account a sign-up creates: active, named after the address. */
+  async insertSignup(u: { id: string; email: string; name: string; now: number }): Promise<LoginUser> {
+    await exec(
+      this.s.db,
+      'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [u.id, this.s.tenantId, u.email, u.name, 'active', u.now, u.now],
+    );
+    return { id: u.id, tenant_id: this.s.tenantId, email: u.email, name: u.name, status: 'active' };
+  }
+}
+
+/** The latest unconsumed code of an address, as verification reads it. */
+export interface LiveEmailCode {
+  id: string;
+  user_id: string | null;
+  client_id: string;
+  code_hash: string;
+  attempts: number;
+  expires_at: number;
+}
+
+/** Email codes: stored as an HMAC, counted and consumed by conditional updates. */
+export class ScopedEmailCodes {
+  constructor(private readonly s: ScopeRef) {}
+
+  /** When the address was last sent a code (ms epoch), for the resend interval. */
+  async lastSentAt(email: string): Promise<number | undefined> {
+    const r = await one<{ created_at: unknown }>(
+      this.s.db,
+      'SELECT created_at FROM email_codes WHERE tenant_id = ? AND email = ? ORDER BY created_at DESC LIMIT 1',
+      [this.s.tenantId, email],
+    );
+    return r ? num(r.created_at) : undefined;
+  }
+
+  /** Marks the address's unconsumed codes consumed: a new code supersedes them. */
+  supersede(email: string, now: number): Promise<number> {
+    return exec(
+      this.s.db,
+      'UPDATE email_codes SET consumed_at = ? WHERE tenant_id = ? AND email = ? AND consumed_at IS NULL',
+      [now, this.s.tenantId, email],
+    );
+  }
+
+  async insert(c: {
+    id: string;
+    email: string;
+    userId: string | null;
+    clientId: string;
+    codeHash: string;
+    createdAt: number;
+    expiresAt: number;
+  }): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO email_codes (id, tenant_id, email, user_id, client_id, code_hash, attempts, created_at, expires_at,
+         consumed_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)`,
+      [c.id, this.s.tenantId, c.email, c.userId, c.clientId, c.codeHash, c.createdAt, c.expiresAt],
+    );
+  }
+
+  /** The address's newest unconsumed code (expired or not: the caller tells them apart). */
+  async latestLive(email: string): Promise<LiveEmailCode | undefined> {
+    const r = await one<Row>(
+      this.s.db,
+      `SELECT id, user_id, client_id, code_hash, attempts, expires_at FROM email_codes
+        WHERE tenant_id = ? AND email = ? AND consumed_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+      [this.s.tenantId, email],
+    );
+    if (!r) return undefined;
+    return {
+      id: String(r.id),
+      user_id: (r.user_id as string | null) ?? null,
+      client_id: String(r.client_id),
+      code_hash: String(r.code_hash),
+      attempts: num(r.attempts),
+      expires_at: num(r.expires_at),
+    };
+  }
+
+  /** Counts a wrong attempt; false when the code is spent or its attempts are used up. */
+  async countAttempt(id: string, maxAttempts: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        `UPDATE email_codes SET attempts = attempts + 1
+          WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL AND attempts < ?`,
+        [this.s.tenantId, id, maxAttempts],
+      )) === 1
+    );
+  }
+
+  /** Counts the right attempt and consumes the code in one write; false when another won. */
+  async consume(id: string, maxAttempts: number, now: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        `UPDATE email_codes SET attempts = attempts + 1, consumed_at = ?
+          WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL AND attempts < ?`,
+        [now, this.s.tenantId, id, maxAttempts],
+      )) === 1
+    );
+  }
+
+  /** When the code was consumed, or null (not consumed, or no such code). */
+  async consumedAt(id: string): Promise<number | null> {
+    const r = await one<{ consumed_at: unknown }>(
+      this.s.db,
+      'SELECT consumed_at FROM email_codes WHERE tenant_id = ? AND id = ?',
+      [this.s.tenantId, id],
+    );
+    return r?.consumed_at == null ? null : num(r.consumed_at);
+  }
+}
+
+/** A browser session; `id` is the SHA-256 of the cookie value, never the value. */
+export interface SessionRow {
+  id: string;
+  tenant_id: string;
+  user_id: string;
+  created_at: number;
+  expires_at: number;
+  auth_time: number;
+  acr: string;
+  amr: string[];
+  user_agent: string | null;
+  last_seen_at: number;
+}
+
+/** A session as the cookie lookup finds it: with its user and the state of its tenant. */
+export interface SessionWithUser {
+  session: SessionRow;
+  user: { email: string; name: string; status: string };
+  tenantState: string;
+}
+
+/** Maps the cookie lookup's joined row (lookups.ts). */
+export function toSessionWithUser(r: Row): SessionWithUser {
+  return {
+    session: {
+      id: String(r.id),
+      tenant_id: String(r.tenant_id),
+      user_id: String(r.user_id),
+      created_at: num(r.created_at),
+      expires_at: num(r.expires_at),
+      auth_time: num(r.auth_time),
+      acr: String(r.acr),
+      amr: json<string[]>(r.amr),
+      user_agent: (r.user_agent as string) ?? null,
+      last_seen_at: num(r.last_seen_at),
+    },
+    user: { email: String(r.email), name: String(r.name), status: String(r.status) },
+    tenantState: String(r.lifecycle_state),
+  };
+}
+
+/** One row of the account's devices page. */
+export interface DeviceSessionRow {
+  id: string;
+  created_at: number;
+  user_agent: string | null;
+  last_seen_at: number;
+}
+
+/** Browser sessions. */
+export class ScopedSessions {
+  constructor(private readonly s: ScopeRef) {}
+
+  async insert(row: SessionRow & { ip: string | null }): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip,
+         last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      [
+        row.id,
+        this.s.tenantId,
+        row.user_id,
+        row.created_at,
+        row.expires_at,
+        row.auth_time,
+        row.acr,
+        JSON.stringify(row.amr),
+        row.user_agent,
+        row.ip,
+        row.last_seen_at,
+      ],
+    );
+  }
+
+  /** Records that the session was used (the caller limits how often). */
+  touch(id: string, now: number): Promise<number> {
+    return exec(this.s.db, 'UPDATE sessions SET last_seen_at = ? WHERE tenant_id = ? AND id = ?', [
+      now,
+      this.s.tenantId,
+      id,
+    ]);
+  }
+
+  /** Ends the session; 0 when it had already ended (or is not this tenant's). */
+  revoke(id: string, now: number): Promise<number> {
+    return exec(this.s.db, 'UPDATE sessions SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL', [
+      now,
+      this.s.tenantId,
+      id,
+    ]);
+  }
+
+  /** True when the session has not been revoked and its user is active (at code redemption). */
+  async isLiveWithActiveUser(id: string): Promise<boolean> {
+    const r = await one<{ n: unknown }>(
+      this.s.db,
+      `SELECT COUNT(*) AS n FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
+        WHERE s.tenant_id = ? AND s.id = ? AND s.revoked_at IS NULL AND u.status = 'active'`,
+      [this.s.tenantId, id],
+    );
+    return num(r?.n) > 0;
+  }
+
+  /**
+   * One page of a user's live sessions, newest first (created_at desc, id asc), starting after
+   * `after`; `limit` rows at most (an integer: it is part of the statement text).
+   */
+  async listLive(
+    userId: string,
+    now: number,
+    limit: number,
+    after?: { createdAt: number; id: string },
+  ): Promise<DeviceSessionRow[]> {
+    const params: unknown[] = [this.s.tenantId, userId, now];
+    let where = 's.tenant_id = ? AND s.user_id = ? AND s.revoked_at IS NULL AND s.expires_at > ?';
+    if (after) {
+      where += ' AND (s.created_at < ? OR (s.created_at = ? AND s.id > ?))';
+      params.push(after.createdAt, after.createdAt, after.id);
+    }
+    const rows = await all<Row>(
+      this.s.db,
+      `SELECT s.id, s.created_at, s.user_agent, s.last_seen_at FROM sessions s WHERE ${where}
+        ORDER BY s.created_at DESC, s.id ASC LIMIT ${Math.trunc(limit)}`,
+      params,
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      created_at: num(r.created_at),
+      user_agent: (r.user_agent as string | null) ?? null,
+      last_seen_at: num(r.last_seen_at),
+    }));
+  }
+
+  /** The ids of a user's live sessions. */
+  async liveIds(userId: string, now: number): Promise<string[]> {
+    const rows = await all<{ id: string }>(
+      this.s.db,
+      'SELECT id FROM sessions WHERE tenant_id = ? AND user_id = ? AND revoked_at IS NULL AND expires_at > ?',
+      [this.s.tenantId, userId, now],
+    );
+    return rows.map((r) => String(r.id));
+  }
+}
+
+/** A direct-auth artifact as its lookup finds it (lookups.ts); `id` is its hash. */
+export interface ArtifactRow {
+  id: string;
+  tenantId: string;
+  clientId: string;
+  userId: string;
+  channel: string;
+  providerId: string;
+  codeChallenge: string;
+  authRequestId: string | null;
+  authTime: number;
+  amr: string[];
+  expiresAt: number;
+  consumed: boolean;
+}
+
+/** Maps the artifact lookup's row (lookups.ts). */
+export function toArtifactRow(r: Row): ArtifactRow {
+  return {
+    id: String(r.id),
+    tenantId: String(r.tenant_id),
+    clientId: String(r.client_id),
+    userId: String(r.user_id),
+    channel: String(r.channel),
+    providerId: String(r.provider_id),
+    codeChallenge: String(r.code_challenge),
+    authRequestId: (r.auth_request_id as string) ?? null,
+    authTime: num(r.auth_time),
+    amr: json<string[]>(r.amr),
+    expiresAt: num(r.expires_at),
+    consumed: r.consumed_at !== null && r.consumed_at !== undefined,
+  };
+}
+
+/** Direct-auth artifacts: single-use, short-lived, bound to a client, channel and PKCE challenge. */
+export class ScopedArtifacts {
+  constructor(private readonly s: ScopeRef) {}
+
+  async insert(a: Omit<ArtifactRow, 'tenantId' | 'consumed'> & { createdAt: number }): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO direct_auth_artifacts (id, tenant_id, client_id, user_id, channel, provider_id, code_challenge,
+         auth_request_id, auth_time, amr, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      [
+        a.id,
+        this.s.tenantId,
+        a.clientId,
+        a.userId,
+        a.channel,
+        a.providerId,
+        a.codeChallenge,
+        a.authRequestId,
+        a.authTime,
+        JSON.stringify(a.amr),
+        a.createdAt,
+        a.expiresAt,
+      ],
+    );
+  }
+
+  /** One winner: true for the one caller that consumed it. */
+  async consume(id: string, now: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        'UPDATE direct_auth_artifacts SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
+        [now, this.s.tenantId, id],
+      )) === 1
+    );
+  }
+}
+
+/** An authorization request as its lookup finds it (lookups.ts); `params` as saved. */
+export interface AuthRequestRow {
+  tenantId: string;
+  params: unknown;
+  expiresAt: number;
+  consumed: boolean;
+}
+
+/** Maps the authorization request lookup's row (lookups.ts). */
+export function toAuthRequestRow(r: Row): AuthRequestRow {
+  return {
+    tenantId: String(r.tenant_id),
+    params: json<unknown>(r.params),
+    expiresAt: num(r.expires_at),
+    consumed: r.consumed_at !== null && r.consumed_at !== undefined,
+  };
+}
+
+/** Authorization requests: saved when a login or consent page is shown, consumed once answered. */
+export class ScopedAuthRequests {
+  constructor(private readonly s: ScopeRef) {}
+
+  async insert(r: { id: string; clientId: string; params: unknown; createdAt: number; expiresAt: number }) {
+    await exec(
+      this.s.db,
+      `INSERT INTO auth_requests (id, tenant_id, client_id, params, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, NULL)`,
+      [r.id, this.s.tenantId, r.clientId, JSON.stringify(r.params), r.createdAt, r.expiresAt],
+    );
+  }
+
+  /** One winner: true for the one caller that consumed it. */
+  async consume(id: string, now: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        'UPDATE auth_requests SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
+        [now, this.s.tenantId, id],
+      )) === 1
+    );
+  }
+}
+
+/** An authorization code as its lookup finds it (lookups.ts); `id` is its hash. */
+export interface AuthCodeRow {
+  id: string;
+  tenant_id: string;
+  client_id: string;
+  user_id: string;
+  session_id: string;
+  family_id: string;
+  redirect_uri: string;
+  scope: string[];
+  nonce: string | null;
+  code_challenge: string;
+  auth_time: number;
+  acr: string;
+  amr: string[];
+  expires_at: number;
+  consumed_at: number | null;
+}
+
+/** Maps the authorization code lookup's row (lookups.ts). */
+export function toAuthCodeRow(r: Row): AuthCodeRow {
+  return {
+    id: String(r.id),
+    tenant_id: String(r.tenant_id),
+    client_id: String(r.client_id),
+    user_id: String(r.user_id),
+    session_id: String(r.session_id),
+    family_id: String(r.family_id),
+    redirect_uri: String(r.redirect_uri),
+    scope: String(r.scope).split(' ').filter(Boolean),
+    nonce: (r.nonce as string) ?? null,
+    code_challenge: String(r.code_challenge),
+    auth_time: num(r.auth_time),
+    acr: String(r.acr),
+    amr: json<string[]>(r.amr),
+    expires_at: num(r.expires_at),
+    consumed_at: r.consumed_at === null ? null : num(r.consumed_at),
+  };
+}
+
+/** Authorization codes (RFC 6749 §4.1.2): single-use, a minute long. */
+export class ScopedAuthCodes {
+  constructor(private readonly s: ScopeRef) {}
+
+  async insert(c: Omit<AuthCodeRow, 'tenant_id' | 'consumed_at'> & { created_at: number }): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO auth_codes (id, tenant_id, client_id, user_id, session_id, family_id, redirect_uri, scope, nonce,
+         code_challenge, auth_time, acr, amr, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      [
+        c.id,
+        this.s.tenantId,
+        c.client_id,
+        c.user_id,
+        c.session_id,
+        c.family_id,
+        c.redirect_uri,
+        c.scope.join(' '),
+        c.nonce,
+        c.code_challenge,
+        c.auth_time,
+        c.acr,
+        JSON.stringify(c.amr),
+        c.created_at,
+        c.expires_at,
+      ],
+    );
+  }
+
+  /** One winner: true for the one redemption that consumed it. */
+  async consume(id: string, now: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        'UPDATE auth_codes SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
+        [now, this.s.tenantId, id],
+      )) === 1
+    );
+  }
+}
+
+/**
+ * Deletes the sign-in's rows of every tenant once they can no longer matter (the auth-purge
+ * job), in chunks by primary key (shared/db/purge.ts). Each method returns how many it deleted.
+ */
+export class LoginHousekeeping {
+  constructor(private readonly db: Db) {}
+
+  /** Authorization requests that expired before `before`. */
+  authRequests(before: number, signal?: AbortSignal): Promise<number> {
+    return this.purge('auth_requests', 'expires_at < ?', [before], signal);
+  }
+  /** Direct-auth artifacts that expired before `before`. */
+  artifacts(before: number, signal?: AbortSignal): Promise<number> {
+    return this.purge('direct_auth_artifacts', 'expires_at < ?', [before], signal);
+  }
+  /** Email codes that expired before `before`. */
+  emailCodes(before: number, signal?: AbortSignal): Promise<number> {
+    return this.purge('email_codes', 'expires_at < ?', [before], signal);
+  }
+  /** Authorization codes that expired before `before`. */
+  authCodes(before: number, signal?: AbortSignal): Promise<number> {
+    return this.purge('auth_codes', 'expires_at < ?', [before], signal);
+  }
+  /** Sessions that expired, or were revoked, before `before`. */
+  sessions(before: number, signal?: AbortSignal): Promise<number> {
+    return this.purge('sessions', '(expires_at < ? OR revoked_at < ?)', [before, before], signal);
+  }
+
+  private purge(table: string, where: string, params: unknown[], signal?: AbortSignal): Promise<number> {
+    return deleteInChunks(this.db, { table, key: 'id', where, params, signal });
+  }
+}

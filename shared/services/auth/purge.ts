@@ -1,0 +1,46 @@
+/**
+ * Deletes login and token rows that can no longer matter, so the tables stay the size of
+ * what is live. Each kind is kept a little past its own expiry:
+ *
+ * | Table | Deleted when |
+ * |---|---|
+ * | auth_requests, direct_auth_artifacts | expired |
+ * | email_codes | expired an hour ago |
+ * | auth_codes | expired a day ago (a replay within the day still revokes its tokens) |
+ * | refresh_tokens | expired |
+ * | revoked_access_tokens | the revoked token has expired (introspection rejects it by exp anyway) |
+ * | sessions | expired or revoked 30 days ago (they list as the user's devices until then) |
+ */
+import type { Database } from '../../db/index.js';
+import { LoginHousekeeping, TokenHousekeeping } from '../../repositories/index.js';
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+
+/**
+ * The auth-purge job's work, over every tenant, one table after another (stopping between
+ * tables once `signal` aborts). Returns how many rows were deleted, by table.
+ */
+export async function purgeExpiredAuth(
+  db: Database,
+  signal?: AbortSignal,
+  now = Date.now(),
+): Promise<Record<string, number>> {
+  const login = new LoginHousekeeping(db);
+  const tokens = new TokenHousekeeping(db);
+  const plan: [string, () => Promise<number>][] = [
+    ['auth_requests', () => login.authRequests(now, signal)],
+    ['direct_auth_artifacts', () => login.artifacts(now, signal)],
+    ['email_codes', () => login.emailCodes(now - HOUR, signal)],
+    ['auth_codes', () => login.authCodes(now - DAY, signal)],
+    ['refresh_tokens', () => tokens.refreshTokens(now, signal)],
+    ['revoked_access_tokens', () => tokens.revokedAccessTokens(now, signal)],
+    ['sessions', () => login.sessions(now - 30 * DAY, signal)],
+  ];
+  const counts: Record<string, number> = {};
+  for (const [table, purge] of plan) {
+    if (signal?.aborted) break;
+    counts[table] = await purge();
+  }
+  return counts;
+}
