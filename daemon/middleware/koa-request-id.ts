@@ -7,7 +7,8 @@ const SAFE_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 
 /**
  * Gives every request an id (a well-formed inbound X-Request-Id is kept, so a proxy's id
- * follows the request), echoes it in the response, and writes one access-log line.
+ * follows the request), echoes it in the response, and writes one access-log line, with the
+ * error_id when the error renderer handed one out.
  */
 export function requestId(logger: Logger): Middleware<AppState> {
   return async (ctx, next) => {
@@ -28,12 +29,18 @@ export function requestId(logger: Logger): Middleware<AppState> {
       await next();
     } finally {
       const ms = Number(process.hrtime.bigint() - started) / 1e6;
-      // Path only, never the query string: it may carry codes or tokens.
-      if (logger.isLevelEnabled('info'))
-        logger.info(
-          { reqId: id, method: ctx.method, path: ctx.path, status: ctx.status, ms: Math.round(ms * 100) / 100 },
-          'request',
-        );
+      // Path only, never the query string: it may carry codes or tokens. An error answer's
+      // error_id (koa-error-handler.ts) goes on the line too, so one line ties the two.
+      if (logger.isLevelEnabled('info')) {
+        const line = {
+          reqId: id,
+          method: ctx.method,
+          path: ctx.path,
+          status: ctx.status,
+          ms: Math.round(ms * 100) / 100,
+        };
+        logger.info(ctx.state.errorId ? { ...line, error_id: ctx.state.errorId } : line, 'request');
+      }
     }
   };
 }

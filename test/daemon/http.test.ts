@@ -4,6 +4,7 @@
  */
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { assertUserError } from '../helpers/user-errors.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
 
@@ -71,8 +72,7 @@ test('unknown route: 404 with the error object', async (t) => {
 });
 
 test('wrong method on a known path: 405 with Allow', async (t) => {
-  // Three times: route matches are remembered (app.ts), and a remembered match must answer
-  // the same: status, Allow and the error object.
+  // Three times: a repeated request must answer the same: status, Allow and the error object.
   const allows: string[] = [];
   for (let i = 0; i < 3; i++) {
     const r = await fetch(`${d.url}/healthz`, { method: 'DELETE' });
@@ -130,6 +130,32 @@ test('a body over the limit: 413 request_too_large', async (t) => {
   t.is(((await r.json()) as { error: string }).error, 'request_too_large');
 });
 
+test('the body parser refusing a user endpoint: error_code and error_id, and the id is in the log', async (t) => {
+  // The body parser runs before any route is matched: the renderer decides by the path.
+  const bad = await fetch(`${d.url}/api/user/data-export`, json('{"sections": ['));
+  const b = await assertUserError(t, bad, 400);
+  t.is(b.error, 'invalid_request');
+  t.regex(String(b.error_description), /not valid JSON/);
+  const big = await fetch(`${d.url}/api/user/data-export`, json({ sections: ['x'.repeat(10_000)] }));
+  const g = await assertUserError(t, big, 413);
+  t.is(g.error, 'request_too_large');
+  for (const id of [b.error_id, g.error_id])
+    t.true(
+      await eventually(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId)),
+      `error_id ${String(id)} in the request's log line`,
+    );
+  const none = await fetch(`${d.url}/api/account/nothing-here`);
+  t.is(((await assertUserError(t, none, 404)) as { error: string }).error, 'not_found');
+});
+
+test('errors elsewhere carry no error_code, nor an error_id below 500', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json('{"name": "x",'));
+  t.is(r.status, 400);
+  const b = (await r.json()) as Record<string, unknown>;
+  t.is(b.error_code, undefined);
+  t.is(b.error_id, undefined);
+});
+
 test('a body of the wrong media type: 415', async (t) => {
   const r = await fetch(`${d.url}/api/admin/tenants`, {
     method: 'POST',
@@ -163,7 +189,21 @@ test('no server error leaks internals: the daemon never answered 500 in this fil
 test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async (t) => {
   const r = await fetch(`${d.url}/openapi.json`);
   t.is(r.status, 200);
-  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, any>> };
+  interface Operation {
+    requestBody: {
+      content: Record<
+        string,
+        {
+          schema: {
+            required?: string[];
+            properties: Record<string, { maxLength?: number }>;
+            additionalProperties?: boolean;
+          };
+        }
+      >;
+    };
+  }
+  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, Operation>> };
   t.is(doc.openapi, '3.1.0');
   const create = doc.paths['/api/admin/tenants'].post;
   const schema = create.requestBody.content['application/json'].schema;
