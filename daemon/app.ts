@@ -98,7 +98,6 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // instead of a chain of routers each wrapping the rest.
   const root = new Router<AppState>();
   for (const r of routers) root.use(r.routes());
-  memoizeRouteMatching(root);
   app.use(root.routes() as Koa.Middleware<AppState>);
   app.use(root.allowedMethods() as Koa.Middleware<AppState>);
 
@@ -115,33 +114,5 @@ export function buildApp(deps: AppDeps): BuiltApp {
     listener: (req, res) => {
       if (!fast(req, res)) void koa(req, res);
     },
-  };
-}
-
-/** Paths longer than this are matched afresh each time, so the cache's memory stays bounded. */
-const MAX_CACHED_PATH = 256;
-const MAX_CACHED_ROUTES = 1024;
-
-/**
- * @koa/router tests every route's regular expression against every request (the nested
- * routers are flattened into the root's stack). The answer depends only on the method and the
- * path, and the routes do not change once built, so it is remembered: on GET /healthz the
- * daemon's CPU per request went from 157 to 149 µs (about 30 µs in a bare Koa app with a
- * hundred routes). ctx.matched receives the list, and a router running before this
- * one would push onto it, so each caller gets its own copy; the layers are shared, as always.
- */
-function memoizeRouteMatching(router: Router<AppState>): void {
-  const match = router.match.bind(router);
-  const cache = new Map<string, ReturnType<typeof match>>();
-  router.match = (path: string, method: string) => {
-    if (path.length > MAX_CACHED_PATH) return match(path, method);
-    const key = `${method} ${path}`;
-    let found = cache.get(key);
-    if (!found) {
-      found = match(path, method);
-      if (cache.size >= MAX_CACHED_ROUTES) cache.clear();
-      cache.set(key, found);
-    }
-    return { path: [...found.path], pathAndMethod: found.pathAndMethod, route: found.route };
   };
 }
