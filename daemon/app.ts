@@ -1,12 +1,13 @@
 /**
- * Builds the Koa application. Cross-cutting middleware runs once, in this visible order:
- * request id + access log → error handler → security headers → shutdown drain → body
- * parser → routers. Nothing here opens sockets or databases; main.ts does that.
+ * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
+ * once, in this visible order: request id + access log → error renderer → security headers →
+ * shutdown drain → POST /introspect's own short chain → body parser → router. Introspection
+ * is called by resource servers on every request they serve, so it sits ahead of the body
+ * parser and the router (it parses only its form body), but behind everything every response
+ * shares. Nothing here opens sockets or databases; main.ts does that.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { fastIntrospection } from './fast-path.js';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
@@ -38,14 +39,11 @@ export interface BuiltApp {
   app: Koa<AppState>;
   api: ApiRegistry;
   /** Called by main.ts on SIGTERM: readiness goes red and keep-alive connections close. */
-  startDraining(): void;
-  /** The request listener: the introspection fast path in front of Koa. */
-  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  startDraining: () => void;
 }
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const app = new Koa<AppState>({ proxy: false });
-  const introspector = new Introspector(deps, deps.introspection);
   const api = new ApiRegistry();
   let draining = false;
 
@@ -61,6 +59,11 @@ export function buildApp(deps: AppDeps): BuiltApp {
       if (draining) ctx.set('Connection', 'close');
     }
   });
+  // Its own router, so that a GET still finds the route and is answered 405 by the main
+  // router's allowedMethods, like any other path.
+  app.use(
+    introspectionRoutes(deps, api, new Introspector(deps, deps.introspection)).routes() as Koa.Middleware<AppState>,
+  );
   app.use(
     koaBody({
       json: true,
@@ -80,7 +83,6 @@ export function buildApp(deps: AppDeps): BuiltApp {
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
     tokenRoutes(deps, api),
-    introspectionRoutes(deps, api, introspector),
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
@@ -103,16 +105,11 @@ export function buildApp(deps: AppDeps): BuiltApp {
 
   // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
   app.silent = true;
-  const koa = app.callback();
-  const fast = fastIntrospection(deps, introspector, () => draining);
   return {
     app,
     api,
     startDraining: () => {
       draining = true;
-    },
-    listener: (req, res) => {
-      if (!fast(req, res)) void koa(req, res);
     },
   };
 }

@@ -3,6 +3,8 @@
  * OpenAPI, and a clear error object for every kind of bad input.
  */
 import test from 'ava';
+import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { assertUserError } from '../helpers/user-errors.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
@@ -156,6 +158,82 @@ test('errors elsewhere carry no error_code, nor an error_id below 500', async (t
   t.is(b.error_id, undefined);
 });
 
+/** The 413 body of an endpoint behind the general body parser, to compare /introspect's with. */
+async function tooLargeBody(): Promise<unknown> {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json({ name: 'x'.repeat(10_000) }));
+  return r.json();
+}
+
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+test('/introspect: a declared length over the limit is a 413 with the same body as elsewhere', async (t) => {
+  const r = await fetch(`${d.url}/introspect`, { method: 'POST', headers: form, body: `token=${'a'.repeat(10_000)}` });
+  t.is(r.status, 413);
+  t.deepEqual(await r.json(), await tooLargeBody());
+  t.is(r.headers.get('x-content-type-options'), 'nosniff', 'the headers every response has');
+  t.truthy(r.headers.get('x-request-id'));
+});
+
+test('/introspect: a streamed body that grows over the limit is a 413 with the same body', async (t) => {
+  // Chunked, with no declared length: the limit is found while reading. The chunks are paced
+  // and stop at the answer, so the daemon has read all that was sent when it closes.
+  const u = new URL(d.url);
+  const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: '/introspect', method: 'POST', headers: form });
+    let answered = false;
+    req.on('response', (res) => {
+      answered = true;
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', (e) => {
+      if (!answered) reject(e);
+    });
+    req.write('token=');
+    let sent = 0;
+    const tick = setInterval(() => {
+      if (answered || sent > 20) {
+        clearInterval(tick);
+        return;
+      }
+      sent++;
+      req.write('a'.repeat(1000));
+    }, 30);
+  });
+  t.is(answer.status, 413);
+  t.deepEqual(JSON.parse(answer.body), await tooLargeBody());
+});
+
+test('/introspect: the limit counts the inflated bytes of a compressed body', async (t) => {
+  const small = gzipSync(`token=${'a'.repeat(10_000)}`);
+  t.true(small.length < 4096, 'it is under the limit as sent');
+  const r = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { ...form, 'content-encoding': 'gzip' },
+    body: small,
+  });
+  t.is(r.status, 413);
+  t.deepEqual(await r.json(), await tooLargeBody());
+});
+
+test('/introspect: an unknown Content-Encoding is a 415', async (t) => {
+  const r = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { ...form, 'content-encoding': 'compress' },
+    body: 'token=x',
+  });
+  t.is(r.status, 415);
+  t.is(((await r.json()) as { error: string }).error, 'unsupported_media_type');
+});
+
+test('/introspect: another method is a 405 naming POST', async (t) => {
+  const r = await fetch(`${d.url}/introspect`);
+  t.is(r.status, 405);
+  t.regex(r.headers.get('allow') ?? '', /POST/);
+  t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
+});
+
 test('a body of the wrong media type: 415', async (t) => {
   const r = await fetch(`${d.url}/api/admin/tenants`, {
     method: 'POST',
@@ -212,6 +290,7 @@ test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async
   t.is(schema.additionalProperties, false);
   t.truthy(doc.paths['/api/admin/tenants/{tenantId}/clients'].post);
   t.truthy(doc.paths['/readyz'].get);
+  t.truthy(doc.paths['/introspect'].post, 'the introspection route is documented like the others');
 });
 
 test('secrets and tokens never reach the log', async (t) => {
