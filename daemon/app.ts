@@ -59,8 +59,10 @@ export function buildApp(deps: AppDeps): BuiltApp {
       if (draining) ctx.set('Connection', 'close');
     }
   });
-  // Its own router, so that a GET still finds the route and is answered 405 by the main
-  // router's allowedMethods, like any other path.
+  // POST /introspect, ahead of the body parser and the main router: it reads only its own form
+  // (daemon/routes/oauth/introspect.ts). A one-route router rather than a path test, so that it
+  // matches paths as every route does, and another method is answered 405 by the main router's
+  // allowedMethods, which sees this route in ctx.matched.
   app.use(
     introspectionRoutes(deps, api, new Introspector(deps, deps.introspection)).routes() as Koa.Middleware<AppState>,
   );
