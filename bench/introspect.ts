@@ -1,12 +1,19 @@
 /**
- * Introspection benchmark (autocannon, 50 connections): our cache-hit and cache-miss paths,
- * and node-oidc-provider's introspection endpoint under the same load, in the same run on the
- * same machine.
+ * Introspection benchmark (autocannon, 50 connections): our cache-hit path against
+ * node-oidc-provider's introspection endpoint under the same load, in the same run on the
+ * same machine, then our cache-miss path.
  *
- *   node dist/bench/introspect.js [--duration 10] [--connections 50] [--database-url mysql://…]
+ *   node dist/bench/introspect.js [--duration 10] [--rounds 5] [--warmup 3] [--connections 50] [--calibrate 5]
+ *                                [--database-url mysql://…]
  *                                [--million]   # also fill the cache with 1,000,000 distinct tokens and record RSS
  *
- * Results: bench/results/introspect-<sqlite|mariadb>.{json,md}.
+ * This machine is shared and its speed swings from minute to minute, so the two servers run
+ * side by side and are loaded in alternation, round after round (the order flipped each
+ * round): each round's ratio compares two runs seconds apart, and the result is the median of
+ * the rounds' ratios. Before and after, the machine's own speed is measured for `--calibrate`
+ * seconds (bench/lib/calibrate.ts; 0 skips it).
+ *
+ * Results: bench/results/introspect-<sqlite|mariadb>[-million].{json,md}.
  */
 import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
@@ -18,18 +25,25 @@ import { TokenService } from '../shared/services/tokens.js';
 import { startDaemon, freePort, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
+import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { machine, summarize, writeResults } from './lib/stats.js';
 
 const { values: args } = parseArgs({
   options: {
     duration: { type: 'string', default: '10' },
+    rounds: { type: 'string', default: '5' },
+    warmup: { type: 'string', default: '3' },
     connections: { type: 'string', default: '50' },
+    calibrate: { type: 'string', default: '5' },
     'database-url': { type: 'string' },
     million: { type: 'boolean', default: false },
   },
 });
 const DURATION = Number(args.duration);
+const ROUNDS = Number(args.rounds);
+const WARMUP_S = Number(args.warmup);
 const CONNECTIONS = Number(args.connections);
+const CALIBRATE_S = Number(args.calibrate);
 
 if (args['database-url']) process.env.IAM_TEST_DATABASE_URL = args['database-url'];
 const db = await createTestDatabase();
@@ -80,6 +94,7 @@ async function load(
   body: string,
   authorization: string,
   check?: (b: string) => boolean,
+  duration = DURATION,
 ): Promise<Run> {
   // Validate once outside the load, so a broken setup cannot pass as a fast one.
   const probe = await fetch(url, {
@@ -95,7 +110,7 @@ async function load(
     url,
     method: 'POST',
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration,
     body,
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
   }) as unknown as import('node:events').EventEmitter;
@@ -115,7 +130,8 @@ async function load(
     total: r.requests.total,
   };
   console.log(
-    `${name}: ${run.requestsPerSec} req/s, P50 ${run.p50} ms, P99 ${run.p99} ms, errors ${run.errors}, non-2xx ${run.non2xx}`,
+    `${name}: ${run.requestsPerSec} req/s, P50 ${run.p50} ms, P99 ${run.p99} ms,` +
+      ` errors ${run.errors}, non-2xx ${run.non2xx}`,
   );
   return run;
 }
@@ -124,21 +140,12 @@ async function load(
 const daemonEnv = { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' };
 const runs: Run[] = [];
 const memory: Record<string, unknown> = {};
+const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 
-// ---- ours, cache on (hit path: one token, cached after the first call) ----
+// ---- both servers up, side by side ----
 let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv);
 const token = await clientCredentialsToken(ours.url, app.client.client_id, app.client_secret!);
 const body = new URLSearchParams({ token }).toString();
-runs.push(await load('iam cache hit', `${ours.url}/introspect`, body, rsAuth, (b) => b.includes('"active":true')));
-memory.afterHitRunMiB = rssMiB(ours.proc.pid!);
-await ours.stop();
-
-// ---- ours, cache off: every request verifies the signature (the miss path) ----
-ours = await startDaemon(db.url, db.dir, { ...daemonEnv, IAM_INTROSPECTION_CACHE_ENTRIES: '0' });
-runs.push(await load('iam cache miss', `${ours.url}/introspect`, body, rsAuth, (b) => b.includes('"active":true')));
-await ours.stop();
-
-// ---- node-oidc-provider, same load ----
 const peerPort = await freePort();
 const peer = spawn(process.execPath, [join(import.meta.dirname, 'oidc-provider-peer.js'), String(peerPort)], {
   stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,16 +164,54 @@ const peerTok = (await (
     body: 'grant_type=client_credentials&scope=api',
   })
 ).json()) as { access_token: string };
-runs.push(
+const peerBody = new URLSearchParams({ token: peerTok.access_token }).toString();
+const active = (b: string) => b.includes('"active":true');
+
+// ---- ours (cache hit: one token, cached after the first call) and the peer, alternating ----
+// Unrecorded first, so that neither is measured while its JIT compiler is still at work.
+if (WARMUP_S > 0) {
+  await load('warm-up, iam', `${ours.url}/introspect`, body, rsAuth, active, WARMUP_S);
   await load(
-    'node-oidc-provider',
+    'warm-up, node-oidc-provider',
     `http://127.0.0.1:${peerPort}/token/introspection`,
-    new URLSearchParams({ token: peerTok.access_token }).toString(),
+    peerBody,
     peerAuth,
-    (b) => b.includes('"active":true'),
-  ),
-);
+    active,
+    WARMUP_S,
+  );
+}
+const rounds: { hit: Run; peer: Run; ratio: number }[] = [];
+for (let i = 0; i < ROUNDS; i++) {
+  const oursRun = () => load(`iam cache hit, round ${i + 1}`, `${ours.url}/introspect`, body, rsAuth, active);
+  const peerRun = () =>
+    load(
+      `node-oidc-provider, round ${i + 1}`,
+      `http://127.0.0.1:${peerPort}/token/introspection`,
+      peerBody,
+      peerAuth,
+      active,
+    );
+  let hit: Run;
+  let other: Run;
+  if (i % 2 === 0) {
+    hit = await oursRun();
+    other = await peerRun();
+  } else {
+    other = await peerRun();
+    hit = await oursRun();
+  }
+  runs.push(hit, other);
+  rounds.push({ hit, peer: other, ratio: Math.round((hit.requestsPerSec / other.requestsPerSec) * 100) / 100 });
+}
+memory.afterHitRunMiB = rssMiB(ours.proc.pid!);
 peer.kill('SIGTERM');
+await ours.stop();
+
+// ---- ours, cache off: every request verifies the signature (the miss path) ----
+ours = await startDaemon(db.url, db.dir, { ...daemonEnv, IAM_INTROSPECTION_CACHE_ENTRIES: '0' });
+const missRun = await load('iam cache miss', `${ours.url}/introspect`, body, rsAuth, active);
+runs.push(missRun);
+await ours.stop();
 
 // ---- a million distinct cached tokens: memory stays bounded ----
 if (args.million) {
@@ -204,7 +249,8 @@ if (args.million) {
     sent += batch;
     if (sent % 100_000 === 0)
       console.log(
-        `  ${sent} distinct tokens cached, daemon RSS ${rssMiB(ours.proc.pid!, 'VmRSS')} MiB (peak ${rssMiB(ours.proc.pid!)} MiB)`,
+        `  ${sent} distinct tokens cached, daemon RSS ${rssMiB(ours.proc.pid!, 'VmRSS')} MiB` +
+          ` (peak ${rssMiB(ours.proc.pid!)} MiB)`,
       );
   }
   // Every token is still cached: one more pass over a sample must be all cache hits.
@@ -221,33 +267,81 @@ if (args.million) {
 await ds.destroy();
 await db.drop();
 
-const [hit, miss, peerRun] = runs as [Run, Run, Run];
-const ratio = Math.round((hit.requestsPerSec / peerRun.requestsPerSec) * 100) / 100;
+const speedAfter = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
+const median = (xs: number[]) => {
+  const sorted = [...xs].sort((x, y) => x - y);
+  const m = sorted.length >> 1;
+  return sorted.length % 2 ? sorted[m] : Math.round(((sorted[m - 1] + sorted[m]) / 2) * 100) / 100;
+};
+const ratio = median(rounds.map((r) => r.ratio));
+const mean = (xs: number[]) => Math.round(xs.reduce((a, b) => a + b, 0) / xs.length);
+const speed =
+  speedBefore !== undefined && speedAfter !== undefined
+    ? {
+        bareHttpRpsBefore: speedBefore,
+        bareHttpRpsAfter: speedAfter,
+        referenceBareHttpRps: REFERENCE_BARE_HTTP_RPS,
+        percentOfReference: Math.round(((speedBefore + speedAfter) / 2 / REFERENCE_BARE_HTTP_RPS) * 100),
+      }
+    : undefined;
 const result = {
   bench: 'introspection',
   database: kind,
   connections: CONNECTIONS,
   durationSeconds: DURATION,
+  rounds: rounds.map((r, i) => ({
+    round: i + 1,
+    cacheHitRps: r.hit.requestsPerSec,
+    oidcProviderRps: r.peer.requestsPerSec,
+    ratio: r.ratio,
+  })),
   runs,
   ratioCacheHitToOidcProvider: ratio,
+  meanCacheHitRps: mean(rounds.map((r) => r.hit.requestsPerSec)),
+  meanOidcProviderRps: mean(rounds.map((r) => r.peer.requestsPerSec)),
+  cacheMissRps: missRun.requestsPerSec,
   memory,
   goal: { ratio: 2, p99Ms: 10 },
-  machine: machine(),
+  machine: { ...machine(), ...(speed ? { speed } : {}) },
 };
-const md = `# Introspection benchmark (${kind})
+const m = result.machine;
+const row = (r: Run) =>
+  `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} | ${r.non2xx} |`;
+const million = memory.million as { rssAfterMiB: number; peakRssMiB: number; rssBeforeMiB: number } | undefined;
+const md = `# Introspection benchmark (${kind})${args.million ? ' with a million distinct cached tokens' : ''}
 
-${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}; autocannon with ${CONNECTIONS} connections for ${DURATION} s
-per run, on the same machine as the servers. Each server is one process.
+${m.at}, ${m.cpus} cores, Node ${m.node}; autocannon with ${CONNECTIONS} connections for ${DURATION} s
+per run, on the same machine as the servers. Each server is one process. Our daemon and
+node-oidc-provider run side by side and are loaded in turn, ${ROUNDS} rounds (the order flipped
+each round), so each round's ratio compares runs seconds apart on a machine whose speed drifts.
 
 | Run | requests/s | P50 ms | P95 ms | P99 ms | errors | non-2xx |
 |---|---|---|---|---|---|---|
-${runs.map((r) => `| ${r.name} | ${r.requestsPerSec} | ${r.p50} | ${r.p95} | ${r.p99} | ${r.errors} | ${r.non2xx} |`).join('\n')}
+${runs.map(row).join('\n')}
 
-Cache-hit throughput is **${ratio}×** node-oidc-provider's (goal: at least 2×; P99 under 10 ms).
-The revocation check runs on every request, cache hits included.
-${memory.million ? `\nA million distinct cached tokens: daemon RSS ${(memory.million as { rssAfterMiB: number }).rssAfterMiB} MiB with all of them cached, peak ${(memory.million as { peakRssMiB: number }).peakRssMiB} MiB (before: ${(memory.million as { rssBeforeMiB: number }).rssBeforeMiB} MiB).\n` : ''}
+| Round | iam cache hit req/s | node-oidc-provider req/s | ratio |
+|---|---|---|---|
+${result.rounds.map((r) => `| ${r.round} | ${r.cacheHitRps} | ${r.oidcProviderRps} | ${r.ratio}× |`).join('\n')}
+
+Cache-hit throughput is **${ratio}×** node-oidc-provider's (the median of the rounds' ratios;
+goal: at least 2×; P99 under 10 ms). The revocation check runs on every request, cache hits included.
+${
+  speed
+    ? `
+Machine speed: a bare node:http server answered ${speed.bareHttpRpsBefore} requests/s before the run and
+${speed.bareHttpRpsAfter} after it (autocannon, 50 connections), against about ${REFERENCE_BARE_HTTP_RPS} on the
+reference machine of this kind: this one ran at ${speed.percentOfReference} % of it. The absolute figures scale
+with that; the same-run ratio is what compares the two servers.
+`
+    : ''
+}${
+  million
+    ? `\nA million distinct cached tokens: daemon RSS ${million.rssAfterMiB} MiB with all of them cached,` +
+      ` peak ${million.peakRssMiB} MiB (before: ${million.rssBeforeMiB} MiB).\n`
+    : ''
+}
 node-oidc-provider 9 runs with its in-memory adapter and opaque tokens (it does not introspect JWTs).
 `;
 console.log(md);
-writeResults(`introspect-${kind}`, result, md);
+writeResults(`introspect-${kind}${args.million ? '-million' : ''}`, result, md);
 process.exit(0);

@@ -1,12 +1,13 @@
 /**
- * Builds the Koa application. Cross-cutting middleware runs once, in this visible order:
- * request id + access log → error handler → security headers → shutdown drain → body
- * parser → routers. Nothing here opens sockets or databases; main.ts does that.
+ * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
+ * once, in this visible order: request id + access log → error renderer → security headers →
+ * shutdown drain → POST /introspect's own short chain → body parser → router. Introspection
+ * is called by resource servers on every request they serve, so it sits ahead of the body
+ * parser and the router (it parses only its form body), but behind everything every response
+ * shares. Nothing here opens sockets or databases; main.ts does that.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import Koa from 'koa';
 import Router from '@koa/router';
-import { fastIntrospection } from './fast-path.js';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
@@ -40,14 +41,11 @@ export interface BuiltApp {
   app: Koa<AppState>;
   api: ApiRegistry;
   /** Called by main.ts on SIGTERM: readiness goes red and keep-alive connections close. */
-  startDraining(): void;
-  /** The request listener: the introspection fast path in front of Koa. */
-  listener: (req: IncomingMessage, res: ServerResponse) => void;
+  startDraining: () => void;
 }
 
 export function buildApp(deps: AppDeps): BuiltApp {
   const app = new Koa<AppState>({ proxy: false });
-  const introspector = new Introspector(deps, deps.introspection);
   const api = new ApiRegistry();
   let draining = false;
 
@@ -63,6 +61,13 @@ export function buildApp(deps: AppDeps): BuiltApp {
       if (draining) ctx.set('Connection', 'close');
     }
   });
+  // POST /introspect, ahead of the body parser and the main router: it reads only its own form
+  // (daemon/routes/oauth/introspect.ts). A one-route router rather than a path test, so that it
+  // matches paths as every route does, and another method is answered 405 by the main router's
+  // allowedMethods, which sees this route in ctx.matched.
+  app.use(
+    introspectionRoutes(deps, api, new Introspector(deps, deps.introspection)).routes() as Koa.Middleware<AppState>,
+  );
   app.use(
     koaBody({
       json: true,
@@ -84,7 +89,6 @@ export function buildApp(deps: AppDeps): BuiltApp {
     loginFormRoutes(deps),
     consentRoutes(deps),
     tokenRoutes(deps, api),
-    introspectionRoutes(deps, api, introspector),
     directAuthRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
@@ -102,50 +106,16 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // instead of a chain of routers each wrapping the rest.
   const root = new Router<AppState>();
   for (const r of routers) root.use(r.routes());
-  memoizeRouteMatching(root);
   app.use(root.routes() as Koa.Middleware<AppState>);
   app.use(root.allowedMethods() as Koa.Middleware<AppState>);
 
   // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
   app.silent = true;
-  const koa = app.callback();
-  const fast = fastIntrospection(deps, introspector, () => draining);
   return {
     app,
     api,
     startDraining: () => {
       draining = true;
     },
-    listener: (req, res) => {
-      if (!fast(req, res)) void koa(req, res);
-    },
-  };
-}
-
-/** Paths longer than this are matched afresh each time, so the cache's memory stays bounded. */
-const MAX_CACHED_PATH = 256;
-const MAX_CACHED_ROUTES = 1024;
-
-/**
- * @koa/router tests every route's regular expression against every request (the nested
- * routers are flattened into the root's stack). The answer depends only on the method and the
- * path, and the routes do not change once built, so it is remembered: on GET /healthz the
- * daemon's CPU per request went from 157 to 149 µs (about 30 µs in a bare Koa app with a
- * hundred routes). ctx.matched receives the list, and a router running before this
- * one would push onto it, so each caller gets its own copy; the layers are shared, as always.
- */
-function memoizeRouteMatching(router: Router<AppState>): void {
-  const match = router.match.bind(router);
-  const cache = new Map<string, ReturnType<typeof match>>();
-  router.match = (path: string, method: string) => {
-    if (path.length > MAX_CACHED_PATH) return match(path, method);
-    const key = `${method} ${path}`;
-    let found = cache.get(key);
-    if (!found) {
-      found = match(path, method);
-      if (cache.size >= MAX_CACHED_ROUTES) cache.clear();
-      cache.set(key, found);
-    }
-    return { path: [...found.path], pathAndMethod: found.pathAndMethod, route: found.route };
   };
 }

@@ -1,6 +1,6 @@
-import type { DataSource } from 'typeorm';
 import type { Logger } from 'pino';
 import type { Config } from '../shared/config.js';
+import type { Database } from '../shared/db/index.js';
 import type { DirectoryService } from '../shared/services/directory.js';
 import type { KeyService } from '../shared/services/keys.js';
 import type { TokenService } from '../shared/services/tokens.js';
@@ -17,7 +17,7 @@ import type { IdempotencyHandle } from '../shared/services/idempotency.js';
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
   config: Config;
-  ds: DataSource;
+  ds: Database;
   logger: Logger;
   directory: DirectoryService;
   keys: KeyService;
@@ -39,8 +39,13 @@ export interface AppState {
   log: Logger;
   /** Set by the bearer middleware. */
   auth?: AccessTokenClaims;
-  /** Set by the guard middleware: the validated input. */
-  guard?: { params: any; query: any; body: any };
+  /**
+   * Set by the guard middleware: the validated input. Unknown-valued here; a handler registered
+   * through `api.add` sees it typed from its route's schemas (WithGuard in koa-guard.ts).
+   */
+  guard?: { params: Record<string, unknown>; query: Record<string, unknown>; body: unknown };
+  /** Set by the error renderer when it hands out an error_id, so the access-log line carries it. */
+  errorId?: string;
   /** Set by the idempotency middleware: record the answer in the transaction of the change. */
   idempotency?: IdempotencyHandle;
 }

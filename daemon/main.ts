@@ -133,8 +133,11 @@ async function main(): Promise<void> {
     oauth: new OAuthService(ds),
     mail,
   };
-  const { listener, startDraining } = buildApp(deps);
-  const server = createServer(listener);
+  const { app, startDraining } = buildApp(deps);
+  // Koa serves every request. Its callback settles every request itself (errors go to the
+  // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.
+  // eslint-disable-next-line @typescript-eslint/no-misused-promises
+  const server = createServer(app.callback());
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;

@@ -6,7 +6,7 @@ import type Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { SCOPE_PLATFORM } from '../shared/scopes.js';
-import { guard, type GuardSpec } from './middleware/koa-guard.js';
+import { declaresInput, guard, type GuardSpec, type WithGuard } from './middleware/koa-guard.js';
 import type { AppState } from './context.js';
 
 export type Security = 'none' | 'bearer' | 'basic' | 'cookie';
@@ -54,11 +54,19 @@ export function bearerErrors(reach: 'platform' | 'tenant') {
 export class ApiRegistry {
   readonly routes: RouteSpec[] = [];
 
-  /** Registers the route on the router with its guard in front of the handlers. */
-  add<S extends AppState>(router: Router<S>, spec: RouteSpec, ...handlers: Middleware<S>[]): void {
+  /**
+   * Registers the route on the router with its guard in front of the handlers, which see
+   * `ctx.state.guard` typed from the spec's schemas.
+   */
+  add<S extends AppState, const R extends RouteSpec>(
+    router: Router<S>,
+    spec: R,
+    ...handlers: Middleware<WithGuard<NoInfer<S>, R>>[]
+  ): void {
     this.routes.push(spec);
-    const needsGuard = spec.params || spec.query || spec.body;
-    const chain = needsGuard ? [guard(spec) as unknown as Middleware<S>, ...handlers] : handlers;
+    // The guard sets what WithGuard promises before any handler runs; Koa's types cannot
+    // follow a state that grows along the chain, hence the one cast here.
+    const chain = (declaresInput(spec) ? [guard(spec), ...handlers] : handlers) as Middleware<S>[];
     (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
   }
 

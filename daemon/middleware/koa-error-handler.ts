@@ -1,5 +1,17 @@
+/**
+ * The one error renderer: every error body the daemon sends is made here, whatever raised it —
+ * an OAuthError, an ApiError, the body parser's or the router's HTTP errors, or a failure
+ * nobody expected. It runs early in the application (daemon/app.ts), around the body parser,
+ * the introspection chain and the router, so an error raised before routing is rendered the
+ * same way as one raised by a handler. docs/errors.md has the table.
+ *
+ * The user-facing endpoints (`/api/user/…`, `/api/account/…`: data export, consents, devices)
+ * add a stable `error_code` a user can quote to support and an `error_id` that is also in the
+ * log. Which endpoints those are is decided by the request path, not by the route, because
+ * the body parser's refusals come before any route is matched.
+ */
 import { randomUUID } from 'node:crypto';
-import type { Middleware } from 'koa';
+import type { Middleware, ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../shared/errors.js';
 import type { AppState } from '../context.js';
 
@@ -12,12 +24,42 @@ interface HttpishError {
   headers?: Record<string, string>;
 }
 
-/**
- * Turns every error into the spec's error object. Known errors keep their status and code;
- * errors from the HTTP layer (body parser, router) are mapped to stable codes; anything else
- * is a 500 with a generic message and an error_id that is also in the log line.
- * See docs/errors.md for the table.
- */
+/** Category → stable code of the user-facing endpoints. Append only: support scripts match on these. */
+export const USER_ERROR_CODES: Record<string, string> = {
+  invalid_request: 'UR400001',
+  unsupported_media_type: 'UR415001',
+  request_too_large: 'UR413001',
+  invalid_token: 'UA401001',
+  insufficient_scope: 'UA403001',
+  forbidden: 'UA403002',
+  not_found: 'UR404001',
+  conflict: 'UR409001',
+  rate_limited: 'UR429001',
+  server_error: 'US500001',
+  method_not_allowed: 'UR405001',
+};
+
+const USER_FACING = /^\/api\/(user|account)(\/|$)/;
+
+/** Whether errors on this path carry error_code and error_id (the user-facing endpoints). */
+export function isUserFacing(path: string): boolean {
+  return USER_FACING.test(path);
+}
+
+/** The code of an error category; unknown categories fall back to their status class. */
+export function userErrorCode(error: string, status: number): string {
+  return (
+    USER_ERROR_CODES[error] ??
+    (status >= 500
+      ? USER_ERROR_CODES.server_error
+      : status === 401
+        ? USER_ERROR_CODES.invalid_token
+        : status === 403
+          ? USER_ERROR_CODES.forbidden
+          : USER_ERROR_CODES.invalid_request)
+  );
+}
+
 export function errorHandler(): Middleware<AppState> {
   return async (ctx, next) => {
     try {
@@ -34,42 +76,63 @@ export function errorHandler(): Middleware<AppState> {
         if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `${ctx.method} is not implemented.`);
       }
     } catch (raw) {
-      const err = raw as HttpishError & Error;
-      let status: number;
-      let body: Record<string, unknown>;
-      if (err instanceof OAuthError) {
-        status = err.status;
-        body = { error: err.error, error_description: err.message };
-        for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
-      } else if (err instanceof ApiError) {
-        status = err.status;
-        body = { error: err.error, error_description: err.message, message: err.message, ...err.extra };
-      } else {
-        const s = err.status ?? err.statusCode;
-        if (s && s >= 400 && s < 500) {
-          status = s;
-          const [code, text] = httpError(s, err);
-          body = { error: code, error_description: text, message: text };
-          if (err.headers)
-            for (const [k, v] of Object.entries(err.headers)) if (/^(allow|retry-after)$/i.test(k)) ctx.set(k, v);
-        } else {
-          status = 500;
-          const errorId = randomUUID();
-          ctx.state.log?.error({ err, error_id: errorId }, 'unhandled error');
-          body = {
-            error: 'server_error',
-            error_description: 'An unexpected error occurred.',
-            message: 'An unexpected error occurred.',
-            error_id: errorId,
-          };
-        }
-      }
-      if (status < 500) ctx.state.log?.debug({ status, error: body.error }, 'request refused');
-      ctx.status = status;
-      ctx.type = 'application/json';
-      ctx.body = body;
+      render(ctx, raw);
     }
   };
+}
+
+function render(ctx: ParameterizedContext<AppState>, raw: unknown): void {
+  const err = raw as HttpishError & Error;
+  let status: number;
+  let body: Record<string, unknown>;
+  const userFacing = isUserFacing(ctx.path);
+  if (err instanceof OAuthError) {
+    status = err.status;
+    body = { error: err.error, error_description: err.message };
+    // The JSON API's error object has `message` too; the OAuth endpoints keep RFC 6749 §5.2's.
+    if (userFacing) body.message = err.message;
+    for (const [k, v] of Object.entries(err.headers)) ctx.set(k, v);
+  } else if (err instanceof ApiError) {
+    status = err.status;
+    body = { error: err.error, error_description: err.message, message: err.message, ...err.extra };
+  } else {
+    const s = err.status ?? err.statusCode;
+    if (s && s >= 400 && s < 500) {
+      status = s;
+      const [code, text] = httpError(s, err);
+      body = { error: code, error_description: text, message: text };
+      if (err.headers)
+        for (const [k, v] of Object.entries(err.headers)) if (/^(allow|retry-after)$/i.test(k)) ctx.set(k, v);
+    } else {
+      status = 500;
+      body = {
+        error: 'server_error',
+        error_description: 'An unexpected error occurred.',
+        message: 'An unexpected error occurred.',
+      };
+    }
+  }
+  // RFC 9110 §15.5.14: the rest of a body too large to read is not read; the connection closes
+  // instead, so the next request on it does not start in the middle of this one's body.
+  if (status === 413) ctx.set('Connection', 'close');
+  if (status >= 500 || userFacing) {
+    const errorId = randomUUID();
+    body.error_id = errorId;
+    ctx.state.errorId = errorId;
+    if (userFacing) body.error_code = userErrorCode(String(body.error), status);
+    // The same id in the log, so support can go from the user's screenshot to the log line.
+    if (status >= 500) ctx.state.log.error({ err: raw, error_id: errorId }, 'unhandled error');
+    else
+      ctx.state.log.info(
+        { status, error: body.error, error_code: body.error_code, error_id: errorId },
+        'request refused',
+      );
+  } else {
+    ctx.state.log.debug({ status, error: body.error }, 'request refused');
+  }
+  ctx.status = status;
+  ctx.type = 'application/json';
+  ctx.body = body;
 }
 
 function httpError(status: number, err: HttpishError): [string, string] {

@@ -3,7 +3,10 @@
  * OpenAPI, and a clear error object for every kind of bad input.
  */
 import test from 'ava';
+import { request } from 'node:http';
+import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { assertUserError } from '../helpers/user-errors.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
 
@@ -71,8 +74,7 @@ test('unknown route: 404 with the error object', async (t) => {
 });
 
 test('wrong method on a known path: 405 with Allow', async (t) => {
-  // Three times: route matches are remembered (app.ts), and a remembered match must answer
-  // the same: status, Allow and the error object.
+  // Three times: a repeated request must answer the same: status, Allow and the error object.
   const allows: string[] = [];
   for (let i = 0; i < 3; i++) {
     const r = await fetch(`${d.url}/healthz`, { method: 'DELETE' });
@@ -130,6 +132,108 @@ test('a body over the limit: 413 request_too_large', async (t) => {
   t.is(((await r.json()) as { error: string }).error, 'request_too_large');
 });
 
+test('the body parser refusing a user endpoint: error_code and error_id, and the id is in the log', async (t) => {
+  // The body parser runs before any route is matched: the renderer decides by the path.
+  const bad = await fetch(`${d.url}/api/user/data-export`, json('{"sections": ['));
+  const b = await assertUserError(t, bad, 400);
+  t.is(b.error, 'invalid_request');
+  t.regex(String(b.error_description), /not valid JSON/);
+  const big = await fetch(`${d.url}/api/user/data-export`, json({ sections: ['x'.repeat(10_000)] }));
+  const g = await assertUserError(t, big, 413);
+  t.is(g.error, 'request_too_large');
+  for (const id of [b.error_id, g.error_id])
+    t.true(
+      await eventually(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId)),
+      `error_id ${String(id)} in the request's log line`,
+    );
+  const none = await fetch(`${d.url}/api/account/nothing-here`);
+  t.is(((await assertUserError(t, none, 404)) as { error: string }).error, 'not_found');
+});
+
+test('errors elsewhere carry no error_code, nor an error_id below 500', async (t) => {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json('{"name": "x",'));
+  t.is(r.status, 400);
+  const b = (await r.json()) as Record<string, unknown>;
+  t.is(b.error_code, undefined);
+  t.is(b.error_id, undefined);
+});
+
+/** The 413 body of an endpoint behind the general body parser, to compare /introspect's with. */
+async function tooLargeBody(): Promise<unknown> {
+  const r = await fetch(`${d.url}/api/admin/tenants`, json({ name: 'x'.repeat(10_000) }));
+  return r.json();
+}
+
+const form = { 'content-type': 'application/x-www-form-urlencoded' };
+
+test('/introspect: a declared length over the limit is a 413 with the same body as elsewhere', async (t) => {
+  const r = await fetch(`${d.url}/introspect`, { method: 'POST', headers: form, body: `token=${'a'.repeat(10_000)}` });
+  t.is(r.status, 413);
+  t.deepEqual(await r.json(), await tooLargeBody());
+  t.is(r.headers.get('x-content-type-options'), 'nosniff', 'the headers every response has');
+  t.truthy(r.headers.get('x-request-id'));
+});
+
+test('/introspect: a streamed body that grows over the limit is a 413 with the same body', async (t) => {
+  // Chunked, with no declared length: the limit is found while reading. The chunks are paced
+  // and stop at the answer, so the daemon has read all that was sent when it closes.
+  const u = new URL(d.url);
+  const answer = await new Promise<{ status?: number; body: string }>((resolve, reject) => {
+    const req = request({ host: u.hostname, port: u.port, path: '/introspect', method: 'POST', headers: form });
+    let answered = false;
+    req.on('response', (res) => {
+      answered = true;
+      let body = '';
+      res.on('data', (c: Buffer) => (body += c.toString()));
+      res.on('end', () => resolve({ status: res.statusCode, body }));
+    });
+    req.on('error', (e) => {
+      if (!answered) reject(e);
+    });
+    req.write('token=');
+    let sent = 0;
+    const tick = setInterval(() => {
+      if (answered || sent > 20) {
+        clearInterval(tick);
+        return;
+      }
+      sent++;
+      req.write('a'.repeat(1000));
+    }, 30);
+  });
+  t.is(answer.status, 413);
+  t.deepEqual(JSON.parse(answer.body), await tooLargeBody());
+});
+
+test('/introspect: the limit counts the inflated bytes of a compressed body', async (t) => {
+  const small = gzipSync(`token=${'a'.repeat(10_000)}`);
+  t.true(small.length < 4096, 'it is under the limit as sent');
+  const r = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { ...form, 'content-encoding': 'gzip' },
+    body: small,
+  });
+  t.is(r.status, 413);
+  t.deepEqual(await r.json(), await tooLargeBody());
+});
+
+test('/introspect: an unknown Content-Encoding is a 415', async (t) => {
+  const r = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { ...form, 'content-encoding': 'compress' },
+    body: 'token=x',
+  });
+  t.is(r.status, 415);
+  t.is(((await r.json()) as { error: string }).error, 'unsupported_media_type');
+});
+
+test('/introspect: another method is a 405 naming POST', async (t) => {
+  const r = await fetch(`${d.url}/introspect`);
+  t.is(r.status, 405);
+  t.regex(r.headers.get('allow') ?? '', /POST/);
+  t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
+});
+
 test('a body of the wrong media type: 415', async (t) => {
   const r = await fetch(`${d.url}/api/admin/tenants`, {
     method: 'POST',
@@ -163,7 +267,21 @@ test('no server error leaks internals: the daemon never answered 500 in this fil
 test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async (t) => {
   const r = await fetch(`${d.url}/openapi.json`);
   t.is(r.status, 200);
-  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, any>> };
+  interface Operation {
+    requestBody: {
+      content: Record<
+        string,
+        {
+          schema: {
+            required?: string[];
+            properties: Record<string, { maxLength?: number }>;
+            additionalProperties?: boolean;
+          };
+        }
+      >;
+    };
+  }
+  const doc = (await r.json()) as { openapi: string; paths: Record<string, Record<string, Operation>> };
   t.is(doc.openapi, '3.1.0');
   const create = doc.paths['/api/admin/tenants'].post;
   const schema = create.requestBody.content['application/json'].schema;
@@ -172,6 +290,7 @@ test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async
   t.is(schema.additionalProperties, false);
   t.truthy(doc.paths['/api/admin/tenants/{tenantId}/clients'].post);
   t.truthy(doc.paths['/readyz'].get);
+  t.truthy(doc.paths['/introspect'].post, 'the introspection route is documented like the others');
 });
 
 test('secrets and tokens never reach the log', async (t) => {

@@ -80,7 +80,7 @@ test('two workers share the port, a killed worker is replaced, and SIGTERM stops
   t.is(code, 0, d.output());
   t.true(
     d.logs.filter((l) => l.msg === 'stopped' && typeof l.worker === 'number').length >= 2,
-    'each running worker logged its stop',
+    `each running worker logged its stop:\n${d.output()}`,
   );
   t.false(alive(pids[1]));
   t.false(alive(replacement));

@@ -3,6 +3,7 @@
  * that is in the cache makes the very next introspection inactive.
  */
 import test from 'ava';
+import { deflateSync, gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
@@ -279,6 +280,39 @@ test('caller authentication: HTTP Basic of a confidential client, else 401 inval
   });
   t.is(post.status, 400);
   t.is(((await post.json()) as { error: string }).error, 'invalid_request');
+});
+
+test('a compressed request (Content-Encoding gzip or deflate) is read like a plain one', async (t) => {
+  const { user, access_token } = await userTokens();
+  for (const [encoding, pack] of [
+    ['gzip', gzipSync],
+    ['deflate', deflateSync],
+  ] as const) {
+    const res = await fetch(`${d.url}/introspect`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        'content-encoding': encoding,
+        authorization: kit.basic(api),
+      },
+      body: pack(new URLSearchParams({ token: access_token }).toString()),
+    });
+    t.is(res.status, 200, encoding);
+    const body = (await res.json()) as Record<string, unknown>;
+    t.is(body.active, true, encoding);
+    t.is(body.sub, user.id, encoding);
+  }
+});
+
+test('a repeated token parameter: 400 invalid_request (RFC 6749 §3.2)', async (t) => {
+  const { access_token } = await userTokens();
+  const res = await fetch(`${d.url}/introspect`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(api) },
+    body: `token=${access_token}&token=${access_token}`,
+  });
+  t.is(res.status, 400);
+  t.is(((await res.json()) as { error: string }).error, 'invalid_request');
 });
 
 test('with the cache off, answers are the same', async (t) => {

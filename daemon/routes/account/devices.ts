@@ -11,7 +11,6 @@ import { AccountService, BadCursor } from '../../../shared/services/auth/account
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
-import { userFacingErrors } from '../../middleware/koa-user-errors.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
 export const DeviceRecord = z.object({
@@ -40,7 +39,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   const service = new AccountService(deps.ds, deps.config.secretKey);
   const tags = ['account: devices'];
   const issuerOrigin = new URL(deps.config.issuer).origin;
-  router.use(userFacingErrors());
+  // Errors on these paths carry error_code and error_id: the error renderer decides by path.
 
   const session = async (ctx: ParameterizedContext<AppState>) => {
     const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));

@@ -139,8 +139,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
   router.post('/userinfo', userinfo);
 
   // ---- Revocation (RFC 7009) ----
-  api.add<ClientAuthState>(
-    router,
+  api.add(
+    router as unknown as Router<ClientAuthState>,
     {
       method: 'post',
       path: '/revoke',

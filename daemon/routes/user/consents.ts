@@ -10,7 +10,6 @@ import { ApiError } from '../../../shared/errors.js';
 import { AccountService } from '../../../shared/services/auth/account.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { userBearer } from '../../middleware/koa-user-bearer.js';
-import { userFacingErrors } from '../../middleware/koa-user-errors.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
 export const ConsentRecord = z.object({
@@ -35,8 +34,7 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   const router = new Router<AppState>();
   const service = new AccountService(deps.ds, deps.config.secretKey);
   const tags = ['user: consents'];
-  // First, so validation errors too carry error_code and error_id (runs only for these routes).
-  router.use(userFacingErrors());
+  // Errors on these paths carry error_code and error_id: the error renderer decides by path.
   const auth = userBearer(deps);
   const owner = (ctx: { state: AppState }) => {
     const a = ctx.state.auth!;

@@ -21,7 +21,6 @@ import {
 } from '../../../shared/services/data-export.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { userBearer } from '../../middleware/koa-user-bearer.js';
-import { userFacingErrors } from '../../middleware/koa-user-errors.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
 const ExportRequest = z.strictObject({
@@ -50,8 +49,7 @@ const errors = {
 
 export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  // First, in front of the guard too: every error here carries error_code and error_id.
-  router.use(userFacingErrors());
+  // Errors on these paths carry error_code and error_id: the error renderer decides by path.
   const auth = userBearer(deps);
   const tags = ['user: data export'];
   const who = (ctx: { state: AppState }) => ({
