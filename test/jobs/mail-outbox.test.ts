@@ -372,7 +372,7 @@ test('enqueueEmail refuses what would break or inject into the message', async (
   for (const [field, bad] of [
     ['to', { to: 'ann@example.com\r\nBcc: eve@example.com' }],
     ['to', { to: 'a@example.com, b@example.com' }],
-    // What the composer (mail/mime.ts) would refuse is refused here, not queued to fail later:
+    // What the SMTP provider (mail/smtp.ts) would refuse is refused here, not queued to fail later:
     // a local part with two dots in a row, and an address over RFC 5321's 254 octets.
     ['to', { to: 'a..b@example.com' }],
     ['to', { to: `${'a'.repeat(243)}@example.com` }],
@@ -405,8 +405,9 @@ test('describeFailure keeps the reason and drops credentials and addresses', (t)
         code: 'EAUTH',
         responseCode: 535,
       }),
+      code: 'smtp_auth',
     },
-    { provider: 'log', error: new Error('disk full') },
+    { provider: 'log', error: new Error('disk full'), code: 'provider_error' },
   ]);
   const d = describeFailure(e);
   t.regex(d, /^smtp: EAUTH 535 Invalid login/);
