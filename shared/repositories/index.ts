@@ -7,5 +7,6 @@ export { AuditWriter } from './audit.js';
 export type { Page } from './common.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, type ResolvedClient } from './lookups.js';
+export { OutboxRepository } from './outbox.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository } from './tenants.js';
