@@ -22,6 +22,7 @@ import type { Actor } from '../shared/services/audit.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
+import { Outbox } from '../shared/services/outbox.js';
 import { ProvisioningService } from '../shared/services/provisioning.js';
 import type { Tenant } from '../shared/db/entities.js';
 
@@ -136,6 +137,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected keyService(): KeyService {
     return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
+  }
+
+  /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */
+  protected outbox(): Outbox {
+    return new Outbox(this.ds, this.settings.secretKey);
   }
 
   /**
