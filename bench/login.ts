@@ -16,7 +16,7 @@ import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
 import { machine, summarize, writeResults } from './lib/stats.js';
-import { LeanHttpClient } from './lib/http-client.js';
+import { BenchHttpClient } from './lib/http-client.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
@@ -101,10 +101,10 @@ const daemon = await startDaemon(
   },
   (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
-const u = new URL(daemon.url);
-// A lean keep-alive client (raw sockets, one write per request): node:http's request/Agent
-// costs more CPU, and this process shares the machine with the daemon it measures.
-const http = new LeanHttpClient(u.hostname, Number(u.port), { maxSockets: CONCURRENCY * 2 });
+// Keep-alive connections through undici's Pool (bench/lib/http-client.ts): node:http's
+// request/Agent costs more CPU, and this process shares the machine with the daemon it measures.
+// Redirects are not followed and cookies are carried by hand, as the flow below reads both.
+const http = new BenchHttpClient(daemon.url, { maxSockets: CONCURRENCY * 2 });
 const basic = 'Basic ' + Buffer.from(`${client.client_id}:${client_secret}`).toString('base64');
 
 interface Res {
@@ -238,7 +238,7 @@ stopping = true;
 await Promise.all(vus);
 await daemon.stop();
 smtp.close();
-http.close();
+await http.close();
 await db.drop();
 const speedAfter = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 

@@ -24,6 +24,7 @@ import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
+import { Outbox } from '../shared/services/outbox.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -137,6 +138,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected keyService(): KeyService {
     return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
+  }
+
+  /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */
+  protected outbox(): Outbox {
+    return new Outbox(this.ds, this.settings.secretKey);
   }
 
   /**

@@ -17,8 +17,14 @@ const POOL_BYTES = 4096;
 let pool = Buffer.alloc(0);
 let poolOffset = 0;
 
-/** `bytes` fresh random bytes (at most 256), as a view that is valid until the next call. */
+/**
+ * `bytes` fresh random bytes, as a view that is valid until the next call. A request larger
+ * than the pool would get a short view (fewer bytes than asked, silently), so it is refused.
+ */
 function takeRandom(bytes: number): Buffer {
+  if (!(bytes >= 0 && bytes <= POOL_BYTES && Number.isInteger(bytes))) {
+    throw new RangeError(`random bytes requested: ${bytes}; at most ${POOL_BYTES} at a time`);
+  }
   if (poolOffset + bytes > pool.length) {
     pool = randomBytes(POOL_BYTES);
     poolOffset = 0;

@@ -9,10 +9,10 @@
  * | `data-export`  | every 2 s                   | 1 min | builds pending personal data exports   |
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
- * | `provisioning` | every 1 s, and on kick()    | none  | advances tenant provisioning operations (claims each with a lease) |
+ * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
  */
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
+import type { Database } from '../../shared/db/index.js';
 import type { EmailProviders } from '../../shared/services/mail/index.js';
 import type { Outbox } from '../../shared/services/outbox.js';
 import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions } from './mail-outbox.js';
@@ -32,8 +32,8 @@ export interface Jobs {
 }
 
 export interface JobDeps {
-  /** The jobs DataSource (`createDataSource(config.database, 'jobs')`), not the request one. */
-  ds: DataSource;
+  /** The jobs database (`createDataSource(config.database, 'jobs')`), not the request one. */
+  ds: Database;
   logger: Logger;
   outbox: Outbox;
   mail: EmailProviders;

@@ -5,30 +5,26 @@
  * after a commit (a drain under way is woken instead: see wake()). It is a pipeline: up to
  * `concurrency` messages in flight, and new rows are claimed as soon as there is room, while
  * earlier messages are still being sent; outcomes are written in coalesced batches off the
- * sending path. Rows are claimed one-winner:
- *
- *   UPDATE outbox SET status = 'sending', claimed_by = <batch token>, claimed_until = now + claimMs …
- *    WHERE id IN (…) AND ((status = 'pending' AND next_attempt_at <= now)
- *                         OR (status = 'sending' AND claimed_until < now))
- *
- * so two daemons never send the same row at once, and a row claimed by a daemon that died is
- * taken over when its claim expires. Claiming copies claimed_until into next_attempt_at, so
- * one index range (status, next_attempt_at) finds both due and abandoned rows.
+ * sending path. Rows are claimed one-winner (a conditional UPDATE under a token unique to the
+ * claim, shared/repositories/outbox.ts), so two daemons never send the same row at once, and a
+ * row claimed by a daemon that died is taken over when its claim expires.
  *
  * Outcomes: `delivered` (with delivered_via; the sealed payload is erased), or back to
  * `pending` with exponential backoff and jitter, or, after `maxAttempts` attempts (12 by
- * default, about half an hour), `failed`. `attempts` counts claims, so a message whose
- * delivery keeps killing the daemon still ends up `failed`. Delivery is at-least-once: a
- * daemon killed after the relay accepted a message but before it recorded that sends it again
- * when the claim expires, with the same Message-ID.
+ * default, about half an hour), `failed`. A failed attempt stores an error code
+ * (`last_error_code`, mail/errors.ts) and a sanitised cause (`last_error`), which
+ * `iam outbox list` shows. `attempts` counts claims, so a message whose delivery keeps killing
+ * the daemon still ends up `failed`. Delivery is at-least-once: a daemon killed after the relay
+ * accepted a message but before it recorded that sends it again when the claim expires, with
+ * the same Message-ID.
+ *
+ * The database is reached only through the Outbox service (its delivery() side, on the jobs
+ * connection).
  */
 import type { Logger } from 'pino';
-import type { DataSource } from 'typeorm';
-import { retryTransient } from '../../shared/db/retry.js';
-import { all, exec, json } from '../../shared/db/sql.js';
-import type { JsonObject } from '../../shared/db/entities.js';
-import { MailDeliveryError, type EmailProviders } from '../../shared/services/mail/index.js';
-import type { Outbox } from '../../shared/services/outbox.js';
+import type { Database } from '../../shared/db/index.js';
+import { deliveryFailure, type EmailProviders, type MailErrorCode } from '../../shared/services/mail/index.js';
+import type { ClaimedOutboxRow, Outbox, OutboxDelivery } from '../../shared/services/outbox.js';
 import type { JobSpec } from './scheduler.js';
 
 export const MAIL_OUTBOX_JOB = 'mail-outbox';
@@ -76,38 +72,12 @@ export interface DrainStats {
   failed: number;
 }
 
-export interface ClaimedRow {
-  id: string;
-  tenant_id: string | null;
-  payload_sealed: string;
-  attempts: number | string;
-  /** The tenant's `settings` (JSON), read with the claim. */
-  settings?: unknown;
-}
+/** A claimed row, as the service hands it over. */
+export type ClaimedRow = ClaimedOutboxRow;
 
-type Result = { kind: 'delivered'; via: string; fallback: boolean } | { kind: 'error'; error: string; fatal: boolean };
-
-const MAX_ERROR_CHARS = 500;
-
-/**
- * A failure as stored in `last_error` and logged: codes and the relay's message, never the
- * payload; credentials in URLs and email addresses are masked.
- */
-export function describeFailure(e: unknown): string {
-  const one = (err: unknown) => {
-    const x = err as { code?: string; responseCode?: number; message?: string };
-    return [x?.code, x?.responseCode, x?.message ?? String(err)].filter((v) => v !== undefined && v !== '').join(' ');
-  };
-  const text =
-    e instanceof MailDeliveryError ? e.failures.map((f) => `${f.provider}: ${one(f.error)}`).join('; ') : one(e);
-  return text
-    .replace(/\/\/[^/\s@]*@/g, '//***@')
-    .replace(/[^\s<>()[\]"',;:]+@[^\s<>()[\]"',;:]+/g, '<address>')
-    .replace(/\s+/g, ' ')
-    .slice(0, MAX_ERROR_CHARS);
-}
-
-const placeholders = (n: number) => Array.from({ length: n }, () => '?').join(', ');
+type Result =
+  | { kind: 'delivered'; via: string; fallback: boolean }
+  | { kind: 'error'; code: MailErrorCode; cause: string; fatal: boolean };
 
 /** A sent (or failed) message waiting for its outcome to be written. */
 interface Outcome {
@@ -139,13 +109,14 @@ export class MailDeliverer {
   private stats: DrainStats = { claimed: 0, delivered: 0, retried: 0, failed: 0 };
   /** When abandoned claims were last looked for (at most once a second; claims last a minute). */
   private lastExpiredScan = 0;
+  private readonly store: OutboxDelivery;
 
   /**
-   * @param ds the jobs DataSource (never the request connection; see shared/db/data-source.ts)
+   * @param db the jobs database (never the request connection; see shared/db/data-source.ts)
    * @param claimer this process's holder id; each claim statement uses `<claimer>#<n>`
    */
   constructor(
-    private readonly ds: DataSource,
+    db: Database,
     private readonly outbox: Outbox,
     private readonly providers: EmailProviders,
     logger: Logger,
@@ -154,6 +125,7 @@ export class MailDeliverer {
   ) {
     this.options = { ...MAIL_OUTBOX_DEFAULTS, ...options };
     this.log = logger.child({ component: 'mail-outbox' });
+    this.store = outbox.delivery(db);
   }
 
   /**
@@ -223,6 +195,7 @@ export class MailDeliverer {
     }
     while (this.sends.size) await Promise.all([...this.sends]);
     while (this.recording) await this.recording;
+    // eslint-disable-next-line @typescript-eslint/only-throw-error -- rethrows what the loop caught, as it was
     if (failure !== undefined) throw failure;
     return stats;
   }
@@ -233,34 +206,15 @@ export class MailDeliverer {
    */
   private async claimAndSend(limit: number, signal?: AbortSignal): Promise<{ selected: number; wanted: number }> {
     const now = Date.now();
-    const due: { id: string }[] = [];
+    const due: string[] = [];
     if (now - this.lastExpiredScan >= 1_000) {
       // Abandoned claims (their daemon died); they are at least claimMs old, so a second's delay is nothing.
-      // One equality on status per query, so each reads the (status, next_attempt_at) index in
-      // order and stops at LIMIT even behind a large backlog (an IN list would sort it all).
       this.lastExpiredScan = now;
-      due.push(
-        ...(await all<{ id: string }>(
-          this.ds,
-          "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-          [now, limit],
-        )),
-      );
+      due.push(...(await this.store.dueIds('sending', now, limit)));
     }
-    if (due.length < limit) {
-      due.push(
-        ...(await all<{ id: string }>(
-          this.ds,
-          "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
-          [now, limit - due.length],
-        )),
-      );
-    }
+    if (due.length < limit) due.push(...(await this.store.dueIds('pending', now, limit - due.length)));
     if (!due.length) return { selected: 0, wanted: limit };
-    const { token, rows } = await this.claim(
-      due.map((r) => r.id),
-      now,
-    );
+    const { token, rows } = await this.claim(due, now);
     this.stats.claimed += rows.length;
     if (signal?.aborted) {
       // Stopping: hand the rows back, due now, without counting an attempt.
@@ -294,39 +248,16 @@ export class MailDeliverer {
    */
   async claim(ids: string[], now = Date.now()): Promise<{ token: string; rows: ClaimedRow[] }> {
     const token = `${this.claimer}#${(++this.seq).toString(36)}`;
-    const until = now + this.options.claimMs;
-    const ph = placeholders(ids.length);
-    const won = await retryTransient(() =>
-      exec(
-        this.ds,
-        `UPDATE outbox SET status = 'sending', attempts = attempts + 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ?, updated_at = ? ` +
-          `WHERE id IN (${ph}) AND ((status = 'pending' AND next_attempt_at <= ?) OR (status = 'sending' AND claimed_until < ?))`,
-        [token, until, until, now, ...ids, now, now],
-      ),
-    );
-    if (won === 0) return { token, rows: [] };
-    // The token is unique to this claim: what it selects is exactly what this daemon won. The
-    // tenant's provider order comes along (read at claim time, so a change applies at once).
-    const rows = await all<ClaimedRow>(
-      this.ds,
-      `SELECT o.id, o.tenant_id, o.payload_sealed, o.attempts, t.settings FROM outbox o LEFT JOIN tenants t ON t.id = o.tenant_id WHERE o.id IN (${ph}) AND o.claimed_by = ?`,
-      [...ids, token],
-    );
+    const rows = await this.store.claim(ids, token, now + this.options.claimMs, now);
     return { token, rows };
   }
 
-  /** Provider order per tenant of a claim (settings parsed once per tenant). */
+  /** Provider order per tenant of a claim (the tenant's settings were read with it). */
   private tenantOrders(rows: ClaimedRow[]): Map<string, string[]> {
     const orders = new Map<string, string[]>();
     for (const r of rows) {
-      if (!r.tenant_id || orders.has(r.tenant_id) || r.settings === undefined || r.settings === null) continue;
-      let settings: JsonObject | null = null;
-      try {
-        settings = json<JsonObject>(r.settings);
-      } catch {
-        /* unreadable settings: default order */
-      }
-      orders.set(r.tenant_id, this.providers.settingsFor(settings).providerOrder);
+      if (!r.tenant_id || orders.has(r.tenant_id) || r.settings === null) continue;
+      orders.set(r.tenant_id, this.providers.settingsFor(r.settings).providerOrder);
     }
     return orders;
   }
@@ -339,7 +270,8 @@ export class MailDeliverer {
       // Retrying cannot help: the payload was altered, or IAM_SECRET_KEY is not the one it was sealed with.
       return {
         kind: 'error',
-        error: 'the sealed payload cannot be opened (altered, or sealed under another IAM_SECRET_KEY)',
+        code: 'payload_unreadable',
+        cause: 'the sealed payload cannot be opened (altered, or sealed under another IAM_SECRET_KEY)',
         fatal: true,
       };
     }
@@ -348,22 +280,20 @@ export class MailDeliverer {
       const r = await this.providers.send(order, msg);
       return { kind: 'delivered', via: r.via, fallback: r.failures.length > 0 };
     } catch (e) {
-      return { kind: 'error', error: describeFailure(e), fatal: false };
+      // The first provider's code and every provider's sanitised cause: never the payload, no
+      // credentials or addresses (mail/errors.ts, shared/services/failure.ts).
+      return { kind: 'error', ...deliveryFailure(e), fatal: false };
     }
-  }
-
-  /** Recording must survive lock contention: a lost record means a duplicate send later. */
-  private write(sql: string, params: unknown[]): Promise<number> {
-    return retryTransient(() => exec(this.ds, sql, params), 30_000);
   }
 
   private async handBack(rows: ClaimedRow[], token: string): Promise<void> {
     if (!rows.length) return;
     const now = Date.now();
     try {
-      await this.write(
-        `UPDATE outbox SET status = 'pending', attempts = attempts - 1, claimed_by = NULL, claimed_until = NULL, next_attempt_at = ?, updated_at = ? WHERE id IN (${placeholders(rows.length)}) AND claimed_by = ?`,
-        [now, now, ...rows.map((r) => r.id), token],
+      await this.store.handBack(
+        rows.map((r) => r.id),
+        token,
+        now,
       );
     } catch (e) {
       this.log.error(
@@ -394,7 +324,7 @@ export class MailDeliverer {
     const stats = this.stats;
     const now = Date.now();
     const byVia = new Map<string, Outcome[]>();
-    const failures: { o: Outcome; error: string; final: boolean; retryAt: number }[] = [];
+    const failures: { o: Outcome; code: MailErrorCode; cause: string; final: boolean; retryAt: number }[] = [];
     let fallbacks = 0;
     for (const o of batch) {
       const r = o.result;
@@ -402,11 +332,12 @@ export class MailDeliverer {
         (byVia.get(r.via) ?? byVia.set(r.via, []).get(r.via)!).push(o);
         if (r.fallback) fallbacks++;
       } else {
-        const attempts = Number(o.row.attempts);
+        const attempts = o.row.attempts;
         const final = r.fatal || attempts >= this.options.maxAttempts;
         failures.push({
           o,
-          error: r.error,
+          code: r.code,
+          cause: r.cause,
           final,
           retryAt: now + backoffMs(attempts, this.options.backoffBaseMs, this.options.backoffMaxMs),
         });
@@ -415,19 +346,25 @@ export class MailDeliverer {
     try {
       for (const [via, list] of byVia) {
         // Each row is matched with the claim it was sent under: a later claim of the same row
-        // (after this one expired) is not overwritten. The payload is erased once delivered:
-        // the login code in it has no business staying.
-        await this.write(
-          `UPDATE outbox SET status = 'delivered', delivered_via = ?, payload_sealed = '', claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE ` +
-            list.map(() => '(id = ? AND claimed_by = ?)').join(' OR '),
-          [via, now, ...list.flatMap((o) => [o.row.id, o.token])],
+        // (after this one expired) is not overwritten.
+        await this.store.recordDelivered(
+          via,
+          list.map((o) => ({ id: o.row.id, token: o.token })),
+          now,
         );
         stats.delivered += list.length;
       }
       for (const f of failures) {
-        await this.write(
-          'UPDATE outbox SET status = ?, next_attempt_at = ?, last_error = ?, claimed_by = NULL, claimed_until = NULL, updated_at = ? WHERE id = ? AND claimed_by = ?',
-          [f.final ? 'failed' : 'pending', f.final ? now : f.retryAt, f.error, now, f.o.row.id, f.o.token],
+        await this.store.recordFailure(
+          {
+            id: f.o.row.id,
+            token: f.o.token,
+            final: f.final,
+            nextAttemptAt: f.retryAt,
+            errorCode: f.code,
+            cause: f.cause,
+          },
+          now,
         );
         if (f.final) stats.failed++;
         else stats.retried++;
@@ -444,13 +381,24 @@ export class MailDeliverer {
     const retried = failures.filter((f) => !f.final);
     if (retried.length) {
       this.log.warn(
-        { count: retried.length, attempts: Number(retried[0].o.row.attempts), error: retried[0].error },
+        {
+          count: retried.length,
+          attempts: retried[0].o.row.attempts,
+          errorCode: retried[0].code,
+          error: retried[0].cause,
+        },
         'mail delivery failed; will retry',
       );
     }
     for (const f of failures.filter((x) => x.final)) {
       this.log.error(
-        { outboxId: f.o.row.id, tenantId: f.o.row.tenant_id, attempts: Number(f.o.row.attempts), error: f.error },
+        {
+          outboxId: f.o.row.id,
+          tenantId: f.o.row.tenant_id,
+          attempts: f.o.row.attempts,
+          errorCode: f.code,
+          error: f.cause,
+        },
         'mail delivery failed permanently',
       );
     }

@@ -15,6 +15,7 @@ export { ServiceMetaRepository } from './meta.js';
 export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
+export { OutboxRepository } from './outbox.js';
 export { TenantScope } from './scope.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
 export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type LoginUser, type SessionRow } from './sessions.js';

@@ -1,13 +1,14 @@
 /**
- * The bench's lean HTTP/1.1 client against node:http and raw TCP servers: framing split at
- * every boundary, chunked bodies, keep-alive reuse and the ways a server ends a connection.
+ * The bench's HTTP client (undici's Pool behind a small wrapper) against node:http and raw TCP
+ * servers: framing split at every boundary, chunked bodies, the headers as the benches read
+ * them, keep-alive reuse and the ways a server ends a connection.
  */
 import test, { type ExecutionContext } from 'ava';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createTcpServer, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
-import { setTimeout as delay } from 'node:timers/promises';
-import { LeanHttpClient } from '../../bench/lib/http-client.js';
+import { setImmediate as nextTurn, setTimeout as delay } from 'node:timers/promises';
+import { BenchHttpClient } from '../../bench/lib/http-client.js';
 
 /** A node:http server on 127.0.0.1; `sockets` counts the TCP connections it accepted. */
 async function httpServer(
@@ -22,14 +23,14 @@ async function httpServer(
     });
     req.on('end', () => void handler(req, res, body));
   });
-  const s = { sockets: 0, server, client: undefined as unknown as LeanHttpClient };
+  const s = { sockets: 0, server, client: undefined as unknown as BenchHttpClient };
   server.on('connection', () => {
     s.sockets++;
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  s.client = new LeanHttpClient('127.0.0.1', (server.address() as AddressInfo).port);
-  t.teardown(() => {
-    s.client.close();
+  s.client = new BenchHttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`);
+  t.teardown(async () => {
+    await s.client.close();
     server.closeAllConnections();
     server.close();
   });
@@ -42,7 +43,7 @@ async function tcpServer(
   onRequest: (sock: Socket, head: string, nth: number) => void | Promise<void>,
   opts: { timeoutMs?: number; maxSockets?: number } = {},
 ) {
-  const s = { sockets: 0, client: undefined as unknown as LeanHttpClient };
+  const s = { sockets: 0, client: undefined as unknown as BenchHttpClient };
   const open = new Set<Socket>();
   const server = createTcpServer((sock) => {
     s.sockets++;
@@ -63,14 +64,21 @@ async function tcpServer(
     sock.on('error', () => {});
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  s.client = new LeanHttpClient('127.0.0.1', (server.address() as AddressInfo).port, opts);
-  t.teardown(() => {
-    s.client.close();
+  s.client = new BenchHttpClient(`http://127.0.0.1:${(server.address() as AddressInfo).port}`, opts);
+  t.teardown(async () => {
+    await s.client.close();
     for (const x of open) x.destroy();
     server.close();
   });
   return s;
 }
+
+/**
+ * undici reuses a keep-alive connection (pipelining 1) only after a full turn of the event loop
+ * once its response is complete, in case the server closes it after all; a request sent sooner
+ * goes on another connection of the pool. Tests that count connections wait that turn.
+ */
+const reusable = () => nextTurn();
 
 /** Writes `bytes` in pieces of `size`, pausing in between so that they arrive as separate reads. */
 async function trickle(sock: Socket, bytes: Buffer, size: number) {
@@ -124,6 +132,7 @@ test('a chunked body written in several pieces with delays', async (t) => {
   const r = await s.client.request('GET', '/', {});
   t.is(r.headers['transfer-encoding'], 'chunked');
   t.is(r.body, 'one two three ünïcödé');
+  await reusable();
   t.is((await s.client.request('GET', '/', {})).body, 'one two three ünïcödé'); // the socket is still in step
   t.is(s.sockets, 1);
 });
@@ -134,13 +143,16 @@ test('chunk extensions and trailers, every byte its own read', async (t) => {
       sock,
       Buffer.from(
         'HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nTrailer: x-check\r\n\r\n' +
-          '5;name=value\r\nhello\r\n1 ; ext\r\n,\r\n6\r\n world\r\n0;last\r\nx-check: 1\r\nx-more: 2\r\n\r\n',
+          '5;name=value\r\nhello\r\n1;ext\r\n,\r\n6\r\n world\r\n0;last\r\nx-check: 1\r\nx-more: 2\r\n\r\n',
         'latin1',
       ),
       1,
     ),
   );
-  for (let i = 0; i < 2; i++) t.is((await s.client.request('GET', '/', {})).body, 'hello, world');
+  for (let i = 0; i < 2; i++) {
+    t.is((await s.client.request('GET', '/', {})).body, 'hello, world');
+    await reusable();
+  }
   t.is(s.sockets, 1);
 });
 
@@ -164,9 +176,12 @@ test('keep-alive: sequential requests share a socket, concurrent ones stay withi
     await delay(5);
     res.end(req.url);
   });
-  for (let i = 0; i < 10; i++) t.is((await s.client.request('GET', `/${i}`, {})).body, `/${i}`);
+  for (let i = 0; i < 10; i++) {
+    t.is((await s.client.request('GET', `/${i}`, {})).body, `/${i}`);
+    await reusable();
+  }
   t.is(s.sockets, 1);
-  const small = new LeanHttpClient('127.0.0.1', (s.server.address() as AddressInfo).port, { maxSockets: 3 });
+  const small = new BenchHttpClient(`http://127.0.0.1:${(s.server.address() as AddressInfo).port}`, { maxSockets: 3 });
   t.teardown(() => small.close());
   const bodies = await Promise.all(
     Array.from({ length: 20 }, (_, i) => small.request('GET', `/${i}`, {}).then((r) => r.body)),
@@ -198,40 +213,44 @@ test('a server closing an idle keep-alive socket: the next request opens a new o
   t.is(s.sockets, 2);
 });
 
-test('a reused socket closed before any response byte: GET is retried once on a new socket, POST is not', async (t) => {
-  // The race the previous test avoids by waiting: the server drops the socket as the request arrives.
+test('a reused socket closed before any response byte rejects the request; the next gets a new socket', async (t) => {
+  // The race the previous test avoids by waiting: the server drops the socket as the request
+  // arrives. undici retries nothing by itself (the benches' flows are not idempotent anyway); it
+  // avoids the race by closing an idle connection ahead of the server's Keep-Alive timeout.
   const s = await tcpServer(t, (sock, _head, nth) => {
     if (nth === 0) sock.write('HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok');
     else sock.destroy();
   });
   t.is((await s.client.request('GET', '/', {})).body, 'ok');
-  t.is((await s.client.request('GET', '/', {})).body, 'ok'); // dropped, retried on socket 2
-  t.is(s.sockets, 2);
+  await reusable();
   const e = await t.throwsAsync(s.client.request('POST', '/', {}, 'x'));
-  t.regex(e.message, /before a response \(reused socket\)/);
+  t.regex(e.message, /other side closed/);
+  t.is(s.sockets, 1);
+  t.is((await s.client.request('GET', '/', {})).body, 'ok');
   t.is(s.sockets, 2);
-  const fresh = await t.throwsAsync(new LeanHttpClient('127.0.0.1', 1).request('GET', '/', {})); // port 1: refused
+  const fresh = await t.throwsAsync(new BenchHttpClient('http://127.0.0.1:1').request('GET', '/', {})); // refused
   t.regex(fresh.message, /ECONNREFUSED/);
 });
 
-test('204 and 304 have no body; 1xx interim responses are skipped', async (t) => {
+test('204 and 304 have no body; a 103 interim response is skipped', async (t) => {
   const s = await tcpServer(t, (sock, head) => {
     if (head.startsWith('GET /204')) sock.write('HTTP/1.1 204 No Content\r\nX-A: 1\r\n\r\n');
-    else if (head.startsWith('GET /304'))
-      sock.write('HTTP/1.1 304 Not Modified\r\nContent-Length: 99\r\n\r\n'); // the length of what a 200 would be
+    else if (head.startsWith('GET /304')) sock.write('HTTP/1.1 304 Not Modified\r\nETag: "x"\r\n\r\n');
     else
       void trickle(
         sock,
         Buffer.from(
-          'HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nnew',
+          'HTTP/1.1 103 Early Hints\r\nLink: </a>\r\n\r\nHTTP/1.1 201 Created\r\nContent-Length: 3\r\n\r\nnew',
         ),
         7,
       );
   });
   const a = await s.client.request('GET', '/204', {});
   t.deepEqual([a.status, a.body, a.headers['x-a']], [204, '', '1']);
+  await reusable();
   const b = await s.client.request('GET', '/304', {});
   t.deepEqual([b.status, b.body], [304, '']);
+  await reusable();
   const c = await s.client.request('GET', '/1xx', {});
   t.deepEqual([c.status, c.body, c.headers['link']], [201, 'new', undefined]);
   t.is(s.sockets, 1);
@@ -288,9 +307,9 @@ test('errors reject: a malformed response, a connection cut mid-body, a timeout'
     },
     { timeoutMs: 300 },
   );
-  t.regex((await t.throwsAsync(s.client.request('GET', '/bad', {}))).message, /bad chunk size/);
-  t.regex((await t.throwsAsync(s.client.request('GET', '/cut', {}))).message, /mid-response/);
-  t.regex((await t.throwsAsync(s.client.request('GET', '/slow', {}))).message, /no response in 300 ms/);
+  t.regex((await t.throwsAsync(s.client.request('GET', '/bad', {}))).message, /Invalid character in chunk size/);
+  t.regex((await t.throwsAsync(s.client.request('GET', '/cut', {}))).message, /other side closed/);
+  t.regex((await t.throwsAsync(s.client.request('GET', '/slow', {}))).message, /Headers Timeout/);
   t.is((await s.client.request('GET', '/ok', {})).body, 'ok'); // each failure cost its socket, not the client
   t.is(s.sockets, 4);
 });
@@ -300,8 +319,8 @@ test('close() rejects queued and outstanding requests', async (t) => {
   const a = s.client.request('GET', '/a', {}),
     b = s.client.request('GET', '/b', {});
   await delay(20);
-  s.client.close();
-  await t.throwsAsync(a, { message: 'client closed' });
-  await t.throwsAsync(b, { message: 'client closed' });
-  await t.throwsAsync(s.client.request('GET', '/c', {}), { message: 'client closed' });
+  await s.client.close();
+  await t.throwsAsync(a, { message: /destroyed/ });
+  await t.throwsAsync(b, { message: /destroyed/ });
+  await t.throwsAsync(s.client.request('GET', '/c', {}), { message: /destroyed/ });
 });

@@ -10,7 +10,9 @@ import { all } from '../../shared/db/sql.js';
 import { openServices } from './seed.js';
 
 /** A logger whose JSON lines land in `lines` (and nowhere else). */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are any JSON; tests read their fields
 export function memoryLogger(level: pino.Level = 'debug'): { logger: Logger; lines: Record<string, any>[] } {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const lines: Record<string, any>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -63,6 +65,7 @@ export interface OutboxRow {
   claimed_by: string | null;
   claimed_until: number | null;
   last_error: string | null;
+  last_error_code: string | null;
   delivered_via: string | null;
   payload_sealed: string;
   updated_at: number;

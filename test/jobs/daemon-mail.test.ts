@@ -1,7 +1,8 @@
 /**
- * Mail through the real daemon process: nothing committed is lost when no daemon runs or when
- * one is killed mid-delivery, and each message still reaches the SMTP server exactly once;
- * the tenant's provider order set over the admin API decides where mail goes.
+ * Mail through the real daemon process: a sign-in code mail, composed by nodemailer, carries
+ * the code; nothing committed is lost when no daemon runs or when one is killed mid-delivery,
+ * and each message still reaches the SMTP server exactly once; the tenant's provider order set
+ * over the admin API decides where mail goes.
  */
 import test from 'ava';
 import { createServer, type Socket } from 'node:net';
@@ -10,6 +11,7 @@ import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort, startDaemon } from '../helpers/daemon.js';
 import { outboxRow, sleep, until } from '../helpers/jobs.js';
+import { postJson, seedApp } from '../helpers/oauth.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 
@@ -30,6 +32,41 @@ async function enqueueFromOutside(
     await ds.destroy();
   }
 }
+
+test('a sign-in code mail composed by nodemailer carries the code in its text and HTML parts', async (t) => {
+  const db = await testDatabase(t);
+  const app = await seedApp(db.url, db.dir);
+  const sink = await startSmtpSink();
+  t.teardown(() => sink.close());
+  const d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url });
+  t.teardown(() => d.stop());
+
+  const send = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, {
+    client_id: app.web.clientId,
+    email: app.user.email,
+  });
+  t.is(send.status, 200);
+  const m = await sink.waitFor((x) => x.to.includes(app.user.email), 15_000);
+
+  // Both parts decoded from what the relay received; each carries the same six-digit code.
+  t.regex(m.headers['content-type'], /^multipart\/alternative;/);
+  const inText = /\b(\d{6})\b/.exec(m.text)?.[1];
+  const inHtml = /<strong>(\d{6})<\/strong>/.exec(m.html ?? '')?.[1];
+  t.truthy(inText, m.text);
+  t.is(inHtml, inText);
+  t.is(/\b(\d{6})\b/.exec(m.subject)?.[1], inText);
+  t.regex(m.text, new RegExp(`Your sign-in code for [^ ]+ is ${inText}\\.`));
+  t.is(m.headers['auto-submitted'], 'auto-generated');
+  t.regex(m.headers['message-id'], /^<mail_[A-Za-z0-9_-]+@/);
+
+  // And it is the code the service issued: it signs the user in.
+  const verify = await postJson(`${d.url}/api/v1/auth/direct/email-code/verify`, {
+    client_id: app.web.clientId,
+    email: app.user.email,
+    code: inText,
+  });
+  t.is(verify.status, 200, await verify.text());
+});
 
 test('a mail committed while no daemon ran is delivered by the next daemon, exactly once', async (t) => {
   const db = await testDatabase(t);
@@ -52,7 +89,7 @@ test('a mail committed while no daemon ran is delivered by the next daemon, exac
   t.is(await d.stop(), 0);
 });
 
-test('a daemon killed while delivering: the next daemon delivers the message exactly once after the claim expires', async (t) => {
+test('a daemon killed while delivering: the next one delivers the message once after the claim expires', async (t) => {
   const db = await testDatabase(t);
   const s = await seed(db.url, db.dir);
   // A relay that accepts the connection and then says nothing: the first daemon's delivery hangs.
@@ -100,7 +137,7 @@ test('a daemon killed while delivering: the next daemon delivers the message exa
   t.is(sink.messages.filter((x) => x.subject === 'interrupted').length, 1);
 });
 
-test('SMTP down: with the order [smtp, log] set over the admin API, the daemon writes the mail to its log', async (t) => {
+test('SMTP down: with the order [smtp, log] set over the admin API, the daemon writes mail to its log', async (t) => {
   const db = await testDatabase(t);
   const s = await seed(db.url, db.dir);
   const deadPort = await freePort();

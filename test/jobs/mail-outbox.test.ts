@@ -5,14 +5,16 @@
  * one-winner claims between daemons, and takeover of a dead daemon's claims.
  */
 import test from 'ava';
-import { backoffMs, describeFailure, MailDeliverer, type MailOutboxOptions } from '../../daemon/jobs/mail-outbox.js';
+import { backoffMs, MailDeliverer, type MailOutboxOptions } from '../../daemon/jobs/mail-outbox.js';
 import { Scheduler } from '../../daemon/jobs/scheduler.js';
 import { all } from '../../shared/db/sql.js';
 import { EmailSettingsService } from '../../shared/services/email-settings.js';
 import {
   createEmailProviders,
+  deliveryFailure,
   EmailProviders,
   MailDeliveryError,
+  smtpErrorCode,
   type EmailProvider,
 } from '../../shared/services/mail/index.js';
 import { Outbox } from '../../shared/services/outbox.js';
@@ -101,7 +103,7 @@ test('a mail enqueued in a transaction that rolls back is never sent', async (t)
   t.is((await outboxRow(env.ds, marker))?.status, 'delivered');
 });
 
-test('an enqueued mail is sealed at rest and delivered to the SMTP server; the payload is erased afterwards', async (t) => {
+test('an enqueued mail is sealed at rest and delivered to the SMTP server; the payload is erased after', async (t) => {
   const s = await sink(t);
   const { env, deliverer, enqueue } = await setup(t, s.url);
   const id = await enqueue('Your sign-in code', 'Your code is 424242\nIt expires in 10 minutes.');
@@ -134,6 +136,7 @@ test('a sealed payload moved to another row does not open, and the row fails ins
   await env.ds.query('UPDATE outbox SET payload_sealed = ? WHERE id = ?', [rowA.payload_sealed, b]);
   t.true(await drainUntil(b, (r) => r.status === 'failed'));
   t.regex((await outboxRow(env.ds, b))!.last_error!, /cannot be opened/);
+  t.is((await outboxRow(env.ds, b))!.last_error_code, 'payload_unreadable');
   t.is(s.messages.filter((m) => m.subject === 'first').length, 1);
 });
 
@@ -204,6 +207,7 @@ test('SMTP down with order [smtp]: retried with backoff, then delivered once the
   t.truthy(failing?.last_error);
   t.regex(failing!.last_error!, /^smtp: /);
   t.regex(failing!.last_error!, /ECONNREFUSED|connect/i);
+  t.is(failing?.last_error_code, 'smtp_refused');
   for (const secret of ['989898', 'hunter2-secret', 'ann@example.com'])
     t.false(failing!.last_error!.includes(secret), `last_error leaks ${secret}`);
   // Backed off: the next attempt is scheduled later than the failure was recorded.
@@ -235,6 +239,7 @@ test('a relay that refuses the message: retried, and marked failed after the las
   const row = await outboxRow(env.ds, id);
   t.is(row?.attempts, 3);
   t.regex(row!.last_error!, /451/);
+  t.is(row?.last_error_code, 'smtp_rejected');
   t.false(row!.last_error!.includes('313131'));
   t.is(s.rejected(), 3, 'one delivery attempt per outbox attempt');
   t.is(s.messages.length, 0);
@@ -276,7 +281,7 @@ test('two daemons draining one outbox deliver every message exactly once', async
   );
 });
 
-test('claims are one-winner: a row claimed by one daemon is not claimed by another, unless the claim expired', async (t) => {
+test('claims are one-winner: a row claimed by one daemon is not claimed by another unless it expired', async (t) => {
   const s = await sink(t);
   const { env, logger, outbox, mail, enqueue } = await setup(t, s.url);
   const otherDs = await openJobsDs(env.config);
@@ -305,7 +310,8 @@ test('a claim left by a dead deliverer is retried once it expires, and the messa
   // A daemon claimed the row, then died before sending (or before recording the send).
   const claimUntil = Date.now() + 1500;
   await env.ds.query(
-    "UPDATE outbox SET status = 'sending', attempts = 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ? WHERE id = ?",
+    "UPDATE outbox SET status = 'sending', attempts = 1, claimed_by = ?, claimed_until = ?, next_attempt_at = ? " +
+      'WHERE id = ?',
     ['dead-host:1:x#1', claimUntil, claimUntil, id],
   );
   await deliverer.drain();
@@ -333,10 +339,9 @@ test("priority_failover: providers are tried in the tenant's order; the first th
       missingRequiredFields: [],
       defaultFrom: FROM,
     }),
-    send: async () => {
+    send: () => {
       tried.push(id);
-      if (!ok) throw new Error(`${id} is down`);
-      return {};
+      return ok ? Promise.resolve({}) : Promise.reject(new Error(`${id} is down`));
     },
   });
   const p = new EmailProviders([fake('a', false), fake('b', true), fake('c', true)]);
@@ -372,7 +377,7 @@ test('enqueueEmail refuses what would break or inject into the message', async (
   for (const [field, bad] of [
     ['to', { to: 'ann@example.com\r\nBcc: eve@example.com' }],
     ['to', { to: 'a@example.com, b@example.com' }],
-    // What the composer (mail/mime.ts) would refuse is refused here, not queued to fail later:
+    // What the SMTP provider (mail/smtp.ts) would refuse is refused here, not queued to fail later:
     // a local part with two dots in a row, and an address over RFC 5321's 254 octets.
     ['to', { to: 'a..b@example.com' }],
     ['to', { to: `${'a'.repeat(243)}@example.com` }],
@@ -397,25 +402,32 @@ test('backoff grows exponentially up to its cap, with jitter within [d/2, d]', (
   t.is(lo(20), 150_000);
 });
 
-test('describeFailure keeps the reason and drops credentials and addresses', (t) => {
+test('deliveryFailure keeps the reason per provider and drops credentials and addresses', (t) => {
+  const auth = Object.assign(new Error('Invalid login for smtp://bob:pw123@mail.example.com <bob@example.com>'), {
+    code: 'EAUTH',
+    responseCode: 535,
+  });
   const e = new MailDeliveryError([
-    {
-      provider: 'smtp',
-      error: Object.assign(new Error('Invalid login for smtp://bob:pw123@mail.example.com <bob@example.com>'), {
-        code: 'EAUTH',
-        responseCode: 535,
-      }),
-    },
-    { provider: 'log', error: new Error('disk full') },
+    { provider: 'smtp', error: auth, code: smtpErrorCode(auth) },
+    { provider: 'log', error: new Error('disk full'), code: 'provider_error' },
   ]);
-  const d = describeFailure(e);
-  t.regex(d, /^smtp: EAUTH 535 Invalid login/);
+  const { code, cause: d } = deliveryFailure(e);
+  t.is(code, 'smtp_auth', "the first provider's failure names the attempt");
+  t.regex(d, /^smtp: authentication failed \(EAUTH 535\): Invalid login/);
   t.regex(d, /log: disk full/);
   t.false(d.includes('pw123'));
   t.false(d.includes('bob@example.com'));
+  // One line, bounded, whatever the relay said.
+  const long = new MailDeliveryError([
+    { provider: 'smtp', error: new Error(`refused\n${'x'.repeat(2000)}`), code: 'smtp_error' },
+    { provider: 'log', error: new Error('y'.repeat(2000)), code: 'provider_error' },
+  ]);
+  const bounded = deliveryFailure(long).cause;
+  t.true(bounded.length <= 500);
+  t.false(bounded.includes('\n'));
 });
 
-test('pipeline: a message committed while a drain is sending is claimed and sent by that drain, alongside', async (t) => {
+test('pipeline: a message committed while a drain is sending is claimed and sent by that drain too', async (t) => {
   const db = await testDatabase(t);
   const env = await openWithJobs(db.url, db.dir);
   const { logger } = memoryLogger();

@@ -2,23 +2,14 @@
  * The registry of email notifier providers and the `priority_failover` strategy.
  */
 import type { JsonObject } from '../../db/entities.js';
+import { MailDeliveryError, providerErrorCode, ProviderUnavailableError, type ProviderFailure } from './errors.js';
 import { LogProvider, type MailLogger } from './log.js';
 import { SmtpProvider } from './smtp.js';
 import type { EmailProvider, EmailProviderEntry, EmailSettings, OutgoingEmail, SendResult } from './types.js';
 
+export * from './errors.js';
 export * from './types.js';
 export { LogProvider, SmtpProvider, type MailLogger };
-
-/** Every provider in a tenant's order failed; the outbox retries the message later. */
-export class MailDeliveryError extends Error {
-  constructor(readonly failures: { provider: string; error: unknown }[]) {
-    super(
-      failures.map((f) => `${f.provider}: ${(f.error as Error)?.message ?? String(f.error)}`).join('; ') ||
-        'no provider to try',
-    );
-    this.name = 'MailDeliveryError';
-  }
-}
 
 export class EmailProviders {
   private readonly byId = new Map<string, EmailProvider>();
@@ -66,23 +57,28 @@ export class EmailProviders {
 
   /**
    * `priority_failover`: each provider in order until one accepts the message. A provider that
-   * throws falls through to the next; when all have failed, MailDeliveryError lists why.
+   * throws falls through to the next; when all have failed, MailDeliveryError lists why, each
+   * failure with its code (the provider's own naming of it, see errors.ts).
    */
   async send(
     order: string[],
     msg: OutgoingEmail,
-  ): Promise<{ via: string; result: SendResult; failures: { provider: string; error: unknown }[] }> {
-    const failures: { provider: string; error: unknown }[] = [];
+  ): Promise<{ via: string; result: SendResult; failures: ProviderFailure[] }> {
+    const failures: ProviderFailure[] = [];
     for (const id of order) {
       const provider = this.byId.get(id);
       if (!provider) {
-        failures.push({ provider: id, error: new Error('unknown provider') });
+        failures.push({
+          provider: id,
+          error: new ProviderUnavailableError('unknown provider'),
+          code: 'provider_unavailable',
+        });
         continue;
       }
       try {
         return { via: id, result: await provider.send(msg), failures };
       } catch (e) {
-        failures.push({ provider: id, error: e });
+        failures.push({ provider: id, error: e, code: provider.errorCode?.(e) ?? providerErrorCode(e) });
       }
     }
     throw new MailDeliveryError(failures);
@@ -102,7 +98,7 @@ export class EmailProviders {
   }
 
   async close(): Promise<void> {
-    await Promise.allSettled([...this.byId.values()].map((p) => p.close?.()));
+    await Promise.allSettled([...this.byId.values()].map(async (p) => p.close?.()));
   }
 }
 

@@ -24,7 +24,8 @@ export class LogProvider implements EmailProvider {
       id: this.id,
       name: 'Log',
       description:
-        'Writes the message to the daemon log instead of sending it. Development only: messages may contain login codes.',
+        'Writes the message to the daemon log instead of sending it. ' +
+        'Development only: messages may contain login codes.',
       category: 'development',
       configSource: 'builtin',
       configured: true,
@@ -33,6 +34,7 @@ export class LogProvider implements EmailProvider {
     };
   }
 
+  // eslint-disable-next-line @typescript-eslint/require-await -- the interface is async; a log line is not
   async send(msg: OutgoingEmail): Promise<SendResult> {
     this.logger.info(
       {

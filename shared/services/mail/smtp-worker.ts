@@ -3,17 +3,18 @@
  * so composing messages and the relay's round trips do not wait behind HTTP requests on the
  * daemon's busy event loop (and their CPU is spent off it). See SmtpProvider in smtp.ts.
  *
- * Messages in: `{ op: 'send', id, mail }` (the fields of a message, composed here by mime.ts
- * and handed to nodemailer as `raw` with its envelope) and `{ op: 'close' }`.
- * Messages out: `{ id, ok: true, rejected, response }` or `{ id, ok: false, error }`.
+ * Messages in: `{ op: 'send', id, mail }` (the fields of a message, already checked by
+ * SmtpProvider; nodemailer's MailComposer builds the MIME message here) and `{ op: 'close' }`.
+ * Messages out: `{ id, ok: true, rejected, response, messageId }` or `{ id, ok: false, error }`.
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import nodemailer from 'nodemailer';
-import { composeMessage, type MessageInput } from './mime.js';
-import type { SmtpWorkerReply, SmtpWorkerRequest } from './smtp.js';
+import type SMTPPool from 'nodemailer/lib/smtp-pool';
+import { encodeWord } from 'nodemailer/lib/mime-funcs';
+import type { SmtpMessage, SmtpWorkerReply, SmtpWorkerRequest } from './smtp.js';
 
 const port = parentPort!;
-const transport = nodemailer.createTransport(workerData.transport);
+const transport = nodemailer.createTransport((workerData as { transport: SMTPPool.Options }).transport);
 
 let inFlight = 0;
 let closing = false;
@@ -25,11 +26,33 @@ const closeWhenIdle = () => {
 };
 
 /**
- * Composes and sends one message. IAM_MAIL_FROM is a bare address (shared/config.ts), so it is
- * the reverse-path as it is. A compose error (header injection) rejects like a failed send.
+ * RFC 2047 §6.1: a reader decodes whatever in an unstructured field has the form of an
+ * encoded-word. nodemailer takes such text in a subject for a value its caller encoded already
+ * and sends it as it is, so a subject that merely contains one (`=?UTF-8?Q?x?=`) would be read
+ * as something else. Such a subject is encoded whole, with nodemailer's own encoder; nodemailer
+ * then folds the words like any other.
  */
-const send = async (mail: MessageInput) =>
-  transport.sendMail({ envelope: { from: mail.from, to: [mail.to] }, raw: composeMessage(mail) });
+const subjectOf = (s: string) => (s.includes('=?') ? encodeWord(s, 'Q', 52) : s);
+
+/**
+ * Composes and sends one message. IAM_MAIL_FROM is a bare address (shared/config.ts), so it is
+ * the reverse-path as it is; the envelope is given, so nodemailer never derives one from the
+ * header fields. The message carries only text: nodemailer is told never to read a file or a
+ * URL for content.
+ */
+const send = async (mail: SmtpMessage) =>
+  transport.sendMail({
+    from: mail.from,
+    to: mail.to,
+    subject: subjectOf(mail.subject),
+    text: mail.text,
+    ...(mail.html !== undefined ? { html: mail.html } : {}),
+    messageId: mail.messageId,
+    headers: mail.headers,
+    envelope: { from: mail.from, to: [mail.to] },
+    disableFileAccess: true,
+    disableUrlAccess: true,
+  });
 
 port.on('message', (m: SmtpWorkerRequest) => {
   if (m.op === 'close') {
@@ -50,11 +73,13 @@ port.on('message', (m: SmtpWorkerRequest) => {
           ok: true,
           rejected: info.rejected?.length ?? 0,
           response: info.response,
+          messageId: info.messageId,
         } satisfies SmtpWorkerReply),
       (e: unknown) => {
         const err = e as {
           message?: string;
           code?: string;
+          originalCode?: string;
           responseCode?: number;
           command?: string;
           response?: string;
@@ -65,6 +90,7 @@ port.on('message', (m: SmtpWorkerRequest) => {
           error: {
             message: String(err?.message ?? e),
             code: err?.code,
+            originalCode: err?.originalCode,
             responseCode: err?.responseCode,
             command: err?.command,
             response: err?.response,

@@ -2,6 +2,7 @@
  * Email notifier providers: the transports a tenant's mail can go through, tried in the
  * tenant's order (strategy `priority_failover`).
  */
+import type { MailErrorCode } from './errors.js';
 
 /** One message as the outbox hands it to a provider. */
 export interface OutgoingEmail {
@@ -47,6 +48,11 @@ export interface EmailProvider {
    * Rejects, within about `timeoutMs`, when the transport does not answer.
    */
   verify?(timeoutMs: number): Promise<void>;
+  /**
+   * The error code (errors.ts) of a failure of this provider's send. Absent: `provider_error`,
+   * unless the error names its own code.
+   */
+  errorCode?(error: unknown): MailErrorCode;
   /** Releases connections; waits for messages already handed over. */
   close?(): Promise<void>;
 }
