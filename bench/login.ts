@@ -3,15 +3,18 @@
  * users against a real daemon, with every sign-in code delivered by the smtp provider to a
  * local SMTP server (smtp-server) and read from there.
  *
- *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--calibrate 10] [--database-url mysql://…]
+ *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--calibrate 10]
+ *                            [--synchronous FULL|NORMAL] [--out result.json] [--database-url mysql://…]
  *
  * Full-flow latency runs from the first request to the token response, mail delivery
  * included. Before and after the run the machine's own speed is measured for `--calibrate`
  * seconds (bench/lib/calibrate.ts; 0 skips it), so a result can be read against the reference
- * machine. Results: bench/results/login-<sqlite|mariadb>.{json,md}.
+ * machine. Results: bench/results/login-<sqlite|mariadb>.{json,md}, or only the JSON to `--out`
+ * (bench/login-synchronous.ts runs this script that way, once per setting, alternating).
+ * `--synchronous` is the daemon's IAM_SQLITE_SYNCHRONOUS (FULL, the default, or NORMAL).
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
@@ -31,6 +34,8 @@ const { values: args } = parseArgs({
     calibrate: { type: 'string', default: '10' },
     'database-url': { type: 'string' },
     label: { type: 'string' },
+    synchronous: { type: 'string', default: 'FULL' },
+    out: { type: 'string' },
   },
 });
 const DURATION_S = Number(args.duration);
@@ -98,6 +103,7 @@ const daemon = await startDaemon(
     IAM_EMAIL_CODE_RESEND_SECONDS: '0',
     IAM_LOG_LEVEL: 'warn',
     IAM_WORKERS: args.workers,
+    IAM_SQLITE_SYNCHRONOUS: args.synchronous,
   },
   (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
 ); // e.g. '--cpu-prof --cpu-prof-dir=/tmp/prof'
@@ -295,6 +301,7 @@ const result = {
   label: args.label ?? null,
   concurrency: CONCURRENCY,
   workers: Number(args.workers),
+  sqliteSynchronous: kind === 'sqlite' ? args.synchronous : null,
   durationSeconds: Math.round(elapsed * 10) / 10,
   loginsPerSecond,
   httpRequestsPerSecond: Math.round(((ok * 5) / elapsed) * 10) / 10,
@@ -330,7 +337,9 @@ const result = {
 };
 const md = `# Login flow benchmark (${kind})
 
-${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}, IAM_WORKERS=${result.workers}. ${CONCURRENCY} virtual users, each running
+${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}, IAM_WORKERS=${result.workers}${
+  result.sqliteSynchronous ? `, IAM_SQLITE_SYNCHRONOUS=${result.sqliteSynchronous}` : ''
+}. ${CONCURRENCY} virtual users, each running
 the five-request flow (authorize page, send code, verify code, authorize with prompt=none,
 token) back to back; the code is delivered by the smtp provider to a local SMTP server.
 
@@ -362,5 +371,6 @@ ${steps.map((s) => `| ${s} | ${result.stepsMs[s].p50} | ${result.stepsMs[s].p95}
 The spec observed 150 logins/s at full-flow P95 756 ms.
 `;
 console.log(md);
-writeResults(`login-${kind}${result.workers > 1 ? `-workers${result.workers}` : ''}`, result, md);
+if (args.out) writeFileSync(args.out, JSON.stringify(result, null, 2) + '\n');
+else writeResults(`login-${kind}${result.workers > 1 ? `-workers${result.workers}` : ''}`, result, md);
 process.exit(0);
