@@ -17,6 +17,7 @@ export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRo
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { OutboxRepository } from './outbox.js';
 export { TenantScope } from './scope.js';
+export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
-export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type LoginUser, type SessionRow } from './sessions.js';
+export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';

@@ -20,14 +20,7 @@ import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from '
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
 import { ScopedExports } from './exports.js';
-import {
-  ScopedArtifacts,
-  ScopedAuthCodes,
-  ScopedAuthRequests,
-  ScopedEmailCodes,
-  ScopedLoginUsers,
-  ScopedSessions,
-} from './sessions.js';
+import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
 
@@ -40,7 +33,6 @@ export class TenantScope implements ScopeRef {
   #routes?: ScopedTenantRoutes;
   #lookupRows?: ScopedLookupRows;
   #lifecycleJobs?: ScopedLifecycleJobs;
-  #loginUsers?: ScopedLoginUsers;
   #emailCodes?: ScopedEmailCodes;
   #sessions?: ScopedSessions;
   #artifacts?: ScopedArtifacts;
@@ -89,9 +81,6 @@ export class TenantScope implements ScopeRef {
   }
   get lifecycleJobs(): ScopedLifecycleJobs {
     return (this.#lifecycleJobs ??= new ScopedLifecycleJobs(this));
-  }
-  get loginUsers(): ScopedLoginUsers {
-    return (this.#loginUsers ??= new ScopedLoginUsers(this));
   }
   get emailCodes(): ScopedEmailCodes {
     return (this.#emailCodes ??= new ScopedEmailCodes(this));

@@ -1,7 +1,7 @@
 /**
  * The sign-in's rows: email codes, browser sessions, direct-auth artifacts, authorization
- * requests (the "authorization challenge" a login continues) and authorization codes, plus the
- * users table as sign-in and token issuance read it.
+ * requests (the "authorization challenge" a login continues) and authorization codes. (The
+ * users table, as sign-in reads it too, is users.ts.)
  *
  * A row found by the hash of a value only its holder knows (a session cookie, an artifact, a
  * code, a challenge id) is found through lookups.ts, which returns its tenant id; everything
@@ -19,71 +19,6 @@ import { all, exec, json, num, one } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
 type Row = Record<string, unknown>;
-
-/** A user as the sign-in and token endpoints need one. */
-export interface LoginUser {
-  id: string;
-  tenant_id: string;
-  email: string;
-  name: string;
-  status: string;
-}
-
-/**
- * The users table as sign-in and token issuance read it: point reads through sql.ts, on the
- * login and token paths, and the account a sign-up creates. (The directory's whole-row reads
- * and writes of users, through the entity mapping, are in users.ts.)
- */
-export class ScopedLoginUsers {
-  constructor(private readonly s: ScopeRef) {}
-
-  /** The user with this id, or undefined. */
-  get(id: string): Promise<LoginUser | undefined> {
-    return one<LoginUser>(
-      this.s.db,
-      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND id = ?',
-      [this.s.tenantId, id],
-    );
-  }
-
-  /** The user with this address, compared as given (callers pass it normalised). */
-  getByEmail(email: string): Promise<LoginUser | undefined> {
-    return one<LoginUser>(
-      this.s.db,
-      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND email = ?',
-      [this.s.tenantId, email],
-    );
-  }
-
-  /** The user's status, or undefined when there is no such user. */
-  async status(id: string): Promise<string | undefined> {
-    const r = await one<{ status: string }>(this.s.db, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
-      this.s.tenantId,
-      id,
-    ]);
-    return r?.status;
-  }
-
-  /** The user with the state of its tenant, in one statement (OIDC UserInfo). */
-  async withTenantState(id: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
-    return one<LoginUser & { lifecycle_state: string }>(
-      this.s.db,
-      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, t.lifecycle_state
-         FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`,
-      [this.s.tenantId, id],
-    );
-  }
-
-  /** The account a sign-up creates: active, named after the address. */
-  async insertSignup(u: { id: string; email: string; name: string; now: number }): Promise<LoginUser> {
-    await exec(
-      this.s.db,
-      'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      [u.id, this.s.tenantId, u.email, u.name, 'active', u.now, u.now],
-    );
-    return { id: u.id, tenant_id: this.s.tenantId, email: u.email, name: u.name, status: 'active' };
-  }
-}
 
 /** The latest unconsumed code of an address, as verification reads it. */
 export interface LiveEmailCode {

@@ -1,6 +1,23 @@
-/** A tenant's users. Emails are unique per tenant, stored trimmed and lower-cased. */
+/**
+ * A tenant's users. Emails are unique per tenant, stored trimmed and lower-cased.
+ *
+ * Two kinds of reads: the directory's whole rows through the entity mapping (get, list,
+ * insert), and the point reads of the sign-in and token paths (find…, status, the sign-up's
+ * insert), which run through shared/db/sql.ts as cached prepared statements because they are on
+ * every login.
+ */
 import { UserEntity, type User } from '../db/entities.js';
+import { exec, one } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
+
+/** A user as the sign-in and token endpoints need one. */
+export interface LoginUser {
+  id: string;
+  tenant_id: string;
+  email: string;
+  name: string;
+  status: string;
+}
 
 export class ScopedUsers {
   constructor(private readonly s: ScopeRef) {}
@@ -26,5 +43,54 @@ export class ScopedUsers {
     const row = { id, tenant_id: this.s.tenantId, ...rest };
     await this.repo.insert(row);
     return row;
+  }
+
+  // ---- the sign-in and token paths ----
+
+  /** The user with this id, or undefined. */
+  find(id: string): Promise<LoginUser | undefined> {
+    return one<LoginUser>(
+      this.s.db,
+      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND id = ?',
+      [this.s.tenantId, id],
+    );
+  }
+
+  /** The user with this address, compared as given (callers pass it normalised). */
+  findByEmail(email: string): Promise<LoginUser | undefined> {
+    return one<LoginUser>(
+      this.s.db,
+      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND email = ?',
+      [this.s.tenantId, email],
+    );
+  }
+
+  /** The user's status, or undefined when there is no such user. */
+  async status(id: string): Promise<string | undefined> {
+    const r = await one<{ status: string }>(this.s.db, 'SELECT status FROM users WHERE tenant_id = ? AND id = ?', [
+      this.s.tenantId,
+      id,
+    ]);
+    return r?.status;
+  }
+
+  /** The user with the state of its tenant, in one statement (OIDC UserInfo). */
+  async withTenantState(id: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
+    return one<LoginUser & { lifecycle_state: string }>(
+      this.s.db,
+      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, t.lifecycle_state
+         FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`,
+      [this.s.tenantId, id],
+    );
+  }
+
+  /** The account a sign-up creates: active, named after the address. */
+  async insertSignup(u: { id: string; email: string; name: string; now: number }): Promise<LoginUser> {
+    await exec(
+      this.s.db,
+      'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      [u.id, this.s.tenantId, u.email, u.name, 'active', u.now, u.now],
+    );
+    return { id: u.id, tenant_id: this.s.tenantId, email: u.email, name: u.name, status: 'active' };
   }
 }

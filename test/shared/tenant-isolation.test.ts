@@ -183,7 +183,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await scopeB.clients.get(bClient.id))!.client_id, bClient.client_id);
   },
 
-  async users({ t, directory, a, b, scopeA, scopeB }) {
+  async users(w) {
+    const { t, directory, a, b, scopeA, scopeB } = w;
     const bUser = await directory.createUser(b.id, { email: 'shared@example.com', name: 'B user' }, actor);
     const aUser = await directory.createUser(a.id, { email: 'shared@example.com', name: 'A user' }, actor);
     t.is(await scopeA.users.get(bUser.id), null);
@@ -194,6 +195,20 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       [aUser.id],
     );
     t.is((await scopeB.users.get(bUser.id))!.name, 'B user');
+    // The point reads and the sign-up's insert of the sign-in path.
+    const { user } = await signedInB(w);
+    t.is(await scopeA.users.find(user.id), undefined);
+    t.is(await scopeA.users.findByEmail(user.email), undefined);
+    t.is(await scopeA.users.status(user.id), undefined);
+    t.is(await scopeA.users.withTenantState(user.id), undefined);
+    // A sign-up in A with B's address makes A's user; B's is untouched.
+    const mine = await scopeA.users.insertSignup({ id: 'usr_a_signup', email: user.email, name: 'A', now: 1 });
+    t.is(mine.tenant_id, a.id);
+    t.is((await scopeA.users.findByEmail(user.email))!.id, 'usr_a_signup');
+    t.is((await scopeB.users.findByEmail(user.email))!.id, user.id);
+    t.is((await scopeB.users.find(user.id))!.name, 'B user');
+    t.is(await scopeB.users.status(user.id), 'active');
+    t.is((await scopeB.users.withTenantState(user.id))!.lifecycle_state, 'active');
   },
 
   async audit({ t, a, scopeA, scopeB }) {
@@ -431,23 +446,6 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(own.lifecycle_state, 'suspended');
     t.is(own.break_glass, true);
     t.not(a.id, b.id);
-  },
-
-  async loginUsers(w) {
-    const { t, a, scopeA, scopeB } = w;
-    const { user } = await signedInB(w);
-    t.is(await scopeA.loginUsers.get(user.id), undefined);
-    t.is(await scopeA.loginUsers.getByEmail(user.email), undefined);
-    t.is(await scopeA.loginUsers.status(user.id), undefined);
-    t.is(await scopeA.loginUsers.withTenantState(user.id), undefined);
-    // A sign-up in A with B's address makes A's user; B's is untouched.
-    const mine = await scopeA.loginUsers.insertSignup({ id: 'usr_a_signup', email: user.email, name: 'A', now: 1 });
-    t.is(mine.tenant_id, a.id);
-    t.is((await scopeA.loginUsers.getByEmail(user.email))!.id, 'usr_a_signup');
-    t.is((await scopeB.loginUsers.getByEmail(user.email))!.id, user.id);
-    t.is((await scopeB.loginUsers.get(user.id))!.name, 'B user');
-    t.is(await scopeB.loginUsers.status(user.id), 'active');
-    t.is((await scopeB.loginUsers.withTenantState(user.id))!.lifecycle_state, 'active');
   },
 
   async emailCodes(w) {

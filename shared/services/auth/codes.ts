@@ -85,7 +85,7 @@ export class EmailCodeService {
     const id = newId('ec');
     await this.db.transaction(async (tx) => {
       const s = scope.in(tx);
-      const user = await s.loginUsers.getByEmail(p.email);
+      const user = await s.users.findByEmail(p.email);
       await s.emailCodes.supersede(p.email, now);
       await s.emailCodes.insert({
         id,
@@ -149,7 +149,7 @@ export class EmailCodeService {
     const row = await scope.emailCodes.latestLive(p.email);
     if (!row || row.expires_at <= now) {
       // Still attributed to the account, when there is one: the user's history shows every attempt.
-      const owner = row?.user_id ?? (await scope.loginUsers.getByEmail(p.email))?.id ?? null;
+      const owner = row?.user_id ?? (await scope.users.findByEmail(p.email))?.id ?? null;
       return fail('no_code', 'The code is expired or was never requested; request a new one.', owner);
     }
     if (row.client_id !== p.clientId)
@@ -177,10 +177,10 @@ export class EmailCodeService {
       const s = scope.in(tx);
       // The right code: count the attempt and consume the code in one write.
       if (!(await s.emailCodes.consume(row.id, EMAIL_CODE_MAX_ATTEMPTS, now))) return { refused: 'spent' };
-      let user = await s.loginUsers.getByEmail(p.email);
+      let user = await s.users.findByEmail(p.email);
       if (!user) {
         if (!p.allowSignup) return { refused: 'no_account' };
-        user = await s.loginUsers.insertSignup({
+        user = await s.users.insertSignup({
           id: newId('usr'),
           email: p.email,
           name: p.email.split('@')[0].slice(0, 200),

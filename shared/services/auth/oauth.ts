@@ -255,7 +255,7 @@ export class OAuthService {
         if (!(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
         if (requestedScope?.some((s) => !family.scope.includes(s)))
           throw new InvalidScope('A refreshed token cannot widen the original scope.');
-        const status = family.user_id ? await scope.loginUsers.status(family.user_id) : undefined;
+        const status = family.user_id ? await scope.users.status(family.user_id) : undefined;
         if (family.user_id && status !== 'active') throw new InvalidGrant('The account is disabled.');
         return { family, refreshToken: await this.issueRefreshToken(scope, family.id) };
       }),
@@ -301,12 +301,12 @@ export class OAuthService {
 
   /** The status of a user of the tenant, or undefined when there is none (a client's own token). */
   userStatus(tenantId: string, userId: string): Promise<string | undefined> {
-    return new TenantScope(this.db, tenantId).loginUsers.status(userId);
+    return new TenantScope(this.db, tenantId).users.status(userId);
   }
 
   /** A user with the state of its tenant (OIDC Core §5.3 UserInfo), or undefined. */
   userInfo(tenantId: string, userId: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
-    return new TenantScope(this.db, tenantId).loginUsers.withTenantState(userId);
+    return new TenantScope(this.db, tenantId).users.withTenantState(userId);
   }
 
   // ---- consents ----

@@ -120,6 +120,6 @@ export class SessionService {
 
   /** A user of the tenant (any status), or undefined: who a session or a token is for. */
   findUser(tenantId: string, id: string): Promise<LoginUser | undefined> {
-    return new TenantScope(this.db, tenantId).loginUsers.get(id);
+    return new TenantScope(this.db, tenantId).users.find(id);
   }
 }
