@@ -6,7 +6,7 @@ import prettier from 'eslint-config-prettier';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['dist/', 'node_modules/', 'var/', 'bench/results/', 'test/artifacts/'] },
+  { ignores: ['dist/', 'node_modules/', 'var/', 'bench/results/', 'test/artifacts/', '.scratch/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {

@@ -58,7 +58,7 @@ test('IPv4: every special range is classified, public addresses are not', (t) =>
     ['126.255.255.255', undefined],
     ['128.0.0.1', undefined],
   ];
-  for (const [a, want] of cases) t.is(classifyAddress(a) as string | undefined, want, a);
+  for (const [a, want] of cases) t.is<string | undefined, string | undefined>(classifyAddress(a), want, a);
 });
 
 test('IPv6: special ranges, and every form that embeds an IPv4 address, are refused', (t) => {
@@ -102,13 +102,13 @@ test('IPv6: special ranges, and every form that embeds an IPv4 address, are refu
     ['::ffff:999.0.0.1', 'invalid'],
     ['1:2:3:4:5:6:7:8:9', 'invalid'],
   ];
-  for (const [a, want] of cases) t.is(classifyAddress(a) as string | undefined, want, a);
+  for (const [a, want] of cases) t.is<string | undefined, string | undefined>(classifyAddress(a), want, a);
 });
 
 test('outbound URLs: https only, no credentials or fragment, IP literals checked; loopback only with the operator setting', (t) => {
   const off = { allowLoopback: false };
   const on = { allowLoopback: true };
-  const reason = (fn: () => unknown) => (t.throws(fn, { instanceOf: OutboundError }) as OutboundError).reason;
+  const reason = (fn: () => unknown) => t.throws<OutboundError>(fn, { instanceOf: OutboundError })!.reason;
   t.is(
     reason(() => checkOutboundUrl('http://idp.example.com/', off)),
     'url',

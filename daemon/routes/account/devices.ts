@@ -67,7 +67,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     },
     async (ctx) => {
       const { session: s } = await session(ctx);
-      const { cursor, limit } = ctx.state.guard!.query as { cursor?: string; limit: number };
+      const { cursor, limit } = ctx.state.guard.query;
       try {
         ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
       } catch (e) {
@@ -99,7 +99,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       const origin = ctx.get('Origin');
       if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
       const { session: s } = await session(ctx);
-      const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard!.params.id);
+      const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard.params.id);
       if (!target) throw new ApiError(404, 'not_found', 'No such device.');
       await deps.sessions.revokeSession(s.tenant_id, target, 'device_signed_out');
       ctx.status = 204;

@@ -70,7 +70,7 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     },
     bearer(deps, ADMIN_SCOPES),
     async (ctx) => {
-      const q = ctx.state.guard!.query as z.output<typeof AuditQuery>;
+      const q = ctx.state.guard.query;
       const platform = String(ctx.state.auth?.scope ?? '')
         .split(' ')
         .includes(SCOPE_PLATFORM);

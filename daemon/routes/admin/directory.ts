@@ -78,7 +78,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     async (ctx) => {
       // Not waited for: the provisioning job (kicked now) activates the tenant; poll
       // GET /api/admin/tenants/{id}/provisioning.
-      const { tenant, operation } = await deps.provisioning.createTenant(ctx.state.guard!.body, actorOf(ctx));
+      const { tenant, operation } = await deps.provisioning.createTenant(ctx.state.guard.body, actorOf(ctx));
       ctx.status = 201;
       ctx.body = { ...toTenantView(tenant), provisioning: operation };
     },
@@ -98,7 +98,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { limit, offset } = ctx.state.guard!.query;
+      const { limit, offset } = ctx.state.guard.query;
       const tenants = isPlatform(ctx)
         ? await deps.directory.listTenants(limit, offset)
         : [await deps.directory.requireTenant(String(ctx.state.auth!.tenant_id))];
@@ -127,7 +127,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
       requireTenantAccess(ctx, id);
       ctx.body = toTenantView(await deps.directory.requireTenant(id));
@@ -153,9 +153,9 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
-      const body = ctx.state.guard!.body as z.output<typeof CreateClientInput>;
+      const body = ctx.state.guard.body;
       // Only a platform admin may mint another platform-admin client.
       if (body.scopes.includes(SCOPE_PLATFORM) && !isPlatform(ctx)) {
         throw new ApiError(403, 'insufficient_scope', `Only a platform admin may grant the ${SCOPE_PLATFORM} scope.`);
@@ -181,10 +181,10 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
-      const { limit, offset } = ctx.state.guard!.query;
+      const { limit, offset } = ctx.state.guard.query;
       ctx.body = { clients: (await deps.directory.scope(id).clients.list({ limit, offset })).map(toClientView) };
     },
   );
@@ -208,10 +208,10 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
       ctx.status = 201;
-      ctx.body = await deps.directory.createUser(id, ctx.state.guard!.body, actorOf(ctx));
+      ctx.body = await deps.directory.createUser(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
 
@@ -230,10 +230,10 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
-      const { limit, offset } = ctx.state.guard!.query;
+      const { limit, offset } = ctx.state.guard.query;
       ctx.body = { users: await deps.directory.scope(id).users.list({ limit, offset }) };
     },
   );

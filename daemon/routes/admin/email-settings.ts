@@ -45,10 +45,10 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       // Before the existence check: another tenant's admin learns nothing, not even whether it exists.
       requireTenantAccess(ctx, id);
-      ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
+      ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
 
@@ -69,7 +69,7 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     },
     auth,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params;
+      const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
       ctx.body = await service.get(id);
     },

@@ -47,7 +47,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     auth,
     async (ctx) => {
-      const { id } = ctx.state.guard!.params as z.output<typeof Params>;
+      const { id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
       ctx.body = await deps.provisioning.latest(id);
     },
@@ -81,7 +81,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     platformOnly,
     idem,
     async (ctx) => {
-      const { id } = ctx.state.guard!.params as z.output<typeof Params>;
+      const { id } = ctx.state.guard.params;
       ctx.status = 200;
       ctx.body = await deps.provisioning.retry(id, actorOf(ctx), ctx.state.idempotency);
     },

@@ -72,8 +72,8 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       platformOnly,
       idem,
       async (ctx) => {
-        const { id } = ctx.state.guard!.params as z.output<typeof Params>;
-        const body = ctx.state.guard!.body as z.output<typeof LifecycleInput>;
+        const { id } = ctx.state.guard.params;
+        const body = ctx.state.guard.body;
         const job = await service.move(id, name, body, actorOf(ctx), ctx.state.idempotency);
         ctx.status = 200;
         ctx.body = job;

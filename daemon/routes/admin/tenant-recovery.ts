@@ -161,8 +161,8 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     platformOnly,
     idem,
     async (ctx) => {
-      const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
-      const body = ctx.state.guard!.body as z.output<typeof ReactivateInput>;
+      const { operationId: id } = ctx.state.guard.params;
+      const body = ctx.state.guard.body;
       ctx.status = 200;
       ctx.body = await service.reactivate(id, body.confirmation, actorOf(ctx), floor, ctx.state.idempotency);
     },
@@ -192,7 +192,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     },
     platformOnly,
     async (ctx) => {
-      const { operationId: id } = ctx.state.guard!.params as z.output<typeof OpParams>;
+      const { operationId: id } = ctx.state.guard.params;
       const { recovery, details } = await service.get(id, floor);
       ctx.body = { recovery, stabilizationNotBefore: details.stabilizationNotBefore };
     },
@@ -217,7 +217,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     },
     platformOnly,
     async (ctx) => {
-      const { tenantId: id } = ctx.state.guard!.params as z.output<typeof TenantParams>;
+      const { tenantId: id } = ctx.state.guard.params;
       ctx.body = await service.route(id);
     },
   );

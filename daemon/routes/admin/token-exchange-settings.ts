@@ -67,7 +67,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
     auth,
     async (ctx) => {
       const id = target(ctx);
-      ctx.body = await service.update(id, ctx.state.guard!.body, actorOf(ctx));
+      ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
 

@@ -136,7 +136,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       },
     },
     async (ctx) => {
-      const b = ctx.state.guard!.body as z.output<typeof SendBody>;
+      const b = ctx.state.guard.body;
       const client = await activeClient(b.client_id);
       await challengeFor(b.authorization_challenge_id, client.client_id);
       try {
@@ -178,7 +178,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       },
     },
     async (ctx) => {
-      const b = ctx.state.guard!.body as z.output<typeof VerifyBody>;
+      const b = ctx.state.guard.body;
       const client = await activeClient(b.client_id);
       const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
       if (b.code_challenge_method && !b.code_challenge)
@@ -250,7 +250,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       },
     },
     async (ctx) => {
-      const b = ctx.state.guard!.body as z.output<typeof SessionBody>;
+      const b = ctx.state.guard.body;
       const client = await activeClient(b.client_id);
       const a = await deps.artifacts.findArtifact(b.direct_auth_artifact);
       // Every binding is checked, and every failure looks the same to the caller.

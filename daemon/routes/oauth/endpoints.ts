@@ -15,8 +15,9 @@ import { redirectUriMatches, requestMeta } from './authorization.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
-export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState> {
-  const router = new Router<AppState>();
+export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAuthState> {
+  // ClientAuthState: /revoke authenticates its client first (koa-client-auth.ts).
+  const router = new Router<ClientAuthState>();
   const issuer = deps.config.issuer;
   const secure = issuer.startsWith('https:');
   const tags = ['oauth'];
@@ -140,7 +141,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<AppState
 
   // ---- Revocation (RFC 7009) ----
   api.add(
-    router as unknown as Router<ClientAuthState>,
+    router,
     {
       method: 'post',
       path: '/revoke',

@@ -85,7 +85,7 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     auth,
     async (ctx) => {
       const { tenantId, userId } = owner(ctx);
-      const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard!.params.id);
+      const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard.params.id);
       if (!ok) throw new ApiError(404, 'not_found', 'No such consent.');
       ctx.status = 204;
     },

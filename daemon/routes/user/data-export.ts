@@ -75,7 +75,7 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     auth,
     async (ctx) => {
       const { tenantId, userId } = who(ctx);
-      const body = ctx.state.guard!.body as { sections?: ExportSection[]; format?: ExportFormat };
+      const body = ctx.state.guard.body;
       const sections = EXPORT_SECTIONS.filter((s) => !body.sections || body.sections.includes(s));
       const format = body.format ?? 'json';
       const rows = await countExportRows(deps.ds, tenantId, userId, sections);
@@ -116,7 +116,7 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     auth,
     async (ctx) => {
       const { tenantId, userId } = who(ctx);
-      const { id } = ctx.state.guard!.params as { id: string };
+      const { id } = ctx.state.guard.params;
       const rec = await findExport(deps.ds, tenantId, userId, id);
       if (!rec) throw new ApiError(404, 'not_found', 'No such data export.');
       ctx.set('Cache-Control', 'no-store');
