@@ -8,10 +8,10 @@ export default class Logout extends HttpCommand<typeof Logout> {
     'Tokens already issued stay valid until they expire (they were only ever held in memory); to revoke the client itself, disable it or rotate its secret.';
   static override examples = ['<%= config.bin %> <%= command.id %>'];
 
-  async run() {
+  run() {
     const path = configPath();
     const removed = removeCredentials(path);
     this.log(removed ? `Removed ${path}` : `Not logged in (no ${path})`);
-    return { config_path: path, removed };
+    return Promise.resolve({ config_path: path, removed });
   }
 }

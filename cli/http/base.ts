@@ -89,9 +89,10 @@ export abstract class HttpCommand<T extends typeof Command> extends Command {
     printJson(json);
   }
 
-  public override async catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
-    if (err instanceof Errors.ExitError) throw err;
+  public override catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
+    if (err instanceof Errors.ExitError) return Promise.reject(err);
     emitFailure(this.jsonEnabled(), err, commonReport(err));
+    return Promise.resolve();
   }
 }
 

@@ -10,6 +10,11 @@
 import { CliFailure } from '../base.js';
 import type { StoredCredentials } from './config.js';
 
+/** A field of a JSON answer as text: strings and numbers as they are, anything else `fallback`. */
+function text(v: unknown, fallback = ''): string {
+  return typeof v === 'string' ? v : typeof v === 'number' || typeof v === 'boolean' ? String(v) : fallback;
+}
+
 export interface TokenInfo {
   scope: string[];
   tenant_id: string | null;
@@ -99,8 +104,9 @@ export class AdminClient {
     }
     if (res.status !== 200 || typeof body.access_token !== 'string') {
       throw new ServiceError(
-        String(body.error ?? 'token_failed'),
-        `could not obtain an access token from ${this.baseUrl}/token (${res.status} ${String(body.error ?? '')}: ${String(body.error_description ?? body.message ?? '')}); ` +
+        text(body.error, 'token_failed'),
+        `could not obtain an access token from ${this.baseUrl}/token ` +
+          `(${res.status} ${text(body.error)}: ${text(body.error_description ?? body.message)}); ` +
           'check that the client has the client_credentials grant',
         res.status,
         body,
@@ -110,7 +116,7 @@ export class AdminClient {
     const claims = jwtClaims(body.access_token);
     this.info = {
       client_id: this.creds.client_id,
-      scope: String(body.scope ?? claims.scope ?? '')
+      scope: text(body.scope ?? claims.scope)
         .split(' ')
         .filter(Boolean),
       tenant_id: typeof claims.tenant_id === 'string' ? claims.tenant_id : null,
@@ -223,8 +229,8 @@ export class AdminClient {
 
   /** The service's error object, turned into what the operator should do next. */
   private failure(res: Response, body: Record<string, unknown>): ServiceError {
-    const code = String(body.error ?? `http_${res.status}`);
-    const said = String(body.message ?? body.error_description ?? res.statusText);
+    const code = text(body.error, `http_${res.status}`);
+    const said = text(body.message ?? body.error_description, res.statusText);
     const who = `client "${this.creds.client_id}"`;
     switch (res.status) {
       case 401:
@@ -290,7 +296,7 @@ export class AdminClient {
       default:
         if (res.status >= 500) {
           const id = body.error_id
-            ? ` (error_id ${String(body.error_id)}: quote it when reporting, it is in the daemon's log)`
+            ? ` (error_id ${text(body.error_id)}: quote it when reporting, it is in the daemon's log)`
             : '';
           return new ServiceError(
             code,

@@ -4,7 +4,7 @@
  * expected_updated_at), so a change made by someone else in between makes the service refuse
  * (409) instead of acting on state the operator never saw. See docs/cli.md.
  */
-import { Flags } from '@oclif/core';
+import { Flags, type Command } from '@oclif/core';
 import { CliFailure } from '../base.js';
 import { fields, time } from '../format.js';
 import { deriveIdempotencyKey, HttpCommand, withContext } from './base.js';
@@ -19,7 +19,7 @@ interface Tenant {
 interface AuditEvent {
   actor_id: string;
   created_at: number;
-  summary: Record<string, any>;
+  summary: Record<string, unknown>;
 }
 export interface LifecycleJob {
   job_id: string;
@@ -68,7 +68,7 @@ export async function readTenant(api: AdminClient, id: string): Promise<Tenant> 
 }
 
 export async function runLifecycle(
-  cmd: HttpCommand<any>,
+  cmd: HttpCommand<typeof Command>,
   api: AdminClient,
   move: Move,
   flags: {
@@ -200,7 +200,7 @@ async function priorRun(
   if (!s || events[0].actor_id !== me || s.reason !== reason || (s.break_glass === true) !== breakGlass)
     return undefined;
   if (
-    s.after?.updated_at !== tenant.updated_at ||
+    (s.after as { updated_at?: unknown } | undefined)?.updated_at !== tenant.updated_at ||
     typeof s.expected_state !== 'string' ||
     typeof s.expected_updated_at !== 'number'
   )

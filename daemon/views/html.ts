@@ -5,7 +5,7 @@
 import type { ParameterizedContext } from 'koa';
 import { randomBase64 } from '../../shared/crypto.js';
 
-export function esc(v: unknown): string {
+export function esc(v: string | number | null | undefined): string {
   return String(v ?? '').replace(
     /[&<>"']/g,
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,

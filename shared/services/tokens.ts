@@ -2,7 +2,7 @@
  * JWT access tokens per RFC 9068 (`typ: at+jwt`), signed with the active signing key, and
  * their verification for the service's own bearer-protected APIs.
  */
-import { createLocalJWKSet, jwtVerify, type JWTPayload, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { signCompact } from '../jws.js';
 import { randomToken } from '../crypto.js';
 import type { KeyService } from './keys.js';

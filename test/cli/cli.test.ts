@@ -7,7 +7,7 @@ import test from 'ava';
 import { parseDatabaseUrl } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
 import { iam, iamJson, SCHEMA_MESSAGE } from '../helpers/cli.js';
-import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
+import { testDatabase } from '../helpers/db.js';
 
 /** A migrated database with one tenant. */
 async function withTenant(t: Parameters<typeof testDatabase>[0], name = 'Acme') {

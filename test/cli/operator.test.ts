@@ -84,9 +84,11 @@ async function newTenant() {
 async function tenantState(id: string): Promise<string> {
   const { ds } = await openServices(db.url, db.dir);
   try {
-    const rows = (await ds.query('SELECT lifecycle_state FROM tenants WHERE id = ?', [id])) as {
-      lifecycle_state: string;
-    }[];
+    const rows = await ds.query<
+      {
+        lifecycle_state: string;
+      }[]
+    >('SELECT lifecycle_state FROM tenants WHERE id = ?', [id]);
     return rows[0].lifecycle_state;
   } finally {
     await ds.destroy();
@@ -98,11 +100,11 @@ async function countAudit(tenant: string, action: string, outcome: 'success' | '
   const { ds } = await openServices(db.url, db.dir);
   try {
     return (
-      (await ds.query('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ? AND outcome = ?', [
+      await ds.query<unknown[]>('SELECT id FROM audit_events WHERE tenant_id = ? AND action = ? AND outcome = ?', [
         tenant,
         action,
         outcome,
-      ])) as unknown[]
+      ])
     ).length;
   } finally {
     await ds.destroy();

@@ -142,9 +142,11 @@ test('other tenant settings are kept when the email settings change', async (t) 
     otherTenantId,
   ]);
   t.is((await call('PATCH', path(otherTenantId), platform, valid)).status, 200);
-  const [row] = (await ds.query('SELECT settings FROM tenants WHERE id = ?', [otherTenantId])) as {
-    settings: string;
-  }[];
+  const [row] = await ds.query<
+    {
+      settings: string;
+    }[]
+  >('SELECT settings FROM tenants WHERE id = ?', [otherTenantId]);
   t.deepEqual(JSON.parse(row.settings), { branding: { color: 'teal' }, email: valid });
 });
 

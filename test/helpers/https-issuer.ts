@@ -53,6 +53,7 @@ export function makeCert(): TestCert {
   } catch (e) {
     throw new Error(
       `could not create a test certificate with the openssl CLI (is openssl installed?): ${(e as Error).message}`,
+      { cause: e },
     );
   }
   return { dir, certFile, keyFile, cert: readFileSync(certFile, 'utf8'), key: readFileSync(keyFile, 'utf8') };

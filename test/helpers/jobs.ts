@@ -10,9 +10,8 @@ import { all } from '../../shared/db/sql.js';
 import { openServices } from './seed.js';
 
 /** A logger whose JSON lines land in `lines` (and nowhere else). */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- log lines are any JSON; tests read their fields
+/** Log lines are any JSON; tests read their fields. */
 export function memoryLogger(level: pino.Level = 'debug'): { logger: Logger; lines: Record<string, any>[] } {
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
   const lines: Record<string, any>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _enc, cb) {

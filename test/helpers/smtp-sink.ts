@@ -34,7 +34,7 @@ export interface SmtpSinkOptions {
   /** Port to listen on (0, the default, picks a free one); to restart a sink where it was. */
   port?: number;
   /** Refuse every message; change later with setReject. */
-  reject?: RejectMode | boolean;
+  reject?: RejectMode | true;
   /** Ask for a login (any username and password are accepted; they are recorded). */
   auth?: boolean;
 }
@@ -46,7 +46,7 @@ export interface SmtpSink {
   messages: SinkMessage[];
   /** How many messages were refused because of `reject`. */
   rejected(): number;
-  setReject(mode: RejectMode | boolean): void;
+  setReject(mode: RejectMode | true): void;
   /** The first message, already received or still to come, that satisfies `pred`. */
   waitFor(pred: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   close(): Promise<void>;

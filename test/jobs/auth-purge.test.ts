@@ -42,7 +42,7 @@ test('auth purge deletes only what has expired past its retention', async (t) =>
   t.is(counts.revoked_access_tokens, 1);
   t.is(counts.sessions, 1);
   const ids = async (table: string, key = 'id') =>
-    ((await ds.query(`SELECT ${key} AS k FROM ${table} ORDER BY ${key}`)) as { k: string }[]).map((r) => r.k);
+    (await ds.query<{ k: string }[]>(`SELECT ${key} AS k FROM ${table} ORDER BY ${key}`)).map((r) => r.k);
   t.deepEqual(await ids('auth_requests'), ['live']);
   t.deepEqual(await ids('email_codes'), ['ec_recent']);
   t.deepEqual(await ids('revoked_access_tokens', 'jti'), ['kept']);
@@ -70,6 +70,6 @@ test('outbox purge deletes delivered rows after a day and failed ones after a we
     );
   }
   t.is(await purgeOutbox(ds), 2);
-  const left = ((await ds.query('SELECT id FROM outbox ORDER BY id')) as { id: string }[]).map((r) => r.id);
+  const left = (await ds.query<{ id: string }[]>('SELECT id FROM outbox ORDER BY id')).map((r) => r.id);
   t.deepEqual(left, ['d_new', 'f_new', 'p_old']);
 });

@@ -18,7 +18,7 @@ test('expired keys are deleted, live ones kept', async (t) => {
   await ins('old', now - 1);
   await ins('live', now + 3_600_000);
   t.is(await purgeIdempotencyKeys(ds), 1);
-  const rows = (await ds.query('SELECT id FROM idempotency_keys')) as { id: string }[];
+  const rows = await ds.query<{ id: string }[]>('SELECT id FROM idempotency_keys');
   t.deepEqual(
     rows.map((r) => r.id),
     ['live'],

@@ -127,8 +127,9 @@ test('a lease left by a dead holder is respected until it expires, then taken ov
     name: 'orphaned',
     schedule: '* * * * * *',
     leaseMs: 5000,
-    run: async () => {
+    run: () => {
       started.push(Date.now());
+      return Promise.resolve();
     },
   });
   s.start();
@@ -218,9 +219,7 @@ test('each run is recorded in job_leases and logged with its name, duration and 
     name: 'broken',
     schedule: NEVER,
     leaseMs: 5000,
-    run: async () => {
-      throw new Error('boom: the job failed');
-    },
+    run: () => Promise.reject(new Error('boom: the job failed')),
   });
   await s.trigger('fine');
   await s.trigger('broken');
@@ -283,8 +282,9 @@ test('stop() aborts running jobs, waits for them, and releases their leases; it 
     name: 'late',
     schedule: '* * * * * *',
     lease: false,
-    run: async () => {
+    run: () => {
       after++;
+      return Promise.resolve();
     },
   });
   await s.trigger('late');

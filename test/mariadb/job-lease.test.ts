@@ -65,7 +65,10 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   t.teardown(async () => {
     await Promise.all(daemons.map((d) => d.stop('SIGKILL')));
   });
-  const holderOf = (d: Daemon) => String(d.logs.find((l) => l.msg === 'scheduler started')?.holder ?? '');
+  const holderOf = (d: Daemon) => {
+    const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
+    return typeof h === 'string' ? h : '';
+  };
   t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
   const holders = daemons.map(holderOf);
 

@@ -140,7 +140,7 @@ test.serial('every field is validated and a refusal names it; nothing is stored'
     t.is(r.body.error, 'invalid_request');
     t.true(
       String(r.body.error_description).startsWith(`${field}:`),
-      `${JSON.stringify(body)} → ${r.body.error_description}`,
+      `${JSON.stringify(body)} → ${String(r.body.error_description)}`,
     );
     if (message) t.regex(String(r.body.error_description), message);
   }

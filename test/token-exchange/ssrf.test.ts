@@ -108,7 +108,7 @@ test('IPv6: special ranges, and every form that embeds an IPv4 address, are refu
 test('outbound URLs: https only, no credentials or fragment, IP literals checked; loopback only with the operator setting', (t) => {
   const off = { allowLoopback: false };
   const on = { allowLoopback: true };
-  const reason = (fn: () => unknown) => t.throws<OutboundError>(fn, { instanceOf: OutboundError })!.reason;
+  const reason = (fn: () => unknown) => t.throws<OutboundError>(fn, { instanceOf: OutboundError }).reason;
   t.is(
     reason(() => checkOutboundUrl('http://idp.example.com/', off)),
     'url',

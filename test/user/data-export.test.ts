@@ -129,7 +129,7 @@ test('small export: completed inline, JSON, every section by default', async (t)
 test('no secrets, hashes or session ids in the export', async (t) => {
   const u = await newUser();
   const { ds } = await openServices(db.url, db.dir);
-  const sessions = (await ds.query('SELECT id FROM sessions WHERE user_id = ?', [u.user.id])) as { id: string }[];
+  const sessions = await ds.query<{ id: string }[]>('SELECT id FROM sessions WHERE user_id = ?', [u.user.id]);
   await ds.destroy();
   t.true(sessions.length >= 1);
   for (const format of ['json', 'csv']) {

@@ -16,8 +16,6 @@ import {
   estimateWaitSeconds,
   findExport,
   pendingBody,
-  type ExportFormat,
-  type ExportSection,
 } from '../../../shared/services/data-export.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { userBearer } from '../../middleware/koa-user-bearer.js';
