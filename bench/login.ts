@@ -335,6 +335,25 @@ const result = {
         },
   machine: machine(),
 };
+const stepRows = steps
+  .map((s) => `| ${s} | ${result.stepsMs[s].p50} | ${result.stepsMs[s].p95} | ${result.stepsMs[s].p99} |`)
+  .join('\n');
+const flowCell = `${result.fullFlowMs.p50} / ${result.fullFlowMs.p95} / ${result.fullFlowMs.p99}`;
+const cpu = result.cpuMsPerLogin;
+const cpuCell = `${cpu?.daemon} / ${cpu?.daemonMainThread} / ${cpu?.loadGenerator}`;
+const ms = result.machineSpeed;
+const speedText = ms
+  ? `Machine speed: a bare node:http server answered ${ms.bareHttpRequestsPerSecond.before} requests/s before the run
+and ${ms.bareHttpRequestsPerSecond.after} after it (autocannon, 50 connections), against about \
+${REFERENCE_BARE_HTTP_RPS.toLocaleString('en')} on the reference
+machine of this kind: this one ran at ${(ms.shareOfReference * 100).toFixed(0)} % of it. At the reference speed \
+this run's work would give about
+${ms.atReferenceSpeed.loginsPerSecond} logins/s at full-flow P95 ${ms.atReferenceSpeed.fullFlowP95Ms} ms \
+(an estimate: both scale with the machine, since the
+work is CPU-bound and the number of virtual users fixed).
+
+`
+  : '';
 const md = `# Login flow benchmark (${kind})
 
 ${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}, IAM_WORKERS=${result.workers}${
@@ -347,26 +366,16 @@ token) back to back; the code is delivered by the smtp provider to a local SMTP 
 |---|---|---|
 | logins/s | ${result.loginsPerSecond} | ≥ 600 |
 | HTTP requests/s | ${result.httpRequestsPerSecond} | |
-| full flow P50 / P95 / P99 (ms) | ${result.fullFlowMs.p50} / ${result.fullFlowMs.p95} / ${result.fullFlowMs.p99} | P95 < 100 |
+| full flow P50 / P95 / P99 (ms) | ${flowCell} | P95 < 100 |
 | success rate | ${(result.successRate * 100).toFixed(2)} % (${ok} of ${total}) | 100 % |
 | daemon peak RSS | ${result.daemonRssMiB?.max ?? '?'} MiB | |
-| CPU per login: daemon / its main thread / load generator (ms) | ${result.cpuMsPerLogin?.daemon} / ${result.cpuMsPerLogin?.daemonMainThread} / ${result.cpuMsPerLogin?.loadGenerator} | |
+| CPU per login: daemon / its main thread / load generator (ms) | ${cpuCell} | |
 
-${
-  result.machineSpeed
-    ? `Machine speed: a bare node:http server answered ${result.machineSpeed.bareHttpRequestsPerSecond.before} requests/s before the run
-and ${result.machineSpeed.bareHttpRequestsPerSecond.after} after it (autocannon, 50 connections), against about ${REFERENCE_BARE_HTTP_RPS.toLocaleString('en')} on the reference
-machine of this kind: this one ran at ${(result.machineSpeed.shareOfReference * 100).toFixed(0)} % of it. At the reference speed this run's work would give about
-${result.machineSpeed.atReferenceSpeed.loginsPerSecond} logins/s at full-flow P95 ${result.machineSpeed.atReferenceSpeed.fullFlowP95Ms} ms (an estimate: both scale with the machine, since the
-work is CPU-bound and the number of virtual users fixed).
-
-`
-    : ''
-}Per step (ms, P50 / P95 / P99):
+${speedText}Per step (ms, P50 / P95 / P99):
 
 | Step | P50 | P95 | P99 |
 |---|---|---|---|
-${steps.map((s) => `| ${s} | ${result.stepsMs[s].p50} | ${result.stepsMs[s].p95} | ${result.stepsMs[s].p99} |`).join('\n')}
+${stepRows}
 
 The spec observed 150 logins/s at full-flow P95 756 ms.
 `;

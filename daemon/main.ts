@@ -86,7 +86,8 @@ async function main(): Promise<void> {
       if (config.database.kind === 'sqlite') {
         logger.warn(
           { workers: config.workers },
-          'IAM_WORKERS > 1 on SQLite: the worker processes contend for one database file and are usually slower than one process; use several workers with MySQL/MariaDB',
+          'IAM_WORKERS > 1 on SQLite: the worker processes contend for one database file and are usually slower ' +
+            'than one process; use several workers with MySQL/MariaDB',
         );
       }
       await ds.destroy();
@@ -102,8 +103,10 @@ async function main(): Promise<void> {
   logger.warn(
     { providerOrder: mail.defaultOrder() },
     config.smtpUrl
-      ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be written to the log; for development only'
-      : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for development only',
+      ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be ' +
+          'written to the log; for development only'
+      : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for ' +
+          'development only',
   );
   const directory = new DirectoryService(ds, config.secretKey);
   const provisioningOptions = {

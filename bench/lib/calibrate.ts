@@ -15,7 +15,10 @@ export const REFERENCE_BARE_HTTP_RPS = 100_000;
 
 const SERVER = `
 const http = require('node:http');
-const s = http.createServer((req, res) => { res.setHeader('content-type', 'application/json'); res.end('{"ok":true}'); });
+const s = http.createServer((req, res) => {
+  res.setHeader('content-type', 'application/json');
+  res.end('{"ok":true}');
+});
 s.listen(0, '127.0.0.1', () => process.stdout.write(String(s.address().port) + '\\n'));
 `;
 

@@ -8,11 +8,14 @@ import { readHidden, readLine } from '../http/prompt.js';
 export default class Login extends HttpCommand<typeof Login> {
   static override summary = "Save the daemon URL and an admin client's credentials for the operator commands.";
   static override description =
-    'Checks the credentials by obtaining a token (client_credentials grant at POST /token) and reports the scopes granted and the ' +
+    'Checks the credentials by obtaining a token (client_credentials grant at POST /token) and reports the scopes ' +
+    'granted and the ' +
     "client's tenant; only then writes them to the CLI config file: $IAM_CLI_CONFIG if set, else " +
     '${XDG_CONFIG_HOME:-$HOME/.config}/iam/config.json, created with mode 0600 in a 0700 directory. ' +
-    'The secret is read from one line of stdin with --client-secret-stdin, else from IAM_CLIENT_SECRET, else from a prompt that does not echo. ' +
-    'The operator commands (tenants suspend/resume, audit list, provisioning retry, recovery reactivate) use this file; see docs/cli.md.';
+    'The secret is read from one line of stdin with --client-secret-stdin, else from IAM_CLIENT_SECRET, else from ' +
+    'a prompt that does not echo. ' +
+    'The operator commands (tenants suspend/resume, audit list, provisioning retry, recovery reactivate) use this ' +
+    'file; see docs/cli.md.';
   static override examples = [
     {
       description: 'Log in as a platform-admin client (prompts for the secret).',
@@ -64,7 +67,8 @@ export default class Login extends HttpCommand<typeof Login> {
       if (e instanceof ServiceError && e.code === 'invalid_client') {
         throw new CliFailure(
           'invalid_client',
-          `${creds.url} refused client "${creds.client_id}": wrong client id or secret, or the client is disabled or its tenant suspended; nothing was saved`,
+          `${creds.url} refused client "${creds.client_id}": wrong client id or secret, or the client is disabled ` +
+            `or its tenant suspended; nothing was saved`,
         );
       }
       throw e;
@@ -97,7 +101,8 @@ export default class Login extends HttpCommand<typeof Login> {
     } else {
       throw usage(
         'missing_secret',
-        'no client secret: pass --client-secret-stdin (one line on stdin), set IAM_CLIENT_SECRET, or run at a terminal to be prompted',
+        'no client secret: pass --client-secret-stdin (one line on stdin), set IAM_CLIENT_SECRET, or run at a ' +
+          'terminal to be prompted',
       );
     }
     return secret.trim();

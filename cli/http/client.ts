@@ -96,7 +96,8 @@ export class AdminClient {
     if (res.status === 401 || body.error === 'invalid_client') {
       throw new ServiceError(
         'invalid_client',
-        `the service at ${this.baseUrl} refused client "${this.creds.client_id}" (wrong secret, or the client is disabled or its tenant suspended): ` +
+        `the service at ${this.baseUrl} refused client "${this.creds.client_id}" (wrong secret, or the client is ` +
+          `disabled or its tenant suspended): ` +
           'run `iam login --url URL --client-id ID` with valid credentials',
         res.status,
         body,
@@ -194,7 +195,8 @@ export class AdminClient {
     if (err.name === 'TimeoutError' || err.name === 'AbortError') {
       return new NetworkFailure(
         'timeout',
-        `${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s: check the daemon's health (\`curl ${this.baseUrl}/readyz\`) or raise --timeout`,
+        `${this.baseUrl} did not answer within ${Math.round(this.timeoutMs / 1000)} s: check the daemon's health ` +
+          `(\`curl ${this.baseUrl}/readyz\`) or raise --timeout`,
         true,
       );
     }
@@ -202,7 +204,8 @@ export class AdminClient {
     if (code === 'ECONNREFUSED') {
       return new NetworkFailure(
         'connection_refused',
-        `connection refused by ${this.baseUrl}: is the daemon running at ${this.baseUrl}? (the URL was saved by \`iam login\`; log in again to change it)`,
+        `connection refused by ${this.baseUrl}: is the daemon running at ${this.baseUrl}? (the URL was saved by ` +
+          `\`iam login\`; log in again to change it)`,
         true,
       );
     }
@@ -244,7 +247,8 @@ export class AdminClient {
         if (code === 'tenant_forbidden') {
           return new ServiceError(
             code,
-            `${who} is confined to tenant ${this.info?.tenant_id ?? '(its own)'} and may not act on this one: log in with an iam.platform client, or name the client's own tenant`,
+            `${who} is confined to tenant ${this.info?.tenant_id ?? '(its own)'} and may not act on this one: log ` +
+              `in with an iam.platform client, or name the client's own tenant`,
             res.status,
             body,
           );
@@ -256,7 +260,8 @@ export class AdminClient {
             .join(' or ') ?? 'another scope';
         return new ServiceError(
           code,
-          `${who} lacks the scope this needs: ${scope} (it has: ${this.info?.scope.join(' ') || 'none'}); log in with a client that holds it (\`iam login --client-id ...\`)`,
+          `${who} lacks the scope this needs: ${scope} (it has: ${this.info?.scope.join(' ') || 'none'}); log in ` +
+            `with a client that holds it (\`iam login --client-id ...\`)`,
           res.status,
           body,
         );
@@ -269,7 +274,8 @@ export class AdminClient {
             .join(', ');
           return new ServiceError(
             code,
-            `${said} Current values: ${current || 'not given'}. Re-run the command: it reads the current values again and asks before acting`,
+            `${said} Current values: ${current || 'not given'}. Re-run the command: it reads the current values ` +
+              `again and asks before acting`,
             res.status,
             body,
           );
@@ -277,7 +283,8 @@ export class AdminClient {
         if (code === 'idempotency_in_flight') {
           return new ServiceError(
             code,
-            `${said} Another run with the same idempotency key is still in progress: wait, then re-run with the same --idempotency-key to get its result`,
+            `${said} Another run with the same idempotency key is still in progress: wait, then re-run with the ` +
+              `same --idempotency-key to get its result`,
             res.status,
             body,
           );
@@ -287,7 +294,8 @@ export class AdminClient {
         if (code === 'idempotency_key_mismatch') {
           return new ServiceError(
             code,
-            `${said} The key was already used for a different request: pass a new --idempotency-key (or none, to derive one)`,
+            `${said} The key was already used for a different request: pass a new --idempotency-key (or none, to ` +
+              `derive one)`,
             res.status,
             body,
           );

@@ -52,7 +52,8 @@ export function readCredentials(path: string): StoredCredentials {
   if (mode & 0o077) {
     throw new CliFailure(
       'config_insecure',
-      `${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read the client secret in it: run \`chmod 600 ${path}\`, and consider rotating the secret`,
+      `${path} has mode ${mode.toString(8).padStart(4, '0')}, so other users may read the client secret in it: run ` +
+        `\`chmod 600 ${path}\`, and consider rotating the secret`,
     );
   }
   let v: Partial<StoredCredentials>;

@@ -99,7 +99,9 @@ export async function runLifecycle(
       throw withContext(
         new CliFailure(
           'precondition_failed',
-          `tenant ${tenant.id} is already ${m.to} (updated_at ${tenant.updated_at}, ${time(tenant.updated_at)}) and not by this same command (see \`iam audit list --tenant ${tenant.id} --action ${m.action}\`): nothing was sent`,
+          `tenant ${tenant.id} is already ${m.to} (updated_at ${tenant.updated_at}, ${time(tenant.updated_at)}) ` +
+            `and not by this same command (see \`iam audit list --tenant ${tenant.id} --action ${m.action}\`): ` +
+            'nothing was sent',
         ),
         { lifecycle_state: tenant.lifecycle_state, updated_at: tenant.updated_at },
       );
@@ -107,7 +109,8 @@ export async function runLifecycle(
     expected = prior;
     replay = true;
     note(
-      `The tenant is already ${m.to} by an earlier run of this command (same client and reason); asking the service to replay its result.`,
+      `The tenant is already ${m.to} by an earlier run of this command (same client and reason); asking the ` +
+        `service to replay its result.`,
     );
   } else if (tenant.lifecycle_state !== m.from) {
     throw withContext(
@@ -122,7 +125,8 @@ export async function runLifecycle(
   if (move === 'suspend' && !replay && (await api.token()).tenant_id === tenant.id) {
     // Suspension revokes every client of the tenant, this login's client included.
     note(
-      `Warning: ${tenant.id} is the tenant of the logged-in client: once it is suspended this login stops working, and resuming it needs an iam.platform client of another tenant.`,
+      `Warning: ${tenant.id} is the tenant of the logged-in client: once it is suspended this login stops working, ` +
+        `and resuming it needs an iam.platform client of another tenant.`,
     );
   }
   const key =
@@ -140,7 +144,8 @@ export async function runLifecycle(
   // tenant no longer has, so the service either replays or refuses. No need to ask again.
   if (!replay) {
     await cmd.confirm(
-      `${m.verb} tenant ${tenant.id} (${tenant.name})${flags['break-glass'] ? ' with break-glass' : ''}, reason "${flags.reason}"?`,
+      `${m.verb} tenant ${tenant.id} (${tenant.name})${flags['break-glass'] ? ' with break-glass' : ''}, reason ` +
+        `"${flags.reason}"?`,
       flags.yes,
     );
   }

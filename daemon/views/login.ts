@@ -24,7 +24,9 @@ export function emailStep(
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <label for="email">Email address</label>
   <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus
-    value="${esc(p.email ?? '')}" aria-describedby="email-hint${p.error ? ' email-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
+    value="${esc(p.email ?? '')}" aria-describedby="email-hint${p.error ? ' email-error' : ''}"${
+      p.error ? ' aria-invalid="true"' : ''
+    }>
   ${err}
   <button type="submit">Email me a code</button>
 </form>`,
@@ -43,13 +45,15 @@ export function codeStep(
     status: p.status,
     body: `<h1>Check your email</h1>
 ${notice}
-<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong> if it belongs to an account. It expires in 10 minutes.</p>
+<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong> if it belongs to an account.
+It expires in 10 minutes.</p>
 <form method="post" action="/login/verify" novalidate>
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="email" value="${esc(p.email)}">
   <label for="code">Sign-in code</label>
-  <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}" maxlength="6" required autofocus
+  <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}"
+    maxlength="6" required autofocus
     aria-describedby="code-hint${p.error ? ' code-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
   ${err}
   <button type="submit">Sign in</button>

@@ -38,7 +38,8 @@ test('the account page lists devices, marks the current one, and signs another o
   await sql(
     db.url,
     db.dir,
-    "UPDATE sessions SET user_agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' WHERE tenant_id = ? AND created_at <= ?",
+    "UPDATE sessions SET user_agent = 'Mozilla/5.0 (X11; Linux x86_64; rv:128.0) Gecko/20100101 Firefox/128.0' " +
+      'WHERE tenant_id = ? AND created_at <= ?',
     [app.tenantId, now],
   );
   // This browser's own session.

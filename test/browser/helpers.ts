@@ -82,6 +82,7 @@ export async function focusedElement(page: Page): Promise<string> {
   return page.evaluate(() => {
     const el = document.activeElement;
     if (!el) return '(none)';
-    return `<${el.tagName.toLowerCase()}${el.id ? ` id="${el.id}"` : ''}> ${(el.textContent ?? '').trim().slice(0, 40)}`;
+    const text = (el.textContent ?? '').trim().slice(0, 40);
+    return `<${el.tagName.toLowerCase()}${el.id ? ` id="${el.id}"` : ''}> ${text}`;
   });
 }

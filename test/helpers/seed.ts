@@ -52,7 +52,8 @@ export async function activeTenant(
   const { tenant, operation } = await provisioning.createTenant(input, actor, { wait: { timeoutMs: 60_000 } });
   if (operation.status !== 'completed' || tenant.lifecycle_state !== 'active') {
     throw new Error(
-      `tenant ${tenant.id} was not provisioned: ${JSON.stringify({ status: operation.status, step: operation.current_step, error: operation.last_error_code })}`,
+      `tenant ${tenant.id} was not provisioned: ` +
+        JSON.stringify({ status: operation.status, step: operation.current_step, error: operation.last_error_code }),
     );
   }
   return tenant;

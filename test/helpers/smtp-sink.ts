@@ -130,7 +130,8 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
           waiters.delete(w);
           rej(
             new Error(
-              `no matching message within ${timeoutMs} ms; received: ${JSON.stringify(messages.map((m) => ({ to: m.to, subject: m.subject })))}`,
+              `no matching message within ${timeoutMs} ms; received: ` +
+                `${JSON.stringify(messages.map((m) => ({ to: m.to, subject: m.subject })))}`,
             ),
           );
         }, timeoutMs);

@@ -11,14 +11,16 @@ test('auth purge deletes only what has expired past its retention', async (t) =>
   const day = 86_400_000;
   const ins = (sql: string, rows: unknown[][]) => Promise.all(rows.map((r) => ds.query(sql, r)));
   await ins(
-    'INSERT INTO auth_requests (id, tenant_id, client_id, params, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, NULL)',
+    'INSERT INTO auth_requests (id, tenant_id, client_id, params, created_at, expires_at, consumed_at) VALUES (?, ' +
+      '?, ?, ?, ?, ?, NULL)',
     [
       ['old', 't', 'c', '{}', now - day, now - 1000],
       ['live', 't', 'c', '{}', now, now + 60_000],
     ],
   );
   await ins(
-    'INSERT INTO email_codes (id, tenant_id, email, user_id, client_id, code_hash, attempts, created_at, expires_at, consumed_at) VALUES (?, ?, ?, NULL, ?, ?, 0, ?, ?, NULL)',
+    'INSERT INTO email_codes (id, tenant_id, email, user_id, client_id, code_hash, attempts, created_at, ' +
+      'expires_at, consumed_at) VALUES (?, ?, ?, NULL, ?, ?, 0, ?, ?, NULL)',
     [
       ['ec_old', 't', 'a@b.c', 'c', 'h', now - day, now - 2 * 3_600_000],
       ['ec_recent', 't', 'a@b.c', 'c', 'h', now, now - 60_000],
@@ -29,7 +31,8 @@ test('auth purge deletes only what has expired past its retention', async (t) =>
     ['kept', 't', now + 600_000, now],
   ]);
   await ins(
-    "INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, last_seen_at, revoked_at) VALUES (?, 't', 'u', ?, ?, ?, 'a', '[]', NULL, NULL, ?, ?)",
+    'INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, ' +
+      "last_seen_at, revoked_at) VALUES (?, 't', 'u', ?, ?, ?, 'a', '[]', NULL, NULL, ?, ?)",
     [
       ['s_old_revoked', now - 40 * day, now + day, now - 40 * day, now - 40 * day, now - 31 * day],
       ['s_recent_revoked', now - day, now + day, now - day, now - day, now - day],
@@ -65,7 +68,9 @@ test('outbox purge deletes delivered rows after a day and failed ones after a we
   ];
   for (const [id, status, at] of rows) {
     await ds.query(
-      "INSERT INTO outbox (id, tenant_id, kind, payload_sealed, status, attempts, next_attempt_at, claimed_by, claimed_until, last_error, delivered_via, created_at, updated_at) VALUES (?, NULL, 'email', '', ?, 0, ?, NULL, NULL, NULL, NULL, ?, ?)",
+      'INSERT INTO outbox (id, tenant_id, kind, payload_sealed, status, attempts, next_attempt_at, claimed_by, ' +
+        'claimed_until, last_error, delivered_via, created_at, updated_at) ' +
+        "VALUES (?, NULL, 'email', '', ?, 0, ?, NULL, NULL, NULL, NULL, ?, ?)",
       [id, status, at, at, at],
     );
   }

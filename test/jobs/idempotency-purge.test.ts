@@ -11,7 +11,8 @@ test('expired keys are deleted, live ones kept', async (t) => {
   const now = Date.now();
   const ins = (id: string, expires: number) =>
     ds.query(
-      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status, response_body, created_at, expires_at)
+      `INSERT INTO idempotency_keys (id, tenant_id, principal, route, idem_key, request_hash, status, response_status,
+        response_body, created_at, expires_at)
      VALUES (?, NULL, 'c', 'POST /x', ?, 'h', 'done', 200, '{}', ?, ?)`,
       [id, id, now - 1000, expires],
     );

@@ -25,7 +25,8 @@ interface LeaseRow {
 async function lease(ds: import('typeorm').DataSource, name: string): Promise<LeaseRow | undefined> {
   const [r] = await all<LeaseRow>(
     ds,
-    'SELECT holder, lease_until, last_started_at, last_finished_at, last_status, last_error FROM job_leases WHERE name = ?',
+    'SELECT holder, lease_until, last_started_at, last_finished_at, last_status, last_error FROM job_leases WHERE ' +
+      'name = ?',
     [name],
   );
   return (
@@ -119,7 +120,8 @@ test('a lease left by a dead holder is respected until it expires, then taken ov
   // A daemon that took the lease and died: its row stays, with lease_until in the near future.
   const deadUntil = Date.now() + 2500;
   await ds.query(
-    'INSERT INTO job_leases (name, holder, lease_until, last_started_at, last_finished_at, last_status, last_error) VALUES (?, ?, ?, ?, NULL, NULL, NULL)',
+    'INSERT INTO job_leases (name, holder, lease_until, last_started_at, last_finished_at, last_status, ' +
+      'last_error) VALUES (?, ?, ?, ?, NULL, NULL, NULL)',
     ['orphaned', 'dead-host:4242:gone', deadUntil, Date.now() - 1000],
   );
   const started: number[] = [];

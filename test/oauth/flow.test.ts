@@ -89,7 +89,8 @@ async function login(
 }
 
 test.serial(
-  'five-request flow with openid-client: ID token validates against the JWKS, userinfo answers, refresh rotates, reuse kills the family',
+  'five-request flow with openid-client: ID token validates against the JWKS, userinfo answers, refresh rotates, ' +
+    'reuse kills the family',
   async (t) => {
     const config = await rp(app.web.clientId, app.web.secret);
     const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };

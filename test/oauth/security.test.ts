@@ -566,7 +566,11 @@ test('logout ends the session and revokes its tokens', async (t) => {
   const { code, verifier } = await codeFor(jar);
   const tok = await redeem(code, verifier);
   const out = await get(
-    `${d.url}/logout?${new URLSearchParams({ id_token_hint: tok.body.id_token, post_logout_redirect_uri: REDIRECT, state: 'bye' })}`,
+    `${d.url}/logout?${new URLSearchParams({
+      id_token_hint: tok.body.id_token,
+      post_logout_redirect_uri: REDIRECT,
+      state: 'bye',
+    })}`,
     jar,
   );
   t.is(out.status, 302);

@@ -114,7 +114,8 @@ async function refused(
 }
 
 test.serial(
-  'an ID-JAG from a trusted issuer: access token with the tenant claim and the capped lifetime, no refresh token; keys cached',
+  'an ID-JAG from a trusted issuer: access token with the tenant claim and the capped lifetime, no refresh token; ' +
+    'keys cached',
   async (t) => {
     const r = await exchange(d1.url, agent, { subject_token: await jag({ sub: 'U1' }), subject_token_type: JAG });
     t.is(r.status, 200, JSON.stringify(r.body));
@@ -205,7 +206,8 @@ test.serial(
     await refused(t, x(await jag({ key: impostor })), 'invalid_request', /signature does not verify/);
     const good = await jag();
     const [h, p] = good.split('.');
-    const tampered = `${h}.${Buffer.from(JSON.stringify({ ...claimsOf(good), sub: 'admin' })).toString('base64url')}.${good.split('.')[2]}`;
+    const forged = Buffer.from(JSON.stringify({ ...claimsOf(good), sub: 'admin' })).toString('base64url');
+    const tampered = `${h}.${forged}.${good.split('.')[2]}`;
     t.not(p, tampered.split('.')[1]);
     await refused(t, x(tampered), 'invalid_request', /signature does not verify/);
     await refused(
@@ -246,7 +248,8 @@ test.serial('public clients are refused under requireConfidentialClient, admitte
 });
 
 test.serial(
-  'unknown kid: refused without refetching inside the cooldown; a daemon without cooldown refetches and picks up a rotated key',
+  'unknown kid: refused without refetching inside the cooldown; a daemon without cooldown refetches and picks up a ' +
+    'rotated key',
   async (t) => {
     const jwks = () => idp.hits['/jwks'] ?? 0;
     const stranger = await newKey('k-unknown');

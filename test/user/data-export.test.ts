@@ -74,7 +74,8 @@ async function addHistory(userId: string, count: number) {
     for (let i = 0; i < count; i += 500) {
       const rows = Array.from({ length: Math.min(500, count - i) }, (_, j) => i + j);
       await ds.query(
-        `INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
+        `INSERT INTO auth_history (id, tenant_id, user_id, event, outcome, reason, client_id, ip, user_agent, ` +
+          `created_at) VALUES ${rows.map(() => '(?, ?, ?, ?, ?, ?, ?, ?, ?, ?)').join(', ')}`,
         rows.flatMap((k) => [
           `ah_${randomBytes(9).toString('base64url')}`,
           app.tenantId,

@@ -36,8 +36,10 @@ function when(flag: string, v: string | undefined): number | undefined {
 export default class AuditList extends HttpCommand<typeof AuditList> {
   static override summary = 'List audit events through the admin API, newest first.';
   static override description =
-    'GET /api/admin/audit with the given filters. A platform admin (iam.platform) sees every tenant; a tenant admin (iam.admin) only its own. ' +
-    'One page is printed (--limit, default 50, at most 200) with the cursor of the next; --cursor continues from it, and --all follows every cursor ' +
+    'GET /api/admin/audit with the given filters. A platform admin (iam.platform) sees every tenant; a tenant ' +
+    'admin (iam.admin) only its own. ' +
+    'One page is printed (--limit, default 50, at most 200) with the cursor of the next; --cursor continues from ' +
+    'it, and --all follows every cursor ' +
     '(progress on stderr). Needs `iam login`. See docs/cli.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --action tenant.suspend',

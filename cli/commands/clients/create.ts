@@ -5,9 +5,14 @@ import { GRANT_TYPES } from '../../../shared/schemas/common.js';
 
 export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
   static override summary = 'Register an OAuth client in a tenant.';
-  static override description = `Registers an OAuth 2.0 / OpenID Connect client. A confidential client (the default) gets a generated client secret, printed once: only a hash is stored, so it cannot be shown again. A --public client (a native or browser app, RFC 8252) has no secret and must use PKCE.
-
-Repeat --redirect-uri, --grant-type, --scope and --audience for several values; each takes one value. Without --grant-type the client gets authorization_code and refresh_token, which need at least one --redirect-uri. Without --scope it gets openid, profile and email.`;
+  static override description =
+    `Registers an OAuth 2.0 / OpenID Connect client. A confidential client (the default) gets a ` +
+    `generated client secret, printed once: only a hash is stored, so it cannot be shown again. A ` +
+    `--public client (a native or browser app, RFC 8252) has no secret and must use PKCE.\n` +
+    `\n` +
+    `Repeat --redirect-uri, --grant-type, --scope and --audience for several values; each takes one ` +
+    `value. Without --grant-type the client gets authorization_code and refresh_token, which need at ` +
+    `least one --redirect-uri. Without --scope it gets openid, profile and email.`;
   static override examples = [
     {
       description: 'A confidential web application.',

@@ -6,7 +6,8 @@ import { toClientView } from '../../../shared/services/directory.js';
 export default class ClientsList extends BaseCommand<typeof ClientsList> {
   static override summary = "List a tenant's OAuth clients.";
   static override description =
-    'Lists the clients registered in one tenant, oldest first. Client secrets are never shown: only their hashes are stored.';
+    'Lists the clients registered in one tenant, oldest first. Client secrets are never shown: only their hashes ' +
+    'are stored.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123',
     "<%= config.bin %> <%= command.id %> --tenant ten_123 --json | jq -r '.[].client_id'",

@@ -5,7 +5,8 @@ import type { KeyInfo } from '../../../shared/services/keys.js';
 export default class KeysList extends BaseCommand<typeof KeysList> {
   static override summary = 'List the token signing keys.';
   static override description =
-    'Lists signing keys, newest first, with their status: active (signs new tokens), retiring (still published in the JWKS until its retire time, so tokens it signed keep verifying) or retired. Private keys are never shown.';
+    'Lists signing keys, newest first, with their status: active (signs new tokens), retiring (still published in ' +
+    'the JWKS until its retire time, so tokens it signed keep verifying) or retired. Private keys are never shown.';
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
     '<%= config.bin %> <%= command.id %> --json | jq -r \'.[] | select(.status == "active") | .kid\'',

@@ -47,19 +47,25 @@ export default class RecoveryReactivate extends HttpCommand<typeof RecoveryReact
   static override summary =
     'Reactivate a recovered tenant: publish its pinned route generation as active (disaster recovery).';
   static override description =
-    'Shows the recovery operation (GET /api/admin/platform/control-plane/tenant-recovery/{operationId}): tenant, state and the can* flags. ' +
-    'Then you must TYPE the confirmation string REACTIVATE_RECOVERED_TENANT:{tenantId}; a mismatch aborts before anything is sent. ' +
-    'Scripts pass it with --confirm (checked the same way); --json never prompts, so without --confirm it is a usage error. ' +
+    'Shows the recovery operation (GET /api/admin/platform/control-plane/tenant-recovery/{operationId}): tenant, ' +
+    'state and the can* flags. ' +
+    'Then you must TYPE the confirmation string REACTIVATE_RECOVERED_TENANT:{tenantId}; a mismatch aborts before ' +
+    'anything is sent. ' +
+    'Scripts pass it with --confirm (checked the same way); --json never prompts, so without --confirm it is a ' +
+    'usage error. ' +
     'Nothing is sent when the service reports canReactivate=false and the operation was not reactivated before. ' +
-    'Then POSTs …/{operationId}/reactivate with {confirmation}. The Idempotency-Key is derived from the operation, tenant and confirmation ' +
-    'unless --idempotency-key is given, so re-running after a lost response replays the result ("already done (replayed)"). ' +
+    'Then POSTs …/{operationId}/reactivate with {confirmation}. The Idempotency-Key is derived from the operation, ' +
+    'tenant and confirmation ' +
+    'unless --idempotency-key is given, so re-running after a lost response replays the result ("already done ' +
+    '(replayed)"). ' +
     'Needs `iam login` with scope iam.platform. See docs/cli.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --operation dr_ten_0123abcd_1',
     {
       description: 'In a script: the confirmation as a flag.',
       command:
-        '<%= config.bin %> <%= command.id %> --operation dr_ten_0123abcd_1 --confirm REACTIVATE_RECOVERED_TENANT:ten_0123abcd --json',
+        '<%= config.bin %> <%= command.id %> --operation dr_ten_0123abcd_1 --confirm ' +
+        'REACTIVATE_RECOVERED_TENANT:ten_0123abcd --json',
     },
   ];
   static override flags = {
@@ -95,7 +101,8 @@ export default class RecoveryReactivate extends HttpCommand<typeof RecoveryReact
       throw withContext(
         new CliFailure(
           'not_ready',
-          `the service reports canReactivate=false (state ${recovery.state}, last error ${recovery.lastErrorCode ?? 'none'}): finish the earlier recovery steps first; nothing was sent`,
+          `the service reports canReactivate=false (state ${recovery.state}, last error ` +
+            `${recovery.lastErrorCode ?? 'none'}): finish the earlier recovery steps first; nothing was sent`,
         ),
         { state: recovery.state, lastErrorCode: recovery.lastErrorCode },
       );
@@ -108,7 +115,8 @@ export default class RecoveryReactivate extends HttpCommand<typeof RecoveryReact
     if (confirmation !== expected) {
       throw new CliFailure(
         'confirmation_mismatch',
-        `${this.flags.confirm === undefined ? 'the typed confirmation' : '--confirm'} does not match ${expected}: nothing was sent`,
+        `${this.flags.confirm === undefined ? 'the typed confirmation' : '--confirm'} does not match ${expected}: ` +
+          `nothing was sent`,
       );
     }
 

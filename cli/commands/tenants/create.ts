@@ -6,11 +6,21 @@ import { toTenantView } from '../../../shared/services/directory.js';
 
 export default class TenantsCreate extends BaseCommand<typeof TenantsCreate> {
   static override summary = 'Create a tenant and wait until it is provisioned.';
-  static override description = `Creates a tenant, which starts in state provisioning, and runs its provisioning steps (request_accepted, schema_verified, signing_key_ready, mail_transport_verified, tenant_activated) here, printing a line per step to stderr, until the tenant is active. The id it prints is what the clients and users commands take as --tenant; once this returns the tenant can be used at once.
-
-A failed step is retried with backoff (IAM_PROVISIONING_RETRY_BASE_MS); after IAM_PROVISIONING_MAX_ATTEMPTS failures the operation is blocked and the command exits 1 with error provisioning_blocked, naming the step and its error code: fix the cause, then run \`iam provisioning retry --tenant <id>\`.
-
-With --no-wait it returns at once with the tenant still provisioning; a running daemon provisions it (see \`iam provisioning show\`). Running daemons may pick up steps while this waits: each step runs once, wherever it is claimed.`;
+  static override description =
+    `Creates a tenant, which starts in state provisioning, and runs its provisioning steps ` +
+    `(request_accepted, schema_verified, signing_key_ready, mail_transport_verified, ` +
+    `tenant_activated) here, printing a line per step to stderr, until the tenant is active. The id ` +
+    `it prints is what the clients and users commands take as --tenant; once this returns the tenant ` +
+    `can be used at once.\n` +
+    `\n` +
+    `A failed step is retried with backoff (IAM_PROVISIONING_RETRY_BASE_MS); after ` +
+    `IAM_PROVISIONING_MAX_ATTEMPTS failures the operation is blocked and the command exits 1 with ` +
+    `error provisioning_blocked, naming the step and its error code: fix the cause, then run \`iam ` +
+    `provisioning retry --tenant <id>\`.\n` +
+    `\n` +
+    `With --no-wait it returns at once with the tenant still provisioning; a running daemon ` +
+    `provisions it (see \`iam provisioning show\`). Running daemons may pick up steps while this ` +
+    `waits: each step runs once, wherever it is claimed.`;
   static override examples = [
     '<%= config.bin %> <%= command.id %> --name "Acme Corp"',
     {

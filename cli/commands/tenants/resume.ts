@@ -4,10 +4,14 @@ import { lifecycleFlags, runLifecycle } from '../../http/lifecycle.js';
 export default class TenantsResume extends HttpCommand<typeof TenantsResume> {
   static override summary = 'Resume a suspended tenant through the admin API.';
   static override description =
-    'Reads the tenant (GET /api/admin/tenants/{id}) and shows its lifecycle_state and updated_at, asks for confirmation (y/N; --yes skips it, ' +
-    'and --json requires --yes because it never prompts), then POSTs /api/admin/tenants/{id}/lifecycle/resume with those values as the precondition, ' +
-    'so a concurrent change makes the service refuse (409, with the current values) rather than act on state you did not see. ' +
-    'The Idempotency-Key is derived from the command, tenant, state read and reason unless --idempotency-key is given, and is printed; ' +
+    'Reads the tenant (GET /api/admin/tenants/{id}) and shows its lifecycle_state and updated_at, asks for ' +
+    'confirmation (y/N; --yes skips it, ' +
+    'and --json requires --yes because it never prompts), then POSTs /api/admin/tenants/{id}/lifecycle/resume with ' +
+    'those values as the precondition, ' +
+    'so a concurrent change makes the service refuse (409, with the current values) rather than act on state you ' +
+    'did not see. ' +
+    'The Idempotency-Key is derived from the command, tenant, state read and reason unless --idempotency-key is ' +
+    'given, and is printed; ' +
     're-running after a lost response replays the stored result ("already done (replayed)") instead of acting twice. ' +
     'Needs a login (`iam login`) with scope iam.platform. See docs/cli.md.';
   static override examples = [
@@ -15,7 +19,8 @@ export default class TenantsResume extends HttpCommand<typeof TenantsResume> {
     {
       description: 'In a script (no prompt), with a key you keep so a retry is replayed, not repeated.',
       command:
-        '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key inc-4211-resume --yes --json',
+        '<%= config.bin %> <%= command.id %> --tenant ten_0123abcd --reason "INC-4211" --idempotency-key ' +
+        'inc-4211-resume --yes --json',
     },
   ];
   static override flags = lifecycleFlags;

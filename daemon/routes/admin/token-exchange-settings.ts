@@ -50,7 +50,8 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       method: 'put',
       path,
       summary:
-        "Validate and store the tenant's token exchange (RFC 8693) and ID-JAG settings; fields left out keep their value",
+        "Validate and store the tenant's token exchange (RFC 8693) and ID-JAG settings; fields left out keep their " +
+        'value',
       tags,
       security: 'bearer',
       scopes: ADMIN_SCOPES,
