@@ -12,7 +12,14 @@ import type { SessionService } from '../shared/services/auth/sessions.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning/index.js';
-import type { IdempotencyHandle } from '../shared/services/idempotency.js';
+import type { IdempotencyHandle, IdempotencyService } from '../shared/services/idempotency.js';
+import type { AccountService } from '../shared/services/auth/account.js';
+import type { AuditLog } from '../shared/services/audit.js';
+import type { EmailSettingsService } from '../shared/services/email-settings.js';
+import type { RecoveryService } from '../shared/services/recovery/index.js';
+import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
+import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
+import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -31,6 +38,19 @@ export interface AppDeps {
   mail: EmailProviders;
   /** Tenant provisioning operations; its kick wakes the `provisioning` job. */
   provisioning: ProvisioningService;
+  /** Disaster-recovery operations of tenants. */
+  recovery: RecoveryService;
+  tenantLifecycle: TenantLifecycleService;
+  auditLog: AuditLog;
+  emailSettings: EmailSettingsService;
+  tokenExchangeSettings: TokenExchangeSettingsService;
+  /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
+  issuerKeys: IssuerKeys;
+  jtis: JtiStore;
+  /** The end user's consents and devices. */
+  account: AccountService;
+  /** Idempotency-Key records of the routes that accept one. */
+  idempotency: IdempotencyService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -24,6 +24,15 @@ import { Outbox } from '../shared/services/outbox.js';
 import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning/index.js';
+import { AccountService } from '../shared/services/auth/account.js';
+import { AuditLog } from '../shared/services/audit.js';
+import { EmailSettingsService } from '../shared/services/email-settings.js';
+import { IdempotencyService } from '../shared/services/idempotency.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { RecoveryService } from '../shared/services/recovery/index.js';
+import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
+import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
+import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -135,6 +144,24 @@ async function main(): Promise<void> {
     artifacts: new ArtifactService(ds),
     oauth: new OAuthService(ds),
     mail,
+    recovery: new RecoveryService(ds, keys, config.issuer),
+    tenantLifecycle: new TenantLifecycleService(ds),
+    auditLog: new AuditLog(ds),
+    emailSettings: new EmailSettingsService(ds, mail),
+    tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
+    issuerKeys: new IssuerKeys({
+      policy: {
+        ...DEFAULT_OUTBOUND_POLICY,
+        allowLoopback: config.outboundAllowLoopback,
+        extraCaPem: config.outboundCaPem,
+      },
+      cooldownMs: config.idJagJwksCooldownSeconds * 1000,
+      onFetchError: (iss, detail) =>
+        logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
+    }),
+    jtis: new JtiStore(ds),
+    account: new AccountService(ds, config.secretKey),
+    idempotency: new IdempotencyService(ds),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the

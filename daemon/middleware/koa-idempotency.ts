@@ -13,7 +13,6 @@
  * No header, no idempotency. See docs/tenant-lifecycle.md.
  */
 import type { Middleware } from 'koa';
-import type { Database } from '../../shared/db/index.js';
 import { ApiError } from '../../shared/errors.js';
 import { errorResponse, idempotencyRequestHash, IdempotencyService } from '../../shared/services/idempotency.js';
 import type { AppState } from '../context.js';
@@ -26,8 +25,7 @@ export {
 
 const KEY = /^[\x20-\x7E]{1,255}$/;
 
-export function idempotency(db: Database, opts: { retentionMs?: number } = {}): Middleware<AppState> {
-  const service = new IdempotencyService(db, opts);
+export function idempotency(service: IdempotencyService): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!ctx.headers['idempotency-key']) {

@@ -14,6 +14,7 @@ import {
   IDEMPOTENCY_RETENTION_MS,
   idempotencyRequestHash,
 } from '../../daemon/middleware/koa-idempotency.js';
+import { IdempotencyService } from '../../shared/services/idempotency.js';
 import { TenantLifecycleService, type LifecycleRequest } from '../../shared/services/tenant-lifecycle.js';
 import type { AccessTokenClaims } from '../../shared/services/tokens.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -399,7 +400,7 @@ async function crashingDaemon(
     (ctx.request as { body?: unknown }).body = body;
     await next();
   });
-  app.use(idempotency(ds));
+  app.use(idempotency(new IdempotencyService(ds)));
   app.use(async (ctx) => {
     const actor = { type: 'client' as const, id: s.platform.clientId };
     ctx.body = await service.move(tenantId, 'suspend', body, actor, ctx.state.idempotency);

@@ -7,7 +7,7 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { AccountService, BadCursor } from '../../../shared/services/auth/account.js';
+import { BadCursor } from '../../../shared/services/auth/account.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
@@ -36,7 +36,7 @@ const errors = {
 
 export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const service = deps.account;
   const tags = ['account: devices'];
   const issuerOrigin = new URL(deps.config.issuer).origin;
   // Errors on these paths carry error_code and error_id: the error renderer decides by path.

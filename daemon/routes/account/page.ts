@@ -9,7 +9,6 @@ import Router from '@koa/router';
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { deriveKey } from '../../../shared/crypto.js';
-import { AccountService } from '../../../shared/services/auth/account.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
@@ -28,7 +27,7 @@ const REFUSED_BODY =
 
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const service = deps.account;
   const csrfKey = deriveKey(deps.config.secretKey, 'account-csrf');
   const csrfOf = (sessionId: string) => createHmac('sha256', csrfKey).update(sessionId).digest('base64url');
 

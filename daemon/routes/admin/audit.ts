@@ -10,7 +10,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
-import { AUDIT_MAX_LIMIT, AuditLog } from '../../../shared/services/audit.js';
+import { AUDIT_MAX_LIMIT } from '../../../shared/services/audit.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
@@ -51,7 +51,7 @@ const AuditPage = z.object({ events: z.array(AuditEventView), next_cursor: z.str
 
 export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const log = new AuditLog(deps.ds);
+  const log = deps.auditLog;
   api.add(
     router,
     {

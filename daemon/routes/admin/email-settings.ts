@@ -2,7 +2,6 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { EmailSettingsView } from '../../../shared/schemas/email.js';
-import { EmailSettingsService } from '../../../shared/services/email-settings.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
@@ -23,7 +22,7 @@ const errors = {
 export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
-  const service = new EmailSettingsService(deps.ds, deps.mail);
+  const service = deps.emailSettings;
   const tags = ['admin: email settings'];
   const path = '/api/admin/tenants/:tenantId/email-settings';
 

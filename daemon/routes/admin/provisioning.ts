@@ -24,7 +24,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.ds);
+  const idem = idempotency(deps.idempotency);
   const tags = ['admin: tenant provisioning'];
   const notFound = { 404: { description: 'no such tenant, or it has no provisioning operation', schema: ErrorObject } };
 

@@ -10,7 +10,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
-import { LIFECYCLE_MOVES, TenantLifecycleService } from '../../../shared/services/tenant-lifecycle.js';
+import { LIFECYCLE_MOVES } from '../../../shared/services/tenant-lifecycle.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotency } from '../../middleware/koa-idempotency.js';
@@ -38,8 +38,8 @@ const Params = z.strictObject({ id: tenantId });
 export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.ds);
-  const service = new TenantLifecycleService(deps.ds);
+  const idem = idempotency(deps.idempotency);
+  const service = deps.tenantLifecycle;
   const tags = ['admin: tenant lifecycle'];
 
   for (const name of Object.keys(LIFECYCLE_MOVES) as (keyof typeof LIFECYCLE_MOVES)[]) {

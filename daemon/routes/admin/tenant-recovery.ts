@@ -11,7 +11,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { RecoveryService } from '../../../shared/services/recovery/index.js';
 import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
@@ -124,8 +123,8 @@ const auth = bearerErrors('platform');
 export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.ds);
-  const service = new RecoveryService(deps.ds, deps.keys, deps.config.issuer);
+  const idem = idempotency(deps.idempotency);
+  const service = deps.recovery;
   const floor = deps.config.recoveryStabilizationSeconds;
   const tags = ['admin: tenant recovery'];
   const base = '/api/admin/platform/control-plane';

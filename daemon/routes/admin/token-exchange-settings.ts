@@ -2,11 +2,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
-import {
-  noteFor,
-  TokenExchangeSettingsResult,
-  TokenExchangeSettingsService,
-} from '../../../shared/services/token-exchange/settings.js';
+import { noteFor, TokenExchangeSettingsResult } from '../../../shared/services/token-exchange/settings.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
@@ -33,7 +29,7 @@ const errors = {
 export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
-  const service = new TokenExchangeSettingsService(deps.ds, { allowLoopback: deps.config.outboundAllowLoopback });
+  const service = deps.tokenExchangeSettings;
   const tags = ['admin: settings'];
   const path = '/api/admin/settings/token-exchange';
 

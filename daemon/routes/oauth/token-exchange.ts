@@ -22,17 +22,8 @@ import {
   UnsupportedGrantType,
 } from '../../../shared/errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
-import {
-  IdJagError,
-  IssuerKeys,
-  JtiStore,
-  verifyIdJag,
-  type IdJagClaims,
-} from '../../../shared/services/token-exchange/id-jag.js';
-import {
-  TokenExchangeSettingsService,
-  type TokenExchangeSettings,
-} from '../../../shared/services/token-exchange/settings.js';
+import { IdJagError, verifyIdJag, type IdJagClaims } from '../../../shared/services/token-exchange/id-jag.js';
+import { type TokenExchangeSettings } from '../../../shared/services/token-exchange/settings.js';
 import {
   ACTOR_TOKEN_TYPES,
   SUBJECT_TOKEN_TYPES,
@@ -41,7 +32,6 @@ import {
   TOKEN_TYPE_ID_TOKEN,
   type SubjectTokenType,
 } from '../../../shared/services/token-exchange/token-types.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../../../shared/net/safe-fetch.js';
 import type { AppDeps } from '../../context.js';
 import type { ClientAuthState } from '../../middleware/koa-client-auth.js';
 
@@ -122,18 +112,7 @@ const depthOf = (act: unknown): number => {
 };
 
 export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
-  const settingsStore = new TokenExchangeSettingsService(deps.ds, { allowLoopback: deps.config.outboundAllowLoopback });
-  const issuerKeys = new IssuerKeys({
-    policy: {
-      ...DEFAULT_OUTBOUND_POLICY,
-      allowLoopback: deps.config.outboundAllowLoopback,
-      extraCaPem: deps.config.outboundCaPem,
-    },
-    cooldownMs: deps.config.idJagJwksCooldownSeconds * 1000,
-    onFetchError: (iss, detail) =>
-      deps.logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
-  });
-  const jtis = new JtiStore(deps.ds);
+  const { tokenExchangeSettings: settingsStore, issuerKeys, jtis } = deps;
   const issuer = deps.config.issuer;
 
   /** The tenant's settings, read on every request so a change applies at once on every daemon. */

@@ -7,7 +7,6 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { AccountService } from '../../../shared/services/auth/account.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { userBearer } from '../../middleware/koa-user-bearer.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
@@ -32,7 +31,7 @@ const errors = {
 
 export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const service = new AccountService(deps.ds, deps.config.secretKey);
+  const service = deps.account;
   const tags = ['user: consents'];
   // Errors on these paths carry error_code and error_id: the error renderer decides by path.
   const auth = userBearer(deps);
