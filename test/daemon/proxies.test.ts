@@ -177,7 +177,7 @@ async function recorded(userId: string): Promise<{ sessions: string[]; history: 
   return { sessions: s.map((r) => r.ip), history: h.map((r) => r.ip) };
 }
 
-test('a trusted proxy: the client address from X-Forwarded-For is recorded for the session and the history', async (t) => {
+test('a trusted proxy: the X-Forwarded-For client address is recorded for the session and history', async (t) => {
   const user = await newUser();
   await signInVia(trustedProxy, user.email);
   const r = await recorded(user.id);
