@@ -1,7 +1,8 @@
 /**
  * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
- * once, in this visible order: request id + access log → error renderer → security headers →
- * shutdown drain → POST /introspect's own short chain → body parser → router. Introspection
+ * once, in this visible order: trusted proxies (when configured) → request id + access log →
+ * error renderer → security headers → shutdown drain → POST /introspect's own short chain →
+ * body parser → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
  * parser and the router (it parses only its form body), but behind everything every response
  * shares. Nothing here opens sockets or databases; main.ts does that.
@@ -10,9 +11,11 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
+import { configureCookies } from './cookies.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
 import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
+import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
@@ -48,7 +51,12 @@ export function buildApp(deps: AppDeps): BuiltApp {
   const app = new Koa<AppState>({ proxy: false });
   const api = new ApiRegistry();
   let draining = false;
+  configureCookies(app, { secure: deps.config.issuer.startsWith('https:') });
 
+  // First, so that everything after it (sessions, sign-in history, logs) sees the client's
+  // address and scheme as the trusted proxies report them (IAM_TRUSTED_PROXIES).
+  const proxies = trustedProxies(deps.config.trustedProxies);
+  if (proxies) app.use(proxies);
   app.use(requestId(deps.logger));
   app.use(errorHandler());
   app.use(securityHeaders({ https: deps.config.issuer.startsWith('https:') }));

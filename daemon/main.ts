@@ -146,7 +146,7 @@ async function main(): Promise<void> {
     mail,
     recovery: new RecoveryService(ds, keys, config.issuer),
     tenantLifecycle: new TenantLifecycleService(ds),
-    auditLog: new AuditLog(ds),
+    auditLog: new AuditLog(ds, config.secretKey),
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
     issuerKeys: new IssuerKeys({

@@ -132,7 +132,15 @@ export class ApiRegistry {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
           basic: { type: 'http', scheme: 'basic' },
-          cookie: { type: 'apiKey', in: 'cookie', name: 'service_session' },
+          cookie: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: 'service_session',
+            // RFC 6265bis §4.1.3.2; docs/security.md, "Proxies and cookies".
+            description:
+              'The browser session. On an https issuer the cookie is named __Host-service_session ' +
+              '(Secure, Path=/, no Domain); service_session on an http issuer.',
+          },
         },
         schemas: { Error: schema(ErrorObject, 'output') },
       },

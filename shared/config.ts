@@ -6,6 +6,7 @@
 import { randomBytes, X509Certificate } from 'node:crypto';
 import { mkdirSync, readFileSync, writeFileSync, existsSync, chmodSync } from 'node:fs';
 import { dirname, isAbsolute, join, resolve } from 'node:path';
+import { isIP } from 'node:net';
 import { availableParallelism } from 'node:os';
 
 export class ConfigError extends Error {
@@ -78,6 +79,12 @@ export interface Config {
   provisioningMaxAttempts: number;
   /** Backoff before the first retry of a failed provisioning step, ms; doubles per failure, capped at 5 min. */
   provisioningRetryBaseMs: number;
+  /**
+   * IAM_TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are
+   * believed, as CIDR ranges in `address/prefix` form (a bare address is a /32 or /128). Empty
+   * by default: the socket peer is the client. See docs/deployment.md.
+   */
+  trustedProxies: string[];
 }
 
 export const MIN_SECRET_KEY_LENGTH = 32;
@@ -211,6 +218,29 @@ function loadSecretKey(env: NodeJS.ProcessEnv, dataDir: string): Pick<Config, 's
   }
 }
 
+/**
+ * IAM_TRUSTED_PROXIES: comma-separated IPv4 and IPv6 CIDR ranges (`10.0.0.0/8`, `::1/128`, or
+ * a bare address). Each is checked here, so a typo stops the start with the entry named rather
+ * than silently trusting nothing (or the wrong hop).
+ */
+export function parseTrustedProxies(raw: string | undefined): string[] {
+  const name = 'IAM_TRUSTED_PROXIES';
+  const out: string[] = [];
+  for (const entry of (raw ?? '').split(',')) {
+    const e = entry.trim();
+    if (!e) continue;
+    const m = /^([^/\s]+?)(?:\/([0-9]{1,3}))?$/.exec(e);
+    const family = m ? isIP(m[1]) : 0;
+    if (!m || family === 0)
+      throw new ConfigError(name, `"${e}" is not an IP address or CIDR range (e.g. 10.0.0.0/8, fd00::/8, 127.0.0.1)`);
+    const max = family === 4 ? 32 : 128;
+    const prefix = m[2] === undefined ? max : Number(m[2]);
+    if (prefix > max) throw new ConfigError(name, `"${e}": the prefix length must be 0 to ${max}`);
+    out.push(`${m[1]}/${prefix}`);
+  }
+  return out;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = intVar(env, 'IAM_PORT', 8080, 0, 65535);
   const host = env.IAM_HOST?.trim() || '127.0.0.1';
@@ -306,5 +336,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),
     // At least 10 ms (a zero backoff would spin on a dead dependency), at most the 5 min cap.
     provisioningRetryBaseMs: intVar(env, 'IAM_PROVISIONING_RETRY_BASE_MS', 5_000, 10, 300_000),
+    trustedProxies: parseTrustedProxies(env.IAM_TRUSTED_PROXIES),
   };
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { isMailbox } from '../config.js';
+import { redirectUriProblem } from '../redirect-uris.js';
 
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ) */
 export const scopeToken = z
@@ -15,28 +16,16 @@ export const GRANT_TYPES = [
 ] as const;
 
 /**
- * RFC 6749 §3.1.2: an absolute URI without a fragment. https, or http only on a loopback host
- * (RFC 8252 §7.3), or a private-use scheme for native apps (RFC 8252 §7.1).
+ * A redirect URI a client may register (RFC 6749 §3.1.2, RFC 8252 §7.1 and §7.3, RFC 9700 §4.1.3):
+ * the rules are in shared/redirect-uris.ts. The message quotes the refused URI, escaped, so an
+ * operator sees which one of several it was and any invisible character in it.
  */
 export const redirectUri = z
   .string()
   .max(2048)
   .superRefine((v, ctx) => {
-    let u: URL;
-    try {
-      u = new URL(v);
-    } catch {
-      ctx.addIssue({ code: 'custom', message: 'must be an absolute URI' });
-      return;
-    }
-    if (u.hash || v.includes('#'))
-      ctx.addIssue({ code: 'custom', message: 'must not contain a fragment (RFC 6749 §3.1.2)' });
-    if (u.protocol === 'http:' && !['127.0.0.1', '[::1]', 'localhost'].includes(u.hostname)) {
-      ctx.addIssue({ code: 'custom', message: 'http is allowed only for loopback hosts; use https' });
-    }
-    if (['javascript:', 'data:', 'file:', 'vbscript:'].includes(u.protocol)) {
-      ctx.addIssue({ code: 'custom', message: `the ${u.protocol} scheme is not allowed` });
-    }
+    const problem = redirectUriProblem(v);
+    if (problem) ctx.addIssue({ code: 'custom', message: `${problem} (got ${JSON.stringify(v.slice(0, 200))})` });
   });
 
 export const tenantId = z

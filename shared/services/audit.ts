@@ -1,13 +1,13 @@
 /**
  * The audit log: `audit()` appends an event inside the caller's transaction (so the event and
  * the change it records commit together); AuditLog reads it for GET /api/admin/audit, newest
- * first, with keyset pagination over (created_at, id). The cursor is opaque to callers: base64url
- * JSON of the last row's pair, checked when it comes back.
+ * first, with keyset pagination over (created_at, id). The cursor is opaque to callers and signed
+ * (shared/cursor.ts), so one the endpoint did not return is refused with 400.
  */
 import { randomUUID } from 'node:crypto';
 import type { AuditEvent } from '../db/entities.js';
 import type { Database, Db } from '../db/index.js';
-import { ApiError } from '../errors.js';
+import { CursorSigner } from '../cursor.js';
 import { AuditReader, AuditWriter } from '../repositories/index.js';
 
 /** Who made a change: an operator at the CLI, an API client, or the service itself. */
@@ -69,34 +69,15 @@ export interface AuditPage {
   next_cursor?: string;
 }
 
-/** The cursor of the page after `(createdAt, id)`. */
-export function encodeAuditCursor(createdAt: number, id: string): string {
-  return Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-}
-
-function decodeAuditCursor(cursor: string): { createdAt: number; id: string } {
-  try {
-    const v = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8')) as unknown;
-    if (
-      Array.isArray(v) &&
-      v.length === 2 &&
-      Number.isSafeInteger(v[0]) &&
-      (v[0] as number) >= 0 &&
-      typeof v[1] === 'string' &&
-      v[1].length <= 40
-    ) {
-      return { createdAt: v[0] as number, id: v[1] };
-    }
-  } catch {
-    /* reported below */
-  }
-  throw new ApiError(400, 'invalid_request', 'query.cursor: not a cursor returned by this endpoint.', {
-    details: [{ field: 'query.cursor', message: 'not a cursor returned by this endpoint' }],
-  });
-}
-
 export class AuditLog {
-  constructor(private readonly db: Database) {}
+  private readonly cursors: CursorSigner;
+
+  constructor(
+    private readonly db: Database,
+    secretKey: string,
+  ) {
+    this.cursors = new CursorSigner(secretKey, 'audit');
+  }
 
   /** One page of events, newest first; a cursor that is not one of ours is 400 `invalid_request`. */
   async page(q: AuditQuery): Promise<AuditPage> {
@@ -110,14 +91,14 @@ export class AuditLog {
       outcome: q.outcome,
       since: q.since,
       until: q.until,
-      after: q.cursor === undefined ? undefined : decodeAuditCursor(q.cursor),
+      after: q.cursor === undefined ? undefined : this.cursors.decode(q.cursor),
       limit: limit + 1,
     });
     const events = rows.slice(0, limit);
     const last = events[events.length - 1];
     return {
       events,
-      ...(rows.length > limit && last ? { next_cursor: encodeAuditCursor(last.created_at, last.id) } : {}),
+      ...(rows.length > limit && last ? { next_cursor: this.cursors.encode(last.created_at, last.id) } : {}),
     };
   }
 }

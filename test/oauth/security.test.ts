@@ -440,7 +440,7 @@ test('session cookie flags: HttpOnly, SameSite=Lax, Path=/, no Secure on an http
   t.notRegex(line, /Secure/);
 });
 
-test('session cookie is Secure when the issuer is https', async (t) => {
+test('session cookie is __Host-service_session, Secure, Path=/, no Domain, when the issuer is https', async (t) => {
   const other = await startDaemon(db.url, db.dir, {
     IAM_SMTP_URL: sink.url,
     IAM_EMAIL_CODE_RESEND_SECONDS: '0',
@@ -456,9 +456,14 @@ test('session cookie is Secure when the issuer is https', async (t) => {
     email: user.email,
     code,
   });
-  const line = r.headers.getSetCookie().find((l) => l.startsWith('service_session='))!;
+  // RFC 6265bis §4.1.3.2: the __Host- prefix, so no sibling host can set or overwrite it.
+  t.false(r.headers.getSetCookie().some((l) => l.startsWith('service_session=')));
+  const line = r.headers.getSetCookie().find((l) => l.startsWith('__Host-service_session='))!;
+  t.truthy(line);
   t.regex(line, /; Secure/);
   t.regex(line, /; HttpOnly/);
+  t.regex(line, /; Path=\/;/);
+  t.notRegex(line, /Domain=/i);
 });
 
 test('the login page: accessible fields and protective headers', async (t) => {

@@ -7,7 +7,6 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { BadCursor } from '../../../shared/services/auth/account.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
@@ -68,12 +67,8 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     async (ctx) => {
       const { session: s } = await session(ctx);
       const { cursor, limit } = ctx.state.guard.query;
-      try {
-        ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
-      } catch (e) {
-        if (e instanceof BadCursor) throw new ApiError(400, 'invalid_request', 'cursor: invalid cursor');
-        throw e;
-      }
+      // A cursor that does not verify is the service's 400 invalid_request (shared/cursor.ts).
+      ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
       ctx.set('Cache-Control', 'no-store');
     },
   );

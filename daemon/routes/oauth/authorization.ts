@@ -8,6 +8,7 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
+import { redirectUriMatches as matchRedirectUri } from '../../../shared/redirect-uris.js';
 import type { ApiError } from '../../../shared/errors.js';
 import type { LoginUser } from '../../../shared/services/auth/codes.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
@@ -19,30 +20,13 @@ import { errorPage } from '../../views/html.js';
 export type Ctx = ParameterizedContext<AppState>;
 const CSRF_COOKIE = 'iam_csrf';
 
-/** RFC 8252 §7.3: a native (public) client's loopback redirect may use any port. */
+/**
+ * Whether a redirect (or post-logout redirect) URI is registered for the client: exact string
+ * comparison (RFC 9700 §4.1.3), with only the port free for a public client's loopback IP
+ * literal (RFC 8252 §7.3). See shared/redirect-uris.ts.
+ */
 export function redirectUriMatches(client: Client, uri: string): boolean {
-  if (client.redirect_uris.includes(uri)) return true;
-  if (client.client_type !== 'public') return false;
-  let u: URL;
-  try {
-    u = new URL(uri);
-  } catch {
-    return false;
-  }
-  if (u.protocol !== 'http:' || !['127.0.0.1', '[::1]'].includes(u.hostname)) return false;
-  return client.redirect_uris.some((r) => {
-    try {
-      const reg = new URL(r);
-      return (
-        reg.protocol === 'http:' &&
-        reg.hostname === u.hostname &&
-        reg.pathname === u.pathname &&
-        reg.search === u.search
-      );
-    } catch {
-      return false;
-    }
-  });
+  return matchRedirectUri(client.redirect_uris, client.client_type === 'public', uri);
 }
 
 /** The URL that continues an authorization after login: the same request with prompt=none. */

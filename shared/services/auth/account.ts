@@ -3,9 +3,9 @@
  * withdrawal) and the devices (browser sessions) signed in to their account. Every query is
  * scoped by tenant AND user, so an id of another user's row is simply not found.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import UAParser from 'ua-parser-js';
-import { deriveKey } from '../../crypto.js';
+import { CursorSigner } from '../../cursor.js';
 import type { Database } from '../../db/index.js';
 import { TenantScope } from '../../repositories/index.js';
 
@@ -32,9 +32,6 @@ export interface DeviceView {
   app_display_name?: string;
 }
 
-/** Raised for a cursor that does not verify or does not parse. */
-export class BadCursor extends Error {}
-
 /** The device id of a session: derived one-way, so it does not reveal the session key. */
 export function deviceIdOf(sessionId: string): string {
   return createHash('sha256')
@@ -60,13 +57,13 @@ export function describeUserAgent(ua: string | null): {
 }
 
 export class AccountService {
-  private readonly cursorKey: Buffer;
+  private readonly cursors: CursorSigner;
 
   constructor(
     private readonly db: Database,
     secretKey: string,
   ) {
-    this.cursorKey = deriveKey(secretKey, 'device-cursor');
+    this.cursors = new CursorSigner(secretKey, 'devices');
   }
 
   // ---- consents ----
@@ -119,32 +116,6 @@ export class AccountService {
 
   // ---- devices ----
 
-  private sign(payload: string): string {
-    return createHmac('sha256', this.cursorKey).update(payload).digest('base64url');
-  }
-
-  encodeCursor(createdAt: number, id: string): string {
-    const payload = Buffer.from(JSON.stringify([createdAt, id])).toString('base64url');
-    return `${payload}.${this.sign(payload)}`;
-  }
-
-  decodeCursor(cursor: string): { createdAt: number; id: string } {
-    const m = /^([A-Za-z0-9_-]{1,400})\.([A-Za-z0-9_-]{43})$/.exec(cursor);
-    if (!m) throw new BadCursor();
-    const a = Buffer.from(this.sign(m[1]));
-    const b = Buffer.from(m[2]);
-    if (a.length !== b.length || !timingSafeEqual(a, b)) throw new BadCursor();
-    let v: unknown;
-    try {
-      v = JSON.parse(Buffer.from(m[1], 'base64url').toString('utf8'));
-    } catch {
-      throw new BadCursor();
-    }
-    if (!Array.isArray(v) || v.length !== 2 || !Number.isSafeInteger(v[0]) || typeof v[1] !== 'string')
-      throw new BadCursor();
-    return { createdAt: v[0] as number, id: v[1] };
-  }
-
   /** One page of the user's live sessions, newest first (created_at desc, id asc). */
   async listDevices(
     tenantId: string,
@@ -153,7 +124,7 @@ export class AccountService {
     limit: number,
     cursor?: string,
   ): Promise<{ devices: DeviceView[]; next_cursor?: string }> {
-    const after = cursor === undefined ? undefined : this.decodeCursor(cursor);
+    const after = cursor === undefined ? undefined : this.cursors.decode(cursor);
     const scope = new TenantScope(this.db, tenantId);
     const rows = await scope.sessions.listLive(userId, Date.now(), limit + 1, after);
     const page = rows.slice(0, limit);
@@ -181,7 +152,7 @@ export class AccountService {
     const last = page[page.length - 1];
     return {
       devices,
-      ...(rows.length > limit && last ? { next_cursor: this.encodeCursor(last.created_at, last.id) } : {}),
+      ...(rows.length > limit && last ? { next_cursor: this.cursors.encode(last.created_at, last.id) } : {}),
     };
   }
 
