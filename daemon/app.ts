@@ -10,6 +10,7 @@ import Koa from 'koa';
 import Router from '@koa/router';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
+import { bodyReadError } from './middleware/koa-body-errors.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
 import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
@@ -78,6 +79,10 @@ export function buildApp(deps: AppDeps): BuiltApp {
       formLimit: deps.config.bodyLimitBytes,
       jsonStrict: true,
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
+      onError: (err) => {
+        throw bodyReadError(err);
+      },
     }),
   );
 

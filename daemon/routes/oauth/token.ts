@@ -232,6 +232,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       summary: 'OAuth 2.0 token endpoint (RFC 6749 §3.2)',
       tags: ['oauth'],
       security: 'basic',
+      authenticate: authenticateClient(deps),
       responses: {
         200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse },
         400: { description: 'RFC 6749 §5.2 error' },
@@ -239,7 +240,6 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       },
     },
     requireForm,
-    authenticateClient(deps),
     dispatch,
   );
   return router;
