@@ -129,6 +129,20 @@ test("another user's valid id_token_hint (the attacker's own): confirmation page
   t.true(await active(attacker.access_token), "the attacker's session is untouched too");
 });
 
+test("the same user's hint from another session (another sid): confirmation page, nothing ends", async (t) => {
+  const email = `u${++n}@example.com`;
+  const first = await kit.tokensFor(app.web, email);
+  const second = await kit.tokensFor(app.web, email);
+  const claims = (jwt: string) =>
+    JSON.parse(Buffer.from(jwt.split('.')[1], 'base64url').toString()) as { sid?: string };
+  t.truthy(claims(first.id_token).sid, 'ID tokens carry a sid');
+  t.not(claims(first.id_token).sid, claims(second.id_token).sid, 'one per session');
+  const cookie = second.jar.header();
+  await assertConfirmation(t, await get(logoutUrl({ id_token_hint: first.id_token }), second.jar));
+  await assertNothingEnded(t, { cookie, ...second });
+  t.true(await active(first.access_token), 'nor the first session');
+});
+
 test('an id_token_hint from another tenant: confirmation page, nothing ends', async (t) => {
   const victim = await signedInUser();
   const foreign = await kit.tokensFor(other.client, other.email);

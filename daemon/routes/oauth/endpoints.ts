@@ -4,6 +4,7 @@
  */
 import Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
+import { sessionSid } from '../../../shared/crypto.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -57,6 +58,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       'acr',
       'amr',
       'azp',
+      'sid',
       'email',
       'email_verified',
       'name',
@@ -192,6 +194,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
   // another tenant, even a valid one: an attacker has their own) shows a confirmation page
   // whose POST carries a CSRF token bound to the session, so a cross-site request ends nothing.
   const logoutCsrf = sessionCsrf(deps.config.secretKey, 'logout-csrf');
+  const sidOf = sessionSid(deps.config.secretKey);
   const failed = (ctx: Ctx, message: string) =>
     renderPage(ctx, {
       status: 400,
@@ -224,12 +227,13 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     if (current) {
-      // ID tokens carry no `sid` today; one that does must name this session.
+      // The hint must name this session: its user, its tenant and, when the ID token carries
+      // one (every ID token of the code flow does), its `sid`.
       const hintIsOurs =
         hintClaims !== undefined &&
         hintClaims.sub === current.user.id &&
         hintClaims.tenant_id === current.session.tenant_id &&
-        (hintClaims.sid === undefined || hintClaims.sid === current.session.id);
+        (hintClaims.sid === undefined || hintClaims.sid === sidOf(current.session.id));
       const confirmed = ctx.method === 'POST' && logoutCsrf.verify(current.session.id, src.csrf);
       if (!hintIsOurs && !confirmed) {
         const hidden = (name: string, value: string | undefined) =>
