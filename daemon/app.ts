@@ -12,6 +12,7 @@ import Router from '@koa/router';
 import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { configureCookies } from './cookies.js';
+import { bodyReadError } from './middleware/koa-body-errors.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
 import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
@@ -86,6 +87,10 @@ export function buildApp(deps: AppDeps): BuiltApp {
       formLimit: deps.config.bodyLimitBytes,
       jsonStrict: true,
       parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+      // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
+      onError: (err) => {
+        throw bodyReadError(err);
+      },
     }),
   );
 

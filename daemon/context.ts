@@ -8,7 +8,7 @@ import type { AccessTokenClaims } from '../shared/services/tokens.js';
 import type { ArtifactService } from '../shared/services/auth/artifacts.js';
 import type { EmailCodeService } from '../shared/services/auth/codes.js';
 import type { OAuthService } from '../shared/services/auth/oauth.js';
-import type { SessionService } from '../shared/services/auth/sessions.js';
+import type { FoundSession, SessionService } from '../shared/services/auth/sessions.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning/index.js';
@@ -59,6 +59,8 @@ export interface AppState {
   log: Logger;
   /** Set by the bearer middleware. */
   auth?: AccessTokenClaims;
+  /** Set by the session middleware (koa-session.ts): the browser's live session and its user. */
+  session?: FoundSession;
   /**
    * Set by the guard middleware: the validated input. Unknown-valued here; a handler registered
    * through `api.add` sees it typed from its route's schemas (WithGuard in koa-guard.ts).

@@ -9,7 +9,15 @@ import { SCOPE_PLATFORM } from '../shared/scopes.js';
 import { declaresInput, guard, type GuardSpec, type WithGuard } from './middleware/koa-guard.js';
 import type { AppState } from './context.js';
 
-export type Security = 'none' | 'bearer' | 'basic' | 'cookie';
+/**
+ * How a route authenticates its caller. `optional-cookie`: the session cookie is read when
+ * present but not required (GET /authorize shows the login page without one, /logout has
+ * nothing to end); OpenAPI lists it as the cookie scheme or none.
+ */
+export type Security = 'none' | 'bearer' | 'basic' | 'cookie' | 'optional-cookie';
+
+/** The schemes whose routes must refuse an unauthenticated caller (401) before anything else. */
+const REQUIRED_AUTH: ReadonlySet<Security> = new Set(['bearer', 'basic', 'cookie']);
 
 export interface RouteSpec extends GuardSpec {
   method: 'get' | 'post' | 'put' | 'patch' | 'delete';
@@ -19,6 +27,13 @@ export interface RouteSpec extends GuardSpec {
   tags: string[];
   security: Security;
   scopes?: string[];
+  /**
+   * The middleware that authenticates the caller (bearer token, client credentials, session
+   * cookie): required when `security` is `bearer`, `basic` or `cookie`. ApiRegistry.add runs
+   * it before the guard, so an unauthenticated request is answered 401 before its input is
+   * validated (a 400 would tell an anonymous caller which fields the route takes).
+   */
+  authenticate?: Middleware<AppState>;
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
 }
 
@@ -55,18 +70,26 @@ export class ApiRegistry {
   readonly routes: RouteSpec[] = [];
 
   /**
-   * Registers the route on the router with its guard in front of the handlers, which see
-   * `ctx.state.guard` typed from the spec's schemas.
+   * Registers the route on the router: its authentication first, then its guard, then the
+   * handlers, which see `ctx.state.guard` typed from the spec's schemas. A route that declares
+   * bearer, basic or cookie security without an `authenticate` middleware is a programming
+   * error, refused here when the application is built.
    */
   add<S extends AppState, const R extends RouteSpec>(
     router: Router<S>,
     spec: R,
     ...handlers: Middleware<WithGuard<NoInfer<S>, R>>[]
   ): void {
+    if (REQUIRED_AUTH.has(spec.security) && !spec.authenticate)
+      throw new Error(`${spec.method.toUpperCase()} ${spec.path}: ${spec.security} security needs spec.authenticate`);
     this.routes.push(spec);
     // The guard sets what WithGuard promises before any handler runs; Koa's types cannot
     // follow a state that grows along the chain, hence the one cast here.
-    const chain = (declaresInput(spec) ? [guard(spec), ...handlers] : handlers) as Middleware<S>[];
+    const chain = [
+      ...(spec.authenticate ? [spec.authenticate] : []),
+      ...(declaresInput(spec) ? [guard(spec)] : []),
+      ...handlers,
+    ] as Middleware<S>[];
     (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
   }
 
@@ -119,7 +142,12 @@ export class ApiRegistry {
             },
           ]),
         ),
-        ...(r.security === 'none' ? { security: [] } : { security: [{ [r.security]: r.scopes ?? [] }] }),
+        security:
+          r.security === 'none'
+            ? []
+            : r.security === 'optional-cookie'
+              ? [{ cookie: [] }, {}]
+              : [{ [r.security]: r.scopes ?? [] }],
       };
       (paths[oaPath] ??= {})[r.method] = op;
     }

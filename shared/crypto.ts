@@ -8,6 +8,17 @@ export function deriveKey(secretKey: string, purpose: string): Buffer {
   return Buffer.from(hkdfSync('sha256', Buffer.from(secretKey, 'utf8'), Buffer.alloc(0), `iam:${purpose}`, 32));
 }
 
+/**
+ * The `sid` claim of the ID tokens issued through a browser session (OpenID Connect
+ * Front-Channel Logout 1.0 §3, used by RP-Initiated Logout to tell sessions apart): an HMAC of
+ * the session's id rather than the id itself, which is the hash that finds the session by its
+ * cookie and has no business in a token a client may log.
+ */
+export function sessionSid(secretKey: string): (sessionId: string) => string {
+  const key = deriveKey(secretKey, 'oidc-sid');
+  return (sessionId) => createHmac('sha256', key).update(sessionId).digest('base64url');
+}
+
 /*
  * Random bytes come from a pool refilled 4 KiB at a time: a login takes about fifteen small
  * values (ids, tokens, nonces), and one CSPRNG call per value cost more than the bytes. Each

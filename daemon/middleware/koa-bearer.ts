@@ -12,7 +12,8 @@ function challenge(error?: string, scope?: string): string {
 /**
  * Accepts a bearer access token issued by this service (RFC 6750 §2.1 header only; tokens in
  * query strings leak into logs). The token's client must still be active and its tenant not
- * suspended. Missing or invalid token: 401. Valid token lacking every one of `anyOfScopes`: 403.
+ * suspended, and it must be a client_credentials token (no user behind it). Missing or invalid
+ * token, or a user's token: 401. Valid token lacking every one of `anyOfScopes`: 403.
  */
 export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppState> {
   return async (ctx, next) => {
@@ -27,6 +28,19 @@ export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppStat
     } catch {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
+    }
+    // Admin callers are clients with the client_credentials grant (docs/scopes.md): their
+    // tokens have the client as subject and no token family. A token issued to a user (code
+    // flow, refresh, token exchange: it has a family, another subject, or an actor) is refused
+    // whatever scopes it carries, so a user who consented to an admin scope, on a client
+    // registered before such clients were refused, gets nothing from the admin API.
+    if (typeof claims.fid === 'string' || claims.sub !== claims.client_id || claims.act !== undefined) {
+      ctx.set('WWW-Authenticate', challenge('invalid_token'));
+      throw new ApiError(
+        401,
+        'invalid_token',
+        'The admin API accepts only access tokens issued with the client_credentials grant.',
+      );
     }
     // A token outlives neither its client nor its tenant's active state.
     const found = await deps.directory.resolveClient(String(claims.client_id));

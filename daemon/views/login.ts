@@ -1,4 +1,5 @@
 import type { ParameterizedContext } from 'koa';
+import { isAdminScope } from '../../shared/scopes.js';
 import { esc, renderPage } from './html.js';
 
 interface Common {
@@ -68,7 +69,12 @@ It expires in 10 minutes.</p>
 }
 
 export function consentPage(ctx: ParameterizedContext, p: Common & { scopes: string[]; userEmail: string }): void {
-  const items = p.scopes.map((s) => `<li>${esc(SCOPE_TEXT[s] ?? s)}</li>`).join('');
+  // An admin scope is never something a user grants (/authorize refuses it before this page);
+  // the filter keeps that true should a request carrying one ever get here.
+  const items = p.scopes
+    .filter((s) => !isAdminScope(s))
+    .map((s) => `<li>${esc(SCOPE_TEXT[s] ?? s)}</li>`)
+    .join('');
   renderPage(ctx, {
     title: `Allow ${p.clientName}?`,
     body: `<h1>Allow ${esc(p.clientName)} to access your account?</h1>

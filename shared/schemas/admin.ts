@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { isAdminScope } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken } from './common.js';
 
 export const CreateTenantInput = z.strictObject({
@@ -26,6 +27,19 @@ export const CreateClientInput = z
     // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
     if (c.public && c.grant_types.includes('client_credentials')) {
       ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client cannot use client_credentials' });
+    }
+    // Admin scopes are for service clients only (docs/scopes.md): a client that can also act
+    // for a user (authorization_code, refresh_token, token exchange) would hand a user's
+    // consent to "iam.admin" a token for the admin API.
+    const admin = c.scopes.filter(isAdminScope);
+    if (admin.length && c.grant_types.some((g) => g !== 'client_credentials')) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scopes'],
+        message:
+          `${admin.join(', ')} may be registered only on a client whose only grant type is ` +
+          'client_credentials; admin callers are service clients, not users',
+      });
     }
     if (c.strict_introspection && c.resource_identifiers.length === 0) {
       ctx.addIssue({

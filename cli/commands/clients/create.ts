@@ -12,7 +12,10 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     `\n` +
     `Repeat --redirect-uri, --grant-type, --scope and --audience for several values; each takes one ` +
     `value. Without --grant-type the client gets authorization_code and refresh_token, which need at ` +
-    `least one --redirect-uri. Without --scope it gets openid, profile and email.`;
+    `least one --redirect-uri. Without --scope it gets openid, profile and email.\n` +
+    `\n` +
+    `The admin scopes (iam.admin, iam.platform) are for service clients: a client that holds one ` +
+    `must have client_credentials as its only --grant-type.`;
   static override examples = [
     {
       description: 'A confidential web application.',

@@ -4,12 +4,10 @@
  * also refuses a cross-origin request (Origin present and not the issuer's origin).
  */
 import Router from '@koa/router';
-import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
-import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { readCookie } from '../../cookies.js';
+import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
 export const DeviceRecord = z.object({
@@ -40,11 +38,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   const issuerOrigin = new URL(deps.config.issuer).origin;
   // Errors on these paths carry error_code and error_id: the error renderer decides by path.
 
-  const session = async (ctx: ParameterizedContext<AppState>) => {
-    const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!found) throw new ApiError(401, 'invalid_token', 'A valid session cookie is required.');
-    return found;
-  };
+  const authenticate = sessionAuth(deps);
 
   api.add(
     router,
@@ -54,6 +48,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: 'The devices signed in to the account (live sessions)',
       tags,
       security: 'cookie',
+      authenticate,
       query: DevicesQuery,
       responses: {
         200: {
@@ -65,7 +60,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       },
     },
     async (ctx) => {
-      const { session: s } = await session(ctx);
+      const s = ctx.state.session!.session;
       const { cursor, limit } = ctx.state.guard.query;
       // A cursor that does not verify is the service's 400 invalid_request (shared/cursor.ts).
       ctx.body = await service.listDevices(s.tenant_id, s.user_id, s.id, limit, cursor);
@@ -81,6 +76,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: 'Sign a device out (revoke its session and tokens)',
       tags,
       security: 'cookie',
+      authenticate,
       params: z.strictObject({ id: z.string().min(1).max(64) }),
       responses: {
         204: { description: 'signed out' },
@@ -93,7 +89,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     async (ctx) => {
       const origin = ctx.get('Origin');
       if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
-      const { session: s } = await session(ctx);
+      const s = ctx.state.session!.session;
       const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard.params.id);
       if (!target) throw new ApiError(404, 'not_found', 'No such device.');
       await deps.sessions.revokeSession(s.tenant_id, target, 'device_signed_out');

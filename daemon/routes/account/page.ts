@@ -6,12 +6,10 @@
  * page.
  */
 import Router from '@koa/router';
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
-import { deriveKey } from '../../../shared/crypto.js';
-import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { readCookie } from '../../cookies.js';
+import { sessionCsrf } from '../../csrf.js';
+import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc, renderPage } from '../../views/html.js';
 
@@ -28,28 +26,12 @@ const REFUSED_BODY =
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const service = deps.account;
-  const csrfKey = deriveKey(deps.config.secretKey, 'account-csrf');
-  const csrfOf = (sessionId: string) => createHmac('sha256', csrfKey).update(sessionId).digest('base64url');
+  const csrf = sessionCsrf(deps.config.secretKey, 'account-csrf');
 
-  const signedIn = async (ctx: Ctx) => {
-    const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!found) {
-      renderPage(ctx, {
-        status: 401,
-        title: 'Signed out',
-        body: '<h1>You are not signed in</h1><p>Sign in through an application to manage your account.</p>',
-      });
-      return undefined;
-    }
-    return found;
-  };
+  const signedIn = sessionAuth(deps, { page: true });
 
-  const csrfOk = (ctx: Ctx, sessionId: string): boolean => {
-    const csrf = (ctx.request.body as Record<string, unknown> | undefined)?.csrf;
-    const given = Buffer.from(typeof csrf === 'string' ? csrf : '');
-    const expected = Buffer.from(csrfOf(sessionId));
-    return given.length === expected.length && timingSafeEqual(given, expected);
-  };
+  const csrfOk = (ctx: Ctx, sessionId: string): boolean =>
+    csrf.verify(sessionId, (ctx.request.body as Record<string, unknown> | undefined)?.csrf);
 
   api.add(
     router,
@@ -59,16 +41,15 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       summary: 'The account page: devices and consents',
       tags: ['account'],
       security: 'cookie',
+      authenticate: signedIn,
       responses: {
         200: { description: 'page', contentType: 'text/html' },
         401: { description: 'not signed in', contentType: 'text/html' },
       },
     },
     async (ctx) => {
-      const me = await signedIn(ctx);
-      if (!me) return;
-      const { session, user } = me;
-      const csrf = csrfOf(session.id);
+      const { session, user } = ctx.state.session!;
+      const token = csrf.tokenFor(session.id);
       const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
       const consents = await service.listConsents(session.tenant_id, user.id);
       const notice =
@@ -77,7 +58,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
           : ctx.query.done === 'consent'
             ? '<p role="status">Access was removed.</p>'
             : '';
-      const hidden = `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
+      const hidden = `<input type="hidden" name="csrf" value="${esc(token)}">`;
       const deviceRows = devices
         .map((d) => {
           const seen = d.last_seen_at
@@ -122,9 +103,8 @@ ${consentTable}`,
     },
   );
 
-  router.post('/account/devices/:id/sign-out', async (ctx) => {
-    const me = await signedIn(ctx);
-    if (!me) return;
+  router.post('/account/devices/:id/sign-out', signedIn, async (ctx) => {
+    const me = ctx.state.session!;
     if (!csrfOk(ctx, me.session.id))
       return renderPage(ctx, {
         status: 403,
@@ -143,9 +123,8 @@ ${consentTable}`,
     ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
   });
 
-  router.post('/account/consents/:id/withdraw', async (ctx) => {
-    const me = await signedIn(ctx);
-    if (!me) return;
+  router.post('/account/consents/:id/withdraw', signedIn, async (ctx) => {
+    const me = ctx.state.session!;
     if (!csrfOk(ctx, me.session.id))
       return renderPage(ctx, {
         status: 403,

@@ -60,6 +60,7 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       summary: 'List audit events, newest first (keyset pagination)',
       tags: ['admin: audit'],
       security: 'bearer',
+      authenticate: bearer(deps, ADMIN_SCOPES),
       scopes: ADMIN_SCOPES,
       query: AuditQuery,
       responses: {
@@ -68,7 +69,6 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         ...bearerErrors('tenant'),
       },
     },
-    bearer(deps, ADMIN_SCOPES),
     async (ctx) => {
       const q = ctx.state.guard.query;
       const platform = String(ctx.state.auth?.scope ?? '')

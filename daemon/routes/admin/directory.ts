@@ -64,6 +64,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Create a tenant (state provisioning) and start its provisioning operation',
       tags,
       security: 'bearer',
+      authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       body: CreateTenantInput,
       responses: {
@@ -74,7 +75,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         ...errors,
       },
     },
-    platformOnly,
     async (ctx) => {
       // Not waited for: the provisioning job (kicked now) activates the tenant; poll
       // GET /api/admin/tenants/{id}/provisioning.
@@ -92,11 +92,11 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'List tenants (a tenant admin sees its own)',
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: Paging,
       responses: { 200: { description: 'tenants', schema: z.object({ tenants: z.array(TenantView) }) }, ...errors },
     },
-    auth,
     async (ctx) => {
       const { limit, offset } = ctx.state.guard.query;
       const tenants = isPlatform(ctx)
@@ -114,6 +114,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Read a tenant (a tenant admin reads its own)',
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       responses: {
@@ -125,7 +126,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         404: { description: 'no such tenant', schema: ErrorObject },
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
@@ -142,6 +142,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "Register a client; a confidential client's secret is returned once",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       body: CreateClientInput,
@@ -151,7 +152,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         404: { description: 'no such tenant', schema: ErrorObject },
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
@@ -174,12 +174,12 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "List a tenant's clients",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       query: Paging,
       responses: { 200: { description: 'clients', schema: z.object({ clients: z.array(ClientView) }) }, ...errors },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
@@ -197,6 +197,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Create a user',
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       body: CreateUserInput,
@@ -206,7 +207,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         409: { description: 'email taken', schema: ErrorObject },
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
@@ -223,12 +223,12 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "List a tenant's users",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       query: Paging,
       responses: { 200: { description: 'users', schema: z.object({ users: z.array(UserView) }) }, ...errors },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);

@@ -34,6 +34,7 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: "Set the tenant's email notifier provider order for priority failover routing",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       body: service.input,
@@ -42,7 +43,6 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         ...errors,
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       // Before the existence check: another tenant's admin learns nothing, not even whether it exists.
@@ -59,6 +59,7 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: "The tenant's email notifier settings in force (the default order if none was set)",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       responses: {
@@ -66,7 +67,6 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         ...errors,
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);

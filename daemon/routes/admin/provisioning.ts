@@ -36,6 +36,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "The tenant's latest provisioning operation",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: Params,
       responses: {
@@ -45,7 +46,6 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         ...notFound,
       },
     },
-    auth,
     async (ctx) => {
       const { id } = ctx.state.guard.params;
       requireTenantAccess(ctx, id);
@@ -61,6 +61,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: 'Requeue a blocked provisioning operation (keeps completed steps and history; optional Idempotency-Key)',
       tags,
       security: 'bearer',
+      authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       params: Params,
       responses: {
@@ -78,7 +79,6 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
       },
     },
-    platformOnly,
     idem,
     async (ctx) => {
       const { id } = ctx.state.guard.params;

@@ -53,6 +53,7 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
           '(optimistic precondition; optional Idempotency-Key)',
         tags,
         security: 'bearer',
+        authenticate: platformOnly,
         scopes: [SCOPE_PLATFORM],
         params: Params,
         body: LifecycleInput,
@@ -69,7 +70,6 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
           422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
         },
       },
-      platformOnly,
       idem,
       async (ctx) => {
         const { id } = ctx.state.guard.params;

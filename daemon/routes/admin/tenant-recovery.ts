@@ -139,6 +139,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         '(typed confirmation; optional Idempotency-Key)',
       tags,
       security: 'bearer',
+      authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       params: OpParams,
       body: ReactivateInput,
@@ -157,7 +158,6 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         422: { description: 'confirmation_mismatch, or idempotency_key_mismatch', schema: ErrorObject },
       },
     },
-    platformOnly,
     idem,
     async (ctx) => {
       const { operationId: id } = ctx.state.guard.params;
@@ -175,6 +175,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       summary: 'Read a tenant recovery operation',
       tags,
       security: 'bearer',
+      authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       params: OpParams,
       responses: {
@@ -189,7 +190,6 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         404: { description: 'no such recovery operation', schema: ErrorObject },
       },
     },
-    platformOnly,
     async (ctx) => {
       const { operationId: id } = ctx.state.guard.params;
       const { recovery, details } = await service.get(id, floor);
@@ -205,6 +205,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       summary: "Read a tenant's current route and its latest signed route publication",
       tags,
       security: 'bearer',
+      authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       params: TenantParams,
       responses: {
@@ -214,7 +215,6 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         404: { description: 'the tenant has no published route (it was never recovered)', schema: ErrorObject },
       },
     },
-    platformOnly,
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
       ctx.body = await service.route(id);

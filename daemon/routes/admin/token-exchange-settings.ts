@@ -50,6 +50,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
         'value',
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
       body: service.input,
@@ -61,7 +62,6 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
         ...errors,
       },
     },
-    auth,
     async (ctx) => {
       const id = target(ctx);
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
@@ -76,11 +76,11 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       summary: "The tenant's token exchange settings in force (defaults: disabled)",
       tags,
       security: 'bearer',
+      authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
       responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
     },
-    auth,
     async (ctx) => {
       const id = target(ctx);
       const settings = await service.get(id);

@@ -5,6 +5,7 @@
  * must sign in gets the login form (login-forms.ts); one who must consent, the consent form
  * (consent.ts); both continue the authorization request saved here.
  */
+import { isAdminScope } from '../../../shared/scopes.js';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Client } from '../../../shared/db/entities.js';
@@ -61,6 +62,11 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const outside = scope.filter((s) => !client.scopes.includes(s));
     if (outside.length)
       throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
+    // Admin scopes go only to client_credentials clients (docs/scopes.md), never to a user, even
+    // on a client registered with one before that was refused.
+    const admin = scope.filter(isAdminScope);
+    if (admin.length)
+      throw new AuthzRedirectError('invalid_scope', `Admin scopes are not granted to users: ${admin.join(' ')}`);
     const prompt = param(q, 'prompt')?.split(' ').filter(Boolean);
     if (prompt?.some((x) => !PROMPTS.has(x)))
       throw new AuthzRedirectError('invalid_request', 'prompt has an unknown value.');
@@ -178,7 +184,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       path: '/authorize',
       summary: 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)',
       tags: ['oauth'],
-      security: 'cookie',
+      security: 'optional-cookie',
       responses: {
         302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
         200: { description: 'login or consent page', contentType: 'text/html' },

@@ -4,12 +4,14 @@
  */
 import Router from '@koa/router';
 import type { Middleware, ParameterizedContext } from 'koa';
+import { sessionSid } from '../../../shared/crypto.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { sessionCsrf } from '../../csrf.js';
 import { esc, renderPage } from '../../views/html.js';
 import { redirectUriMatches, requestMeta } from './authorization.js';
 
@@ -56,6 +58,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       'acr',
       'amr',
       'azp',
+      'sid',
       'email',
       'email_verified',
       'name',
@@ -89,7 +92,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
   });
 
   // ---- UserInfo ----
-  const userinfo: Middleware<AppState> = async (ctx) => {
+  // Authentication first (a route's `authenticate`, before anything reads its input): a bearer
+  // access token (RFC 6750 §2.1 header only), not revoked.
+  const userinfoAuth: Middleware<AppState> = async (ctx, next) => {
     const challenge = (error?: string) =>
       ctx.set('WWW-Authenticate', `Bearer realm="iam"${error ? `, error="${error}"` : ''}`);
     const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
@@ -104,18 +109,23 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
     }
-    const scope = String(claims.scope ?? '').split(' ');
     if (await deps.oauth.isAccessTokenRevoked(String(claims.tenant_id), String(claims.jti), claims.fid)) {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
     }
+    ctx.state.auth = claims;
+    await next();
+  };
+  const userinfo: Middleware<AppState> = async (ctx) => {
+    const claims = ctx.state.auth!;
+    const scope = String(claims.scope ?? '').split(' ');
     if (!scope.includes('openid')) {
       ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="insufficient_scope", scope="openid"');
       throw new ApiError(403, 'insufficient_scope', 'The token lacks the openid scope.');
     }
     const user = await deps.oauth.userInfo(String(claims.tenant_id), String(claims.sub));
     if (!user || user.status !== 'active' || user.lifecycle_state !== 'active') {
-      challenge('invalid_token');
+      ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="invalid_token"');
       throw new ApiError(401, 'invalid_token', 'The account is not available.');
     }
     ctx.body = {
@@ -132,12 +142,13 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       summary: 'OIDC UserInfo',
       tags,
       security: 'bearer',
+      authenticate: userinfoAuth,
       scopes: ['openid'],
       responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
     },
     userinfo,
   );
-  router.post('/userinfo', userinfo);
+  router.post('/userinfo', userinfoAuth, userinfo);
 
   // ---- Revocation (RFC 7009) ----
   api.add(
@@ -148,9 +159,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       summary: 'Token revocation (RFC 7009); always 200 for a valid client',
       tags,
       security: 'basic',
+      authenticate: authenticateClient(deps),
       responses: { 200: { description: 'revoked, or the token was unknown' }, 401: { description: 'invalid_client' } },
     },
-    authenticateClient(deps),
     async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
       const token = body.token;
@@ -177,53 +188,75 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     },
   );
 
-  // ---- RP-initiated logout ----
-  const logout = async (ctx: Ctx, confirmed: boolean) => {
-    const src = (ctx.method === 'POST' ? ctx.request.body : ctx.query) as Record<string, unknown>;
+  // ---- RP-initiated logout (OpenID Connect RP-Initiated Logout 1.0) ----
+  // §2: the OP asks the user whether to sign out unless the request carries an id_token_hint
+  // that names the browser's own session. Anything else (no hint; a hint for another user or
+  // another tenant, even a valid one: an attacker has their own) shows a confirmation page
+  // whose POST carries a CSRF token bound to the session, so a cross-site request ends nothing.
+  const logoutCsrf = sessionCsrf(deps.config.secretKey, 'logout-csrf');
+  const sidOf = sessionSid(deps.config.secretKey);
+  const failed = (ctx: Ctx, message: string) =>
+    renderPage(ctx, {
+      status: 400,
+      title: 'Sign-out failed',
+      body: `<h1>Sign-out failed</h1><p role="alert">${esc(message)}</p>`,
+    });
+
+  const logout = async (ctx: Ctx) => {
+    // §2: GET parameters in the query, POST ones in a form body, which may be absent.
+    const raw: unknown = ctx.method === 'POST' ? ctx.request.body : ctx.query;
+    const src = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const str = (k: string) => (typeof src[k] === 'string' ? src[k] : undefined);
     const hint = str('id_token_hint');
     const hintClaims = hint ? await deps.tokens.verifyIdTokenHint(hint) : undefined;
-    if (hint && !hintClaims)
-      return renderPage(ctx, {
-        status: 400,
-        title: 'Sign-out failed',
-        body: '<h1>Sign-out failed</h1><p role="alert">The sign-out request is not valid.</p>',
-      });
-    const clientId = str('client_id') ?? (typeof hintClaims?.aud === 'string' ? hintClaims.aud : undefined);
+    if (hint && !hintClaims) return failed(ctx, 'The sign-out request is not valid.');
+    const hintAud = typeof hintClaims?.aud === 'string' ? hintClaims.aud : undefined;
+    // §2: when both are given, client_id must be the audience of the ID token.
+    if (str('client_id') && hintAud && str('client_id') !== hintAud)
+      return failed(ctx, 'The sign-out request is not valid.');
+    const clientId = str('client_id') ?? hintAud;
     const postLogout = str('post_logout_redirect_uri');
-    let redirect: string | undefined;
+    const state = str('state');
     if (postLogout) {
       const found = clientId ? await deps.directory.resolveClient(clientId) : null;
-      // Only to a URI registered for the client the request names: no open redirector.
-      if (!found || !redirectUriMatches(found.client, postLogout)) {
+      // §3: only to a URI registered for the client the request names (its registered redirect
+      // URIs, docs/oauth.md): no open redirector.
+      if (!found || !redirectUriMatches(found.client, postLogout))
+        return failed(ctx, 'The address to return to is not registered for this application.');
+    }
+
+    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+    if (current) {
+      // The hint must name this session: its user, its tenant and, when the ID token carries
+      // one (every ID token of the code flow does), its `sid`.
+      const hintIsOurs =
+        hintClaims !== undefined &&
+        hintClaims.sub === current.user.id &&
+        hintClaims.tenant_id === current.session.tenant_id &&
+        (hintClaims.sid === undefined || hintClaims.sid === sidOf(current.session.id));
+      const confirmed = ctx.method === 'POST' && logoutCsrf.verify(current.session.id, src.csrf);
+      if (!hintIsOurs && !confirmed) {
+        const hidden = (name: string, value: string | undefined) =>
+          value === undefined ? '' : `<input type="hidden" name="${name}" value="${esc(value)}">`;
         return renderPage(ctx, {
-          status: 400,
-          title: 'Sign-out failed',
-          body:
-            '<h1>Sign-out failed</h1>' +
-            '<p role="alert">The address to return to is not registered for this application.</p>',
+          title: 'Sign out',
+          body: `<h1>Sign out?</h1>
+<p>Do you want to sign out of your account (<strong>${esc(current.user.email)}</strong>)?</p>
+<form method="post" action="/logout">
+${hidden('csrf', logoutCsrf.tokenFor(current.session.id))}
+${hidden('client_id', clientId)}
+${hidden('post_logout_redirect_uri', postLogout)}
+${hidden('state', state)}
+<button type="submit">Sign out</button></form>`,
         });
       }
-      redirect = postLogout;
+      await deps.sessions.logout(current, { clientId, meta: requestMeta(ctx) });
     }
-    // Without an id_token_hint a GET could be a cross-site nuisance logout: ask first.
-    if (!hintClaims && !confirmed) {
-      return renderPage(ctx, {
-        title: 'Sign out',
-        body: `<h1>Sign out?</h1><form method="post" action="/logout">
-${clientId ? `<input type="hidden" name="client_id" value="${esc(clientId)}">` : ''}
-${postLogout ? `<input type="hidden" name="post_logout_redirect_uri" value="${esc(postLogout)}">` : ''}
-${str('state') ? `<input type="hidden" name="state" value="${esc(str('state'))}">` : ''}
-<button type="submit">Sign out</button></form>`,
-      });
-    }
-    const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (current) await deps.sessions.logout(current, { clientId, meta: requestMeta(ctx) });
+    // No session: nothing to end, nothing to ask.
     clearCookie(ctx, SESSION_COOKIE, secure);
-    if (redirect) {
-      const u = new URL(redirect);
-      const state = str('state');
-      if (state) u.searchParams.set('state', state);
+    if (postLogout) {
+      const u = new URL(postLogout);
+      if (state) u.searchParams.set('state', state); // §3
       ctx.status = 302;
       return ctx.redirect(u.toString());
     }
@@ -234,17 +267,21 @@ ${str('state') ? `<input type="hidden" name="state" value="${esc(str('state'))}"
     {
       method: 'get',
       path: '/logout',
-      summary: 'RP-initiated logout',
+      summary: 'RP-initiated logout: at once with an id_token_hint of this session, else a confirmation page',
       tags,
-      security: 'cookie',
+      security: 'optional-cookie',
       responses: {
-        302: { description: 'back to the client' },
-        200: { description: 'signed-out or confirmation page' },
+        302: { description: 'back to the client (post_logout_redirect_uri, with state)' },
+        200: { description: 'signed-out or confirmation page', contentType: 'text/html' },
+        400: {
+          description: 'invalid id_token_hint, or an unregistered post_logout_redirect_uri',
+          contentType: 'text/html',
+        },
       },
     },
-    (ctx) => logout(ctx, false),
+    logout,
   );
-  router.post('/logout', (ctx) => logout(ctx, true));
+  router.post('/logout', logout);
 
   return router;
 }

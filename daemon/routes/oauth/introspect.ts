@@ -28,6 +28,7 @@ import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
 import type { CachedToken, IntrospectionService } from '../../../shared/services/introspection.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { bodyReadError } from '../../middleware/koa-body-errors.js';
 
 /** How long an authenticated caller's registration is reused before it is read again. */
 export const CALLER_CACHE_MS = 10_000;
@@ -42,9 +43,12 @@ export class Introspector {
     private readonly service: IntrospectionService,
   ) {}
 
-  /** The whole endpoint: returns the JSON body, or throws an OAuthError (400/401). */
-  async introspect(authorization: string, isForm: boolean, tokenParam: unknown): Promise<string> {
-    const caller = await this.authenticateCaller(authorization);
+  /**
+   * Steps 2 to 5 for a caller that step 1 (`authenticateCaller`, the route's authentication,
+   * which runs before the form is read) authenticated: returns the JSON body, or throws an
+   * OAuthError (400).
+   */
+  async introspect(caller: Client, isForm: boolean, tokenParam: unknown): Promise<string> {
     const token = this.parseToken(isForm, tokenParam);
     const verified = await this.service.verify(token);
     if (!('entry' in verified)) return INACTIVE;
@@ -55,7 +59,8 @@ export class Introspector {
   }
 
   // ---- step 1 ----
-  private async authenticateCaller(authorization: string): Promise<Client> {
+  /** HTTP Basic of a confidential client (RFC 7662 §2.1), or InvalidClient (401). */
+  async authenticateCaller(authorization: string): Promise<Client> {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
     if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
@@ -116,6 +121,8 @@ export class Introspector {
 }
 
 interface IntrospectionState extends AppState {
+  /** The authenticated caller (step 1). */
+  caller?: Client;
   /** The request's parameters, when it is a form; a repeated one is an array. */
   form?: ParsedUrlQuery;
 }
@@ -149,14 +156,33 @@ export function introspectionRoutes(
   // is an array either way. A body that is not a form is left unread, and refused by the steps.
   const limit = deps.config.bodyLimitBytes;
   const readForm: Middleware<IntrospectionState> = async (ctx, next) => {
-    if (ctx.is('application/x-www-form-urlencoded'))
-      ctx.state.form = parseForm((await coBody.text(ctx, { limit })) as string);
+    if (ctx.is('application/x-www-form-urlencoded')) {
+      let text: string;
+      try {
+        text = (await coBody.text(ctx, { limit })) as string;
+      } catch (e) {
+        throw bodyReadError(e);
+      }
+      ctx.state.form = parseForm(text);
+    }
+    await next();
+  };
+
+  // The form reader is this route's body parser (what koa-body is to the other routes, which
+  // it runs ahead of them all), so it comes first, as koa-body does elsewhere: a body too large,
+  // badly encoded or in an unknown encoding is refused the same way on every endpoint, before
+  // authentication. Registered as a route of its own on the same path: @koa/router runs the
+  // matched routes of one path in the order they were added.
+  router.post('/introspect', readForm);
+
+  const authenticate: Middleware<IntrospectionState> = async (ctx, next) => {
+    ctx.state.caller = await introspector.authenticateCaller(ctx.get('Authorization'));
     await next();
   };
 
   const answer: Middleware<IntrospectionState> = async (ctx) => {
     const form = ctx.state.form;
-    const json = await introspector.introspect(ctx.get('Authorization'), form !== undefined, form?.token);
+    const json = await introspector.introspect(ctx.state.caller!, form !== undefined, form?.token);
     ctx.type = 'application/json';
     ctx.body = json;
   };
@@ -169,6 +195,7 @@ export function introspectionRoutes(
       summary: 'Token introspection (RFC 7662) with a revocation-correct cache',
       tags: ['oauth'],
       security: 'basic',
+      authenticate,
       responses: {
         200: {
           description: 'active token with its claims, or exactly {"active": false}',
@@ -180,7 +207,6 @@ export function introspectionRoutes(
         415: { description: 'unsupported_media_type (a Content-Encoding other than gzip, deflate or br)' },
       },
     },
-    readForm,
     answer,
   );
   return router;

@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Logger } from 'pino';
 import { z } from 'zod';
+import { sessionSid } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import {
   InvalidRequest,
@@ -48,6 +49,7 @@ function single(body: Record<string, unknown>, name: string): string | undefined
  */
 export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthState> {
   const router = new Router<ClientAuthState>();
+  const sidOf = sessionSid(deps.config.secretKey);
 
   const requireForm: Middleware<ClientAuthState> = async (ctx, next) => {
     // RFC 6749 §3.2: the token endpoint takes application/x-www-form-urlencoded.
@@ -103,6 +105,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     acr: string;
     amr: string[];
     idToken: boolean;
+    /** The browser session the grant came through, for the ID token's `sid`. */
+    sessionId?: string;
   }) => {
     const at = await deps.tokens.issueAccessToken({
       sub: p.userId,
@@ -132,6 +136,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
         authTimeMs: p.authTimeMs,
         acr: p.acr,
         amr: p.amr,
+        ...(p.sessionId ? { sid: sidOf(p.sessionId) } : {}),
         ttlSeconds: ID_TOKEN_TTL_S,
         claims,
       });
@@ -175,6 +180,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       acr: row.acr,
       amr: row.amr,
       idToken: true,
+      sessionId: row.session_id,
     });
     if (refreshToken) out.refresh_token = refreshToken;
     ctx.set('Pragma', 'no-cache');
@@ -232,6 +238,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       summary: 'OAuth 2.0 token endpoint (RFC 6749 §3.2)',
       tags: ['oauth'],
       security: 'basic',
+      authenticate: authenticateClient(deps),
       responses: {
         200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse },
         400: { description: 'RFC 6749 §5.2 error' },
@@ -239,7 +246,6 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       },
     },
     requireForm,
-    authenticateClient(deps),
     dispatch,
   );
   return router;

@@ -48,6 +48,7 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       summary: 'The consents granted by the authenticated end user',
       tags,
       security: 'bearer',
+      authenticate: auth,
       responses: {
         200: {
           description: 'the live consents',
@@ -56,7 +57,6 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
         ...errors,
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId, userId } = owner(ctx);
       const consents = await service.listConsents(tenantId, userId);
@@ -73,6 +73,7 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       summary: 'Withdraw a consent and revoke the tokens granted under it',
       tags,
       security: 'bearer',
+      authenticate: auth,
       params: z.strictObject({ id: z.string().min(1).max(40) }),
       responses: {
         204: { description: 'withdrawn; the tokens granted under it are revoked' },
@@ -81,7 +82,6 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
         404: { description: 'no such consent of this user', schema: ErrorObject },
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId, userId } = owner(ctx);
       const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard.params.id);

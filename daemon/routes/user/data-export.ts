@@ -63,6 +63,7 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       summary: "Export the authenticated user's personal data",
       tags,
       security: 'bearer',
+      authenticate: auth,
       body: ExportRequest,
       responses: {
         200: { description: 'small export, built inline (completed shape)', schema: Completed },
@@ -70,7 +71,6 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         ...errors,
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId, userId } = who(ctx);
       const body = ctx.state.guard.body;
@@ -101,6 +101,7 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       summary: 'Poll a data export by request id',
       tags,
       security: 'bearer',
+      authenticate: auth,
       params: IdParam,
       responses: {
         200: { description: 'completed, pending or failed', schema: z.union([Completed, Pending, Failed]) },
@@ -111,7 +112,6 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         },
       },
     },
-    auth,
     async (ctx) => {
       const { tenantId, userId } = who(ctx);
       const { id } = ctx.state.guard.params;
