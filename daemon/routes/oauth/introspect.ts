@@ -42,9 +42,9 @@ export class Introspector {
     private readonly service: IntrospectionService,
   ) {}
 
-  /** The whole endpoint: returns the JSON body, or throws an OAuthError (400/401). */
-  async introspect(authorization: string, isForm: boolean, tokenParam: unknown): Promise<string> {
-    const caller = await this.authenticateCaller(authorization);
+  /** The whole endpoint: returns the JSON body, or throws an OAuthError (400/401) or a 429. */
+  async introspect(authorization: string, isForm: boolean, tokenParam: unknown, ip = ''): Promise<string> {
+    const caller = await this.authenticateCaller(authorization, ip);
     const token = this.parseToken(isForm, tokenParam);
     const verified = await this.service.verify(token);
     if (!('entry' in verified)) return INACTIVE;
@@ -55,7 +55,11 @@ export class Introspector {
   }
 
   // ---- step 1 ----
-  private async authenticateCaller(authorization: string): Promise<Client> {
+  /**
+   * Failures count against the client's and the IP's budgets (docs/security.md): only failures,
+   * so a successful call adds no database access; a spent budget is answered 429.
+   */
+  private async authenticateCaller(authorization: string, ip: string): Promise<Client> {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
     if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
@@ -70,6 +74,16 @@ export class Introspector {
     } catch {
       throw new InvalidClient();
     }
+    this.deps.throttle.clientAuthBlocked(id, ip);
+    try {
+      return await this.checkCaller(id, secret);
+    } catch (e) {
+      if (e instanceof InvalidClient) await this.deps.throttle.clientAuthFailure(id, ip);
+      throw e;
+    }
+  }
+
+  private async checkCaller(id: string, secret: string): Promise<Client> {
     const now = Date.now();
     let entry = this.callers.get(id);
     if (!entry || now - entry.at > CALLER_CACHE_MS) {
@@ -156,7 +170,7 @@ export function introspectionRoutes(
 
   const answer: Middleware<IntrospectionState> = async (ctx) => {
     const form = ctx.state.form;
-    const json = await introspector.introspect(ctx.get('Authorization'), form !== undefined, form?.token);
+    const json = await introspector.introspect(ctx.get('Authorization'), form !== undefined, form?.token, ctx.ip);
     ctx.type = 'application/json';
     ctx.body = json;
   };
@@ -177,6 +191,7 @@ export function introspectionRoutes(
         400: { description: 'invalid_request' },
         401: { description: 'invalid_client' },
         413: { description: 'request_too_large' },
+        429: { description: 'slow_down: too many failed client authentications (Retry-After)' },
         415: { description: 'unsupported_media_type (a Content-Encoding other than gzip, deflate or br)' },
       },
     },

@@ -4,6 +4,10 @@
  * a CSRF token bound to it (authorization.ts). A right code creates the browser session and
  * consumes the request in the transaction that consumes the code; the browser then goes back to
  * /authorize with prompt=none, which issues the code.
+ *
+ * A code belongs to the authorization request its form continues (binding `ar:<id>`), so
+ * another browser's guesses and sends never touch it (docs/security.md). Both forms count
+ * against the posting IP's budget.
  */
 import Router from '@koa/router';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
@@ -21,6 +25,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
   const { issuer, secure, formContext } = authorizationFlow(deps);
 
   router.post('/login/email-code', async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
     const parsed = emailSchema.safeParse(f.b.email);
@@ -38,6 +43,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
         tenantId: f.client.tenant_id,
         clientId: f.client.client_id,
         email: parsed.data,
+        binding: `ar:${f.challenge}`,
         allowSignup: f.allowSignup,
         meta: requestMeta(ctx),
       });
@@ -65,6 +71,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.post('/login/verify', async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
     const email = emailSchema.safeParse(f.b.email);
@@ -86,6 +93,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
           clientId: f.client.client_id,
           email: email.data,
           code,
+          binding: `ar:${f.challenge}`,
           allowSignup: f.allowSignup,
           meta: requestMeta(ctx),
         },
@@ -105,6 +113,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       created = result!;
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
+        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
         return codeStep(ctx, {
           challenge: f.challenge,
           csrf: f.csrf,
