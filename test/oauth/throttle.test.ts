@@ -9,7 +9,7 @@ import test from 'ava';
 import { rateLimitKey } from '../../shared/repositories/index.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { getFrom, postFrom } from '../helpers/from-ip.js';
+import { getFrom, postFrom, type IpResponse } from '../helpers/from-ip.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 import {
@@ -96,10 +96,9 @@ test('guessing until 429 locks the address: a later right code in that transacti
 
   // Default budget: 10 wrong codes per address. Two codes of five attempts each spend it.
   const statuses: number[] = [];
-  let code = '';
-  let locked;
+  let locked: IpResponse | undefined;
   for (let round = 0; round < 2 && !locked; round++) {
-    code = await sendAndRead(d0.url, body);
+    const code = await sendAndRead(d0.url, body);
     for (let i = 0; i < 5; i++) {
       const r = await verify(wrongOf(code, i));
       statuses.push(r.status);
@@ -110,13 +109,14 @@ test('guessing until 429 locks the address: a later right code in that transacti
     }
   }
   t.deepEqual(statuses, [400, 400, 400, 400, 400, 400, 400, 400, 400, 429], 'the tenth wrong code locks');
-  t.is(locked!.json().error, 'slow_down');
-  const retryAfter = Number(locked!.headers['retry-after']);
+  if (!locked) return;
+  t.is(locked.json().error, 'slow_down');
+  const retryAfter = Number(locked.headers['retry-after']);
   t.true(retryAfter > 0 && retryAfter <= 900, `Retry-After ${retryAfter} is the first lock (15 min)`);
-  t.is(locked!.json().retry_after, retryAfter);
+  t.is(locked.json().retry_after, retryAfter);
 
   // A fresh code in the same transaction, and the right one: still refused while locked.
-  code = await sendAndRead(d0.url, body);
+  const code = await sendAndRead(d0.url, body);
   const right = await verify(code);
   t.is(right.status, 429);
   t.is(right.json().error, 'slow_down');
