@@ -16,6 +16,7 @@ import {
   authorizeUrl,
   challengeFrom,
   codeFrom,
+  CookieJar,
   get,
   pkce,
   postJson,
@@ -295,4 +296,67 @@ test('a successful introspection reads and writes no budget row', async (t) => {
     rateLimitKey('client-ip-fail:i\n127.0.0.9'),
   ])) as { points: number }[];
   t.is(Number(after[0]?.points), 1);
+});
+
+test("an attacker who locks the address does not lock out the victim's browser that signed in before", async (t) => {
+  const victim = await newUser();
+  const body = (tx: string) => ({ client_id: app.web.clientId, email: victim.email, authorization_challenge_id: tx });
+  // The victim signs in once from this browser: it gets the known-device cookie.
+  const jar = new CookieJar();
+  const first = await loginChallenge(d0.url);
+  const firstCode = await sendAndRead(d0.url, body(first));
+  const ok = await postJson(`${d0.url}/api/v1/auth/direct/email-code/verify`, { ...body(first), code: firstCode }, jar);
+  t.is(ok.status, 200);
+  t.truthy(jar.cookies.get('known_device'));
+  t.true(jar.raw.some((c) => c.startsWith('known_device=') && /HttpOnly/.test(c)));
+
+  // The attacker, from 127.0.0.2, spends the address's budget: ten wrong codes lock it.
+  let last = 0;
+  for (let round = 0; round < 2; round++) {
+    const tx = await loginChallenge(d0.url, '127.0.0.2');
+    const code = await sendAndRead(d0.url, body(tx), '127.0.0.2');
+    for (let i = 0; i < 5; i++) {
+      const r = await postFrom('127.0.0.2', `${d0.url}/api/v1/auth/direct/email-code/verify`, {
+        ...body(tx),
+        code: wrongOf(code, i),
+      });
+      last = r.status;
+    }
+  }
+  t.is(last, 429, 'the address is locked');
+
+  // A browser without the cookie is locked out...
+  const stranger = await loginChallenge(d0.url);
+  const strangerCode = await sendAndRead(d0.url, body(stranger));
+  const refused = await postJson(`${d0.url}/api/v1/auth/direct/email-code/verify`, {
+    ...body(stranger),
+    code: strangerCode,
+  });
+  t.is(refused.status, 429);
+  // ...the victim's browser is not: its known-device cookie gives it budgets of its own.
+  const again = await loginChallenge(d0.url);
+  const earlier = new Set(sink.messages);
+  const send = await postJson(`${d0.url}/api/v1/auth/direct/email-code/send`, body(again), jar);
+  t.is(send.status, 200);
+  const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(victim.email), 15_000);
+  const signedIn = await postJson(
+    `${d0.url}/api/v1/auth/direct/email-code/verify`,
+    { ...body(again), code: codeFrom(mail.text) },
+    jar,
+  );
+  t.is(signedIn.status, 200, await signedIn.clone().text());
+  // A forged or another address's cookie is no such exemption.
+  const forged = new CookieJar();
+  forged.cookies.set(
+    'known_device',
+    jar.cookies.get('known_device')!.replace(/.$/, (c) => (c === 'A' ? 'B' : 'A')),
+  );
+  const third = await loginChallenge(d0.url);
+  const thirdCode = await sendAndRead(d0.url, body(third));
+  const forgedTry = await postJson(
+    `${d0.url}/api/v1/auth/direct/email-code/verify`,
+    { ...body(third), code: thirdCode },
+    forged,
+  );
+  t.is(forgedTry.status, 429);
 });

@@ -20,12 +20,12 @@ import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../shared/errors.js';
 import { email } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
-import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { setCookie } from '../../cookies.js';
+import { readCookie, setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorization.js';
 
@@ -160,6 +160,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           clientId: client.client_id,
           email: b.email,
           binding: sendBinding(client.client_id, b.authorization_challenge_id, b.code_challenge),
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: client.allowSignup,
           meta: requestMeta(ctx),
         });
@@ -216,12 +217,20 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           ...(b.code_challenge ? [sendBinding(client.client_id, undefined, b.code_challenge)] : []),
           sendBinding(client.client_id),
         ],
+        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
         allowSignup: client.allowSignup,
         meta: requestMeta(ctx),
       };
       const authTime = Date.now();
+      // The browser that proved the address has its throttling budgets to itself from now on.
+      const knownDevice = () =>
+        setCookie(ctx, KNOWN_DEVICE_COOKIE, deps.codes.knownDeviceToken(client.tenant_id, b.email), {
+          maxAgeSeconds: KNOWN_DEVICE_TTL_S,
+          secure,
+        });
       if (b.code_challenge) {
         const { user } = await deps.codes.verifyCode(verify);
+        knownDevice();
         const { artifact, expiresIn } = await deps.artifacts.createArtifact({
           user,
           clientId: client.client_id,
@@ -249,6 +258,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         if (challenge) await deps.oauth.consumeAuthRequest(challenge.tenantId, b.authorization_challenge_id!, tx);
         return c;
       });
+      knownDevice();
       sessionResult(
         ctx,
         created!,

@@ -12,11 +12,11 @@
 import Router from '@koa/router';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
 import { email as emailSchema } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
-import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
+import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { setCookie } from '../../cookies.js';
+import { readCookie, setCookie } from '../../cookies.js';
 import { codeStep, emailStep } from '../../views/login.js';
 import { authorizationFlow, continuationUrl, requestMeta, retryAfter } from './authorization.js';
 
@@ -44,6 +44,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
         clientId: f.client.client_id,
         email: parsed.data,
         binding: `ar:${f.challenge}`,
+        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
         allowSignup: f.allowSignup,
         meta: requestMeta(ctx),
       });
@@ -94,6 +95,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
           email: email.data,
           code,
           binding: `ar:${f.challenge}`,
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: f.allowSignup,
           meta: requestMeta(ctx),
         },
@@ -126,6 +128,11 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       throw e;
     }
     setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
+    // This browser now has the address's throttling budgets to itself (docs/security.md).
+    setCookie(ctx, KNOWN_DEVICE_COOKIE, deps.codes.knownDeviceToken(f.client.tenant_id, email.data), {
+      maxAgeSeconds: KNOWN_DEVICE_TTL_S,
+      secure,
+    });
     ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
     ctx.redirect(continuationUrl(issuer, f.req.params));
   });

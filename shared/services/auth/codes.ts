@@ -18,7 +18,7 @@
  *   caller's next step (creating the session, say), so a login's writes commit once.
  */
 import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
-import { deriveKey, newId } from '../../crypto.js';
+import { deriveKey, newId, randomToken } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
 import { TenantScope, type LoginUser } from '../../repositories/index.js';
@@ -47,6 +47,9 @@ export interface MailQueue {
  */
 export type CodeBinding = string;
 
+/** How long a browser stays a known device of an address after signing in to it. */
+export const KNOWN_DEVICE_TTL_S = 180 * 86_400;
+
 /** The stored form of a binding. */
 const bindingHash = (b: CodeBinding): string => createHash('sha256').update(b).digest('base64url');
 
@@ -58,6 +61,8 @@ export interface VerifyCodeInput {
   code: string;
   /** The transaction's binding; with several, the first that has a code is used. */
   binding: CodeBinding | CodeBinding[];
+  /** The browser's known-device cookie, if it sent one. */
+  knownDevice?: string;
   allowSignup: boolean;
   meta: RequestMeta;
 }
@@ -65,6 +70,7 @@ export interface VerifyCodeInput {
 /** Sends and checks email codes (see the file header for the rules). */
 export class EmailCodeService {
   private readonly codeKey: Buffer;
+  private readonly deviceKey: Buffer;
 
   /** `throttle` holds every budget, the resend interval included. */
   constructor(
@@ -75,6 +81,33 @@ export class EmailCodeService {
     private readonly throttle: Throttle,
   ) {
     this.codeKey = deriveKey(secretKey, 'email-code');
+    this.deviceKey = deriveKey(secretKey, 'known-device');
+  }
+
+  private deviceMac(tenantId: string, email: string, nonce: string, exp: number): string {
+    return createHmac('sha256', this.deviceKey).update(`${tenantId}\n${email}\n${nonce}\n${exp}`).digest('base64url');
+  }
+
+  /**
+   * A known-device token for a browser that has just signed in to `email` (the routes set it
+   * as an HttpOnly cookie): `<nonce>.<expiry s>.<HMAC of tenant, address, nonce, expiry>`. With
+   * it, that browser has the address's budgets to itself (throttle.ts).
+   */
+  knownDeviceToken(tenantId: string, email: string): string {
+    const nonce = randomToken(12);
+    const exp = Math.floor(Date.now() / 1000) + KNOWN_DEVICE_TTL_S;
+    return `${nonce}.${exp}.${this.deviceMac(tenantId, email, nonce, exp)}`;
+  }
+
+  /** The nonce of a valid, unexpired known-device token for this address; else undefined. */
+  private knownDevice(tenantId: string, email: string, token: string | undefined): string | undefined {
+    const m = token ? /^([A-Za-z0-9_-]{1,32})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token) : null;
+    if (!m) return undefined;
+    const exp = Number(m[2]);
+    if (exp * 1000 <= Date.now()) return undefined;
+    const expected = Buffer.from(this.deviceMac(tenantId, email, m[1], exp));
+    const given = Buffer.from(m[3]);
+    return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
   }
 
   private codeHash(id: string, code: string): string {
@@ -89,9 +122,17 @@ export class EmailCodeService {
     binding: CodeBinding;
     allowSignup: boolean;
     meta: RequestMeta;
+    /** The browser's known-device cookie, if it sent one. */
+    knownDevice?: string;
   }): Promise<{ expiresIn: number }> {
     const binding = bindingHash(p.binding);
-    await this.throttle.send({ tenantId: p.tenantId, ip: p.meta.ip ?? '', email: p.email, binding });
+    await this.throttle.send({
+      tenantId: p.tenantId,
+      ip: p.meta.ip ?? '',
+      email: p.email,
+      binding,
+      device: this.knownDevice(p.tenantId, p.email, p.knownDevice),
+    });
     const now = Date.now();
     const scope = new TenantScope(this.db, p.tenantId);
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
@@ -149,6 +190,7 @@ export class EmailCodeService {
     onSuccess?: (tx: Tx, user: LoginUser) => Promise<T>,
   ): Promise<{ user: LoginUser; result: T | undefined }> {
     await this.throttle.verify({ tenantId: p.tenantId, ip: p.meta.ip ?? '' });
+    const device = this.knownDevice(p.tenantId, p.email, p.knownDevice);
     const now = Date.now();
     const scope = new TenantScope(this.db, p.tenantId);
     const fail = async (
@@ -183,7 +225,7 @@ export class EmailCodeService {
     // While the address is locked every code is refused alike, the right one too, so a guess
     // made then tells nothing (NIST SP 800-63B §5.2.2).
     try {
-      await this.throttle.checkAddress(p.tenantId, p.email);
+      await this.throttle.checkAddress(p.tenantId, p.email, device);
     } catch (e) {
       return fail('address_locked', (e as Error).message, code.user_id, e as Error);
     }
@@ -197,7 +239,7 @@ export class EmailCodeService {
       if (!(await scope.emailCodes.countAttempt(code.id, EMAIL_CODE_MAX_ATTEMPTS))) return exhausted();
       // Counted against the address too, across transactions: the guess was evaluated.
       try {
-        await this.throttle.addressFailure(p.tenantId, p.email);
+        await this.throttle.addressFailure(p.tenantId, p.email, device);
       } catch (e) {
         return fail('address_locked', (e as Error).message, code.user_id, e as Error);
       }

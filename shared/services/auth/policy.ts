@@ -13,3 +13,5 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
 /** last_seen_at is refreshed at most this often, so reading a session is not a write each time. */
 export const SESSION_TOUCH_INTERVAL_MS = 60_000;
 export const SESSION_COOKIE = 'service_session';
+/** The known-device cookie (shared/services/auth/codes.ts): set by a successful email-code sign-in. */
+export const KNOWN_DEVICE_COOKIE = 'known_device';

@@ -13,6 +13,11 @@
  *   IP. A success costs nothing here (no database write, no read): a spent budget is also kept
  *   in this process's memory, which the success path consults.
  *
+ * A browser that has signed in to an address before (a known device: a cookie only a successful
+ * sign-in hands out, see codes.ts) has the address's budgets to itself: its own failure
+ * counter and lock, its own hourly mail. An attacker, who has no such cookie, spends only the
+ * address's shared ones, so cannot lock that browser out (docs/security.md).
+ *
  * A spent budget is an ApiError 429 `slow_down` whose `retry_after` (seconds) the error
  * renderer turns into `Retry-After` (RFC 9110 §10.2.3; RFC 6585 §4).
  */
@@ -29,6 +34,10 @@ export function slowDown(retryAfterS: number, message: string): ApiError {
   const retry = Math.max(1, Math.ceil(retryAfterS));
   return new ApiError(429, 'slow_down', message.replace('{s}', String(retry)), { retry_after: retry });
 }
+
+/** The key of an address's budgets: the address's own, or a known device's share of them. */
+const addressKey = (tenantId: string, email: string, device?: string) =>
+  device ? `${tenantId}\n${email}\n${device}` : `${tenantId}\n${email}`;
 
 const seconds = (ms: number) => (ms > 0 ? Math.ceil(ms / 1000) : 1);
 
@@ -90,7 +99,7 @@ export class Throttle {
    * then the address's hourly mail. The same calls for every address, with or without an
    * account (no timing difference, finding 9).
    */
-  async send(p: { tenantId: string; ip: string; email: string; binding: string }): Promise<void> {
+  async send(p: { tenantId: string; ip: string; email: string; binding: string; device?: string }): Promise<void> {
     await this.take(this.ipSend, p.ip, 'Too many codes were requested from your network; try again in {s} s.');
     await this.take(this.tenantSend, p.tenantId, 'Too many codes are being requested; try again in {s} s.');
     await this.take(
@@ -100,7 +109,7 @@ export class Throttle {
     );
     await this.take(
       this.addrMail,
-      `${p.tenantId}\n${p.email}`,
+      addressKey(p.tenantId, p.email, p.device),
       'Too many codes were sent to this address; try again in {s} s.',
     );
   }
@@ -115,9 +124,9 @@ export class Throttle {
    * Throws the 429 while the address is locked (its failure budget spent): a right code is
    * refused then like a wrong one, so a guess made during the lock tells nothing.
    */
-  async checkAddress(tenantId: string, email: string): Promise<void> {
+  async checkAddress(tenantId: string, email: string, device?: string): Promise<void> {
     if (!this.addrFail) return;
-    const res = await this.addrFail.get(`${tenantId}\n${email}`);
+    const res = await this.addrFail.get(addressKey(tenantId, email, device));
     if (res && res.consumedPoints >= this.cfg.addressFailures)
       throw slowDown(seconds(res.msBeforeNext), 'Too many wrong codes for this address; try again in {s} s.');
   }
@@ -128,9 +137,9 @@ export class Throttle {
    * one twice the last, up to a day (growing backoff, NIST SP 800-63B §5.2.2). Throws the 429
    * once the budget is spent.
    */
-  async addressFailure(tenantId: string, email: string): Promise<void> {
+  async addressFailure(tenantId: string, email: string, device?: string): Promise<void> {
     if (!this.addrFail) return;
-    const key = `${tenantId}\n${email}`;
+    const key = addressKey(tenantId, email, device);
     const res = await this.addrFail.penalty(key);
     const budget = this.cfg.addressFailures;
     if (res.consumedPoints < budget) return;
