@@ -132,7 +132,7 @@ function throttleConfig(env: NodeJS.ProcessEnv): ThrottleConfig {
   const v = (name: string, def: number, max: number, min = 0) => intVar(env, `IAM_THROTTLE_${name}`, def, min, max);
   return {
     addressFailures: v('ADDRESS_FAILURES', 10, 1000),
-    addressFailureWindowSeconds: v('ADDRESS_FAILURE_WINDOW_SECONDS', 3600, 86_400, 1),
+    addressFailureWindowSeconds: v('ADDRESS_FAILURE_WINDOW_SECONDS', 86_400, 7 * 86_400, 1),
     addressLockSeconds: v('ADDRESS_LOCK_SECONDS', 900, 86_400, 1),
     addressMailPerHour: v('ADDRESS_MAIL_PER_HOUR', 10, 1000),
     ipSends: v('IP_SENDS', 60, 100_000),

@@ -33,8 +33,9 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * `allowPublic` is false where only confidential clients may call (introspection, RFC 7662 §2.1).
  *
  * Failures count against the client's and the IP's budgets (docs/security.md); once one is
- * spent the answer is 429 `slow_down` instead of 401, and further attempts are refused before
- * the credentials are checked. A success costs no database access for this.
+ * spent a failure is answered 429 `slow_down` instead of 401, and once the IP's is, every
+ * attempt from it is refused before the credentials are checked. A success costs no database
+ * access for this.
  */
 export function authenticateClient(
   deps: AppDeps,
@@ -68,7 +69,7 @@ export function authenticateClient(
       clientId = postId;
     }
     if (!clientId) throw new InvalidClient('Client authentication is required.');
-    deps.throttle.clientAuthBlocked(clientId, ctx.ip);
+    deps.throttle.clientAuthBlocked(ctx.ip);
 
     const found = await deps.directory.resolveClient(clientId);
     const client = found?.client;

@@ -262,6 +262,27 @@ test('failed client authentication at /token and /introspect is throttled per IP
   t.is((await introspect('127.0.0.1', app.web.secret)).status, 200);
 });
 
+test("a client's spent failure budget refuses wrong secrets with 429 but never its right one", async (t) => {
+  const basic = (secret: string) => 'Basic ' + Buffer.from(`${app.thirdParty.clientId}:${secret}`).toString('base64');
+  const token = (from: string, secret: string) =>
+    postFrom(
+      from,
+      `${d.url}/token`,
+      { grant_type: 'client_credentials' },
+      { form: true, headers: { authorization: basic(secret) } },
+    );
+  // Default: 100 failures per client per 15 min; 25 from each of four IPs stay under the IP budget.
+  for (let i = 0; i < 100; i++) t.is((await token(`127.0.0.${30 + (i % 4)}`, 'wrong')).status, 401);
+  const spent = await token('127.0.0.34', 'wrong');
+  t.is(spent.status, 429);
+  t.is(spent.json().error, 'slow_down');
+  // Anyone can fail on a client's behalf: its right secret still authenticates (the grant is
+  // then judged on its own: this client may not use client_credentials).
+  const right = await token('127.0.0.34', app.thirdParty.secret);
+  t.not(right.status, 401);
+  t.not(right.status, 429);
+});
+
 test('a successful introspection reads and writes no budget row', async (t) => {
   const basic = 'Basic ' + Buffer.from(`${app.web.clientId}:${app.web.secret}`).toString('base64');
   for (let i = 0; i < 20; i++) {
@@ -276,7 +297,7 @@ test('a successful introspection reads and writes no budget row', async (t) => {
   // The only budget a call from 127.0.0.9 could touch is this IP's failure counter (the client's
   // may hold other tests' failures): no row, so no write happened on the success path.
   const rows = (await sql(db.url, db.dir, 'SELECT points FROM rate_limits WHERE rl_key = ?', [
-    rateLimitKey('client-ip-fail:i\n127.0.0.9'),
+    rateLimitKey('client-ip-fail:127.0.0.9'),
   ])) as unknown[];
   t.is(rows.length, 0);
   // The check bites: one failure from that IP writes the row.
@@ -293,7 +314,7 @@ test('a successful introspection reads and writes no budget row', async (t) => {
     401,
   );
   const after = (await sql(db.url, db.dir, 'SELECT points FROM rate_limits WHERE rl_key = ?', [
-    rateLimitKey('client-ip-fail:i\n127.0.0.9'),
+    rateLimitKey('client-ip-fail:127.0.0.9'),
   ])) as { points: number }[];
   t.is(Number(after[0]?.points), 1);
 });

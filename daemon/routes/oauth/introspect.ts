@@ -74,7 +74,7 @@ export class Introspector {
     } catch {
       throw new InvalidClient();
     }
-    this.deps.throttle.clientAuthBlocked(id, ip);
+    this.deps.throttle.clientAuthBlocked(ip);
     try {
       return await this.checkCaller(id, secret);
     } catch (e) {

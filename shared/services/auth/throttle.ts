@@ -10,8 +10,8 @@
  *   both pass), keyed by the transaction, so another transaction's send never holds it.
  * - Per IP and per tenant: code sends and checks; per IP: the login form posts.
  * - Client authentication at /token, /revoke and /introspect: failures only, per client and per
- *   IP. A success costs nothing here (no database write, no read): a spent budget is also kept
- *   in this process's memory, which the success path consults.
+ *   IP. A success costs nothing here (no database write, no read): a spent IP budget is also
+ *   kept in this process's memory, which the success path consults.
  *
  * A browser that has signed in to an address before (a known device: a cookie only a successful
  * sign-in hands out, see codes.ts) has the address's budgets to itself: its own failure
@@ -54,7 +54,7 @@ export class Throttle {
   private readonly tenantVerify: DbRateLimiter | undefined;
   private readonly clientFail: DbRateLimiter | undefined;
   private readonly clientIpFail: DbRateLimiter | undefined;
-  /** Spent client-authentication budgets (key → until, ms epoch), for the success path. */
+  /** IPs whose client-authentication budget is spent (IP → until, ms epoch), for the success path. */
   private readonly clientBlocks = new Map<string, number>();
 
   constructor(
@@ -154,40 +154,42 @@ export class Throttle {
   }
 
   /**
-   * Client authentication, before the credentials are checked: refused while a budget of this
-   * client or IP is spent, as far as this process has seen (memory only: no database access on
-   * the hot path; every daemon that sees a further failure learns of the spent budget).
+   * Client authentication, before the credentials are checked: refused while this IP's budget
+   * is spent, as far as this process has seen (memory only: no database access on the hot path;
+   * every daemon that sees a further failure from the IP learns of it). A client's own spent
+   * budget does not refuse its right secret: anyone can fail on a client's behalf, and a
+   * client secret (256 random bits) is not guessed in any number of tries, so blocking it would
+   * only hand out a denial of service.
    */
-  clientAuthBlocked(clientId: string, ip: string): void {
+  clientAuthBlocked(ip: string): void {
     if (this.clientBlocks.size === 0) return;
+    const until = this.clientBlocks.get(ip);
+    if (until === undefined) return;
     const now = Date.now();
-    for (const key of [`c\n${clientId}`, `i\n${ip}`]) {
-      const until = this.clientBlocks.get(key);
-      if (until === undefined) continue;
-      if (until <= now) this.clientBlocks.delete(key);
-      else throw slowDown((until - now) / 1000, 'Too many failed client authentications; try again in {s} s.');
-    }
+    if (until <= now) this.clientBlocks.delete(ip);
+    else throw slowDown((until - now) / 1000, 'Too many failed client authentications; try again in {s} s.');
   }
 
   /**
-   * A failed client authentication: counts it for the client and the IP; throws the 429 (to be
-   * answered instead of the 401) when either budget is spent, and remembers it for
-   * {@link clientAuthBlocked}.
+   * A failed client authentication: counts it for the client and for the IP. Throws the 429
+   * (to be answered instead of the 401) when either budget is spent; a spent IP budget is also
+   * remembered for {@link clientAuthBlocked}.
    */
   async clientAuthFailure(clientId: string, ip: string): Promise<void> {
     let untilMs = 0;
-    for (const [limiter, key] of [
-      [this.clientFail, `c\n${clientId}`],
-      [this.clientIpFail, `i\n${ip}`],
-    ] as const) {
-      if (!limiter) continue;
-      const res = await limiter.penalty(key);
-      if (res.consumedPoints <= limiter.points) continue;
-      const until = Date.now() + Math.max(res.msBeforeNext, 1000);
-      // Bounded: a flood of client ids cannot grow it without limit.
-      if (this.clientBlocks.size > 10_000) this.clientBlocks.clear();
-      this.clientBlocks.set(key, until);
-      untilMs = Math.max(untilMs, until);
+    if (this.clientIpFail) {
+      const res = await this.clientIpFail.penalty(ip);
+      if (res.consumedPoints > this.clientIpFail.points) {
+        untilMs = Date.now() + Math.max(res.msBeforeNext, 1000);
+        // Bounded: a flood of addresses cannot grow it without limit.
+        if (this.clientBlocks.size > 10_000) this.clientBlocks.clear();
+        this.clientBlocks.set(ip, untilMs);
+      }
+    }
+    if (this.clientFail) {
+      const res = await this.clientFail.penalty(clientId);
+      if (res.consumedPoints > this.clientFail.points)
+        untilMs = Math.max(untilMs, Date.now() + Math.max(res.msBeforeNext, 1000));
     }
     if (untilMs)
       throw slowDown((untilMs - Date.now()) / 1000, 'Too many failed client authentications; try again in {s} s.');
