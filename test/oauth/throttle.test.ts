@@ -17,6 +17,7 @@ import {
   challengeFrom,
   codeFrom,
   CookieJar,
+  csrfFrom,
   get,
   pkce,
   postJson,
@@ -380,4 +381,80 @@ test("an attacker who locks the address does not lock out the victim's browser t
     forged,
   );
   t.is(forgedTry.status, 429);
+});
+
+test("login forms: a code belongs to its form's authorization request; another's guesses leave it working", async (t) => {
+  const victim = await newUser();
+  // The victim's browser opens the login page: the challenge, the CSRF field and its cookie.
+  const page = await getFrom(
+    '127.0.0.50',
+    authorizeUrl(d.url, {
+      response_type: 'code',
+      client_id: app.web.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      state: 's',
+      code_challenge: pkce().challenge,
+      code_challenge_method: 'S256',
+    }),
+  );
+  const challenge = challengeFrom(page.text);
+  const csrf = csrfFrom(page.text);
+  const setCookies = ([] as string[]).concat(page.headers['set-cookie'] ?? []);
+  const cookie = setCookies.map((c) => c.split(';')[0]).join('; ');
+  const form = (path: string, fields: Record<string, string>) =>
+    postFrom(
+      '127.0.0.50',
+      `${d.url}${path}`,
+      { challenge, csrf, email: victim.email, ...fields },
+      {
+        form: true,
+        headers: { cookie },
+      },
+    );
+  const earlier = new Set(sink.messages);
+  t.is((await form('/login/email-code', {})).status, 200);
+  const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(victim.email), 15_000);
+  const code = codeFrom(mail.text);
+
+  // The attacker's transaction, from 127.0.0.51: a code of its own, five wrong guesses, and the
+  // victim's code tried there too.
+  const attackerTx = await loginChallenge(d.url, '127.0.0.51');
+  const attackerBody = { client_id: app.web.clientId, email: victim.email, authorization_challenge_id: attackerTx };
+  const attackerCode = await sendAndRead(d.url, attackerBody, '127.0.0.51');
+  for (let i = 0; i < 5; i++) {
+    const r = await postFrom('127.0.0.51', `${d.url}/api/v1/auth/direct/email-code/verify`, {
+      ...attackerBody,
+      code: wrongOf(attackerCode, i),
+    });
+    t.is(r.status, 400);
+  }
+  t.is(
+    (await postFrom('127.0.0.51', `${d.url}/api/v1/auth/direct/email-code/verify`, { ...attackerBody, code })).status,
+    400,
+  );
+
+  const ok = await form('/login/verify', { code });
+  t.is(ok.status, 303, ok.text);
+  const cookies = ([] as string[]).concat(ok.headers['set-cookie'] ?? []);
+  t.true(cookies.some((c) => c.startsWith('service_session=')));
+  t.true(cookies.some((c) => c.startsWith('known_device=') && /HttpOnly/.test(c)));
+});
+
+test('login form posts are throttled per IP: 429 with Retry-After and the error object', async (t) => {
+  const statuses: number[] = [];
+  let last;
+  for (let i = 0; i < 121; i++) {
+    last = await postFrom(
+      '127.0.0.52',
+      `${d.url}/login/email-code`,
+      { challenge: 'no-such-challenge', csrf: 'x', email: 'a@example.com' },
+      { form: true },
+    );
+    statuses.push(last.status);
+  }
+  t.true(statuses.slice(0, 120).every((s) => s === 400));
+  t.is(statuses[120], 429);
+  t.truthy(last.headers['retry-after']);
+  t.is(last.json().error, 'slow_down');
 });
