@@ -227,7 +227,8 @@ export class EmailCodeService {
     try {
       await this.throttle.checkAddress(p.tenantId, p.email, device);
     } catch (e) {
-      return fail('address_locked', (e as Error).message, code.user_id, e as Error);
+      if (!(e instanceof ApiError)) throw e;
+      return fail('address_locked', e.message, code.user_id, e);
     }
     const expected = Buffer.from(code.code_hash);
     const given = Buffer.from(this.codeHash(code.id, /^\d{6}$/.test(p.code) ? p.code : 'x'));
@@ -241,7 +242,8 @@ export class EmailCodeService {
       try {
         await this.throttle.addressFailure(p.tenantId, p.email, device);
       } catch (e) {
-        return fail('address_locked', (e as Error).message, code.user_id, e as Error);
+        if (!(e instanceof ApiError)) throw e;
+        return fail('address_locked', e.message, code.user_id, e);
       }
       const left = EMAIL_CODE_MAX_ATTEMPTS - code.attempts - 1;
       return fail(
