@@ -100,8 +100,11 @@ export class Throttle {
    * account (no timing difference, finding 9).
    */
   async send(p: { tenantId: string; ip: string; email: string; binding: string; device?: string }): Promise<void> {
-    await this.take(this.ipSend, p.ip, 'Too many codes were requested from your network; try again in {s} s.');
-    await this.take(this.tenantSend, p.tenantId, 'Too many codes are being requested; try again in {s} s.');
+    // Independent counters: changed at once (on SQLite they join one group commit).
+    await Promise.all([
+      this.take(this.ipSend, p.ip, 'Too many codes were requested from your network; try again in {s} s.'),
+      this.take(this.tenantSend, p.tenantId, 'Too many codes are being requested; try again in {s} s.'),
+    ]);
     await this.take(
       this.resend,
       `${p.tenantId}\n${p.binding}\n${p.email}`,
@@ -116,8 +119,10 @@ export class Throttle {
 
   /** A code check: the IP's and the tenant's budgets (every check, right or wrong). */
   async verify(p: { tenantId: string; ip: string }): Promise<void> {
-    await this.take(this.ipVerify, p.ip, 'Too many sign-in attempts from your network; try again in {s} s.');
-    await this.take(this.tenantVerify, p.tenantId, 'Too many sign-in attempts; try again in {s} s.');
+    await Promise.all([
+      this.take(this.ipVerify, p.ip, 'Too many sign-in attempts from your network; try again in {s} s.'),
+      this.take(this.tenantVerify, p.tenantId, 'Too many sign-in attempts; try again in {s} s.'),
+    ]);
   }
 
   /**
