@@ -53,7 +53,7 @@ export interface Config {
   bodyLimitBytes: number;
   /** How long a retiring signing key stays published after rotation, seconds. */
   keyRetireAfterSeconds: number;
-  /** Minimum interval between two sign-in codes for one address, seconds. */
+  /** Minimum interval between two sign-in codes for one address in one login transaction, seconds. */
   emailCodeResendSeconds: number;
   /** Entries in the introspection response cache; 0 turns the cache off. */
   introspectionCacheEntries: number;
