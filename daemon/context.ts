@@ -9,6 +9,7 @@ import type { ArtifactService } from '../shared/services/auth/artifacts.js';
 import type { EmailCodeService } from '../shared/services/auth/codes.js';
 import type { OAuthService } from '../shared/services/auth/oauth.js';
 import type { FoundSession, SessionService } from '../shared/services/auth/sessions.js';
+import type { Throttle } from '../shared/services/auth/throttle.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning/index.js';
@@ -30,6 +31,8 @@ export interface AppDeps {
   keys: KeyService;
   tokens: TokenService;
   codes: EmailCodeService;
+  /** The sign-in's and client authentication's budgets (docs/security.md). */
+  throttle: Throttle;
   sessions: SessionService;
   artifacts: ArtifactService;
   oauth: OAuthService;

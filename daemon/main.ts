@@ -18,6 +18,7 @@ import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
 import { ArtifactService } from '../shared/services/auth/artifacts.js';
 import { EmailCodeService } from '../shared/services/auth/codes.js';
+import { Throttle } from '../shared/services/auth/throttle.js';
 import { OAuthService } from '../shared/services/auth/oauth.js';
 import { SessionService } from '../shared/services/auth/sessions.js';
 import { Outbox } from '../shared/services/outbox.js';
@@ -122,6 +123,7 @@ async function main(): Promise<void> {
     maxAttempts: config.provisioningMaxAttempts,
     retryBaseMs: config.provisioningRetryBaseMs,
   };
+  const throttle = new Throttle(ds, config.throttle, config.emailCodeResendSeconds);
   const deps: AppDeps = {
     config,
     ds,
@@ -137,9 +139,8 @@ async function main(): Promise<void> {
     }),
     tokens,
     introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
-    codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, {
-      resendIntervalMs: config.emailCodeResendSeconds * 1000,
-    }),
+    throttle,
+    codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, throttle),
     sessions: new SessionService(ds),
     artifacts: new ArtifactService(ds),
     oauth: new OAuthService(ds),

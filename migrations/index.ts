@@ -12,6 +12,7 @@ import { Provisioning1763769600007 } from './0007-provisioning.js';
 import { Recovery1763769600008 } from './0008-recovery.js';
 import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
 import { ErrorCauses1763769600010 } from './0010-error-causes.js';
+import { Throttle1763769600011 } from './0011-throttle.js';
 
 export const migrations = [
   Core1763769600001,
@@ -24,4 +25,5 @@ export const migrations = [
   Recovery1763769600008,
   ReadIndexes1763769600009,
   ErrorCauses1763769600010,
+  Throttle1763769600011,
 ];

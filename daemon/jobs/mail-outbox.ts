@@ -28,6 +28,8 @@ import type { ClaimedOutboxRow, Outbox, OutboxDelivery } from '../../shared/serv
 import type { JobSpec } from './scheduler.js';
 
 export const MAIL_OUTBOX_JOB = 'mail-outbox';
+/** `delivered_via` of a message written to be dropped (EmailInput.drop): nothing was sent. */
+export const DROPPED_VIA = 'dropped';
 
 export interface MailOutboxOptions {
   /** Most rows claimed per statement (also bounded by the room left under `concurrency`). */
@@ -275,6 +277,8 @@ export class MailDeliverer {
         fatal: true,
       };
     }
+    // Written only so that a sign-in code costs the same with or without an account: never sent.
+    if (msg.drop) return { kind: 'delivered', via: DROPPED_VIA, fallback: false };
     const order = (row.tenant_id && orders.get(row.tenant_id)) || this.providers.defaultOrder();
     try {
       const r = await this.providers.send(order, msg);

@@ -31,6 +31,11 @@ function parseBasic(header: string): { id: string; secret: string } | undefined 
  * Authenticates the calling client: client_secret_basic, client_secret_post, or `none` for a
  * public client that only names itself. Using more than one method is refused (RFC 6749 §2.3).
  * `allowPublic` is false where only confidential clients may call (introspection, RFC 7662 §2.1).
+ *
+ * Failures count against the client's and the IP's budgets (docs/security.md); once one is
+ * spent a failure is answered 429 `slow_down` instead of 401, and once the IP's is, every
+ * attempt from it is refused before the credentials are checked. A success costs no database
+ * access for this.
  */
 export function authenticateClient(
   deps: AppDeps,
@@ -64,6 +69,7 @@ export function authenticateClient(
       clientId = postId;
     }
     if (!clientId) throw new InvalidClient('Client authentication is required.');
+    deps.throttle.clientAuthBlocked(ctx.ip);
 
     const found = await deps.directory.resolveClient(clientId);
     const client = found?.client;
@@ -73,7 +79,10 @@ export function authenticateClient(
       else ok = client.client_type === 'confidential' && deps.directory.verifyClientSecret(client, secret ?? '');
     }
     // One message for every failure: the caller learns nothing about which part was wrong.
-    if (!ok || !client) throw new InvalidClient();
+    if (!ok || !client) {
+      await deps.throttle.clientAuthFailure(clientId, ctx.ip);
+      throw new InvalidClient();
+    }
     ctx.state.client = client;
     ctx.state.clientAuthMethod = method;
     await next();

@@ -95,6 +95,9 @@ function render(ctx: ParameterizedContext<AppState>, raw: unknown): void {
   } else if (err instanceof ApiError) {
     status = err.status;
     body = { error: err.error, error_description: err.message, message: err.message, ...err.extra };
+    // A spent throttling budget (shared/services/auth/throttle.ts): RFC 6585 §4 / RFC 9110 §10.2.3.
+    if (status === 429 && typeof err.extra.retry_after === 'number')
+      ctx.set('Retry-After', String(err.extra.retry_after));
   } else {
     const s = err.status ?? err.statusCode;
     if (s && s >= 400 && s < 500) {

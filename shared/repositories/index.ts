@@ -16,6 +16,7 @@ export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { OutboxRepository } from './outbox.js';
+export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';

@@ -34,22 +34,16 @@ export interface LiveEmailCode {
 export class ScopedEmailCodes {
   constructor(private readonly s: ScopeRef) {}
 
-  /** When the address was last sent a code (ms epoch), for the resend interval. */
-  async lastSentAt(email: string): Promise<number | undefined> {
-    const r = await one<{ created_at: unknown }>(
-      this.s.db,
-      'SELECT created_at FROM email_codes WHERE tenant_id = ? AND email = ? ORDER BY created_at DESC LIMIT 1',
-      [this.s.tenantId, email],
-    );
-    return r ? num(r.created_at) : undefined;
-  }
-
-  /** Marks the address's unconsumed codes consumed: a new code supersedes them. */
-  supersede(email: string, now: number): Promise<number> {
+  /**
+   * Marks the address's unconsumed codes of one login transaction (`binding`) consumed: a new
+   * code supersedes them. Another transaction's codes stay live.
+   */
+  supersede(email: string, binding: string, now: number): Promise<number> {
     return exec(
       this.s.db,
-      'UPDATE email_codes SET consumed_at = ? WHERE tenant_id = ? AND email = ? AND consumed_at IS NULL',
-      [now, this.s.tenantId, email],
+      `UPDATE email_codes SET consumed_at = ?
+        WHERE tenant_id = ? AND email = ? AND binding = ? AND consumed_at IS NULL`,
+      [now, this.s.tenantId, email, binding],
     );
   }
 
@@ -58,25 +52,29 @@ export class ScopedEmailCodes {
     email: string;
     userId: string | null;
     clientId: string;
+    binding: string;
     codeHash: string;
     createdAt: number;
     expiresAt: number;
   }): Promise<void> {
     await exec(
       this.s.db,
-      `INSERT INTO email_codes (id, tenant_id, email, user_id, client_id, code_hash, attempts, created_at, expires_at,
-         consumed_at) VALUES (?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)`,
-      [c.id, this.s.tenantId, c.email, c.userId, c.clientId, c.codeHash, c.createdAt, c.expiresAt],
+      `INSERT INTO email_codes (id, tenant_id, email, user_id, client_id, binding, code_hash, attempts, created_at,
+         expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, 0, ?, ?, NULL)`,
+      [c.id, this.s.tenantId, c.email, c.userId, c.clientId, c.binding, c.codeHash, c.createdAt, c.expiresAt],
     );
   }
 
-  /** The address's newest unconsumed code (expired or not: the caller tells them apart). */
-  async latestLive(email: string): Promise<LiveEmailCode | undefined> {
+  /**
+   * The address's newest unconsumed code of one login transaction (expired or not: the caller
+   * tells them apart).
+   */
+  async latestLive(email: string, binding: string): Promise<LiveEmailCode | undefined> {
     const r = await one<Row>(
       this.s.db,
       `SELECT id, user_id, client_id, code_hash, attempts, expires_at FROM email_codes
-        WHERE tenant_id = ? AND email = ? AND consumed_at IS NULL ORDER BY created_at DESC LIMIT 1`,
-      [this.s.tenantId, email],
+        WHERE tenant_id = ? AND email = ? AND binding = ? AND consumed_at IS NULL ORDER BY created_at DESC LIMIT 1`,
+      [this.s.tenantId, email, binding],
     );
     if (!r) return undefined;
     return {

@@ -35,13 +35,19 @@ export interface EmailInput {
   subject: string;
   text: string;
   html?: string;
+  /**
+   * Written like any other message but dropped unsent by the deliverer (recorded as delivered
+   * via `dropped`): a sign-in code for an address that gets no mail, written so that a send
+   * costs the same work and the same rows whether or not the address has an account.
+   */
+  drop?: boolean;
 }
 
 export const OUTBOX_KIND_EMAIL = 'email';
 /** Largest body accepted, per part: a notification, not a newsletter. */
 const MAX_BODY_CHARS = 256 * 1024;
 
-type Sealed = Pick<OutgoingEmail, 'to' | 'subject' | 'text' | 'html'>;
+type Sealed = Pick<OutgoingEmail, 'to' | 'subject' | 'text' | 'html' | 'drop'>;
 
 /** An outbox entry as an operator sees it (`iam outbox list`): everything but the payload. */
 export interface OutboxEntryView {
@@ -91,6 +97,7 @@ export class Outbox {
       subject: msg.subject,
       text: msg.text,
       ...(msg.html ? { html: msg.html } : {}),
+      ...(msg.drop ? { drop: true } : {}),
     };
     await new OutboxRepository(tx).insert({
       id,
@@ -133,7 +140,15 @@ export class Outbox {
   /** Opens a sealed payload (for the deliverer). Throws if the row was tampered with or the key differs. */
   openEmail(id: string, tenantId: string | null, sealed: string): OutgoingEmail {
     const p = JSON.parse(this.box.open(sealed, aad(id))) as Sealed;
-    return { id, tenantId, to: p.to, subject: p.subject, text: p.text, ...(p.html ? { html: p.html } : {}) };
+    return {
+      id,
+      tenantId,
+      to: p.to,
+      subject: p.subject,
+      text: p.text,
+      ...(p.html ? { html: p.html } : {}),
+      ...(p.drop ? { drop: true } : {}),
+    };
   }
 
   /**

@@ -39,7 +39,12 @@ test('auth purge deletes only what has expired past its retention', async (t) =>
       ['s_live', now, now + day, now, now, null],
     ],
   );
+  await ins('INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)', [
+    ['rl_ended', 3, now - 1],
+    ['rl_live', 3, now + 60_000],
+  ]);
   const counts = await purgeAuth(ds, undefined, now);
+  t.is(counts.rate_limits, 1);
   t.is(counts.auth_requests, 1);
   t.is(counts.email_codes, 1);
   t.is(counts.revoked_access_tokens, 1);
@@ -50,6 +55,7 @@ test('auth purge deletes only what has expired past its retention', async (t) =>
   t.deepEqual(await ids('email_codes'), ['ec_recent']);
   t.deepEqual(await ids('revoked_access_tokens', 'jti'), ['kept']);
   t.deepEqual(await ids('sessions'), ['s_live', 's_recent_revoked']);
+  t.deepEqual(await ids('rate_limits', 'rl_key'), ['rl_live']);
 });
 
 test('outbox purge deletes delivered rows after a day and failed ones after a week, nothing pending', async (t) => {

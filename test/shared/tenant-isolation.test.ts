@@ -17,6 +17,7 @@ import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, EmailCodeService } from '../../shared/s
 import { OAuthService } from '../../shared/services/auth/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { SessionService } from '../../shared/services/auth/sessions.js';
+import { Throttle } from '../../shared/services/auth/throttle.js';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
@@ -62,7 +63,11 @@ const actor = { type: 'system' as const, id: 'test' };
  * (a token family and a refresh token), a direct-auth artifact, a consent, a revoked access
  * token, a spent ID-JAG jti, a pending data export, and the history all of that wrote.
  */
-async function signedInB({ directory, b, scopeB }: World) {
+/** The login transaction of B's codes, and its stored (hashed) form. */
+const BINDING = 'test:b';
+const BOUND = createHash('sha256').update(BINDING).digest('base64url');
+
+async function signedInB({ directory, b, scopeB, services }: World) {
   const db = scopeB.db as Database;
   let mailed = '';
   const mail = {
@@ -72,7 +77,8 @@ async function signedInB({ directory, b, scopeB }: World) {
     },
     kick: () => undefined,
   };
-  const codes = new EmailCodeService(db, TEST_SECRET_KEY, mail, 'iam.example.test', { resendIntervalMs: 0 });
+  const throttle = new Throttle(db, services.config.throttle, 0);
+  const codes = new EmailCodeService(db, TEST_SECRET_KEY, mail, 'iam.example.test', throttle);
   const sessions = new SessionService(db);
   const oauth = new OAuthService(db);
   const user = await directory.createUser(b.id, { email: 'b-user@example.com', name: 'B user' }, actor);
@@ -83,7 +89,14 @@ async function signedInB({ directory, b, scopeB }: World) {
   );
   const client = (await directory.resolveClient(created.client.client_id))!.client;
   const meta = { ip: '192.0.2.1', userAgent: 'test' };
-  const login = { tenantId: b.id, clientId: client.client_id, email: user.email, allowSignup: false, meta };
+  const login = {
+    tenantId: b.id,
+    clientId: client.client_id,
+    email: user.email,
+    binding: BINDING,
+    allowSignup: false,
+    meta,
+  };
   await codes.sendCode(login);
   const { result: signedIn } = await codes.verifyCode({ ...login, code: /(\d{6})/.exec(mailed)![1] }, (tx, u) =>
     sessions.createSession(tx, {
@@ -97,7 +110,7 @@ async function signedInB({ directory, b, scopeB }: World) {
   );
   const session = signedIn!.session;
   await codes.sendCode(login); // a live code too
-  const liveCode = (await scopeB.emailCodes.latestLive(user.email))!;
+  const liveCode = (await scopeB.emailCodes.latestLive(user.email, BOUND))!;
   const verifier = randomBytes(32).toString('base64url');
   const params = {
     client_id: client.client_id,
@@ -451,10 +464,9 @@ const cases: Record<string, (w: World) => Promise<void>> = {
   async emailCodes(w) {
     const { t, scopeA, scopeB } = w;
     const { user, liveCode } = await signedInB(w);
-    t.is(await scopeA.emailCodes.lastSentAt(user.email), undefined);
-    t.is(await scopeA.emailCodes.latestLive(user.email), undefined);
+    t.is(await scopeA.emailCodes.latestLive(user.email, BOUND), undefined);
     t.is(await scopeA.emailCodes.consumedAt(liveCode.id), null);
-    t.is(await scopeA.emailCodes.supersede(user.email, Date.now()), 0);
+    t.is(await scopeA.emailCodes.supersede(user.email, BOUND, Date.now()), 0);
     t.false(await scopeA.emailCodes.countAttempt(liveCode.id, 5));
     t.false(await scopeA.emailCodes.consume(liveCode.id, 5, Date.now()));
     await scopeA.emailCodes.insert({
@@ -462,13 +474,13 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       email: user.email,
       userId: null,
       clientId: 'c',
+      binding: BOUND,
       codeHash: 'h',
       createdAt: Date.now(),
       expiresAt: Date.now() + 60_000,
     });
-    t.is((await scopeA.emailCodes.latestLive(user.email))!.id, 'ec_a');
-    t.deepEqual(await scopeB.emailCodes.latestLive(user.email), liveCode);
-    t.is(typeof (await scopeB.emailCodes.lastSentAt(user.email)), 'number');
+    t.is((await scopeA.emailCodes.latestLive(user.email, BOUND))!.id, 'ec_a');
+    t.deepEqual(await scopeB.emailCodes.latestLive(user.email, BOUND), liveCode);
     t.is(await scopeB.emailCodes.consumedAt(liveCode.id), null);
   },
 

@@ -8,18 +8,24 @@
  * - verify with a PKCE `code_challenge` issues a short-lived, single-use direct-auth artifact
  *   instead, bound to client_id, channel, provider_id and the challenge; the app then redeems
  *   it at POST /api/v1/auth/direct/session with the `code_verifier`.
+ *
+ * A code belongs to the login transaction that asked for it (docs/security.md): the
+ * `authorization_challenge_id` when given; else the PKCE `code_challenge` given at send (and
+ * repeated at verify); else the client's shared unbound transaction. A verify looks in the
+ * transaction it names, then in the unbound one. Guesses and sends in one transaction never
+ * touch a code bound to another.
  */
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../shared/errors.js';
 import { email } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
-import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { setCookie } from '../../cookies.js';
+import { readCookie, setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorization.js';
 
@@ -29,6 +35,8 @@ const SendBody = z.strictObject({
   client_id: z.string().min(1).max(128),
   email,
   authorization_challenge_id: z.string().min(1).max(64).optional(),
+  /** Binds the code to this PKCE challenge when there is no authorization_challenge_id (docs/security.md). */
+  code_challenge: z.string().regex(PKCE_VALUE, 'must be a PKCE S256 challenge (RFC 7636 §4.2)').optional(),
 });
 
 const VerifyBody = z.strictObject({
@@ -96,6 +104,10 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
     return req;
   };
 
+  /** The login transaction of a send (see the file header). */
+  const sendBinding = (clientId: string, challengeId?: string, codeChallenge?: string): string =>
+    challengeId ? `ar:${challengeId}` : codeChallenge ? `pkce:${clientId}:${codeChallenge}` : `client:${clientId}`;
+
   const sessionResult = (ctx: Ctx, created: CreatedSession, extra: Record<string, unknown>) => {
     setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
     const s = created.session;
@@ -132,7 +144,10 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       responses: {
         200: { description: 'sent', schema: z.object({ ok: z.boolean(), expires_in: z.number().int() }) },
         ...errors,
-        429: { description: 'a code was sent moments ago (Retry-After)', schema: ErrorObject },
+        429: {
+          description: 'slow_down: a code was sent moments ago, or a sending budget is spent (Retry-After)',
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
@@ -144,6 +159,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           tenantId: client.tenant_id,
           clientId: client.client_id,
           email: b.email,
+          binding: sendBinding(client.client_id, b.authorization_challenge_id, b.code_challenge),
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: client.allowSignup,
           meta: requestMeta(ctx),
         });
@@ -175,6 +192,10 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         },
         ...errors,
         403: { description: 'account disabled', schema: ErrorObject },
+        429: {
+          description: 'slow_down: the address is locked or a budget is spent (Retry-After)',
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
@@ -188,12 +209,28 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         clientId: client.client_id,
         email: b.email,
         code: b.code,
+        // The code of the transaction this verify names (its challenge, else its PKCE challenge),
+        // else one of the client's unbound transaction (a send that named none): bound codes are
+        // only ever found through their own binding.
+        binding: [
+          ...(b.authorization_challenge_id ? [sendBinding(client.client_id, b.authorization_challenge_id)] : []),
+          ...(b.code_challenge ? [sendBinding(client.client_id, undefined, b.code_challenge)] : []),
+          sendBinding(client.client_id),
+        ],
+        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
         allowSignup: client.allowSignup,
         meta: requestMeta(ctx),
       };
       const authTime = Date.now();
+      // The browser that proved the address has its throttling budgets to itself from now on.
+      const knownDevice = () =>
+        setCookie(ctx, KNOWN_DEVICE_COOKIE, deps.codes.knownDeviceToken(client.tenant_id, b.email), {
+          maxAgeSeconds: KNOWN_DEVICE_TTL_S,
+          secure,
+        });
       if (b.code_challenge) {
         const { user } = await deps.codes.verifyCode(verify);
+        knownDevice();
         const { artifact, expiresIn } = await deps.artifacts.createArtifact({
           user,
           clientId: client.client_id,
@@ -221,6 +258,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         if (challenge) await deps.oauth.consumeAuthRequest(challenge.tenantId, b.authorization_challenge_id!, tx);
         return c;
       });
+      knownDevice();
       sessionResult(
         ctx,
         created!,

@@ -59,8 +59,12 @@ export class Introspector {
   }
 
   // ---- step 1 ----
-  /** HTTP Basic of a confidential client (RFC 7662 §2.1), or InvalidClient (401). */
-  async authenticateCaller(authorization: string): Promise<Client> {
+  /**
+   * HTTP Basic of a confidential client (RFC 7662 §2.1), or InvalidClient (401). Failures count
+   * against the client's and the IP's budgets (docs/security.md): only failures, so a
+   * successful call adds no database access; a spent budget is answered 429.
+   */
+  async authenticateCaller(authorization: string, ip: string): Promise<Client> {
     const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
     if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
     const decoded = Buffer.from(m[1], 'base64').toString('utf8');
@@ -75,6 +79,16 @@ export class Introspector {
     } catch {
       throw new InvalidClient();
     }
+    this.deps.throttle.clientAuthBlocked(ip);
+    try {
+      return await this.checkCaller(id, secret);
+    } catch (e) {
+      if (e instanceof InvalidClient) await this.deps.throttle.clientAuthFailure(id, ip);
+      throw e;
+    }
+  }
+
+  private async checkCaller(id: string, secret: string): Promise<Client> {
     const now = Date.now();
     let entry = this.callers.get(id);
     if (!entry || now - entry.at > CALLER_CACHE_MS) {
@@ -176,7 +190,7 @@ export function introspectionRoutes(
   router.post('/introspect', readForm);
 
   const authenticate: Middleware<IntrospectionState> = async (ctx, next) => {
-    ctx.state.caller = await introspector.authenticateCaller(ctx.get('Authorization'));
+    ctx.state.caller = await introspector.authenticateCaller(ctx.get('Authorization'), ctx.ip);
     await next();
   };
 
@@ -204,6 +218,7 @@ export function introspectionRoutes(
         400: { description: 'invalid_request' },
         401: { description: 'invalid_client' },
         413: { description: 'request_too_large' },
+        429: { description: 'slow_down: too many failed client authentications (Retry-After)' },
         415: { description: 'unsupported_media_type (a Content-Encoding other than gzip, deflate or br)' },
       },
     },

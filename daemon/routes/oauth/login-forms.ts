@@ -4,15 +4,19 @@
  * a CSRF token bound to it (authorization.ts). A right code creates the browser session and
  * consumes the request in the transaction that consumes the code; the browser then goes back to
  * /authorize with prompt=none, which issues the code.
+ *
+ * A code belongs to the authorization request its form continues (binding `ar:<id>`), so
+ * another browser's guesses and sends never touch it (docs/security.md). Both forms count
+ * against the posting IP's budget.
  */
 import Router from '@koa/router';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
 import { email as emailSchema } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
-import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
+import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { setCookie } from '../../cookies.js';
+import { readCookie, setCookie } from '../../cookies.js';
 import { codeStep, emailStep } from '../../views/login.js';
 import { authorizationFlow, continuationUrl, requestMeta, retryAfter } from './authorization.js';
 
@@ -21,6 +25,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
   const { issuer, secure, formContext } = authorizationFlow(deps);
 
   router.post('/login/email-code', async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
     const parsed = emailSchema.safeParse(f.b.email);
@@ -38,6 +43,8 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
         tenantId: f.client.tenant_id,
         clientId: f.client.client_id,
         email: parsed.data,
+        binding: `ar:${f.challenge}`,
+        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
         allowSignup: f.allowSignup,
         meta: requestMeta(ctx),
       });
@@ -65,6 +72,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
   });
 
   router.post('/login/verify', async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
     const email = emailSchema.safeParse(f.b.email);
@@ -86,6 +94,8 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
           clientId: f.client.client_id,
           email: email.data,
           code,
+          binding: `ar:${f.challenge}`,
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: f.allowSignup,
           meta: requestMeta(ctx),
         },
@@ -105,6 +115,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       created = result!;
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
+        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
         return codeStep(ctx, {
           challenge: f.challenge,
           csrf: f.csrf,
@@ -117,6 +128,11 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       throw e;
     }
     setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
+    // This browser now has the address's throttling budgets to itself (docs/security.md).
+    setCookie(ctx, KNOWN_DEVICE_COOKIE, deps.codes.knownDeviceToken(f.client.tenant_id, email.data), {
+      maxAgeSeconds: KNOWN_DEVICE_TTL_S,
+      secure,
+    });
     ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
     ctx.redirect(continuationUrl(issuer, f.req.params));
   });

@@ -1,23 +1,30 @@
 /**
- * Email-code sign-in: sending a code and checking it.
+ * Email-code sign-in: sending a code and checking it (docs/security.md).
  *
  * - A code is six digits, stored as an HMAC, valid ten minutes, with five attempts counted by a
- *   conditional UPDATE so concurrent guesses cannot exceed the limit. A new code supersedes
- *   the old one. Resends within the resend interval (30 s by default) are refused (429), for
- *   every address alike.
- * - Send answers the same whether or not the address has an account (no enumeration): a code
- *   row is written either way, but mail goes only to accounts (or to anyone when the tenant
- *   allows sign-up).
+ *   conditional UPDATE so concurrent guesses cannot exceed the limit.
+ * - A code belongs to the login transaction that asked for it (its `binding`: the
+ *   authorization request, or the direct-auth API's binding). Only a check in that transaction
+ *   sees it, so guesses made elsewhere never burn it; a new code supersedes only that
+ *   transaction's code, and the resend interval (30 s by default; an atomic counter, so two
+ *   parallel sends cannot both pass) holds only that transaction.
+ * - Budgets across transactions (throttle.ts): wrong codes per address with a growing lock,
+ *   mail per address per hour, sends and checks per IP and per tenant.
+ * - Send answers the same whether or not the address has an account (no enumeration), and does
+ *   the same work: the same budgets, a code row and an outbox row either way; the outbox row of
+ *   an address that gets no mail (no account, unless the tenant allows sign-up) is marked to be
+ *   dropped by the deliverer unsent.
  * - A right code is consumed in the transaction that also records the success and runs the
  *   caller's next step (creating the session, say), so a login's writes commit once.
  */
-import { createHmac, randomInt, timingSafeEqual } from 'node:crypto';
-import { deriveKey, newId } from '../../crypto.js';
+import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
+import { deriveKey, newId, randomToken } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
 import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import { recordAuthEvent, type RequestMeta } from './history.js';
-import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_RESEND_INTERVAL_MS, EMAIL_CODE_TTL_MS } from './policy.js';
+import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
+import type { Throttle } from './throttle.js';
 
 export type { LoginUser };
 
@@ -29,10 +36,22 @@ export const AMR_EMAIL_CODE = ['otp', 'email'];
 export interface MailQueue {
   enqueueEmail(
     tx: Tx,
-    msg: { tenantId: string; to: string; subject: string; text: string; html?: string },
+    msg: { tenantId: string; to: string; subject: string; text: string; html?: string; drop?: boolean },
   ): Promise<string>;
   kick(): void;
 }
+
+/**
+ * The login transaction a code belongs to, as the caller names it (for instance
+ * `ar:<authorization request id>`); stored hashed. The routes build it (docs/security.md).
+ */
+export type CodeBinding = string;
+
+/** How long a browser stays a known device of an address after signing in to it. */
+export const KNOWN_DEVICE_TTL_S = 180 * 86_400;
+
+/** The stored form of a binding. */
+const bindingHash = (b: CodeBinding): string => createHash('sha256').update(b).digest('base64url');
 
 /** The parameters of a code check. */
 export interface VerifyCodeInput {
@@ -40,6 +59,10 @@ export interface VerifyCodeInput {
   clientId: string;
   email: string;
   code: string;
+  /** The transaction's binding; with several, the first that has a code is used. */
+  binding: CodeBinding | CodeBinding[];
+  /** The browser's known-device cookie, if it sent one. */
+  knownDevice?: string;
   allowSignup: boolean;
   meta: RequestMeta;
 }
@@ -47,17 +70,44 @@ export interface VerifyCodeInput {
 /** Sends and checks email codes (see the file header for the rules). */
 export class EmailCodeService {
   private readonly codeKey: Buffer;
-  private readonly resendIntervalMs: number;
+  private readonly deviceKey: Buffer;
 
+  /** `throttle` holds every budget, the resend interval included. */
   constructor(
     private readonly db: Database,
     secretKey: string,
     private readonly mail: MailQueue,
     private readonly issuerHost: string,
-    opts: { resendIntervalMs?: number } = {},
+    private readonly throttle: Throttle,
   ) {
     this.codeKey = deriveKey(secretKey, 'email-code');
-    this.resendIntervalMs = opts.resendIntervalMs ?? EMAIL_CODE_RESEND_INTERVAL_MS;
+    this.deviceKey = deriveKey(secretKey, 'known-device');
+  }
+
+  private deviceMac(tenantId: string, email: string, nonce: string, exp: number): string {
+    return createHmac('sha256', this.deviceKey).update(`${tenantId}\n${email}\n${nonce}\n${exp}`).digest('base64url');
+  }
+
+  /**
+   * A known-device token for a browser that has just signed in to `email` (the routes set it
+   * as an HttpOnly cookie): `<nonce>.<expiry s>.<HMAC of tenant, address, nonce, expiry>`. With
+   * it, that browser has the address's budgets to itself (throttle.ts).
+   */
+  knownDeviceToken(tenantId: string, email: string): string {
+    const nonce = randomToken(12);
+    const exp = Math.floor(Date.now() / 1000) + KNOWN_DEVICE_TTL_S;
+    return `${nonce}.${exp}.${this.deviceMac(tenantId, email, nonce, exp)}`;
+  }
+
+  /** The nonce of a valid, unexpired known-device token for this address; else undefined. */
+  private knownDevice(tenantId: string, email: string, token: string | undefined): string | undefined {
+    const m = token ? /^([A-Za-z0-9_-]{1,32})\.(\d{1,12})\.([A-Za-z0-9_-]{43})$/.exec(token) : null;
+    if (!m) return undefined;
+    const exp = Number(m[2]);
+    if (exp * 1000 <= Date.now()) return undefined;
+    const expected = Buffer.from(this.deviceMac(tenantId, email, m[1], exp));
+    const given = Buffer.from(m[3]);
+    return expected.length === given.length && timingSafeEqual(expected, given) ? m[1] : undefined;
   }
 
   private codeHash(id: string, code: string): string {
@@ -69,48 +119,54 @@ export class EmailCodeService {
     tenantId: string;
     clientId: string;
     email: string;
+    binding: CodeBinding;
     allowSignup: boolean;
     meta: RequestMeta;
+    /** The browser's known-device cookie, if it sent one. */
+    knownDevice?: string;
   }): Promise<{ expiresIn: number }> {
+    const binding = bindingHash(p.binding);
+    await this.throttle.send({
+      tenantId: p.tenantId,
+      ip: p.meta.ip ?? '',
+      email: p.email,
+      binding,
+      device: this.knownDevice(p.tenantId, p.email, p.knownDevice),
+    });
     const now = Date.now();
     const scope = new TenantScope(this.db, p.tenantId);
-    const last = await scope.emailCodes.lastSentAt(p.email);
-    if (last !== undefined && now - last < this.resendIntervalMs) {
-      const retry = Math.ceil((this.resendIntervalMs - (now - last)) / 1000);
-      throw new ApiError(429, 'slow_down', `A code was sent moments ago; wait ${retry} s before asking for another.`, {
-        retry_after: retry,
-      });
-    }
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('ec');
     await this.db.transaction(async (tx) => {
       const s = scope.in(tx);
       const user = await s.users.findByEmail(p.email);
-      await s.emailCodes.supersede(p.email, now);
+      await s.emailCodes.supersede(p.email, binding, now);
       await s.emailCodes.insert({
         id,
         email: p.email,
         userId: user?.id ?? null,
         clientId: p.clientId,
+        binding,
         codeHash: this.codeHash(id, code),
         createdAt: now,
         expiresAt: now + EMAIL_CODE_TTL_MS,
       });
       const deliver = user ? user.status === 'active' : p.allowSignup;
-      if (deliver) {
-        await this.mail.enqueueEmail(tx, {
-          tenantId: p.tenantId,
-          to: p.email,
-          subject: `Your sign-in code: ${code}`,
-          text:
-            `Your sign-in code for ${this.issuerHost} is ${code}.\n\n` +
-            'It expires in 10 minutes. If you did not ask for it, ignore this message.\n',
-          html:
-            `<p>Your sign-in code for ${this.issuerHost} is</p>` +
-            `<p style="font-size:24px;letter-spacing:4px"><strong>${code}</strong></p>` +
-            '<p>It expires in 10 minutes. If you did not ask for it, ignore this message.</p>',
-        });
-      }
+      // The same row either way (finding 9: a send must not take longer for an account); the
+      // deliverer drops the undeliverable one unsent.
+      await this.mail.enqueueEmail(tx, {
+        tenantId: p.tenantId,
+        to: p.email,
+        drop: !deliver,
+        subject: `Your sign-in code: ${code}`,
+        text:
+          `Your sign-in code for ${this.issuerHost} is ${code}.\n\n` +
+          'It expires in 10 minutes. If you did not ask for it, ignore this message.\n',
+        html:
+          `<p>Your sign-in code for ${this.issuerHost} is</p>` +
+          `<p style="font-size:24px;letter-spacing:4px"><strong>${code}</strong></p>` +
+          '<p>It expires in 10 minutes. If you did not ask for it, ignore this message.</p>',
+      });
       await recordAuthEvent(s, {
         userId: user?.id ?? null,
         event: 'email_code_sent',
@@ -133,9 +189,16 @@ export class EmailCodeService {
     p: VerifyCodeInput,
     onSuccess?: (tx: Tx, user: LoginUser) => Promise<T>,
   ): Promise<{ user: LoginUser; result: T | undefined }> {
+    await this.throttle.verify({ tenantId: p.tenantId, ip: p.meta.ip ?? '' });
+    const device = this.knownDevice(p.tenantId, p.email, p.knownDevice);
     const now = Date.now();
     const scope = new TenantScope(this.db, p.tenantId);
-    const fail = async (reason: string, message: string, userId: string | null = null): Promise<never> => {
+    const fail = async (
+      reason: string,
+      message: string,
+      userId: string | null = null,
+      error: Error = new InvalidGrant(message),
+    ): Promise<never> => {
       await recordAuthEvent(scope, {
         userId,
         event: 'email_code_verify',
@@ -144,9 +207,13 @@ export class EmailCodeService {
         clientId: p.clientId,
         meta: p.meta,
       });
-      throw new InvalidGrant(message);
+      throw error;
     };
-    const row = await scope.emailCodes.latestLive(p.email);
+    let row;
+    for (const b of Array.isArray(p.binding) ? p.binding : [p.binding]) {
+      row = await scope.emailCodes.latestLive(p.email, bindingHash(b));
+      if (row) break;
+    }
     if (!row || row.expires_at <= now) {
       // Still attributed to the account, when there is one: the user's history shows every attempt.
       const owner = row?.user_id ?? (await scope.users.findByEmail(p.email))?.id ?? null;
@@ -154,21 +221,37 @@ export class EmailCodeService {
     }
     if (row.client_id !== p.clientId)
       return fail('client_mismatch', 'The code was requested by another client.', row.user_id);
-    const expected = Buffer.from(row.code_hash);
-    const given = Buffer.from(this.codeHash(row.id, /^\d{6}$/.test(p.code) ? p.code : 'x'));
+    const code = row;
+    // While the address is locked every code is refused alike, the right one too, so a guess
+    // made then tells nothing (NIST SP 800-63B §5.2.2).
+    try {
+      await this.throttle.checkAddress(p.tenantId, p.email, device);
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return fail('address_locked', e.message, code.user_id, e);
+    }
+    const expected = Buffer.from(code.code_hash);
+    const given = Buffer.from(this.codeHash(code.id, /^\d{6}$/.test(p.code) ? p.code : 'x'));
     const matches = expected.length === given.length && timingSafeEqual(expected, given);
     // Every attempt is counted by a conditional UPDATE (attempts < max), so parallel guesses
     // share one budget and a right code after the budget is spent is refused like a wrong one.
-    const exhausted = () => fail('attempts_exhausted', 'Too many attempts; request a new code.', row.user_id);
+    const exhausted = () => fail('attempts_exhausted', 'Too many attempts; request a new code.', code.user_id);
     if (!matches) {
-      if (!(await scope.emailCodes.countAttempt(row.id, EMAIL_CODE_MAX_ATTEMPTS))) return exhausted();
-      const left = EMAIL_CODE_MAX_ATTEMPTS - row.attempts - 1;
+      if (!(await scope.emailCodes.countAttempt(code.id, EMAIL_CODE_MAX_ATTEMPTS))) return exhausted();
+      // Counted against the address too, across transactions: the guess was evaluated.
+      try {
+        await this.throttle.addressFailure(p.tenantId, p.email, device);
+      } catch (e) {
+        if (!(e instanceof ApiError)) throw e;
+        return fail('address_locked', e.message, code.user_id, e);
+      }
+      const left = EMAIL_CODE_MAX_ATTEMPTS - code.attempts - 1;
       return fail(
         'wrong_code',
         left > 0
           ? `The code is incorrect; ${left} attempt${left === 1 ? '' : 's'} left.`
           : 'The code is incorrect; request a new code.',
-        row.user_id,
+        code.user_id,
       );
     }
     type Outcome =
@@ -176,7 +259,7 @@ export class EmailCodeService {
     const outcome = await this.db.transaction(async (tx): Promise<Outcome> => {
       const s = scope.in(tx);
       // The right code: count the attempt and consume the code in one write.
-      if (!(await s.emailCodes.consume(row.id, EMAIL_CODE_MAX_ATTEMPTS, now))) return { refused: 'spent' };
+      if (!(await s.emailCodes.consume(code.id, EMAIL_CODE_MAX_ATTEMPTS, now))) return { refused: 'spent' };
       let user = await s.users.findByEmail(p.email);
       if (!user) {
         if (!p.allowSignup) return { refused: 'no_account' };
@@ -201,9 +284,9 @@ export class EmailCodeService {
       if (outcome.refused === 'no_account')
         return fail('no_account', 'The code is expired or was never requested; request a new one.');
       // Spent since it was read: used by a parallel request, or its budget used up by parallel guesses.
-      return (await scope.emailCodes.consumedAt(row.id)) === null
+      return (await scope.emailCodes.consumedAt(code.id)) === null
         ? exhausted()
-        : fail('already_used', 'The code was already used.', row.user_id);
+        : fail('already_used', 'The code was already used.', code.user_id);
     }
     if ('disabled' in outcome) {
       await recordAuthEvent(scope, {

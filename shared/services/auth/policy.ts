@@ -1,7 +1,6 @@
 /** Lifetimes and limits of the login and token flow. docs/oauth.md lists them for operators. */
 export const EMAIL_CODE_TTL_MS = 10 * 60_000;
 export const EMAIL_CODE_MAX_ATTEMPTS = 5;
-export const EMAIL_CODE_RESEND_INTERVAL_MS = 30_000;
 export const SESSION_TTL_MS = 7 * 24 * 3600_000;
 export const AUTH_REQUEST_TTL_MS = 30 * 60_000;
 /** RFC 6749 §4.1.2: codes are short-lived; a minute is the usual ceiling. */
@@ -13,3 +12,5 @@ export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 3600_000;
 /** last_seen_at is refreshed at most this often, so reading a session is not a write each time. */
 export const SESSION_TOUCH_INTERVAL_MS = 60_000;
 export const SESSION_COOKIE = 'service_session';
+/** The known-device cookie (shared/services/auth/codes.ts): set by a successful email-code sign-in. */
+export const KNOWN_DEVICE_COOKIE = 'known_device';

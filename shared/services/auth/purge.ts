@@ -10,9 +10,10 @@
  * | refresh_tokens | expired |
  * | revoked_access_tokens | the revoked token has expired (introspection rejects it by exp anyway) |
  * | sessions | expired or revoked 30 days ago (they list as the user's devices until then) |
+ * | rate_limits | the budget's window (or lock) ended |
  */
 import type { Database } from '../../db/index.js';
-import { LoginHousekeeping, TokenHousekeeping } from '../../repositories/index.js';
+import { LoginHousekeeping, RateLimitHousekeeping, TokenHousekeeping } from '../../repositories/index.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -36,6 +37,7 @@ export async function purgeExpiredAuth(
     ['refresh_tokens', () => tokens.refreshTokens(now, signal)],
     ['revoked_access_tokens', () => tokens.revokedAccessTokens(now, signal)],
     ['sessions', () => login.sessions(now - 30 * DAY, signal)],
+    ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
   ];
   const counts: Record<string, number> = {};
   for (const [table, purge] of plan) {

@@ -13,6 +13,8 @@ export interface OutgoingEmail {
   subject: string;
   text: string;
   html?: string;
+  /** Not to be sent: the deliverer records it as delivered via `dropped` (Outbox EmailInput.drop). */
+  drop?: boolean;
 }
 
 export interface SendResult {
