@@ -173,6 +173,18 @@ async function main(): Promise<void> {
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
 
+  // The signal handlers go in before the socket listens: until a process has a handler, the
+  // kernel's default action for SIGTERM ends it at once, without a drain or a log line, and a
+  // worker that listens takes connections from then on. A signal that comes while the rest
+  // starts is kept and acted on as soon as `stop` exists.
+  const shutdown: { stop?: (signal: string) => Promise<void>; pending?: string } = {};
+  const onSignal = (signal: string) => {
+    if (shutdown.stop) void shutdown.stop(signal);
+    else shutdown.pending ??= signal;
+  };
+  process.on('SIGTERM', () => onSignal('SIGTERM'));
+  process.on('SIGINT', () => onSignal('SIGINT'));
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -233,8 +245,8 @@ async function main(): Promise<void> {
     logger.info('stopped');
     process.exit(0);
   };
-  process.on('SIGTERM', () => void stop('SIGTERM'));
-  process.on('SIGINT', () => void stop('SIGINT'));
+  shutdown.stop = stop;
+  if (shutdown.pending) void stop(shutdown.pending);
 }
 
 /**
