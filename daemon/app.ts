@@ -2,7 +2,7 @@
  * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
  * once, in this visible order: trusted proxies (when configured) → request id + access log →
  * error renderer → security headers → shutdown drain → POST /introspect's own short chain →
- * body parser → router. Introspection
+ * body parser → CORS (a few paths) → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
  * parser and the router (it parses only its form body), but behind everything every response
  * shares. Nothing here opens sockets or databases; main.ts does that.
@@ -13,6 +13,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { configureCookies } from './cookies.js';
 import { bodyReadError } from './middleware/koa-body-errors.js';
+import { corsPolicy } from './middleware/koa-cors.js';
 import { errorHandler } from './middleware/koa-error-handler.js';
 import { requestId } from './middleware/koa-request-id.js';
 import { securityHeaders } from './middleware/koa-security-headers.js';
@@ -93,6 +94,10 @@ export function buildApp(deps: AppDeps): BuiltApp {
       },
     }),
   );
+
+  // CORS after the body parser: /token and /revoke name their client in the form
+  // (daemon/middleware/koa-cors.ts). Only discovery, the JWKS, /token, /revoke and /userinfo.
+  app.use(corsPolicy(deps));
 
   const routers = [
     healthRoutes(deps, api, () => draining),

@@ -94,3 +94,30 @@ export function redirectUriProblem(uri: string): string | undefined {
   if (uri.length === scheme.length + 1) return 'must have a path after the scheme';
   return undefined;
 }
+
+/**
+ * A web origin as a client may register it for CORS (docs/oauth.md, "CORS"): `scheme://host[:port]`
+ * (RFC 6454 §6.1, the serialisation a browser sends in the Origin header), `https`, or `http` on
+ * a loopback host (127.0.0.0/8, [::1], localhost: a page a developer serves on their own
+ * machine), with no userinfo, path, query or fragment. Returns the origin in the form a browser
+ * sends it (lower-case, no default port), or a reason it is refused.
+ */
+export function parseWebOrigin(value: string): { origin: string } | { problem: string } {
+  if (WHITESPACE_OR_CONTROL.test(value)) return { problem: 'must not contain whitespace or control characters' };
+  const m = /^([A-Za-z][A-Za-z0-9+.-]*):\/\/([^/?#]*)$/.exec(value);
+  if (!m) return { problem: 'must be scheme://host[:port], with no path, query or fragment' };
+  if (m[2].includes('@')) return { problem: 'must not contain userinfo (user:password@)' };
+  let u: URL;
+  try {
+    u = new URL(value);
+  } catch {
+    return { problem: 'must be scheme://host[:port]' };
+  }
+  if (u.protocol === 'https:') return { origin: u.origin };
+  if (u.protocol === 'http:') {
+    const h = u.hostname;
+    if (h === 'localhost' || h === '[::1]' || /^127\.\d+\.\d+\.\d+$/.test(h)) return { origin: u.origin };
+    return { problem: 'http is allowed only for loopback hosts (127.0.0.0/8, [::1], localhost); use https' };
+  }
+  return { problem: 'must be an https origin (or http on a loopback host)' };
+}

@@ -14,7 +14,8 @@ function formDecode(s: string): string {
   return decodeURIComponent(s.replace(/\+/g, ' '));
 }
 
-function parseBasic(header: string): { id: string; secret: string } | undefined {
+/** The client_id and secret of an HTTP Basic Authorization header, or undefined if it is not one. */
+export function parseBasic(header: string): { id: string; secret: string } | undefined {
   const m = /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
   if (!m) return undefined;
   const decoded = Buffer.from(m[1], 'base64').toString('utf8');

@@ -55,6 +55,12 @@ export const TenantEntity = new EntitySchema<Tenant>({
 
 export type ClientType = 'confidential' | 'public';
 
+/** A JSON list in a nullable TEXT column added by a later migration: NULL reads as empty. */
+const jsonListOrEmpty: ValueTransformer = {
+  to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])),
+  from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : []),
+};
+
 export interface Client {
   id: string;
   tenant_id: string;
@@ -72,6 +78,8 @@ export interface Client {
   resource_identifiers: string[];
   /** Introspection by this client answers active only for tokens addressed to it. */
   strict_introspection: boolean;
+  /** Web origins (scheme://host[:port]) whose scripts may read this client's /token, /revoke and /userinfo answers. */
+  allowed_origins: string[];
   created_at: number;
   updated_at: number;
 }
@@ -92,15 +100,9 @@ export const ClientEntity = new EntitySchema<Client>({
     audiences: json(),
     first_party: { type: 'integer', transformer: boolInt },
     status: { type: 'varchar', length: 16 },
-    resource_identifiers: {
-      type: 'text',
-      nullable: true,
-      transformer: {
-        to: (v: unknown) => (v === undefined ? undefined : JSON.stringify(v ?? [])),
-        from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : []),
-      },
-    },
+    resource_identifiers: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
     strict_introspection: { type: 'integer', transformer: boolInt },
+    allowed_origins: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
     created_at: ts(),
     updated_at: ts(),
   },

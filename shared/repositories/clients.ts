@@ -1,5 +1,9 @@
-/** A tenant's OAuth clients. The cross-tenant lookup by client_id is in lookups.ts. */
+/**
+ * A tenant's OAuth clients. The cross-tenant lookups by client_id and by CORS origin are in
+ * lookups.ts.
+ */
 import { ClientEntity, type Client } from '../db/entities.js';
+import { exec } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
 
 export class ScopedClients {
@@ -25,6 +29,14 @@ export class ScopedClients {
     const { id, ...rest } = c;
     const row = { id, tenant_id: this.s.tenantId, ...rest };
     await this.repo.insert(row);
+    // One row per allowed origin, beside the JSON list, so a CORS preflight can find an origin by
+    // index (Lookups.originRegistered). Both are written here, in the caller's transaction.
+    for (const origin of row.allowed_origins)
+      await exec(this.s.db, 'INSERT INTO client_origins (tenant_id, client_id, origin) VALUES (?, ?, ?)', [
+        this.s.tenantId,
+        row.client_id,
+        origin,
+      ]);
     return row;
   }
 }

@@ -39,7 +39,7 @@ export class Lookups {
       this.db,
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types,
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
-              c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.allowed_origins, c.created_at, c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -60,11 +60,30 @@ export class Lookups {
       resource_identifiers:
         typeof r.resource_identifiers === 'string' ? (JSON.parse(r.resource_identifiers) as string[]) : [],
       strict_introspection: boolInt.from(r.strict_introspection) as boolean,
+      allowed_origins: typeof r.allowed_origins === 'string' ? (JSON.parse(r.allowed_origins) as string[]) : [],
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };
     const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown };
     return { client, tenantState: String(r.lifecycle_state), allowSignup: settings.allowSignup === true };
+  }
+
+  /**
+   * Whether `origin` is registered (allowed_origins) for an active client of an active tenant:
+   * what a CORS preflight, which carries no client_id, is answered by (docs/oauth.md, "CORS").
+   * A yes or no, never a tenant's rows.
+   */
+  async originRegistered(origin: string): Promise<boolean> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      `SELECT 1 AS found FROM client_origins o
+         JOIN clients c ON c.tenant_id = o.tenant_id AND c.client_id = o.client_id
+         JOIN tenants t ON t.id = o.tenant_id
+        WHERE o.origin = ? AND c.status = 'active' AND t.lifecycle_state = 'active'
+        LIMIT 1`,
+      [origin],
+    );
+    return r !== undefined;
   }
 
   /**

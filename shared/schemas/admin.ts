@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isAdminScope } from '../scopes.js';
-import { GRANT_TYPES, displayName, email, redirectUri, scopeToken } from './common.js';
+import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
 
 export const CreateTenantInput = z.strictObject({
   name: displayName,
@@ -22,6 +22,11 @@ export const CreateClientInput = z
     resource_identifiers: z.array(z.string().min(1).max(2048)).max(100).default([]),
     /** Introspection by this client answers active only for tokens whose audience it serves. */
     strict_introspection: z.boolean().default(false),
+    /**
+     * Web origins (scheme://host[:port]) whose scripts may read this client's answers from
+     * /token, /revoke and /userinfo (CORS, docs/oauth.md).
+     */
+    allowed_origins: z.array(webOrigin).max(50).default([]),
   })
   .superRefine((c, ctx) => {
     // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
@@ -86,6 +91,7 @@ export const ClientView = z.object({
   first_party: z.boolean(),
   resource_identifiers: z.array(z.string()),
   strict_introspection: z.boolean(),
+  allowed_origins: z.array(z.string()),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { isMailbox } from '../config.js';
-import { redirectUriProblem } from '../redirect-uris.js';
+import { parseWebOrigin, redirectUriProblem } from '../redirect-uris.js';
 
 /** RFC 6749 §3.3 scope-token: 1*( %x21 / %x23-5B / %x5D-7E ) */
 export const scopeToken = z
@@ -26,6 +26,20 @@ export const redirectUri = z
   .superRefine((v, ctx) => {
     const problem = redirectUriProblem(v);
     if (problem) ctx.addIssue({ code: 'custom', message: `${problem} (got ${JSON.stringify(v.slice(0, 200))})` });
+  });
+
+/**
+ * A web origin a client registers for CORS (shared/redirect-uris.ts, parseWebOrigin), turned
+ * into the form a browser sends in its Origin header so that matching is exact.
+ */
+export const webOrigin = z
+  .string()
+  .max(300)
+  .transform((v, ctx) => {
+    const r = parseWebOrigin(v);
+    if ('origin' in r) return r.origin;
+    ctx.addIssue({ code: 'custom', message: `${r.problem} (got ${JSON.stringify(v.slice(0, 200))})` });
+    return z.NEVER;
   });
 
 export const tenantId = z

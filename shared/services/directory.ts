@@ -42,6 +42,14 @@ export class DirectoryService {
     return this.lookups.clientByClientId(clientId);
   }
 
+  /**
+   * Whether a web origin is registered for some active client of an active tenant: what a CORS
+   * preflight, which names no client, is answered by (docs/oauth.md, "CORS").
+   */
+  isOriginRegistered(origin: string): Promise<boolean> {
+    return this.lookups.originRegistered(origin);
+  }
+
   async requireTenant(id: string): Promise<Tenant> {
     const t = await new TenantRepository(this.ds).get(id);
     if (!t) throw notFound(`Tenant ${id}`);
@@ -75,6 +83,7 @@ export class DirectoryService {
       first_party: c.first_party,
       resource_identifiers: [...new Set(c.resource_identifiers)],
       strict_introspection: c.strict_introspection,
+      allowed_origins: [...new Set(c.allowed_origins)],
       status: 'active',
       created_at: now,
       updated_at: now,

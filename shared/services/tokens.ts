@@ -2,7 +2,7 @@
  * JWT access tokens per RFC 9068 (`typ: at+jwt`), signed with the active signing key, and
  * their verification for the service's own bearer-protected APIs.
  */
-import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { signCompact } from '../jws.js';
 import { randomToken } from '../crypto.js';
 import type { KeyService } from './keys.js';
@@ -134,6 +134,24 @@ export class TokenService {
       algorithms: ['ES256', 'EdDSA', 'RS256'],
     });
     return payload as AccessTokenClaims;
+  }
+
+  /**
+   * The client an access token was issued to, from a token whose signature, `typ` and issuer
+   * verify, expired or not (jose checks `exp` after them, and its JWTExpired error carries the
+   * verified payload); undefined for anything else. For the CORS answer of /userinfo
+   * (docs/oauth.md, "CORS"), so a browser client can read the 401 that tells it to refresh an
+   * expired token. Revocation is not checked: the endpoint does that before it answers data.
+   */
+  async accessTokenClientId(token: string): Promise<string | undefined> {
+    let payload: JWTPayload;
+    try {
+      payload = await this.verifyAccessToken(token);
+    } catch (e) {
+      if (!(e instanceof errors.JWTExpired)) return undefined;
+      payload = e.payload;
+    }
+    return typeof payload.client_id === 'string' ? payload.client_id : undefined;
   }
 }
 

@@ -48,6 +48,7 @@ test('--help lists every command, and command help shows flags and examples', as
     '--audience',
     '--public',
     '--first-party',
+    '--allowed-origin',
     '--json',
   ]) {
     t.true(create.stdout.includes(flag), `clients create --help mentions ${flag}`);
@@ -386,6 +387,24 @@ test('an invalid redirect URI exits 1 naming the flag, and creates nothing', asy
   t.regex(none.stderr, /--redirect-uri: the authorization_code grant needs at least one redirect URI/);
 
   t.deepEqual(await iamJson(db, ['clients', 'list', '--tenant', tenant.id]), []);
+});
+
+test('--allowed-origin is repeatable and stored as a browser sends it; a path exits 1 naming the flag', async (t) => {
+  const { db, tenant } = await withTenant(t);
+  const spa = [
+    ...['clients', 'create', '--tenant', tenant.id, '--name', 'SPA', '--public'],
+    ...['--redirect-uri', 'https://spa.example.com/cb'],
+  ];
+  const c = await iamJson<{ allowed_origins: string[] }>(db, [
+    ...spa,
+    ...['--allowed-origin', 'HTTPS://SPA.example.com:443', '--allowed-origin', 'http://127.0.0.1:5173', '--json'],
+  ]);
+  t.deepEqual(c.allowed_origins, ['https://spa.example.com', 'http://127.0.0.1:5173']);
+
+  const bad = await iam(db, [...spa, '--allowed-origin', 'https://spa.example.com/app']);
+  t.is(bad.code, 1);
+  t.regex(bad.stderr, /--allowed-origin "https:\/\/spa\.example\.com\/app": must be scheme:\/\/host\[:port\]/);
+  t.is((await iamJson<unknown[]>(db, ['clients', 'list', '--tenant', tenant.id])).length, 1);
 });
 
 test('keys rotate leaves one active and one retiring key', async (t) => {

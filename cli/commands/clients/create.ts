@@ -28,6 +28,11 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "CLI tool" --public --redirect-uri http://127.0.0.1:8400/cb --redirect-uri http://[::1]:8400/cb',
     },
     {
+      description: 'A public single-page application whose scripts call /token and /userinfo from its own origin.',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "SPA" --public --redirect-uri https://spa.example.com/cb --allowed-origin https://spa.example.com',
+    },
+    {
       description: 'A resource server that introspects tokens addressed to it, strictly.',
       command:
         '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Orders API" --grant-type client_credentials --scope introspect --resource-identifier https://orders.example.com --strict-introspection',
@@ -74,6 +79,13 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       multiple: true,
       multipleNonGreedy: true,
     }),
+    'allowed-origin': Flags.string({
+      description:
+        'web origin scheme://host[:port] (https, or http on a loopback host) whose scripts may call ' +
+        '/token, /revoke and /userinfo for this client (CORS; repeatable)',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'strict-introspection': Flags.boolean({
       description:
         'introspection by this client answers active only for tokens addressed to one of its resource identifiers',
@@ -90,6 +102,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     first_party: 'first-party',
     resource_identifiers: 'resource-identifier',
     strict_introspection: 'strict-introspection',
+    allowed_origins: 'allowed-origin',
   };
 
   async run() {
@@ -105,6 +118,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       first_party: f['first-party'],
       ...(f['resource-identifier'] ? { resource_identifiers: f['resource-identifier'] } : {}),
       strict_introspection: f['strict-introspection'],
+      ...(f['allowed-origin'] ? { allowed_origins: f['allowed-origin'] } : {}),
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
@@ -119,6 +133,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['grant types', list(client.grant_types)],
         ['scopes', list(client.scopes, ' ')],
         ['audiences', list(client.audiences)],
+        ['allowed origins', list(client.allowed_origins)],
         ['first party', client.first_party ? 'yes' : 'no'],
         ['created', time(client.created_at)],
       ]),
