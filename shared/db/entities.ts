@@ -72,6 +72,8 @@ export interface Client {
   resource_identifiers: string[];
   /** Introspection by this client answers active only for tokens addressed to it. */
   strict_introspection: boolean;
+  /** An https URL of the client's logo (OIDC Dynamic Client Registration §2), or null. */
+  logo_uri: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -101,6 +103,7 @@ export const ClientEntity = new EntitySchema<Client>({
       },
     },
     strict_introspection: { type: 'integer', transformer: boolInt },
+    logo_uri: { type: 'varchar', length: 2048, nullable: true },
     created_at: ts(),
     updated_at: ts(),
   },

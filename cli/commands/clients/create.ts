@@ -74,6 +74,9 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       multiple: true,
       multipleNonGreedy: true,
     }),
+    'logo-uri': Flags.string({
+      description: "https URL of the client's logo, shown with the user's consents (at most 2048 characters)",
+    }),
     'strict-introspection': Flags.boolean({
       description:
         'introspection by this client answers active only for tokens addressed to one of its resource identifiers',
@@ -90,6 +93,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     first_party: 'first-party',
     resource_identifiers: 'resource-identifier',
     strict_introspection: 'strict-introspection',
+    logo_uri: 'logo-uri',
   };
 
   async run() {
@@ -105,6 +109,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       first_party: f['first-party'],
       ...(f['resource-identifier'] ? { resource_identifiers: f['resource-identifier'] } : {}),
       strict_introspection: f['strict-introspection'],
+      ...(f['logo-uri'] !== undefined ? { logo_uri: f['logo-uri'] } : {}),
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
@@ -120,6 +125,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['scopes', list(client.scopes, ' ')],
         ['audiences', list(client.audiences)],
         ['first party', client.first_party ? 'yes' : 'no'],
+        ...(client.logo_uri ? [['logo', client.logo_uri] as [string, string]] : []),
         ['created', time(client.created_at)],
       ]),
     );

@@ -194,7 +194,15 @@ export function authorizationFlow(deps: AppDeps) {
       errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
       return undefined;
     }
-    return { b, challenge, req, client: found.client, allowSignup: found.allowSignup, csrf: b.csrf as string };
+    return {
+      b,
+      challenge,
+      req,
+      client: found.client,
+      allowSignup: found.allowSignup,
+      policyVersions: found.policyVersions,
+      csrf: b.csrf as string,
+    };
   };
 
   return { issuer, secure, redirectTo, csrfFor, finish, formContext, continuationUrl, loginDone };

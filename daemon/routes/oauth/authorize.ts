@@ -182,6 +182,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         userId: session.user.id,
         clientId: client.client_id,
         scopes: p.scope,
+        policyVersions: found.policyVersions,
       });
     }
     await finish(ctx, client.tenant_id, p, session.session, session.user);
