@@ -211,7 +211,7 @@ test('the login-done marker proves nothing in another session or for another req
   t.regex(await r.text(), /name="challenge"/);
 });
 
-test('offline_access: a client with the CLI defaults may ask for it; the consent page shows it; a refresh token follows', async (t) => {
+test('offline_access, CLI-default client: on the consent page, then a refresh token', async (t) => {
   const user = await newUser();
   const { jar, verifier, verified } = await signInWithForms(reader.clientId, user.email, {
     scope: 'openid email offline_access',
