@@ -405,7 +405,7 @@ test('tenants set-policy-versions stores the versions in the settings; clients c
   t.deepEqual(r, { tenant_id: tenant.id, policyVersions: { privacyPolicyVersion: '2026-11', tosVersion: '7' } });
   const { ds } = await openServices(db.url, db.dir);
   try {
-    const [row] = (await ds.query('SELECT settings FROM tenants WHERE id = ?', [tenant.id])) as { settings: string }[];
+    const [row] = await ds.query<{ settings: string }[]>('SELECT settings FROM tenants WHERE id = ?', [tenant.id]);
     t.deepEqual(JSON.parse(row.settings).consentPolicy, { privacyPolicyVersion: '2026-11', tosVersion: '7' });
   } finally {
     await ds.destroy();
