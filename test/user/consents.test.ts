@@ -53,7 +53,7 @@ async function thirdPartyTokens(email: string, client = app.thirdParty) {
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
   const t = await kit.redeem(code, p.verifier, client);
   if (t.status !== 200) throw new Error(`token ${t.status}`);
-  return t.body as { access_token: string; refresh_token: string };
+  return { ...(t.body as { access_token: string; refresh_token: string }), consentPage: html };
 }
 
 const list = async (at: string) => {
@@ -169,7 +169,8 @@ test.serial('policyVersions once the tenant sets them, and clientLogoUri when th
     t.false('policyVersions' in before, 'no versions while the tenant sets none');
 
     await directory.setPolicyVersions(app.tenantId, { privacy_policy_version: '2026-11', tos_version: 'v7' }, actor);
-    await thirdPartyTokens(user.email, gallery);
+    const { consentPage } = await thirdPartyTokens(user.email, gallery);
+    t.regex(consentPage, /the privacy policy \(version 2026-11\) and the terms of service \(version v7\)/);
     const r = await list(own.access_token);
     t.is(r.status, 200);
     const g = r.body.consents.find((c: any) => c.clientId === gallery.clientId);

@@ -173,6 +173,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           clientName: client.name,
           scopes: p.scope,
           userEmail: session.user.email,
+          policyVersions: found.policyVersions,
         });
       }
     } else {
