@@ -13,6 +13,7 @@ import { Recovery1763769600008 } from './0008-recovery.js';
 import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
 import { ErrorCauses1763769600010 } from './0010-error-causes.js';
 import { Throttle1763769600011 } from './0011-throttle.js';
+import { ClientLogo1763769600012 } from './0012-client-logo.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 
 export const migrations = [
@@ -27,5 +28,6 @@ export const migrations = [
   ReadIndexes1763769600009,
   ErrorCauses1763769600010,
   Throttle1763769600011,
+  ClientLogo1763769600012,
   ClientOrigins1763769600014,
 ];

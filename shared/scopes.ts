@@ -18,3 +18,17 @@ export const ADMIN_SCOPES = [SCOPE_PLATFORM, SCOPE_TENANT_ADMIN];
 export function isAdminScope(scope: string): boolean {
   return ADMIN_SCOPES.includes(scope);
 }
+
+/**
+ * OIDC Core §11: asks for a refresh token that works while the user is away. A client with the
+ * refresh_token grant may ask for it without registering it among its scopes (docs/oauth.md,
+ * "Refresh tokens and offline_access").
+ */
+export const SCOPE_OFFLINE_ACCESS = 'offline_access';
+
+/** The scopes `client` may ask for at /authorize: its registered ones, and offline_access with refresh_token. */
+export function requestableScope(client: { scopes: string[]; grant_types: string[] }, scope: string): boolean {
+  return (
+    client.scopes.includes(scope) || (scope === SCOPE_OFFLINE_ACCESS && client.grant_types.includes('refresh_token'))
+  );
+}

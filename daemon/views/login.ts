@@ -68,7 +68,15 @@ It expires in 10 minutes.</p>
   });
 }
 
-export function consentPage(ctx: ParameterizedContext, p: Common & { scopes: string[]; userEmail: string }): void {
+/** The consent page. `policyVersions`: the tenant's versions in force, which the consent will record. */
+export function consentPage(
+  ctx: ParameterizedContext,
+  p: Common & {
+    scopes: string[];
+    userEmail: string;
+    policyVersions?: { privacyPolicyVersion?: string; tosVersion?: string };
+  },
+): void {
   // An admin scope is never something a user grants (/authorize refuses it before this page);
   // the filter keeps that true should a request carrying one ever get here.
   const items = p.scopes
@@ -80,13 +88,22 @@ export function consentPage(ctx: ParameterizedContext, p: Common & { scopes: str
     body: `<h1>Allow ${esc(p.clientName)} to access your account?</h1>
 <p>Signed in as <strong>${esc(p.userEmail)}</strong>. ${esc(p.clientName)} asks to:</p>
 <ul>${items}</ul>
-<form method="post" action="/authorize/consent">
+${policyLine(p.policyVersions)}<form method="post" action="/authorize/consent">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <button type="submit" name="decision" value="allow">Allow</button>
   <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
 </form>`,
   });
+}
+
+/** Names the policy versions the consent records (docs/oauth.md, "Consent records"); empty without any. */
+function policyLine(v: { privacyPolicyVersion?: string; tosVersion?: string } | undefined): string {
+  const parts = [
+    ...(v?.privacyPolicyVersion ? [`the privacy policy (version ${esc(v.privacyPolicyVersion)})`] : []),
+    ...(v?.tosVersion ? [`the terms of service (version ${esc(v.tosVersion)})`] : []),
+  ];
+  return parts.length ? `<p class="hint">Allowing accepts ${parts.join(' and ')}.</p>\n` : '';
 }
 
 const SCOPE_TEXT: Record<string, string> = {

@@ -80,6 +80,8 @@ export interface Client {
   strict_introspection: boolean;
   /** Web origins (scheme://host[:port]) whose scripts may read this client's /token, /revoke and /userinfo answers. */
   allowed_origins: string[];
+  /** An https URL of the client's logo (OIDC Dynamic Client Registration §2), or null. */
+  logo_uri: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -103,6 +105,7 @@ export const ClientEntity = new EntitySchema<Client>({
     resource_identifiers: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
     strict_introspection: { type: 'integer', transformer: boolInt },
     allowed_origins: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
+    logo_uri: { type: 'varchar', length: 2048, nullable: true },
     created_at: ts(),
     updated_at: ts(),
   },

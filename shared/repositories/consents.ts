@@ -23,9 +23,10 @@ export interface ConsentRow {
   consent_version: number;
 }
 
-/** A live consent as the user's own listing shows it, with the client's name when it has one. */
+/** A live consent as the user's own listing shows it, with the client's name and logo when it has them. */
 export interface ConsentListRow extends Omit<ConsentRow, 'tenant_id' | 'user_id'> {
   client_name: string | null;
+  client_logo_uri: string | null;
 }
 
 function toConsent(r: Row): ConsentRow {
@@ -78,22 +79,25 @@ export class ScopedConsents {
     );
   }
 
-  /** Replaces a consent's scopes (a wider grant) and its grant time. */
-  widen(id: string, scopes: string[], now: number): Promise<number> {
-    return exec(this.s.db, 'UPDATE consents SET scopes = ?, granted_at = ? WHERE tenant_id = ? AND id = ?', [
-      JSON.stringify(scopes),
-      now,
-      this.s.tenantId,
-      id,
-    ]);
+  /** Replaces a consent's scopes (a wider grant), the policy versions it was given under, and its grant time. */
+  regrant(
+    id: string,
+    g: { scopes: string[]; privacy_policy_version: string | null; tos_version: string | null; now: number },
+  ): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE consents SET scopes = ?, privacy_policy_version = ?, tos_version = ?, granted_at = ?
+        WHERE tenant_id = ? AND id = ?`,
+      [JSON.stringify(g.scopes), g.privacy_policy_version, g.tos_version, g.now, this.s.tenantId, id],
+    );
   }
 
-  /** The user's unwithdrawn consents, newest first, with each client's name. */
+  /** The user's unwithdrawn consents, newest first, with each client's name and logo. */
   async listWithClientNames(userId: string): Promise<ConsentListRow[]> {
     const rows = await all<Row>(
       this.s.db,
       `SELECT c.id, c.client_id, c.scopes, c.granted_at, c.expires_at, c.privacy_policy_version, c.tos_version,
-              c.consent_version, cl.name AS client_name
+              c.consent_version, cl.name AS client_name, cl.logo_uri AS client_logo_uri
          FROM consents c LEFT JOIN clients cl ON cl.tenant_id = c.tenant_id AND cl.client_id = c.client_id
         WHERE c.tenant_id = ? AND c.user_id = ? AND c.revoked_at IS NULL
         ORDER BY c.granted_at DESC, c.id`,
@@ -109,6 +113,7 @@ export class ScopedConsents {
       tos_version: (r.tos_version as string | null) ?? null,
       consent_version: num(r.consent_version),
       client_name: typeof r.client_name === 'string' ? r.client_name : null,
+      client_logo_uri: typeof r.client_logo_uri === 'string' ? r.client_logo_uri : null,
     }));
   }
 

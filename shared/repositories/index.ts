@@ -10,7 +10,7 @@ export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';
 export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
-export { Lookups, type ResolvedClient } from './lookups.js';
+export { Lookups, policyVersionsOf, type PolicyVersions, type ResolvedClient } from './lookups.js';
 export { ServiceMetaRepository } from './meta.js';
 export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';

@@ -14,11 +14,31 @@ import {
 } from './sessions.js';
 import { toRefreshTokenRow, type RefreshTokenRow } from './tokens.js';
 
-/** What a client_id resolves to: the client, and the state and sign-up setting of its tenant. */
+/** The policy versions a tenant sets (`settings.consentPolicy`), recorded with each consent. */
+export interface PolicyVersions {
+  privacyPolicyVersion?: string;
+  tosVersion?: string;
+}
+
+/**
+ * What a client_id resolves to: the client, and the state, sign-up setting and policy versions
+ * of its tenant.
+ */
 export interface ResolvedClient {
   client: Client;
   tenantState: string;
   allowSignup: boolean;
+  policyVersions: PolicyVersions;
+}
+
+/** The policy versions of a tenant's settings document; what is not a non-empty string is absent. */
+export function policyVersionsOf(settings: unknown): PolicyVersions {
+  const p = (settings as { consentPolicy?: Record<string, unknown> } | null)?.consentPolicy ?? {};
+  const v: PolicyVersions = {};
+  if (typeof p.privacyPolicyVersion === 'string' && p.privacyPolicyVersion)
+    v.privacyPolicyVersion = p.privacyPolicyVersion;
+  if (typeof p.tosVersion === 'string' && p.tosVersion) v.tosVersion = p.tosVersion;
+  return v;
 }
 
 /**
@@ -39,7 +59,7 @@ export class Lookups {
       this.db,
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types,
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
-              c.allowed_origins, c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.allowed_origins, c.logo_uri, c.created_at, c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -61,11 +81,17 @@ export class Lookups {
         typeof r.resource_identifiers === 'string' ? (JSON.parse(r.resource_identifiers) as string[]) : [],
       strict_introspection: boolInt.from(r.strict_introspection) as boolean,
       allowed_origins: typeof r.allowed_origins === 'string' ? (JSON.parse(r.allowed_origins) as string[]) : [],
+      logo_uri: typeof r.logo_uri === 'string' ? r.logo_uri : null,
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };
     const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown };
-    return { client, tenantState: String(r.lifecycle_state), allowSignup: settings.allowSignup === true };
+    return {
+      client,
+      tenantState: String(r.lifecycle_state),
+      allowSignup: settings.allowSignup === true,
+      policyVersions: policyVersionsOf(settings),
+    };
   }
 
   /**

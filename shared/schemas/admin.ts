@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { isAdminScope } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
 
+/** An https URL of at most 2048 characters (the interface's bound for `logo_uri`). */
+const logoUri = z.url({ protocol: /^https$/ }).max(2048);
+/** A policy version as the consents table holds it (VARCHAR(64)). */
+const policyVersion = z.string().trim().min(1).max(64);
+
 export const CreateTenantInput = z.strictObject({
   name: displayName,
   /** Whether an unknown address that proves it owns its mailbox becomes a user. */
@@ -27,6 +32,8 @@ export const CreateClientInput = z
      * /token, /revoke and /userinfo (CORS, docs/oauth.md).
      */
     allowed_origins: z.array(webOrigin).max(50).default([]),
+    /** The client's logo, shown with its consents (OIDC Dynamic Client Registration §2); https only. */
+    logo_uri: logoUri.optional(),
   })
   .superRefine((c, ctx) => {
     // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
@@ -63,6 +70,16 @@ export const CreateClientInput = z
   });
 export type CreateClientInput = z.input<typeof CreateClientInput>;
 
+/**
+ * The policy versions a tenant records with every consent (`tenants.settings.consentPolicy`,
+ * docs/oauth.md "Consent records"). A version left out is cleared.
+ */
+export const PolicyVersionsInput = z.strictObject({
+  privacy_policy_version: policyVersion.optional(),
+  tos_version: policyVersion.optional(),
+});
+export type PolicyVersionsInput = z.input<typeof PolicyVersionsInput>;
+
 export const CreateUserInput = z.strictObject({
   email,
   name: displayName,
@@ -92,6 +109,7 @@ export const ClientView = z.object({
   resource_identifiers: z.array(z.string()),
   strict_introspection: z.boolean(),
   allowed_origins: z.array(z.string()),
+  logo_uri: z.string().nullable(),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

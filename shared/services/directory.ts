@@ -6,8 +6,15 @@
 import { newId, randomToken, SecretHasher } from '../crypto.js';
 import type { Client, Tenant, User } from '../db/entities.js';
 import { ApiError, conflict, notFound } from '../errors.js';
-import { Lookups, TenantRepository, TenantScope, type ResolvedClient } from '../repositories/index.js';
-import { CreateClientInput, CreateUserInput } from '../schemas/admin.js';
+import {
+  Lookups,
+  policyVersionsOf,
+  TenantRepository,
+  TenantScope,
+  type PolicyVersions,
+  type ResolvedClient,
+} from '../repositories/index.js';
+import { CreateClientInput, CreateUserInput, PolicyVersionsInput } from '../schemas/admin.js';
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
@@ -84,6 +91,7 @@ export class DirectoryService {
       resource_identifiers: [...new Set(c.resource_identifiers)],
       strict_introspection: c.strict_introspection,
       allowed_origins: [...new Set(c.allowed_origins)],
+      logo_uri: c.logo_uri ?? null,
       status: 'active',
       created_at: now,
       updated_at: now,
@@ -126,6 +134,36 @@ export class DirectoryService {
         throw conflict(`A user with email ${u.email} already exists in this tenant.`, { field: 'email' });
       throw e;
     }
+  }
+
+  /**
+   * Replaces the policy versions the tenant records with every consent from now on
+   * (`settings.consentPolicy`; docs/oauth.md, "Consent records"). A version left out is
+   * cleared; consents already given keep the versions they were given under. Audited.
+   */
+  async setPolicyVersions(tenantId: string, input: unknown, actor: Actor): Promise<PolicyVersions> {
+    const v = parseInput(PolicyVersionsInput, input);
+    const after: PolicyVersions = {
+      ...(v.privacy_policy_version ? { privacyPolicyVersion: v.privacy_policy_version } : {}),
+      ...(v.tos_version ? { tosVersion: v.tos_version } : {}),
+    };
+    await this.ds.transaction(async (tx) => {
+      const tenants = new TenantRepository(tx);
+      // Locked for the read-modify-write: settings is one JSON document shared by several features.
+      const stored = await tenants.settings(tenantId, { forUpdate: true });
+      if (stored === undefined) throw notFound(`Tenant ${tenantId}`);
+      const settings = stored ?? {};
+      const before = policyVersionsOf(settings);
+      await tenants.writeSettings(tenantId, { ...settings, consentPolicy: after }, Date.now());
+      await audit(tx, actor, {
+        tenantId,
+        action: 'tenant.policy_versions.update',
+        targetType: 'tenant',
+        targetId: tenantId,
+        summary: { before, after },
+      });
+    });
+    return after;
   }
 
   verifyClientSecret(client: Client, secret: string): boolean {

@@ -2,7 +2,8 @@
  * The server-rendered email-code login in a real headless Chromium, driven with the keyboard
  * only (an accessibility requirement): GET /authorize → "Email address" (autofocused), Enter →
  * POST /login/email-code → code page (autofocused) → Enter → POST /login/verify → 303 to
- * /authorize?…prompt=none → 302 to the client's redirect URI with code, state and iss.
+ * /authorize?…&login_done=… (the client's request, marked signed in) → 302 to the client's
+ * redirect URI with code, state and iss.
  * The redirect URI's host does not resolve, so the browser's request to it is intercepted.
  * Runs only in the browser lane (`npm run test:browser`), not in `npm test`.
  */

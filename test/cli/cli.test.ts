@@ -8,6 +8,7 @@ import { parseDatabaseUrl } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
 import { iam, iamJson, SCHEMA_MESSAGE } from '../helpers/cli.js';
 import { testDatabase } from '../helpers/db.js';
+import { openServices } from '../helpers/seed.js';
 
 /** A migrated database with one tenant. */
 async function withTenant(t: Parameters<typeof testDatabase>[0], name = 'Acme') {
@@ -25,6 +26,7 @@ test('--help lists every command, and command help shows flags and examples', as
     'db migrate',
     'tenants create',
     'tenants list',
+    'tenants set-policy-versions',
     'clients create',
     'clients list',
     'users create',
@@ -405,6 +407,57 @@ test('--allowed-origin is repeatable and stored as a browser sends it; a path ex
   t.is(bad.code, 1);
   t.regex(bad.stderr, /--allowed-origin "https:\/\/spa\.example\.com\/app": must be scheme:\/\/host\[:port\]/);
   t.is((await iamJson<unknown[]>(db, ['clients', 'list', '--tenant', tenant.id])).length, 1);
+});
+
+test('tenants set-policy-versions stores the versions in the settings; clients create takes --logo-uri', async (t) => {
+  const { db, tenant } = await withTenant(t);
+  const r = await iamJson(db, [
+    'tenants',
+    'set-policy-versions',
+    '--tenant',
+    tenant.id,
+    '--privacy-policy-version',
+    '2026-11',
+    '--tos-version',
+    '7',
+  ]);
+  t.deepEqual(r, { tenant_id: tenant.id, policyVersions: { privacyPolicyVersion: '2026-11', tosVersion: '7' } });
+  const { ds } = await openServices(db.url, db.dir);
+  try {
+    const [row] = await ds.query<{ settings: string }[]>('SELECT settings FROM tenants WHERE id = ?', [tenant.id]);
+    t.deepEqual(JSON.parse(row.settings).consentPolicy, { privacyPolicyVersion: '2026-11', tosVersion: '7' });
+  } finally {
+    await ds.destroy();
+  }
+  const cleared = await iamJson(db, ['tenants', 'set-policy-versions', '--tenant', tenant.id, '--tos-version', '8']);
+  t.deepEqual(cleared.policyVersions, { tosVersion: '8' }, 'a flag left out clears that version');
+  const long = await iam(db, [
+    'tenants',
+    'set-policy-versions',
+    '--tenant',
+    tenant.id,
+    '--tos-version',
+    'x'.repeat(65),
+  ]);
+  t.is(long.code, 1);
+  t.regex(long.stderr, /--tos-version/);
+
+  const logo = 'https://app.example.com/logo.png';
+  const args = [
+    'clients',
+    'create',
+    '--tenant',
+    tenant.id,
+    '--name',
+    'App',
+    '--redirect-uri',
+    'https://app.example.com/cb',
+  ];
+  const c = await iamJson(db, [...args, '--logo-uri', logo]);
+  t.is(c.logo_uri, logo);
+  const http = await iam(db, [...args, '--logo-uri', 'http://app.example.com/logo.png']);
+  t.is(http.code, 1);
+  t.regex(http.stderr, /--logo-uri/);
 });
 
 test('keys rotate leaves one active and one retiring key', async (t) => {

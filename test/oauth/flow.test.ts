@@ -2,7 +2,8 @@
  * The spec's five-request login flow, with openid-client as the relying party, PKCE and
  * nonce, and the sign-in code read from mail delivered to a real SMTP server.
  *   1 GET /authorize   2 POST email-code/send   3 POST email-code/verify (session)
- *   4 GET /authorize with prompt=none (code)    5 POST /token
+ *   4 GET /authorize, the continuation (code)    5 POST /token
+ * A third-party client (the CLI's default) gets the consent page between 4 and the code.
  */
 import test from 'ava';
 import * as oidc from 'openid-client';
@@ -14,6 +15,7 @@ import {
   challengeFrom,
   codeFrom,
   CookieJar,
+  csrfFrom,
   get,
   postJson,
   REDIRECT,
@@ -21,6 +23,7 @@ import {
   sql,
   type App,
 } from '../helpers/oauth.js';
+import { openServices } from '../helpers/seed.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -205,3 +208,70 @@ test.serial('every login step is in the auth history', async (t) => {
   ])
     t.true(seen.has(e), e);
 });
+
+test.serial(
+  'openid-client asks a client with the CLI defaults for offline_access: consent page, then a refresh token',
+  async (t) => {
+    // As `iam clients create --tenant … --name Reader --redirect-uri …` makes it: third-party,
+    // grants authorization_code and refresh_token, scopes openid profile email.
+    const { ds, directory } = await openServices(db.url, db.dir);
+    const created = await directory.createClient(
+      app.tenantId,
+      { name: 'Reader', redirect_uris: [REDIRECT] },
+      { type: 'system', id: 'test' },
+    );
+    await ds.destroy();
+    t.deepEqual(created.client.grant_types, ['authorization_code', 'refresh_token']);
+    t.false(created.client.scopes.includes('offline_access'));
+    const config = await rp(created.client.client_id, created.client_secret!);
+    t.true(config.serverMetadata().scopes_supported!.includes('offline_access'));
+
+    const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
+    const url = oidc.buildAuthorizationUrl(config, {
+      redirect_uri: REDIRECT,
+      scope: 'openid email offline_access',
+      nonce: checks.nonce,
+      state: checks.state,
+      code_challenge: await oidc.calculatePKCECodeChallenge(checks.verifier),
+      code_challenge_method: 'S256',
+    });
+    const jar = new CookieJar();
+    const page = await get(url.toString(), jar);
+    t.is(page.status, 200, `the login page, not ${page.headers.get('location')}`);
+    const challenge = challengeFrom(await page.text());
+    const body = { client_id: created.client.client_id, email: app.user.email, authorization_challenge_id: challenge };
+    const earlier = new Set(sink.messages);
+    t.is((await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, body, jar)).status, 200);
+    const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(app.user.email), 15_000);
+    const verify = await postJson(
+      `${d.url}/api/v1/auth/direct/email-code/verify`,
+      { ...body, code: codeFrom(mail.text) },
+      jar,
+    );
+    t.is(verify.status, 200);
+    const consent = await get(((await verify.json()) as { redirect_url: string }).redirect_url, jar);
+    t.is(consent.status, 200, 'the consent page follows the sign-in');
+    const html = await consent.text();
+    t.regex(html, /Stay signed in when you are away/, 'the consent page shows offline_access');
+    const answer = await fetch(`${d.url}/authorize/consent`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+      body: new URLSearchParams({ challenge: challengeFrom(html), csrf: csrfFrom(html), decision: 'allow' }),
+    });
+    t.is(answer.status, 302);
+
+    const tokens = await oidc.authorizationCodeGrant(config, new URL(answer.headers.get('location')!), {
+      pkceCodeVerifier: checks.verifier,
+      expectedNonce: checks.nonce,
+      expectedState: checks.state,
+      idTokenExpected: true,
+    });
+    t.is(tokens.claims()!.sub, app.user.id);
+    t.truthy(tokens.refresh_token, 'a refresh token for offline_access');
+    t.true(tokens.scope!.split(' ').includes('offline_access'));
+    const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!);
+    t.truthy(refreshed.access_token);
+    t.not(refreshed.refresh_token, tokens.refresh_token);
+  },
+);

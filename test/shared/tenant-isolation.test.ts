@@ -603,7 +603,15 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await scopeA.consents.latest(user.id, client.client_id), undefined);
     t.deepEqual(await scopeA.consents.listWithClientNames(user.id), []);
     t.is(await scopeA.consents.liveClientOf(user.id, consent.id), undefined);
-    t.is(await scopeA.consents.widen(consent.id, ['openid', 'email'], now), 0);
+    t.is(
+      await scopeA.consents.regrant(consent.id, {
+        scopes: ['openid', 'email'],
+        privacy_policy_version: '2',
+        tos_version: null,
+        now,
+      }),
+      0,
+    );
     t.is(await scopeA.consents.withdraw(user.id, consent.id, now), 0);
     const { tenant_id: _t, ...row } = consent;
     await scopeA.consents.insert({ ...row, id: 'cns_a' });

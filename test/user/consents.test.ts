@@ -9,7 +9,8 @@ import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { loginKit } from '../helpers/login.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import { authorizeUrl, challengeFrom, get, pkce, type App } from '../helpers/oauth.js';
+import { authorizeUrl, challengeFrom, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
+import { openServices } from '../helpers/seed.js';
 import { assertUserError } from '../helpers/user-errors.js';
 
 let db: TestDb;
@@ -32,11 +33,11 @@ const newUser = () => createUserIn(env, 'consent');
 
 const introspect = (token: string) => introspectAs(env, token);
 
-/** Signs in at the third-party client, allows the consent screen and redeems the code. */
-async function thirdPartyTokens(email: string) {
-  const jar = await kit.signIn(app.thirdParty.clientId, email);
+/** Signs in at a third-party client (Partner unless named), allows the consent screen and redeems the code. */
+async function thirdPartyTokens(email: string, client = app.thirdParty) {
+  const jar = await kit.signIn(client.clientId, email);
   const p = pkce();
-  const page = await get(authorizeUrl(d.url, kit.authParams(app.thirdParty.clientId, p.challenge)), jar);
+  const page = await get(authorizeUrl(d.url, kit.authParams(client.clientId, p.challenge)), jar);
   const html = await page.text();
   const form = new URLSearchParams({
     challenge: challengeFrom(html),
@@ -50,9 +51,9 @@ async function thirdPartyTokens(email: string) {
     body: form,
   });
   const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
-  const t = await kit.redeem(code, p.verifier, app.thirdParty);
+  const t = await kit.redeem(code, p.verifier, client);
   if (t.status !== 200) throw new Error(`token ${t.status}`);
-  return t.body as { access_token: string; refresh_token: string };
+  return { ...(t.body as { access_token: string; refresh_token: string }), consentPage: html };
 }
 
 const list = async (at: string) => {
@@ -148,4 +149,44 @@ test('no or a bad token: 401 with error_code and error_id', async (t) => {
     401,
   );
   await assertUserError(t, await fetch(`${d.url}/api/user/consents/x`, { method: 'DELETE' }), 401);
+});
+
+// Serial, so it runs before the concurrent tests: it changes the tenant's policy versions.
+test.serial('policyVersions once the tenant sets them, and clientLogoUri when the client has a logo', async (t) => {
+  const LOGO = 'https://partner.example.test/logo.png';
+  const { ds, directory } = await openServices(db.url, db.dir);
+  const actor = { type: 'system' as const, id: 'test' };
+  const created = await directory.createClient(
+    app.tenantId,
+    { name: 'Gallery', redirect_uris: [REDIRECT], logo_uri: LOGO },
+    actor,
+  );
+  const gallery = { clientId: created.client.client_id, secret: created.client_secret! };
+  try {
+    const user = await newUser();
+    const own = await kit.tokensFor(app.web, user.email);
+    const before = (await list(own.access_token)).body.consents[0];
+    t.false('policyVersions' in before, 'no versions while the tenant sets none');
+
+    await directory.setPolicyVersions(app.tenantId, { privacy_policy_version: '2026-11', tos_version: 'v7' }, actor);
+    const { consentPage } = await thirdPartyTokens(user.email, gallery);
+    t.regex(consentPage, /the privacy policy \(version 2026-11\) and the terms of service \(version v7\)/);
+    const r = await list(own.access_token);
+    t.is(r.status, 200);
+    const g = r.body.consents.find((c: any) => c.clientId === gallery.clientId);
+    t.is(g.clientName, 'Gallery');
+    t.is(g.clientLogoUri, LOGO);
+    t.deepEqual(g.policyVersions, { privacyPolicyVersion: '2026-11', tosVersion: 'v7', consentVersion: 1 });
+    const web = r.body.consents.find((c: any) => c.clientId === app.web.clientId);
+    t.false('clientLogoUri' in web, 'a client without a logo has none');
+    t.false('policyVersions' in web, 'a consent keeps the versions it was given under');
+
+    // The next grant at the first-party client takes the versions now in force.
+    await kit.tokensFor(app.web, user.email);
+    const again = (await list(own.access_token)).body.consents.find((c: any) => c.clientId === app.web.clientId);
+    t.deepEqual(again.policyVersions, { privacyPolicyVersion: '2026-11', tosVersion: 'v7', consentVersion: 1 });
+  } finally {
+    await directory.setPolicyVersions(app.tenantId, {}, actor);
+    await ds.destroy();
+  }
 });

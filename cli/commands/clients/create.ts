@@ -86,6 +86,9 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       multiple: true,
       multipleNonGreedy: true,
     }),
+    'logo-uri': Flags.string({
+      description: "https URL of the client's logo, shown with the user's consents (at most 2048 characters)",
+    }),
     'strict-introspection': Flags.boolean({
       description:
         'introspection by this client answers active only for tokens addressed to one of its resource identifiers',
@@ -103,6 +106,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     resource_identifiers: 'resource-identifier',
     strict_introspection: 'strict-introspection',
     allowed_origins: 'allowed-origin',
+    logo_uri: 'logo-uri',
   };
 
   async run() {
@@ -119,6 +123,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       ...(f['resource-identifier'] ? { resource_identifiers: f['resource-identifier'] } : {}),
       strict_introspection: f['strict-introspection'],
       ...(f['allowed-origin'] ? { allowed_origins: f['allowed-origin'] } : {}),
+      ...(f['logo-uri'] !== undefined ? { logo_uri: f['logo-uri'] } : {}),
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
@@ -135,6 +140,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['audiences', list(client.audiences)],
         ['allowed origins', list(client.allowed_origins)],
         ['first party', client.first_party ? 'yes' : 'no'],
+        ...(client.logo_uri ? [['logo', client.logo_uri] as [string, string]] : []),
         ['created', time(client.created_at)],
       ]),
     );

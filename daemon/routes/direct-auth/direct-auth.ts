@@ -27,7 +27,7 @@ import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../sh
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { continuationUrl, requestMeta, retryAfter } from '../oauth/authorization.js';
+import { authorizationFlow, requestMeta, retryAfter } from '../oauth/authorization.js';
 
 const EMAIL_PROVIDER = 'email_code';
 
@@ -85,6 +85,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
   const router = new Router<AppState>();
   const issuer = deps.config.issuer;
   const secure = issuer.startsWith('https:');
+  const { continuationUrl } = authorizationFlow(deps);
   const tags = ['direct auth'];
 
   const activeClient = async (clientId: string) => {
@@ -265,7 +266,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         challenge
           ? {
               authorization: { challengeId: b.authorization_challenge_id, status: 'continued' },
-              redirect_url: continuationUrl(issuer, challenge.params),
+              redirect_url: continuationUrl(b.authorization_challenge_id!, created!.session.id, challenge.params),
             }
           : {},
       );
@@ -328,7 +329,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           ? { authorization: { challengeId: a.authRequestId, status: 'deferred' } }
           : {
               authorization: { challengeId: a.authRequestId, status: 'continued' },
-              redirect_url: continuationUrl(issuer, challenge.params),
+              redirect_url: continuationUrl(a.authRequestId!, created.session.id, challenge.params),
             };
       }
       sessionResult(ctx, created, extra);

@@ -29,8 +29,21 @@ export function redirectUriMatches(client: Client, uri: string): boolean {
   return matchRedirectUri(client.redirect_uris, client.client_type === 'public', uri);
 }
 
-/** The URL that continues an authorization after login: the same request with prompt=none. */
-export function continuationUrl(issuer: string, p: AuthParams): string {
+/**
+ * The parameter that marks a continuation of an authorization request after its login
+ * (docs/oauth.md, "Continuing after sign-in"). Its value is `<request id>.<mac>`, the MAC
+ * binding the request to the session the login created, so it proves nothing in another
+ * browser and cannot be made for a request that was never signed in.
+ */
+export const LOGIN_DONE_PARAM = 'login_done';
+
+/**
+ * The URL that continues an authorization after login: the client's own request, as it sent
+ * it (its prompt included), plus the login-done marker. It never adds prompt=none: whether the
+ * user must still consent is decided afresh, and a consent page is shown when it is needed
+ * (OIDC Core §3.1.2.4); prompt=none stays what the client itself asked for (§3.1.2.1).
+ */
+function continuationUrlFor(issuer: string, p: AuthParams, marker: string): string {
   const u = new URL(`${issuer}/authorize`);
   const q: Record<string, string | undefined> = {
     response_type: 'code',
@@ -42,10 +55,26 @@ export function continuationUrl(issuer: string, p: AuthParams): string {
     code_challenge: p.code_challenge,
     code_challenge_method: 'S256',
     max_age: p.max_age?.toString(),
-    prompt: 'none',
+    prompt: p.prompt?.length ? p.prompt.join(' ') : undefined,
+    login_hint: p.login_hint,
+    [LOGIN_DONE_PARAM]: marker,
   };
   for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
   return u.toString();
+}
+
+/** Whether two validated authorization requests ask for the same thing. */
+function sameRequest(a: AuthParams, b: AuthParams): boolean {
+  return (
+    a.client_id === b.client_id &&
+    a.redirect_uri === b.redirect_uri &&
+    a.code_challenge === b.code_challenge &&
+    a.state === b.state &&
+    a.nonce === b.nonce &&
+    a.max_age === b.max_age &&
+    a.scope.join(' ') === b.scope.join(' ') &&
+    (a.prompt ?? []).join(' ') === (b.prompt ?? []).join(' ')
+  );
 }
 
 export function requestMeta(ctx: Ctx): RequestMeta {
@@ -62,6 +91,34 @@ export function authorizationFlow(deps: AppDeps) {
   const issuer = deps.config.issuer;
   const csrfKey = deriveKey(deps.config.secretKey, 'login-csrf');
   const secure = issuer.startsWith('https:');
+  const continuationKey = deriveKey(deps.config.secretKey, 'login-continuation');
+  const continuationMac = (requestId: string, sessionId: string) =>
+    createHmac('sha256', continuationKey).update(`${requestId}:${sessionId}`).digest('base64url');
+
+  /**
+   * The URL a login sends the browser to: the saved authorization request `requestId`, with
+   * the marker that its login is done in session `sessionId` (the session's id, never its cookie).
+   */
+  const continuationUrl = (requestId: string, sessionId: string, p: AuthParams): string =>
+    continuationUrlFor(issuer, p, `${requestId}.${continuationMac(requestId, sessionId)}`);
+
+  /**
+   * Whether `marker` shows that the login of this very request was done in this session: the
+   * MAC matches (constant-time), the saved request was consumed by that login, and it asked
+   * for what this request asks. Anything else is no marker at all: the request is handled as
+   * the client sent it.
+   */
+  const loginDone = async (marker: string | undefined, p: AuthParams, sessionId: string): Promise<boolean> => {
+    if (!marker || marker.length > 200) return false;
+    const dot = marker.indexOf('.');
+    if (dot <= 0) return false;
+    const requestId = marker.slice(0, dot);
+    const a = Buffer.from(continuationMac(requestId, sessionId));
+    const b = Buffer.from(marker.slice(dot + 1));
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return false;
+    const saved = await deps.oauth.getAuthRequest(requestId);
+    return !!saved && saved.consumed && sameRequest(saved.params, p);
+  };
 
   const redirectTo = (ctx: Ctx, redirectUri: string, params: Record<string, string | undefined>) => {
     const u = new URL(redirectUri);
@@ -137,8 +194,16 @@ export function authorizationFlow(deps: AppDeps) {
       errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
       return undefined;
     }
-    return { b, challenge, req, client: found.client, allowSignup: found.allowSignup, csrf: b.csrf as string };
+    return {
+      b,
+      challenge,
+      req,
+      client: found.client,
+      allowSignup: found.allowSignup,
+      policyVersions: found.policyVersions,
+      csrf: b.csrf as string,
+    };
   };
 
-  return { issuer, secure, redirectTo, csrfFor, finish, formContext };
+  return { issuer, secure, redirectTo, csrfFor, finish, formContext, continuationUrl, loginDone };
 }

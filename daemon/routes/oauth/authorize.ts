@@ -5,7 +5,7 @@
  * must sign in gets the login form (login-forms.ts); one who must consent, the consent form
  * (consent.ts); both continue the authorization request saved here.
  */
-import { isAdminScope } from '../../../shared/scopes.js';
+import { isAdminScope, requestableScope } from '../../../shared/scopes.js';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Client } from '../../../shared/db/entities.js';
@@ -17,7 +17,7 @@ import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { errorPage } from '../../views/html.js';
 import { consentPage, emailStep } from '../../views/login.js';
-import { authorizationFlow, redirectUriMatches, type Ctx } from './authorization.js';
+import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -32,7 +32,7 @@ class AuthzRedirectError extends Error {
 
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { redirectTo, csrfFor, finish } = authorizationFlow(deps);
+  const { redirectTo, csrfFor, finish, loginDone } = authorizationFlow(deps);
 
   /** RFC 6749 §3.1: parameters must not repeat. */
   const param = (q: Record<string, unknown>, name: string): string | undefined => {
@@ -59,7 +59,9 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
     const scope = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
     if (scope.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
-    const outside = scope.filter((s) => !client.scopes.includes(s));
+    // offline_access comes with the refresh_token grant (OIDC Core §11); the user grants it on
+    // the consent page like any other scope (docs/oauth.md).
+    const outside = scope.filter((s) => !requestableScope(client, s));
     if (outside.length)
       throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
     // Admin scopes go only to client_credentials clients (docs/scopes.md), never to a user, even
@@ -129,8 +131,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       return errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
 
     let p: AuthParams;
+    let marker: string | undefined;
     try {
       p = parseParams(q, client, redirectUri);
+      marker = param(q, LOGIN_DONE_PARAM);
     } catch (e) {
       if (e instanceof AuthzRedirectError)
         return redirectTo(ctx, redirectUri, {
@@ -145,10 +149,16 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
+    // A continuation after this request's own login (authorization.ts, LOGIN_DONE_PARAM) has
+    // met prompt=login and max_age (OIDC Core §3.1.2.1) with the login just done; asking
+    // again would loop. Everything else (consent, prompt=consent) is decided as for any request.
+    const justSignedIn = session !== undefined && (await loginDone(marker, p, session.session.id));
     const tooOld = session && p.max_age !== undefined && Date.now() - session.session.auth_time > p.max_age * 1000;
-    if (!session || tooOld || p.prompt?.includes('login')) {
+    if (!session || (!justSignedIn && (tooOld || p.prompt?.includes('login')))) {
       if (p.prompt?.includes('none')) return fail('login_required', 'The user is not signed in.');
-      return startLogin(ctx, client.tenant_id, client, { ...p, prompt: undefined });
+      // The request is saved as the client sent it, prompt included, so that the continuation
+      // keeps the client's own prompt semantics (prompt=consent still shows the consent page).
+      return startLogin(ctx, client.tenant_id, client, p);
     }
     if (!client.first_party) {
       const consent = await deps.oauth.findConsent(client.tenant_id, session.user.id, client.client_id);
@@ -163,6 +173,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           clientName: client.name,
           scopes: p.scope,
           userEmail: session.user.email,
+          policyVersions: found.policyVersions,
         });
       }
     } else {
@@ -172,6 +183,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         userId: session.user.id,
         clientId: client.client_id,
         scopes: p.scope,
+        policyVersions: found.policyVersions,
       });
     }
     await finish(ctx, client.tenant_id, p, session.session, session.user);

@@ -40,6 +40,7 @@ export function consentRoutes(deps: AppDeps): Router<AppState> {
       userId: current.user.id,
       clientId: f.client.client_id,
       scopes: p.scope,
+      policyVersions: f.policyVersions,
     });
     await finish(ctx, f.client.tenant_id, p, current.session, current.user);
   });

@@ -3,7 +3,8 @@
  * email address, then the code. Each form continues a saved authorization request, and carries
  * a CSRF token bound to it (authorization.ts). A right code creates the browser session and
  * consumes the request in the transaction that consumes the code; the browser then goes back to
- * /authorize with prompt=none, which issues the code.
+ * /authorize with the client's own request and a marker that its login is done, which issues the
+ * code or, when the user must still consent, shows the consent page (authorization.ts).
  *
  * A code belongs to the authorization request its form continues (binding `ar:<id>`), so
  * another browser's guesses and sends never touch it (docs/security.md). Both forms count
@@ -18,11 +19,11 @@ import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { codeStep, emailStep } from '../../views/login.js';
-import { authorizationFlow, continuationUrl, requestMeta, retryAfter } from './authorization.js';
+import { authorizationFlow, requestMeta, retryAfter } from './authorization.js';
 
 export function loginFormRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const { issuer, secure, formContext } = authorizationFlow(deps);
+  const { secure, formContext, continuationUrl } = authorizationFlow(deps);
 
   router.post('/login/email-code', async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
@@ -134,7 +135,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       secure,
     });
     ctx.status = 303; // RFC 9110 §15.4.4: the follow-up is a GET
-    ctx.redirect(continuationUrl(issuer, f.req.params));
+    ctx.redirect(continuationUrl(f.challenge, created.session.id, f.req.params));
   });
 
   return router;

@@ -13,6 +13,7 @@ export interface ConsentView {
   id: string;
   clientId: string;
   clientName?: string;
+  clientLogoUri?: string;
   scopes: string[];
   selectedScopes: string[];
   grantedAt: number;
@@ -83,6 +84,7 @@ export class AccountService {
         grantedAt: r.granted_at,
       };
       if (r.client_name) v.clientName = r.client_name;
+      if (r.client_logo_uri) v.clientLogoUri = r.client_logo_uri;
       if (expiresAt !== undefined) v.expiresAt = expiresAt;
       const pp = r.privacy_policy_version;
       const tos = r.tos_version;

@@ -20,6 +20,7 @@ import {
   type ConsentRow,
   type FamilyRow,
   type LoginUser,
+  type PolicyVersions,
 } from '../../repositories/index.js';
 import { recordAuthEvent } from './history.js';
 import { tokenHash, verifyS256 } from './pkce.js';
@@ -322,16 +323,34 @@ export class OAuthService {
     return c && c.expires_at !== null && c.expires_at <= Date.now() ? undefined : c;
   }
 
-  /** Records a grant of `scopes`; an existing consent is widened rather than duplicated. */
-  async grantConsent(p: { tenantId: string; userId: string; clientId: string; scopes: string[] }): Promise<ConsentRow> {
+  /**
+   * Records a grant of `scopes` under the tenant's policy versions in force (`policyVersions`,
+   * from its settings; none when omitted). An existing consent is widened rather than duplicated; when it gains
+   * scopes, or the versions changed since, it takes the new versions and grant time.
+   */
+  async grantConsent(p: {
+    tenantId: string;
+    userId: string;
+    clientId: string;
+    scopes: string[];
+    policyVersions?: PolicyVersions;
+  }): Promise<ConsentRow> {
     const scope = new TenantScope(this.db, p.tenantId);
     const existing = await this.findConsent(p.tenantId, p.userId, p.clientId);
     const now = Date.now();
+    const versions = {
+      privacy_policy_version: p.policyVersions?.privacyPolicyVersion ?? null,
+      tos_version: p.policyVersions?.tosVersion ?? null,
+    };
     if (existing) {
       const scopes = [...new Set([...existing.scopes, ...p.scopes])];
-      const widened = scopes.length !== existing.scopes.length;
-      if (widened) await scope.consents.widen(existing.id, scopes, now);
-      return { ...existing, scopes, granted_at: widened ? now : existing.granted_at };
+      const changed =
+        scopes.length !== existing.scopes.length ||
+        existing.privacy_policy_version !== versions.privacy_policy_version ||
+        existing.tos_version !== versions.tos_version;
+      if (!changed) return existing;
+      await scope.consents.regrant(existing.id, { scopes, ...versions, now });
+      return { ...existing, scopes, ...versions, granted_at: now };
     }
     const c: ConsentRow = {
       id: newId('cns'),
@@ -341,8 +360,7 @@ export class OAuthService {
       scopes: [...new Set(p.scopes)],
       granted_at: now,
       expires_at: null,
-      privacy_policy_version: null,
-      tos_version: null,
+      ...versions,
       consent_version: CONSENT_VERSION,
     };
     const { tenant_id: _t, ...row } = c;
