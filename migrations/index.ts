@@ -13,6 +13,7 @@ import { Recovery1763769600008 } from './0008-recovery.js';
 import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
 import { ErrorCauses1763769600010 } from './0010-error-causes.js';
 import { Throttle1763769600011 } from './0011-throttle.js';
+import { ClientAuth1763769600013 } from './0013-client-auth.js';
 
 export const migrations = [
   Core1763769600001,
@@ -26,4 +27,5 @@ export const migrations = [
   ReadIndexes1763769600009,
   ErrorCauses1763769600010,
   Throttle1763769600011,
+  ClientAuth1763769600013,
 ];

@@ -72,9 +72,18 @@ export interface Client {
   resource_identifiers: string[];
   /** Introspection by this client answers active only for tokens addressed to it. */
   strict_introspection: boolean;
+  /** The one client authentication method it uses at /token, /revoke and /introspect (docs/oauth.md). */
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  /** private_key_jwt: its public keys (a JWK Set), or null when they are at `jwks_uri`. */
+  jwks: { keys: object[] } | null;
+  /** private_key_jwt: an https URL serving its JWK Set, fetched and cached at runtime. */
+  jwks_uri: string | null;
   created_at: number;
   updated_at: number;
 }
+
+/** OIDC Dynamic Client Registration §2 `token_endpoint_auth_method` values this service supports. */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export const ClientEntity = new EntitySchema<Client>({
   name: 'Client',
@@ -101,6 +110,16 @@ export const ClientEntity = new EntitySchema<Client>({
       },
     },
     strict_introspection: { type: 'integer', transformer: boolInt },
+    token_endpoint_auth_method: { type: 'varchar', length: 32 },
+    jwks: {
+      type: 'text',
+      nullable: true,
+      transformer: {
+        to: (v: unknown) => (v === undefined ? undefined : v === null ? null : JSON.stringify(v)),
+        from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : null),
+      },
+    },
+    jwks_uri: { type: 'varchar', length: 2048, nullable: true },
     created_at: ts(),
     updated_at: ts(),
   },
