@@ -13,7 +13,7 @@ import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { newKey, startIssuer, type SigningKey, type TestIssuer } from '../helpers/https-issuer.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 import { challengeFrom, codeFrom, CookieJar, get, postJson, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
-import { openServices } from '../helpers/seed.js';
+import { clientCredentialsToken, openServices } from '../helpers/seed.js';
 
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
@@ -403,3 +403,29 @@ test.serial(
     t.is(hits(), afterFirst + 2);
   },
 );
+
+test('the admin API registers a private_key_jwt client with the same schema, and refuses a private key', async (t) => {
+  const token = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
+  const create = async (body: unknown) => {
+    const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/clients`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  };
+  const cc = { name: 'Admin-made', grant_types: ['client_credentials'], scopes: ['api:read'] };
+  const made = await create({ ...cc, jwks_uri: `${idp.issuer}/jwks` });
+  t.is(made.status, 201, JSON.stringify(made.body));
+  t.is(made.body.token_endpoint_auth_method, 'private_key_jwt');
+  t.is(made.body.jwks_uri, `${idp.issuer}/jwks`);
+  t.false('client_secret' in made.body);
+  const withSecret = await create({ ...cc, token_endpoint_auth_method: 'client_secret_post' });
+  t.is(withSecret.status, 201);
+  t.is(withSecret.body.token_endpoint_auth_method, 'client_secret_post');
+  t.truthy(withSecret.body.client_secret);
+  const leaked = await create({ ...cc, jwks: { keys: [{ ...key1.publicJwk, d: 'private' }] } });
+  t.is(leaked.status, 400);
+  t.is((await create({ ...cc, token_endpoint_auth_method: 'private_key_jwt' })).status, 400, 'no keys');
+  t.is((await create({ ...cc, jwks_uri: 'http://keys.example.com/jwks' })).status, 400, 'not https');
+});
