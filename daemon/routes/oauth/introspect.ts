@@ -76,11 +76,12 @@ export class Introspector {
     if (!presented.basic) {
       return (await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false })).client;
     }
-    const { clientId } = ClientAuthenticator.methodOf(presented); // refuses a second method beside Basic
+    // Refuses a second method beside Basic, or a client_id naming another client (400).
+    ClientAuthenticator.methodOf(presented);
     const { id, secret } = presented.basic;
     this.deps.throttle.clientAuthBlocked(ip);
     try {
-      return await this.checkCaller(clientId ?? id, secret);
+      return await this.checkCaller(id, secret);
     } catch (e) {
       if (e instanceof InvalidClient) await this.deps.throttle.clientAuthFailure(id, ip);
       throw e;
