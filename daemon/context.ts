@@ -19,6 +19,7 @@ import type { AuditLog } from '../shared/services/audit.js';
 import type { EmailSettingsService } from '../shared/services/email-settings.js';
 import type { RecoveryService } from '../shared/services/recovery/index.js';
 import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
+import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 
@@ -50,6 +51,8 @@ export interface AppDeps {
   /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;
+  /** Client authentication at /token, /revoke and /introspect (all methods but /introspect's Basic fast path). */
+  clientAuth: ClientAuthenticator;
   /** The end user's consents and devices. */
   account: AccountService;
   /** Idempotency-Key records of the routes that accept one. */

@@ -34,6 +34,7 @@ import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -124,6 +125,26 @@ async function main(): Promise<void> {
     retryBaseMs: config.provisioningRetryBaseMs,
   };
   const throttle = new Throttle(ds, config.throttle, config.emailCodeResendSeconds);
+  const outboundPolicy = {
+    ...DEFAULT_OUTBOUND_POLICY,
+    allowLoopback: config.outboundAllowLoopback,
+    extraCaPem: config.outboundCaPem,
+  };
+  const clientAuth = new ClientAuthenticator({
+    directory,
+    throttle,
+    issuer: config.issuer,
+    // A private_key_jwt client's jwks_uri: the ID-JAG key cache, fetching the URL itself,
+    // under the same SSRF policy.
+    remoteKeys: new IssuerKeys({
+      policy: outboundPolicy,
+      direct: true,
+      cooldownMs: config.clientJwksCooldownSeconds * 1000,
+      onFetchError: (url, detail) => logger.warn({ jwks_uri: url, detail }, 'a client jwks_uri could not be fetched'),
+    }),
+    // Client assertions' jti, in the database every daemon shares (prefix: never an ID-JAG's key).
+    jtis: new JtiStore(ds, 'cla_'),
+  });
   const deps: AppDeps = {
     config,
     ds,
@@ -151,16 +172,13 @@ async function main(): Promise<void> {
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
     issuerKeys: new IssuerKeys({
-      policy: {
-        ...DEFAULT_OUTBOUND_POLICY,
-        allowLoopback: config.outboundAllowLoopback,
-        extraCaPem: config.outboundCaPem,
-      },
+      policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,
       onFetchError: (iss, detail) =>
         logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
     }),
     jtis: new JtiStore(ds),
+    clientAuth,
     account: new AccountService(ds, config.secretKey),
     idempotency: new IdempotencyService(ds),
   };

@@ -14,6 +14,7 @@ import { ReadIndexes1763769600009 } from './0009-read-indexes.js';
 import { ErrorCauses1763769600010 } from './0010-error-causes.js';
 import { Throttle1763769600011 } from './0011-throttle.js';
 import { ClientLogo1763769600012 } from './0012-client-logo.js';
+import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 
 export const migrations = [
@@ -29,5 +30,6 @@ export const migrations = [
   ErrorCauses1763769600010,
   Throttle1763769600011,
   ClientLogo1763769600012,
+  ClientAuth1763769600013,
   ClientOrigins1763769600014,
 ];

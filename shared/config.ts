@@ -68,6 +68,8 @@ export interface Config {
   outboundCaPem: string | undefined;
   /** Least time between two key-set refetches of one ID-JAG issuer caused by an unknown `kid`, seconds. */
   idJagJwksCooldownSeconds: number;
+  /** Least time between two refetches of a private_key_jwt client's jwks_uri caused by an unknown `kid`, seconds. */
+  clientJwksCooldownSeconds: number;
   /** HTTP worker processes sharing the listening socket (IAM_WORKERS; `auto` = one per CPU). */
   workers: number;
   /**
@@ -386,6 +388,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,
     idJagJwksCooldownSeconds: intVar(env, 'IAM_IDJAG_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
+    clientJwksCooldownSeconds: intVar(env, 'IAM_CLIENT_JWKS_COOLDOWN_SECONDS', 30, 0, 3600),
     workers: workersVar(env),
     recoveryStabilizationSeconds: intVar(env, 'IAM_RECOVERY_STABILIZATION_SECONDS', 300, 0, 30 * 86_400),
     provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),

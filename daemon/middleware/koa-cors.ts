@@ -16,7 +16,7 @@
 import cors from '@koa/cors';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { AppDeps, AppState } from '../context.js';
-import { parseBasic } from './koa-client-auth.js';
+import { parseBasic } from '../../shared/services/client-auth.js';
 
 type Ctx = ParameterizedContext<AppState>;
 

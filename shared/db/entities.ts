@@ -82,9 +82,18 @@ export interface Client {
   allowed_origins: string[];
   /** An https URL of the client's logo (OIDC Dynamic Client Registration §2), or null. */
   logo_uri: string | null;
+  /** The one client authentication method it uses at /token, /revoke and /introspect (docs/oauth.md). */
+  token_endpoint_auth_method: TokenEndpointAuthMethod;
+  /** private_key_jwt: its public keys (a JWK Set), or null when they are at `jwks_uri`. */
+  jwks: { keys: object[] } | null;
+  /** private_key_jwt: an https URL serving its JWK Set, fetched and cached at runtime. */
+  jwks_uri: string | null;
   created_at: number;
   updated_at: number;
 }
+
+/** OIDC Dynamic Client Registration §2 `token_endpoint_auth_method` values this service supports. */
+export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
 
 export const ClientEntity = new EntitySchema<Client>({
   name: 'Client',
@@ -106,6 +115,16 @@ export const ClientEntity = new EntitySchema<Client>({
     strict_introspection: { type: 'integer', transformer: boolInt },
     allowed_origins: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
     logo_uri: { type: 'varchar', length: 2048, nullable: true },
+    token_endpoint_auth_method: { type: 'varchar', length: 32 },
+    jwks: {
+      type: 'text',
+      nullable: true,
+      transformer: {
+        to: (v: unknown) => (v === undefined ? undefined : v === null ? null : JSON.stringify(v)),
+        from: (v: unknown): unknown => (typeof v === 'string' ? (JSON.parse(v) as unknown) : null),
+      },
+    },
+    jwks_uri: { type: 'varchar', length: 2048, nullable: true },
     created_at: ts(),
     updated_at: ts(),
   },

@@ -59,7 +59,8 @@ export class Lookups {
       this.db,
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types,
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
-              c.allowed_origins, c.logo_uri, c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri, c.created_at,
+              c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -82,6 +83,9 @@ export class Lookups {
       strict_introspection: boolInt.from(r.strict_introspection) as boolean,
       allowed_origins: typeof r.allowed_origins === 'string' ? (JSON.parse(r.allowed_origins) as string[]) : [],
       logo_uri: typeof r.logo_uri === 'string' ? r.logo_uri : null,
+      token_endpoint_auth_method: String(r.token_endpoint_auth_method) as Client['token_endpoint_auth_method'],
+      jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as Client['jwks']) : null,
+      jwks_uri: typeof r.jwks_uri === 'string' ? r.jwks_uri : null,
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };

@@ -14,6 +14,39 @@ export const CreateTenantInput = z.strictObject({
 });
 export type CreateTenantInput = z.infer<typeof CreateTenantInput>;
 
+/** OIDC Dynamic Client Registration §2 methods a client may be registered with (docs/oauth.md). */
+export const TOKEN_ENDPOINT_AUTH_METHODS = [
+  'client_secret_basic',
+  'client_secret_post',
+  'private_key_jwt',
+  'none',
+] as const;
+
+/** JWK members that only a private or symmetric key has: a registered key set holds public keys only. */
+const PRIVATE_JWK_MEMBERS = ['d', 'p', 'q', 'dp', 'dq', 'qi', 'k', 'oth'];
+
+/**
+ * A private_key_jwt client's public keys (RFC 7517 §5): EC, RSA or OKP keys, no private
+ * members, at most 10. Keys meant for encryption (`use` other than `sig`) are refused.
+ */
+export const PublicJwks = z.strictObject({
+  keys: z
+    .array(
+      z
+        .looseObject({
+          kty: z.enum(['EC', 'RSA', 'OKP']),
+          kid: z.string().min(1).max(256).optional(),
+          use: z.literal('sig').optional(),
+          alg: z.enum(['ES256', 'PS256', 'EdDSA']).optional(),
+        })
+        .refine((k) => PRIVATE_JWK_MEMBERS.every((m) => !(m in k)), {
+          message: 'a JWK Set for client authentication holds public keys only (no d, p, q, k…)',
+        }),
+    )
+    .min(1)
+    .max(10),
+});
+
 export const CreateClientInput = z
   .strictObject({
     name: displayName,
@@ -34,8 +67,46 @@ export const CreateClientInput = z
     allowed_origins: z.array(webOrigin).max(50).default([]),
     /** The client's logo, shown with its consents (OIDC Dynamic Client Registration §2); https only. */
     logo_uri: logoUri.optional(),
+    /**
+     * How the client authenticates (docs/oauth.md). Default: `none` for a public client,
+     * `private_key_jwt` when keys are given, else `client_secret_basic`.
+     */
+    token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).optional(),
+    /** private_key_jwt: the client's public keys, inline. */
+    jwks: PublicJwks.optional(),
+    /** private_key_jwt: an https URL serving the client's JWK Set. */
+    jwks_uri: z
+      .url({ protocol: /^https$/, error: 'jwks_uri must be an https URL' })
+      .max(2048)
+      .optional(),
   })
   .superRefine((c, ctx) => {
+    const method = c.token_endpoint_auth_method;
+    // One method per client: a public client has no credential (`none`), and only a client
+    // registered for private_key_jwt has keys, exactly one source of them.
+    if (c.public && method !== undefined && method !== 'none')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: 'a public client authenticates with none',
+      });
+    if (!c.public && method === 'none')
+      ctx.addIssue({
+        code: 'custom',
+        path: ['token_endpoint_auth_method'],
+        message: 'none is for public clients (public: true)',
+      });
+    const hasKeys = c.jwks !== undefined || c.jwks_uri !== undefined;
+    if (c.jwks !== undefined && c.jwks_uri !== undefined)
+      ctx.addIssue({ code: 'custom', path: ['jwks_uri'], message: 'give jwks or jwks_uri, not both' });
+    if (hasKeys && (c.public || (method !== undefined && method !== 'private_key_jwt')))
+      ctx.addIssue({
+        code: 'custom',
+        path: [c.jwks !== undefined ? 'jwks' : 'jwks_uri'],
+        message: 'keys are registered only for private_key_jwt',
+      });
+    if (method === 'private_key_jwt' && !hasKeys)
+      ctx.addIssue({ code: 'custom', path: ['jwks'], message: 'private_key_jwt needs jwks or jwks_uri' });
     // RFC 6749 §4.4: client_credentials needs a client that can authenticate.
     if (c.public && c.grant_types.includes('client_credentials')) {
       ctx.addIssue({ code: 'custom', path: ['grant_types'], message: 'a public client cannot use client_credentials' });
@@ -110,6 +181,9 @@ export const ClientView = z.object({
   strict_introspection: z.boolean(),
   allowed_origins: z.array(z.string()),
   logo_uri: z.string().nullable(),
+  token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS),
+  jwks: z.object({ keys: z.array(z.looseObject({})) }).nullable(),
+  jwks_uri: z.string().nullable(),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

@@ -76,7 +76,11 @@ export class DirectoryService {
     await this.requireTenant(tenantId);
     const c = parseInput(CreateClientInput, input);
     const now = Date.now();
-    const secret = c.public ? undefined : randomToken(32);
+    const method =
+      c.token_endpoint_auth_method ??
+      (c.public ? 'none' : c.jwks || c.jwks_uri ? 'private_key_jwt' : 'client_secret_basic');
+    // A private_key_jwt client proves itself with its keys: it gets no secret to leak.
+    const secret = c.public || method === 'private_key_jwt' ? undefined : randomToken(32);
     const row: Omit<Client, 'tenant_id'> = {
       id: newId('cli'),
       client_id: randomToken(18),
@@ -92,6 +96,9 @@ export class DirectoryService {
       strict_introspection: c.strict_introspection,
       allowed_origins: [...new Set(c.allowed_origins)],
       logo_uri: c.logo_uri ?? null,
+      token_endpoint_auth_method: method,
+      jwks: c.jwks ? { keys: c.jwks.keys } : null,
+      jwks_uri: c.jwks_uri ?? null,
       status: 'active',
       created_at: now,
       updated_at: now,

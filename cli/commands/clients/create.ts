@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { fields, list, time } from '../../format.js';
@@ -15,7 +16,12 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     `least one --redirect-uri. Without --scope it gets openid, profile and email.\n` +
     `\n` +
     `The admin scopes (iam.admin, iam.platform) are for service clients: a client that holds one ` +
-    `must have client_credentials as its only --grant-type.`;
+    `must have client_credentials as its only --grant-type.\n` +
+    `\n` +
+    `A confidential client authenticates with its secret (client_secret_basic, which also accepts the ` +
+    `secret in the form body; or --auth-method client_secret_post). With --jwks-file or --jwks-uri it ` +
+    `authenticates with private_key_jwt instead (RFC 7523): it signs a short-lived JWT with its private ` +
+    `key, gets no secret, and any other method is refused.`;
   static override examples = [
     {
       description: 'A confidential web application.',
@@ -41,6 +47,16 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       description: 'A service using the client credentials grant for one API.',
       command:
         '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Billing worker" --grant-type client_credentials --scope invoices:read --audience https://api.example.com',
+    },
+    {
+      description: 'A service that authenticates with private_key_jwt, its public keys fetched from a URL.',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name "Payments" --grant-type client_credentials --scope pay --jwks-uri https://pay.example.com/jwks',
+    },
+    {
+      description: 'The same with the public keys (a JWK Set) read from a file.',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name Pay --grant-type client_credentials --jwks-file k',
     },
   ];
   static override flags = {
@@ -94,6 +110,20 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         'introspection by this client answers active only for tokens addressed to one of its resource identifiers',
       default: false,
     }),
+    'auth-method': Flags.string({
+      description:
+        'token_endpoint_auth_method, the one way the client authenticates at /token, /revoke and /introspect ' +
+        '[default: none for --public, private_key_jwt with --jwks-file or --jwks-uri, else client_secret_basic]',
+      options: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    }),
+    'jwks-file': Flags.string({
+      description: 'private_key_jwt: a file holding the client\'s public keys as a JWK Set ({"keys": [...]})',
+      exclusive: ['jwks-uri'],
+    }),
+    'jwks-uri': Flags.string({
+      description: "private_key_jwt: an https URL serving the client's JWK Set, fetched and cached by the service",
+      exclusive: ['jwks-file'],
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -107,11 +137,24 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     strict_introspection: 'strict-introspection',
     allowed_origins: 'allowed-origin',
     logo_uri: 'logo-uri',
+    token_endpoint_auth_method: 'auth-method',
+    jwks: 'jwks-file',
+    jwks_uri: 'jwks-uri',
   };
 
   async run() {
     const f = this.flags;
     await this.requireTenant(f.tenant);
+    let jwks: unknown;
+    if (f['jwks-file']) {
+      try {
+        jwks = JSON.parse(readFileSync(f['jwks-file'], 'utf8')) as unknown;
+      } catch (e) {
+        this.error(`--jwks-file: cannot read a JSON JWK Set from ${f['jwks-file']}: ${(e as Error).message}`, {
+          exit: 2,
+        });
+      }
+    }
     const input: Record<string, unknown> = {
       name: f.name,
       ...(f['redirect-uri'] ? { redirect_uris: f['redirect-uri'] } : {}),
@@ -124,6 +167,9 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       strict_introspection: f['strict-introspection'],
       ...(f['allowed-origin'] ? { allowed_origins: f['allowed-origin'] } : {}),
       ...(f['logo-uri'] !== undefined ? { logo_uri: f['logo-uri'] } : {}),
+      ...(f['auth-method'] ? { token_endpoint_auth_method: f['auth-method'] } : {}),
+      ...(jwks !== undefined ? { jwks } : {}),
+      ...(f['jwks-uri'] ? { jwks_uri: f['jwks-uri'] } : {}),
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
@@ -141,6 +187,9 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['allowed origins', list(client.allowed_origins)],
         ['first party', client.first_party ? 'yes' : 'no'],
         ...(client.logo_uri ? [['logo', client.logo_uri] as [string, string]] : []),
+        ['auth method', client.token_endpoint_auth_method],
+        ...(client.jwks_uri ? [['jwks_uri', client.jwks_uri] as [string, string]] : []),
+        ...(client.jwks ? [['jwks', `${client.jwks.keys.length} key(s)`] as [string, string]] : []),
         ['created', time(client.created_at)],
       ]),
     );

@@ -7,6 +7,7 @@ import type { Middleware, ParameterizedContext } from 'koa';
 import { sessionSid } from '../../../shared/crypto.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-auth.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -44,8 +45,19 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     ],
     subject_types_supported: ['public'],
     id_token_signing_alg_values_supported: ['ES256'],
-    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
-    revocation_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'none'],
+    // Client authentication (docs/oauth.md): the same methods at /token and /revoke; /introspect
+    // serves confidential clients only (RFC 7662 §2.1), so never `none`.
+    token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
+    token_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGORITHMS,
+    revocation_endpoint_auth_methods_supported: [
+      'client_secret_basic',
+      'client_secret_post',
+      'private_key_jwt',
+      'none',
+    ],
+    revocation_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGORITHMS,
+    introspection_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt'],
+    introspection_endpoint_auth_signing_alg_values_supported: CLIENT_ASSERTION_ALGORITHMS,
     code_challenge_methods_supported: ['S256'],
     claims_supported: [
       'sub',

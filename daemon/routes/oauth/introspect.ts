@@ -5,7 +5,8 @@
  * Each step is a named function so the order reads here and stack traces name the step.
  *
  * Who may see what (docs/introspection.md):
- * - The caller authenticates with HTTP Basic and must be a confidential client.
+ * - The caller must be a confidential client. It authenticates with HTTP Basic (the spec's
+ *   method), client_secret_post or private_key_jwt, whichever it is registered for.
  * - A caller only ever sees tokens of its own tenant.
  * - A resource server (a client with resource identifiers) sees any token of its tenant; with
  *   strict introspection only tokens whose `aud` names one of its resource identifiers.
@@ -29,6 +30,8 @@ import type { CachedToken, IntrospectionService } from '../../../shared/services
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { bodyReadError } from '../../middleware/koa-body-errors.js';
+import { presentedCredentials } from '../../middleware/koa-client-auth.js';
+import { ClientAuthenticator, methodAccepted } from '../../../shared/services/client-auth.js';
 
 /** How long an authenticated caller's registration is reused before it is read again. */
 export const CALLER_CACHE_MS = 10_000;
@@ -60,25 +63,22 @@ export class Introspector {
 
   // ---- step 1 ----
   /**
-   * HTTP Basic of a confidential client (RFC 7662 §2.1), or InvalidClient (401). Failures count
-   * against the client's and the IP's budgets (docs/security.md): only failures, so a
-   * successful call adds no database access; a spent budget is answered 429.
+   * The caller's authentication (docs/oauth.md, "Client authentication"), or InvalidClient
+   * (401): a confidential client, with the method it is registered for. HTTP Basic (RFC 7662
+   * §2.1, what resource servers send on every request) is checked here, against a short cache
+   * of the caller's registration; client_secret_post and private_key_jwt go through the
+   * service every endpoint shares. Failures count against the client's and the IP's budgets
+   * (docs/security.md): only failures, so a successful Basic call adds no database access; a
+   * spent budget is answered 429.
    */
-  async authenticateCaller(authorization: string, ip: string): Promise<Client> {
-    const m = /^Basic\s+([A-Za-z0-9+/=]+)\s*$/i.exec(authorization);
-    if (!m) throw new InvalidClient('HTTP Basic client authentication is required (RFC 7662 §2.1).');
-    const decoded = Buffer.from(m[1], 'base64').toString('utf8');
-    const i = decoded.indexOf(':');
-    if (i < 0) throw new InvalidClient();
-    let id: string;
-    let secret: string;
-    try {
-      // RFC 6749 §2.3.1: both parts are form-urlencoded before base64.
-      id = decodeURIComponent(decoded.slice(0, i).replace(/\+/g, ' '));
-      secret = decodeURIComponent(decoded.slice(i + 1).replace(/\+/g, ' '));
-    } catch {
-      throw new InvalidClient();
+  async authenticateCaller(authorization: string, form: ParsedUrlQuery | undefined, ip: string): Promise<Client> {
+    const presented = presentedCredentials(authorization, form ?? {});
+    if (!presented.basic) {
+      return (await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false })).client;
     }
+    // Refuses a second method beside Basic, or a client_id naming another client (400).
+    ClientAuthenticator.methodOf(presented);
+    const { id, secret } = presented.basic;
     this.deps.throttle.clientAuthBlocked(ip);
     try {
       return await this.checkCaller(id, secret);
@@ -102,7 +102,12 @@ export class Introspector {
       this.callers.set(id, entry);
     }
     const { client, tenantState } = entry;
-    if (client.status !== 'active' || tenantState !== 'active' || client.client_type !== 'confidential')
+    if (
+      client.status !== 'active' ||
+      tenantState !== 'active' ||
+      client.client_type !== 'confidential' ||
+      !methodAccepted(client.token_endpoint_auth_method, 'client_secret_basic')
+    )
       throw new InvalidClient();
     // After the first successful check the presented secret is compared in constant time with
     // the one that passed (until the registration is re-read), sparing the keyed hash.
@@ -190,7 +195,7 @@ export function introspectionRoutes(
   router.post('/introspect', readForm);
 
   const authenticate: Middleware<IntrospectionState> = async (ctx, next) => {
-    ctx.state.caller = await introspector.authenticateCaller(ctx.get('Authorization'), ctx.ip);
+    ctx.state.caller = await introspector.authenticateCaller(ctx.get('Authorization'), ctx.state.form, ctx.ip);
     await next();
   };
 

@@ -94,6 +94,10 @@ interface CacheEntry {
  * Per-daemon cache of trusted issuers' key sets. A hit costs nothing; a miss (first use, TTL
  * passed, or a `kid` the cached set lacks) fetches metadata then keys, at most once per
  * cooldown per issuer, with concurrent misses sharing one fetch.
+ *
+ * With `direct`, the key is not an issuer but a JWK Set URL fetched as is (a private_key_jwt
+ * client's `jwks_uri`, shared/services/client-auth.ts): the same cache, cooldown and SSRF
+ * policy, without the metadata discovery.
  */
 export class IssuerKeys {
   private readonly entries = new Map<string, CacheEntry>();
@@ -104,6 +108,8 @@ export class IssuerKeys {
       policy: OutboundPolicy;
       cooldownMs: number;
       ttlMs?: number;
+      /** Keys are JWK Set URLs, fetched without discovery. */
+      direct?: boolean;
       /** Told once per failed fetch (not per request), with the detail an operator needs. */
       onFetchError?: (issuer: string, detail: string) => void;
     },
@@ -149,8 +155,7 @@ export class IssuerKeys {
     const previous = this.entries.get(issuer);
     const entry: CacheEntry = { attemptedAt: Date.now() };
     try {
-      const metadata = await this.discover(issuer);
-      const jwksUri = metadata.jwks_uri;
+      const jwksUri = this.opts.direct ? issuer : (await this.discover(issuer)).jwks_uri;
       if (typeof jwksUri !== 'string') throw new Error('its metadata has no jwks_uri');
       const jwks = await fetchJson(jwksUri, this.opts.policy);
       if (!Array.isArray(jwks.keys)) throw new Error('its jwks_uri did not return a JWK Set');
@@ -298,18 +303,23 @@ function mapJoseError(e: unknown): IdJagError {
  * is a spent credential, so it is recorded in `revoked_access_tokens` (no migration needed)
  * under a key that cannot collide with an access token's jti: `jag_` + SHA-256(iss, jti),
  * kept until the assertion expires (plus the clock skew it could still be accepted within).
+ * Client assertions (private_key_jwt) use their own store, made with the prefix `cla_`, so an
+ * ID-JAG and a client assertion never share a key.
  */
 export class JtiStore {
-  constructor(private readonly db: Database) {}
+  constructor(
+    private readonly db: Database,
+    private readonly prefix = 'jag_',
+  ) {}
 
-  static key(iss: string, jti: string): string {
-    return 'jag_' + createHash('sha256').update(iss).update('\0').update(jti).digest('base64url');
+  static key(iss: string, jti: string, prefix = 'jag_'): string {
+    return prefix + createHash('sha256').update(iss).update('\0').update(jti).digest('base64url');
   }
 
   /** Records the jti; false when it was already recorded (a replay). One winner under races. */
   consume(p: { iss: string; jti: string; exp: number; tenantId: string }): Promise<boolean> {
     return new TenantScope(this.db, p.tenantId).tokens.recordSpentJti(
-      JtiStore.key(p.iss, p.jti),
+      JtiStore.key(p.iss, p.jti, this.prefix),
       (p.exp + CLOCK_SKEW_S) * 1000,
       Date.now(),
     );
