@@ -4,6 +4,8 @@
  * public client none (docs/oauth.md, "Client authentication"), and no keys.
  */
 import test from 'ava';
+import { migrations } from '../../migrations/index.js';
+import { ClientAuth1763769600013 } from '../../migrations/0013-client-auth.js';
 import { migrate } from '../../shared/db/data-source.js';
 import { testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -26,10 +28,12 @@ test('existing clients get client_secret_basic (confidential) or none (public), 
       actor,
     );
 
-    await ds.undoLastMigration({ transaction: 'each' });
+    // Undo 0013 and every migration after it, newest first, then apply them again.
+    const fromThis = migrations.slice(migrations.indexOf(ClientAuth1763769600013)).map((m) => m.name);
+    for (let i = 0; i < fromThis.length; i++) await ds.undoLastMigration({ transaction: 'each' });
     const columns = await ds.query<Record<string, unknown>[]>('SELECT * FROM clients');
     t.false('token_endpoint_auth_method' in columns[0], 'undone: the column is gone');
-    t.deepEqual(await migrate(ds), ['ClientAuth1763769600013']);
+    t.deepEqual(await migrate(ds), fromThis);
 
     const rows = await ds.query<{ client_id: string; m: string; jwks: unknown; jwks_uri: unknown }[]>(
       'SELECT client_id, token_endpoint_auth_method AS m, jwks, jwks_uri FROM clients WHERE tenant_id = ?',
