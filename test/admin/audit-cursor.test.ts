@@ -5,13 +5,14 @@
  * cursor still pages.
  */
 import test from 'ava';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import type { TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
-import { seedApp, type App, type CookieJar } from '../helpers/oauth.js';
+import { type App, type CookieJar } from '../helpers/oauth.js';
 import { assertUserError } from '../helpers/user-errors.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -25,19 +26,12 @@ const kit = loginKit(
 );
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   token = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
   // Three sessions of one user: three devices, so a page of one has a next cursor.
   for (let i = 0; i < 3; i++) jar = await kit.signIn(app.web.clientId, app.user.email);
 });
-test.after.always(async () => {
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
-});
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 async function audit(q: Record<string, string>) {
   const res = await fetch(`${d.url}/api/admin/audit?${new URLSearchParams(q)}`, {

@@ -7,32 +7,26 @@
  */
 import test from 'ava';
 import { decodeJwt } from 'jose';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink } from '../helpers/smtp-sink.js';
+import type { TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
-import { authorizeUrl, CookieJar, get, pkce, REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
+import { authorizeUrl, CookieJar, get, pkce, REDIRECT, sql, type App } from '../helpers/oauth.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 let db: TestDb;
 let d: Daemon;
 let app: App;
-let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let sink: SmtpSink;
 let adminToken: string;
 let n = 0;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   adminToken = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
 });
-test.after.always(async () => {
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
-});
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 const kit = loginKit(
   () => d.url,

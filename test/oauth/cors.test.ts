@@ -5,12 +5,13 @@
  * Access-Control-Allow-Credentials. The browser's side of it is test/browser/cors.test.ts.
  */
 import test from 'ava';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink } from '../helpers/smtp-sink.js';
+import type { TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
-import { REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
+import { REDIRECT, sql, type App } from '../helpers/oauth.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 const SPA_ORIGIN = 'https://spa.example.test';
 const OTHER_ORIGIN = 'https://evil.example.test';
@@ -18,15 +19,12 @@ const OTHER_ORIGIN = 'https://evil.example.test';
 let db: TestDb;
 let d: Daemon;
 let app: App;
-let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let sink: SmtpSink;
 let adminToken: string;
 let spaClientId: string;
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   adminToken = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
   // Registered through the admin API, as an operator would; upper case and the default port are
   // stored as the browser sends the origin.
@@ -42,11 +40,7 @@ test.before(async () => {
   if (body.allowed_origins.join() !== SPA_ORIGIN) throw new Error(`origins stored as ${body.allowed_origins.join()}`);
   spaClientId = body.client_id;
 });
-test.after.always(async () => {
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
-});
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 const kit = loginKit(
   () => d.url,

@@ -4,18 +4,19 @@
  * §7.1, §7.3, §8.3; RFC 6749 §3.1.2), through the admin API and the CLI, one schema.
  */
 import test from 'ava';
-import { createTestDatabase, testDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { startSmtpSink } from '../helpers/smtp-sink.js';
+import { testDatabase, type TestDb } from '../helpers/db.js';
+import type { Daemon } from '../helpers/daemon.js';
+import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
 import { iam, iamJson } from '../helpers/cli.js';
-import { authorizeUrl, CookieJar, get, pkce, seedApp, type App } from '../helpers/oauth.js';
+import { authorizeUrl, CookieJar, get, pkce, type App } from '../helpers/oauth.js';
+import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 let db: TestDb;
 let d: Daemon;
 let app: App;
-let sink: Awaited<ReturnType<typeof startSmtpSink>>;
+let sink: SmtpSink;
 let adminToken: string;
 let native: string;
 let jar: CookieJar;
@@ -35,10 +36,7 @@ const kit = loginKit(
 );
 
 test.before(async () => {
-  db = await createTestDatabase();
-  app = await seedApp(db.url, db.dir);
-  sink = await startSmtpSink();
-  d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  ({ db, d, app, sink } = await startLoginEnv());
   adminToken = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
   const r = await createClient({ name: 'Loopback app', redirect_uris: [REGISTERED], public: true, first_party: true });
   if (r.status !== 201) throw new Error(`create client: ${r.status} ${await r.text()}`);
@@ -46,11 +44,7 @@ test.before(async () => {
   // A signed-in browser: a matching redirect would get a code at once, so a refusal is visible.
   jar = await kit.signIn(app.web.clientId, app.user.email);
 });
-test.after.always(async () => {
-  await d?.stop();
-  await sink?.close();
-  await db?.drop();
-});
+test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 const authorize = (redirectUri: string) => {
   const { challenge } = pkce();
