@@ -11,6 +11,7 @@ import type { Browser, Page } from 'playwright-core';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, codeFrom, pkce, REDIRECT } from '../helpers/oauth.js';
 import { launchBrowser, newPage, screenshot } from './helpers.js';
+import { interceptCallback, withTimeout } from './helpers.js';
 
 let env: LoginEnv;
 let browser: Browser;
@@ -23,28 +24,6 @@ test.after.always(async () => {
   await browser?.close();
   await stopLoginEnv(env ?? {});
 });
-
-const RP_ORIGIN = new URL(REDIRECT).origin;
-
-/** Intercepts the relying party (its host does not resolve) and resolves with the callback URL. */
-function interceptCallback(page: Page): Promise<URL> {
-  return new Promise<URL>((resolve) => {
-    void page.route(`${RP_ORIGIN}/**`, async (route) => {
-      resolve(new URL(route.request().url()));
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'ok' });
-    });
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-    }),
-  ]);
-}
 
 /**
  * Signs a fresh user in at the third-party client's login page and returns on the page after

@@ -8,6 +8,7 @@ import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
 import type { ExecutionContext } from 'ava';
 import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import { REDIRECT } from '../helpers/oauth.js';
 
 /** The repository root (this file runs as dist/test/browser/helpers.js). */
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -85,4 +86,28 @@ export async function focusedElement(page: Page): Promise<string> {
     const text = (el.textContent ?? '').trim().slice(0, 40);
     return `<${el.tagName.toLowerCase()}${el.id ? ` id="${el.id}"` : ''}> ${text}`;
   });
+}
+
+/**
+ * Intercepts the relying party at `origin` (the test redirect URI's host does not resolve) and
+ * resolves with the callback URL the browser was sent to.
+ */
+export function interceptCallback(page: Page, origin = new URL(REDIRECT).origin): Promise<URL> {
+  return new Promise<URL>((resolve) => {
+    void page.route(`${origin}/**`, async (route) => {
+      resolve(new URL(route.request().url()));
+      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'ok' });
+    });
+  });
+}
+
+/** `p`, or a rejection naming `what` after `ms`: a step that hangs fails with its name. */
+export function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout;
+  return Promise.race([
+    p.finally(() => clearTimeout(timer)),
+    new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
+    }),
+  ]);
 }

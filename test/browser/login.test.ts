@@ -15,6 +15,7 @@ import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { authorizeUrl, codeFrom, pkce, REDIRECT, type App } from '../helpers/oauth.js';
 import { focusedElement, isFocused, launchBrowser, newPage, screenshot } from './helpers.js';
+import { interceptCallback, withTimeout } from './helpers.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -30,28 +31,6 @@ test.after.always(async () => {
   await browser?.close();
   await stopLoginEnv({ db, d, sink });
 });
-
-const RP_ORIGIN = new URL(REDIRECT).origin;
-
-/** Intercepts the relying party (its host does not resolve) and resolves with the callback URL. */
-function interceptCallback(page: Page): Promise<URL> {
-  return new Promise<URL>((resolve) => {
-    void page.route(`${RP_ORIGIN}/**`, async (route) => {
-      resolve(new URL(route.request().url()));
-      await route.fulfill({ status: 200, contentType: 'text/plain', body: 'ok' });
-    });
-  });
-}
-
-function withTimeout<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout;
-  return Promise.race([
-    p.finally(() => clearTimeout(timer)),
-    new Promise<never>((_, reject) => {
-      timer = setTimeout(() => reject(new Error(`timed out after ${ms} ms: ${what}`)), ms);
-    }),
-  ]);
-}
 
 async function startLogin(t: ExecutionContext, page: Page) {
   const { verifier, challenge } = pkce();
