@@ -18,6 +18,7 @@ import { CreateClientInput, CreateUserInput, PolicyVersionsInput } from '../sche
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
+import { updateSettingsSection } from './tenant-settings.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
@@ -154,23 +155,11 @@ export class DirectoryService {
       ...(v.privacy_policy_version ? { privacyPolicyVersion: v.privacy_policy_version } : {}),
       ...(v.tos_version ? { tosVersion: v.tos_version } : {}),
     };
-    await this.ds.transaction(async (tx) => {
-      const tenants = new TenantRepository(tx);
-      // Locked for the read-modify-write: settings is one JSON document shared by several features.
-      const stored = await tenants.settings(tenantId, { forUpdate: true });
-      if (stored === undefined) throw notFound(`Tenant ${tenantId}`);
-      const settings = stored ?? {};
-      const before = policyVersionsOf(settings);
-      await tenants.writeSettings(tenantId, { ...settings, consentPolicy: after }, Date.now());
-      await audit(tx, actor, {
-        tenantId,
-        action: 'tenant.policy_versions.update',
-        targetType: 'tenant',
-        targetId: tenantId,
-        summary: { before, after },
-      });
-    });
-    return after;
+    return updateSettingsSection(
+      this.ds,
+      { tenantId, section: 'consentPolicy', action: 'tenant.policy_versions.update', actor },
+      (settings) => ({ before: policyVersionsOf(settings), after }),
+    );
   }
 
   verifyClientSecret(client: Client, secret: string): boolean {

@@ -8,7 +8,8 @@ import { notFound } from '../errors.js';
 import { TenantRepository } from '../repositories/index.js';
 import { emailSettingsInput } from '../schemas/email.js';
 import { parseInput } from '../schemas/validate.js';
-import { audit, type Actor } from './audit.js';
+import type { Actor } from './audit.js';
+import { updateSettingsSection } from './tenant-settings.js';
 import type { EmailProviders } from './mail/index.js';
 import type { EmailProviderEntry, EmailSettings } from './mail/types.js';
 
@@ -44,23 +45,11 @@ export class EmailSettingsService {
   async update(tenantId: string, input: unknown, actor: Actor): Promise<EmailSettingsResult> {
     const { strategy, providerOrder } = parseInput(this.input, input);
     const email: EmailSettings = { strategy, providerOrder: [...providerOrder] };
-    await this.ds.transaction(async (tx) => {
-      const tenants = new TenantRepository(tx);
-      // Locked for the read-modify-write: settings is one JSON document, and a concurrent change
-      // to another key must not be overwritten.
-      const stored = await tenants.settings(tenantId, { forUpdate: true });
-      if (stored === undefined) throw notFound(`Tenant ${tenantId}`);
-      const settings = stored ?? {};
-      const before: unknown = settings.email ?? null;
-      await tenants.writeSettings(tenantId, { ...settings, email }, Date.now());
-      await audit(tx, actor, {
-        tenantId,
-        action: 'tenant.email_settings.update',
-        targetType: 'tenant',
-        targetId: tenantId,
-        summary: { before, after: email },
-      });
-    });
+    await updateSettingsSection(
+      this.ds,
+      { tenantId, section: 'email', action: 'tenant.email_settings.update', actor },
+      (settings) => ({ before: (settings.email as unknown) ?? null, after: email }),
+    );
     return this.result(tenantId, email);
   }
 }

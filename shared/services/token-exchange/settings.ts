@@ -11,7 +11,8 @@ import { TenantRepository } from '../../repositories/index.js';
 import { classifyAddress, isIpLiteral } from '../../net/address.js';
 import { parseInput } from '../../schemas/validate.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
-import { audit, type Actor } from '../audit.js';
+import type { Actor } from '../audit.js';
+import { updateSettingsSection } from '../tenant-settings.js';
 import { canonicalTokenType, TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_NAMES } from './token-types.js';
 
 export interface IdJagSettings {
@@ -267,46 +268,36 @@ export class TokenExchangeSettingsService {
         .filter((k) => !KNOWN_ID_JAG.includes(k))
         .map((k) => `idJag.${k}`),
     ];
-    const settings = await this.ds.transaction(async (tx) => {
-      const tenants = new TenantRepository(tx);
-      // Locked: settings is one JSON document shared with other features (email routing), so
-      // this read-modify-write must not overwrite a concurrent change to another key.
-      const stored = await tenants.settings(tenantId, { forUpdate: true });
-      if (stored === undefined) throw notFound(`Tenant ${tenantId}`);
-      const doc = stored ?? {};
-      const before = settingsFrom(doc.tokenExchange);
-      const after: TokenExchangeSettings = {
-        enabled: input.enabled ?? before.enabled,
-        allowedSubjectTokenTypes: input.allowedSubjectTokenTypes
-          ? [...new Set(input.allowedSubjectTokenTypes)]
-          : before.allowedSubjectTokenTypes,
-        maxResourceParams: input.maxResourceParams ?? before.maxResourceParams,
-        maxAudienceParams: input.maxAudienceParams ?? before.maxAudienceParams,
-        idJag: {
-          enabled: input.idJag?.enabled ?? before.idJag.enabled,
-          allowedIssuers: input.idJag?.allowedIssuers
-            ? [...new Set(input.idJag.allowedIssuers)]
-            : before.idJag.allowedIssuers,
-          maxTokenLifetime: input.idJag?.maxTokenLifetime ?? before.idJag.maxTokenLifetime,
-          includeTenantClaim: input.idJag?.includeTenantClaim ?? before.idJag.includeTenantClaim,
-          requireConfidentialClient: input.idJag?.requireConfidentialClient ?? before.idJag.requireConfidentialClient,
-        },
-      };
-      // Checked on the merged result: ID-JAG on with nobody trusted is a mistake, not a policy.
-      if (after.idJag.enabled && after.idJag.allowedIssuers.length === 0) {
-        const message = 'must name at least one issuer when idJag.enabled is true';
-        throw badRequest(`body.idJag.allowedIssuers: ${message}`, [{ field: 'body.idJag.allowedIssuers', message }]);
-      }
-      await tenants.writeSettings(tenantId, { ...doc, tokenExchange: after }, Date.now());
-      await audit(tx, actor, {
-        tenantId,
-        action: 'tenant.token_exchange_settings.update',
-        targetType: 'tenant',
-        targetId: tenantId,
-        summary: { before, after },
-      });
-      return after;
-    });
+    const settings = await updateSettingsSection(
+      this.ds,
+      { tenantId, section: 'tokenExchange', action: 'tenant.token_exchange_settings.update', actor },
+      (doc) => {
+        const before = settingsFrom(doc.tokenExchange);
+        const after: TokenExchangeSettings = {
+          enabled: input.enabled ?? before.enabled,
+          allowedSubjectTokenTypes: input.allowedSubjectTokenTypes
+            ? [...new Set(input.allowedSubjectTokenTypes)]
+            : before.allowedSubjectTokenTypes,
+          maxResourceParams: input.maxResourceParams ?? before.maxResourceParams,
+          maxAudienceParams: input.maxAudienceParams ?? before.maxAudienceParams,
+          idJag: {
+            enabled: input.idJag?.enabled ?? before.idJag.enabled,
+            allowedIssuers: input.idJag?.allowedIssuers
+              ? [...new Set(input.idJag.allowedIssuers)]
+              : before.idJag.allowedIssuers,
+            maxTokenLifetime: input.idJag?.maxTokenLifetime ?? before.idJag.maxTokenLifetime,
+            includeTenantClaim: input.idJag?.includeTenantClaim ?? before.idJag.includeTenantClaim,
+            requireConfidentialClient: input.idJag?.requireConfidentialClient ?? before.idJag.requireConfidentialClient,
+          },
+        };
+        // Checked on the merged result: ID-JAG on with nobody trusted is a mistake, not a policy.
+        if (after.idJag.enabled && after.idJag.allowedIssuers.length === 0) {
+          const message = 'must name at least one issuer when idJag.enabled is true';
+          throw badRequest(`body.idJag.allowedIssuers: ${message}`, [{ field: 'body.idJag.allowedIssuers', message }]);
+        }
+        return { before, after };
+      },
+    );
     return { success: true, settings, note: noteFor(tenantId, settings, ignored) };
   }
 }

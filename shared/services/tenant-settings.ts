@@ -1,0 +1,40 @@
+/**
+ * A tenant's settings document is one JSON object that several features share (email routing,
+ * token exchange, consent policy versions). Each feature replaces its own section with a
+ * read-modify-write, so the row is locked for it (SELECT … FOR UPDATE on MySQL/MariaDB; SQLite
+ * serialises writers anyway) and a concurrent change to another section is not overwritten.
+ */
+import type { JsonObject } from '../db/entities.js';
+import type { Database } from '../db/index.js';
+import { notFound } from '../errors.js';
+import { TenantRepository } from '../repositories/index.js';
+import { audit, type Actor } from './audit.js';
+
+/**
+ * Replaces the section `section` of the tenant's settings with what `change` returns, and
+ * audits `{ before, after }` under `action`, in one transaction. `change` sees the whole
+ * document (never null) and may throw to refuse the change, which then writes nothing.
+ * Resolves to the new section; a tenant that does not exist is 404.
+ */
+export async function updateSettingsSection<T>(
+  ds: Database,
+  p: { tenantId: string; section: string; action: string; actor: Actor },
+  change: (doc: JsonObject) => { before: unknown; after: T },
+): Promise<T> {
+  return ds.transaction(async (tx) => {
+    const tenants = new TenantRepository(tx);
+    const stored = await tenants.settings(p.tenantId, { forUpdate: true });
+    if (stored === undefined) throw notFound(`Tenant ${p.tenantId}`);
+    const doc = stored ?? {};
+    const { before, after } = change(doc);
+    await tenants.writeSettings(p.tenantId, { ...doc, [p.section]: after }, Date.now());
+    await audit(tx, p.actor, {
+      tenantId: p.tenantId,
+      action: p.action,
+      targetType: 'tenant',
+      targetId: p.tenantId,
+      summary: { before, after },
+    });
+    return after;
+  });
+}
