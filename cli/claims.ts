@@ -1,5 +1,7 @@
 /** How `iam claims …` and `iam users claims …` print a claim schema and a user's values. */
 import type { CustomClaimSchema, UserClaims } from '../shared/services/custom-claims.js';
+import { TOKEN_TYPES } from '../shared/schemas/claims.js';
+import { CliFailure } from './base.js';
 import { fields, table, time } from './format.js';
 
 /** `id_token`, or `userinfo[profile,email]` when the binding names scopes. */
@@ -56,4 +58,17 @@ export function userClaimsFields(c: UserClaims): string {
   for (const [k, v] of custom) pairs.push([k, JSON.stringify(v)]);
   if (!custom.length) pairs.push(['(custom)', 'no values']);
   return fields(pairs);
+}
+
+/** `id_token` or `userinfo:profile,email` → a field usage binding. */
+export function parseBinding(v: string): Record<string, unknown> {
+  const [type, scopes] = v.split(':', 2);
+  if (!(TOKEN_TYPES as readonly string[]).includes(type)) {
+    throw new CliFailure(
+      'invalid_request',
+      `invalid --bind ${JSON.stringify(v)}: the token type must be one of ${TOKEN_TYPES.join(', ')}`,
+    );
+  }
+  const list = scopes === undefined ? [] : scopes.split(',').filter(Boolean);
+  return { token_type: type, ...(list.length ? { scopes: list } : {}) };
 }

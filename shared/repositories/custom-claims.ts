@@ -160,8 +160,11 @@ export class ScopedCustomClaims {
     return r ? toSchema(r) : undefined;
   }
 
-  /** Changes the given fields of a schema; returns the number of rows changed (0: no such schema). */
-  updateSchema(id: string, patch: SchemaPatch, now: number): Promise<number> {
+  /**
+   * Changes the given fields of a schema; returns the number of rows changed (0: no such
+   * schema, or with `expectStatus` its operation_status is another).
+   */
+  updateSchema(id: string, patch: SchemaPatch, now: number, expectStatus?: string): Promise<number> {
     const sets: string[] = [];
     const params: unknown[] = [];
     for (const k of ['display_label', 'is_pii', 'is_required', 'is_active'] as const) {
@@ -176,7 +179,13 @@ export class ScopedCustomClaims {
     }
     sets.push('updated_at = ?');
     params.push(now, this.s.tenantId, id);
-    return exec(this.s.db, `UPDATE custom_claim_schemas SET ${sets.join(', ')} WHERE tenant_id = ? AND id = ?`, params);
+    if (expectStatus !== undefined) params.push(expectStatus);
+    return exec(
+      this.s.db,
+      `UPDATE custom_claim_schemas SET ${sets.join(', ')} WHERE tenant_id = ? AND id = ?` +
+        (expectStatus !== undefined ? ' AND operation_status = ?' : ''),
+      params,
+    );
   }
 
   /**

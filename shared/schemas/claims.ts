@@ -155,6 +155,38 @@ export const CreateCustomClaimInput = z.looseObject({
 });
 export type CreateCustomClaimInput = z.infer<typeof CreateCustomClaimInput>;
 
+/**
+ * PATCH /api/admin/custom-claims/{id}: what may change after creation. The key changes only by
+ * rename; the type and cardinality never (the stored values were validated against them).
+ */
+export const UpdateCustomClaimInput = z
+  .looseObject({
+    display_label: displayName.optional(),
+    is_pii: flag.optional(),
+    is_required: flag.optional(),
+    is_active: flag.optional(),
+    field_usage_bindings: z.array(FieldUsageBinding).max(LIMITS.bindings).optional(),
+  })
+  .superRefine((v, ctx) => {
+    for (const k of ['field_key', 'field_type', 'cardinality', 'is_system', 'operation_status'] as const) {
+      if (k in v) {
+        ctx.addIssue({
+          code: 'custom',
+          path: [k],
+          message:
+            k === 'field_key'
+              ? 'cannot be changed here: a key changes only by rename'
+              : 'cannot be changed after the schema is created',
+        });
+      }
+    }
+    const changes = ['display_label', 'is_pii', 'is_required', 'is_active', 'field_usage_bindings'];
+    if (!changes.some((k) => v[k] !== undefined)) {
+      ctx.addIssue({ code: 'custom', message: `name at least one of: ${changes.join(', ')}` });
+    }
+  });
+export type UpdateCustomClaimInput = z.infer<typeof UpdateCustomClaimInput>;
+
 /** The spec's Custom claim schema record, as every endpoint returns it (plus `is_system`). */
 export const CustomClaimSchemaRecord = z.looseObject({
   id: z.string(),

@@ -17,12 +17,14 @@ import {
   TenantScope,
   type CustomClaimSchemaRow,
   type CustomClaimValueRow,
+  type SchemaPatch,
 } from '../repositories/index.js';
 import {
   assertFieldKey,
   CreateCustomClaimInput,
   LIMITS,
   SetUserClaimsInput,
+  UpdateCustomClaimInput,
   validateClaimValue,
   type ClaimTokenType,
 } from '../schemas/claims.js';
@@ -192,6 +194,42 @@ export class CustomClaimsService {
   }
 
   /**
+   * PATCH /api/admin/custom-claims/{id}: changes the label, the flags (is_active 1 reactivates)
+   * or the bindings. Refused for a system schema (400 system_claim_schema) and while an
+   * operation such as a rename runs (409 claim_operation_in_progress). Audited with before/after.
+   */
+  async updateSchema(tenantId: string, id: string, input: unknown, actor: Actor): Promise<CustomClaimSchema> {
+    const u = parseInput(UpdateCustomClaimInput, input);
+    const current = await this.getSchema(tenantId, id);
+    if (current.is_system === 1) throw systemSchema(current.field_key, 'changed');
+    return this.ds.transaction(async (tx) => {
+      const repo = this.scope(tenantId, tx).customClaims;
+      const s = await repo.getSchema(id);
+      if (!s) throw notFound(`Custom claim schema ${id}`);
+      if (s.operation_status !== OPERATION_ACTIVE) throw operationInProgress(s);
+      const patch: SchemaPatch = {
+        ...(u.display_label !== undefined ? { display_label: u.display_label } : {}),
+        ...(u.is_pii !== undefined ? { is_pii: u.is_pii } : {}),
+        ...(u.is_required !== undefined ? { is_required: u.is_required } : {}),
+        ...(u.is_active !== undefined ? { is_active: u.is_active } : {}),
+        ...(u.field_usage_bindings !== undefined ? { field_usage_bindings: u.field_usage_bindings } : {}),
+      };
+      const now = Date.now();
+      // Conditional on the status read above: a rename that starts in between wins.
+      if ((await repo.updateSchema(id, patch, now, OPERATION_ACTIVE)) !== 1) throw operationInProgress(s);
+      const after = { ...s, ...patch, updated_at: now };
+      await audit(tx, actor, {
+        tenantId,
+        action: 'custom_claim.update',
+        targetType: 'custom_claim_schema',
+        targetId: id,
+        summary: { before: s, after },
+      });
+      return after;
+    });
+  }
+
+  /**
    * Deactivates a schema: its values stay stored but are no longer emitted, exported as
    * inactive, or accepted in writes. Refused for a system schema (400 system_claim_schema) and
    * while an operation such as a rename runs (409 claim_operation_in_progress). Deactivating
@@ -207,7 +245,7 @@ export class CustomClaimsService {
       if (!s) throw notFound(`Custom claim schema ${id}`);
       if (s.operation_status !== OPERATION_ACTIVE) throw operationInProgress(s);
       const now = Date.now();
-      await repo.updateSchema(id, { is_active: 0 }, now);
+      if ((await repo.updateSchema(id, { is_active: 0 }, now, OPERATION_ACTIVE)) !== 1) throw operationInProgress(s);
       await audit(tx, actor, {
         tenantId,
         action: 'custom_claim.deactivate',

@@ -247,6 +247,55 @@ test.serial('deactivate: kept, is_active 0, idempotent; refused while an operati
   await sql(e.db.url, e.db.dir, "UPDATE custom_claim_schemas SET operation_status = 'active' WHERE id = ?", [busy.id]);
 });
 
+test.serial('update (PATCH): label, flags and bindings change; key, type and cardinality do not', async (t) => {
+  const s = (
+    await create({ field_key: 'nickname_x', display_label: 'Nick', field_type: 'string', cardinality: 'many' })
+  ).body;
+  const patch = (body: unknown, id = s.id, token = admin) => call('PATCH', `${BASE}/${id}`, token, body);
+  const r = await patch({
+    display_label: 'Nickname',
+    is_pii: 1,
+    field_usage_bindings: [{ token_type: 'userinfo', scopes: ['profile'], note: 'kept' }],
+  });
+  t.is(r.status, 200);
+  t.like(r.body, { id: s.id, field_key: 'nickname_x', display_label: 'Nickname', is_pii: 1, cardinality: 'many' });
+  t.deepEqual(r.body.field_usage_bindings, [{ token_type: 'userinfo', scopes: ['profile'], note: 'kept' }]);
+  t.true(r.body.updated_at >= s.updated_at);
+  t.deepEqual((await call('GET', `${BASE}/${s.id}`, admin)).body, r.body);
+  // Deactivate, then reactivate with is_active 1.
+  t.is((await call('POST', `${BASE}/${s.id}/deactivate`, admin)).status, 200);
+  t.is((await patch({ is_active: 1 })).body.is_active, 1);
+  for (const [body, field] of [
+    [{ field_key: 'other_key' }, 'field_key'],
+    [{ field_type: 'number' }, 'field_type'],
+    [{ cardinality: 'one' }, 'cardinality'],
+    [{ is_required: 'yes' }, 'is_required'],
+    [{ field_usage_bindings: [{ token_type: 'saml' }] }, 'field_usage_bindings'],
+    [{}, 'name at least one of'],
+  ] as [Record<string, unknown>, string][]) {
+    const x = await patch(body);
+    t.is(x.status, 400, field);
+    t.is(x.body.error, 'invalid_request', field);
+    t.true(String(x.body.message).includes(field), x.body.message);
+  }
+  const email = (await call('GET', BASE, admin)).body.schemas[0];
+  const sys = await patch({ display_label: 'Mail' }, email.id);
+  t.is(sys.status, 400);
+  t.is(sys.body.error, 'system_claim_schema');
+  t.is((await patch({ display_label: 'X' }, otherSchemaId)).status, 404, "another tenant's schema");
+  await sql(e.db.url, e.db.dir, "UPDATE custom_claim_schemas SET operation_status = 'renaming' WHERE id = ?", [s.id]);
+  const busy = await patch({ display_label: 'Busy' });
+  t.is(busy.status, 409);
+  t.is(busy.body.error, 'claim_operation_in_progress');
+  await sql(e.db.url, e.db.dir, "UPDATE custom_claim_schemas SET operation_status = 'active' WHERE id = ?", [s.id]);
+  const audit = await call('GET', `/api/admin/audit?action=custom_claim.update&target_id=${s.id}`, admin);
+  t.true(
+    audit.body.events.some(
+      (ev: any) => ev.summary?.before?.display_label === 'Nick' && ev.summary?.after?.display_label === 'Nickname',
+    ),
+  );
+});
+
 test.serial("a user's values: set and get, validated against the schemas", async (t) => {
   for (const [key, type, cardinality] of [
     ['level', 'number', 'one'],

@@ -143,6 +143,23 @@ test('define, list, show and deactivate schemas; set and get a user’s values',
   t.is(nouser.code, 1);
   t.is(JSON.parse(nouser.stdout).error, 'not_found');
 
+  const upd = await iamJson(db, [
+    'claims',
+    'update',
+    dept.id,
+    ...T,
+    '--label',
+    'Dept.',
+    '--no-pii',
+    '--bind',
+    'access_token',
+  ]);
+  t.like(upd, { display_label: 'Dept.', is_pii: 0, field_key: 'department' });
+  t.deepEqual(upd.field_usage_bindings, [{ token_type: 'access_token' }]);
+  t.deepEqual((await iamJson(db, ['claims', 'update', dept.id, ...T, '--no-bindings'])).field_usage_bindings, []);
+  const nothing = await iam(db, ['claims', 'update', dept.id, ...T, '--json']);
+  t.is(nothing.code, 1);
+  t.is(JSON.parse(nothing.stdout).error, 'invalid_request');
   const off = await iamJson(db, ['claims', 'deactivate', roles.id, ...T]);
   t.is(off.is_active, 0);
   t.deepEqual((await iamJson(db, ['users', 'claims', 'get', ...T, '--user', user.id])).claims, { department: 'Ops' });

@@ -1,21 +1,8 @@
 import { Flags } from '@oclif/core';
-import { BaseCommand, CliFailure } from '../../base.js';
-import { schemaFields } from '../../claims.js';
-import { CARDINALITIES, FIELD_TYPES, TOKEN_TYPES } from '../../../shared/schemas/claims.js';
+import { BaseCommand } from '../../base.js';
+import { parseBinding, schemaFields } from '../../claims.js';
+import { CARDINALITIES, FIELD_TYPES } from '../../../shared/schemas/claims.js';
 import type { CustomClaimSchema } from '../../../shared/services/custom-claims.js';
-
-/** `id_token` or `userinfo:profile,email` → a field usage binding. */
-function parseBinding(v: string): Record<string, unknown> {
-  const [type, scopes] = v.split(':', 2);
-  if (!(TOKEN_TYPES as readonly string[]).includes(type)) {
-    throw new CliFailure(
-      'invalid_request',
-      `invalid --bind ${JSON.stringify(v)}: the token type must be one of ${TOKEN_TYPES.join(', ')}`,
-    );
-  }
-  const list = scopes === undefined ? [] : scopes.split(',').filter(Boolean);
-  return { token_type: type, ...(list.length ? { scopes: list } : {}) };
-}
 
 export default class ClaimsCreate extends BaseCommand<typeof ClaimsCreate> {
   static override summary = 'Define a custom claim schema in a tenant.';

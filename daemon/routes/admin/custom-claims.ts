@@ -1,6 +1,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { CreateCustomClaimInput, CustomClaimSchemaRecord, SetUserClaimsInput } from '../../../shared/schemas/claims.js';
+import {
+  CreateCustomClaimInput,
+  CustomClaimSchemaRecord,
+  SetUserClaimsInput,
+  UpdateCustomClaimInput,
+} from '../../../shared/schemas/claims.js';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -111,6 +116,31 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     async (ctx) => {
       const id = target(ctx);
       ctx.body = await service.getSchema(id, ctx.state.guard.params.id);
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'patch',
+      path: `${base}/:id`,
+      summary: 'Change a claim schema’s label, flags or bindings (the key changes only by rename)',
+      tags,
+      security: 'bearer',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: IdParam,
+      query: TenantQuery,
+      body: UpdateCustomClaimInput,
+      responses: {
+        200: { description: 'the schema', schema: CustomClaimSchemaRecord },
+        ...errors,
+        409: { description: 'an operation (a rename) is under way on the schema', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const id = target(ctx);
+      ctx.body = await service.updateSchema(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );
 
