@@ -5,6 +5,13 @@
  */
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
+export type {
+  CustomClaimSchemaRow,
+  CustomClaimValueRow,
+  EmittableClaimRow,
+  ExportedClaimRow,
+  SchemaPatch,
+} from './custom-claims.js';
 export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';

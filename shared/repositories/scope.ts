@@ -19,6 +19,7 @@ import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
+import { ScopedCustomClaims } from './custom-claims.js';
 import { ScopedExports } from './exports.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
@@ -42,6 +43,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #customClaims?: ScopedCustomClaims;
 
   constructor(
     readonly db: Db,
@@ -108,5 +110,9 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** Custom claim schemas and the users' values (docs/claims.md). */
+  get customClaims(): ScopedCustomClaims {
+    return (this.#customClaims ??= new ScopedCustomClaims(this));
   }
 }
