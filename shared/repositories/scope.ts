@@ -13,6 +13,7 @@
  */
 import type { Db, Tx } from '../db/index.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
+import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
 import { ScopedProvisioning } from './provisioning.js';
@@ -42,6 +43,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #claimRenames?: ScopedClaimRenames;
 
   constructor(
     readonly db: Db,
@@ -108,5 +110,9 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** Custom claim renames, the keys they hold, and their statements on claim schemas and values. */
+  get claimRenames(): ScopedClaimRenames {
+    return (this.#claimRenames ??= new ScopedClaimRenames(this));
   }
 }
