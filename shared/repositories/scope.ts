@@ -20,6 +20,7 @@ import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
+import { ScopedCustomClaims } from './custom-claims.js';
 import { ScopedExports } from './exports.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
@@ -44,6 +45,7 @@ export class TenantScope implements ScopeRef {
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
   #claimRenames?: ScopedClaimRenames;
+  #customClaims?: ScopedCustomClaims;
 
   constructor(
     readonly db: Db,
@@ -114,5 +116,9 @@ export class TenantScope implements ScopeRef {
   /** Custom claim renames, the keys they hold, and their statements on claim schemas and values. */
   get claimRenames(): ScopedClaimRenames {
     return (this.#claimRenames ??= new ScopedClaimRenames(this));
+  }
+  /** Custom claim schemas and the users' values (docs/claims.md). */
+  get customClaims(): ScopedCustomClaims {
+    return (this.#customClaims ??= new ScopedCustomClaims(this));
   }
 }

@@ -18,6 +18,7 @@ import { OAuthService } from '../../shared/services/auth/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { SessionService } from '../../shared/services/auth/sessions.js';
 import { Throttle } from '../../shared/services/auth/throttle.js';
+import { CustomClaimsService } from '../../shared/services/custom-claims.js';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
@@ -672,6 +673,48 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     });
     t.is(await scopeA.exports.countRows('auth_history', user.id), 1);
     t.is(await scopeB.exports.countRows('auth_history', user.id), before);
+  },
+  async customClaims(w) {
+    const { t, scopeA, scopeB, directory } = w;
+    const claims = new CustomClaimsService(w.services.ds);
+    const schema = await claims.createSchema(
+      w.b.id,
+      {
+        field_key: 'department',
+        display_label: 'Department',
+        field_type: 'string',
+        field_usage_bindings: [{ token_type: 'id_token' }],
+      },
+      actor,
+    );
+    const user = await directory.createUser(w.b.id, { email: 'claims-b@example.test', name: 'B' }, actor);
+    await claims.setUserClaims(w.b.id, user.id, { claims: { department: 'sales' } }, actor);
+    const now = Date.now();
+    t.deepEqual(await scopeA.customClaims.listSchemas(), []);
+    t.is(await scopeA.customClaims.countCustomSchemas(), 0);
+    t.is(await scopeA.customClaims.getSchema(schema.id), undefined);
+    t.is(await scopeA.customClaims.getSchemaByKey('department'), undefined);
+    t.is(await scopeA.customClaims.updateSchema(schema.id, { is_active: 0 }, now), 0);
+    t.is(await scopeA.customClaims.setOperationStatus(schema.id, 'renaming', now), 0);
+    t.is(await scopeA.customClaims.setOperationStatus(schema.id, 'renaming', now, 'active'), 0);
+    t.deepEqual(await scopeA.customClaims.userValues(user.id), []);
+    t.deepEqual(await scopeA.customClaims.userValues(user.id, ['department']), []);
+    t.deepEqual(await scopeA.customClaims.emittable(user.id), []);
+    t.is(await scopeA.customClaims.deleteValues(user.id), 0);
+    t.is(await scopeA.customClaims.deleteValues(user.id, ['department']), 0);
+    // Writes through A's scope land in A, even with B's key and B's user id.
+    await scopeA.customClaims.insertSchema({ ...schema, id: 'ccs_a', display_label: 'A' });
+    await scopeA.customClaims.upsertValues(user.id, [{ field_key: 'department', value_json: '"a"' }], now);
+    t.is((await scopeA.customClaims.getSchemaByKey('department'))!.id, 'ccs_a');
+    const theirs = (await scopeB.customClaims.getSchemaByKey('department'))!;
+    t.is(theirs.id, schema.id);
+    t.is(theirs.is_active, 1);
+    t.is(theirs.operation_status, 'active');
+    t.deepEqual(await scopeB.customClaims.userValues(user.id), [{ field_key: 'department', value_json: '"sales"' }]);
+    t.deepEqual(
+      (await scopeB.customClaims.emittable(user.id)).map((r) => [r.field_key, r.value_json]),
+      [['department', '"sales"']],
+    );
   },
 };
 
