@@ -13,6 +13,7 @@
  * then inserted), no DELETE … LIMIT (a batch is a user-id range), and a subquery that reads the
  * table a DELETE writes is wrapped in a derived table, which MySQL materialises first.
  */
+import type { Db } from '../db/index.js';
 import { all, exec, num, one } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
@@ -71,6 +72,11 @@ function operation(r: Record<string, unknown>): ClaimRenameRow {
 }
 
 const RUNNING = "('copying', 'switching', 'cleanup')";
+
+const isMysql = (db: Db): boolean => {
+  const t = ('manager' in db ? db : db.connection).options.type;
+  return t === 'mysql' || t === 'mariadb';
+};
 
 export class ScopedClaimRenames {
   constructor(private readonly sc: ScopeRef) {}
@@ -135,6 +141,24 @@ export class ScopedClaimRenames {
       [this.t, fieldKey],
     );
     return r?.operation_id;
+  }
+
+  /**
+   * The running renames of the tenant, old key → new key, for a write of users' values inside
+   * its transaction. On MySQL the rows are read with a shared lock: every batch, the switch and
+   * the completion of a rename update its row first, so that write and those transactions are
+   * ordered one after the other, and the write sees the operation's state as it is then
+   * (SQLite runs one write transaction at a time anyway).
+   */
+  async runningKeys(): Promise<Map<string, string>> {
+    const rows = await all<{ old_key: string; new_key: string }>(
+      this.sc.db,
+      `SELECT old_key, new_key FROM claim_rename_operations WHERE tenant_id = ? AND state IN ${RUNNING}${
+        isMysql(this.sc.db) ? ' LOCK IN SHARE MODE' : ''
+      }`,
+      [this.t],
+    );
+    return new Map(rows.map((r) => [String(r.old_key), String(r.new_key)]));
   }
 
   /** Users with a stored value under `fieldKey`. */

@@ -53,8 +53,34 @@ export interface ClaimRenameLogger {
 
 /** The schema record a rename answers with: the spec's Custom claim schema, as it is now. */
 async function schemaView(db: Db, tenantId: string, schemaId: string): Promise<Record<string, unknown> | undefined> {
-  const row = await new TenantScope(db, tenantId).claimRenames.schema(schemaId);
+  const row = await new TenantScope(db, tenantId).customClaims.getSchema(schemaId);
   return row && { ...row };
+}
+
+/**
+ * The dual write of a rename (docs/claims.md, "Rename"): the values a user's write stores,
+ * plus, for each value under the old key of a running rename, the same value under its new key.
+ * Called by the custom claims service inside the write's transaction. A write that read the
+ * schema's key before the switch and commits after it still leaves the value under the key
+ * the schema has then; the old-key copy goes with the rename's cleanup.
+ */
+export async function withRenameMirrors<R extends { field_key: string; value_json: string }>(
+  scope: TenantScope,
+  rows: R[],
+): Promise<R[]> {
+  const running = await scope.claimRenames.runningKeys();
+  if (running.size === 0) return rows;
+  const out = [...rows];
+  for (const r of rows) {
+    const to = running.get(r.field_key);
+    if (to !== undefined && !rows.some((o) => o.field_key === to)) out.push({ ...r, field_key: to });
+  }
+  return out;
+}
+
+/** The running rename that holds `fieldKey` in the tenant (a create must not take it), if any. */
+export function renameHolding(scope: TenantScope, fieldKey: string): Promise<string | undefined> {
+  return scope.claimRenames.reservedBy(fieldKey);
 }
 
 export const RenameInput = z.strictObject({

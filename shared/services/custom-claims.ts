@@ -29,6 +29,7 @@ import {
 } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
+import { renameHolding, withRenameMirrors } from './claim-rename.js';
 
 /** The record every endpoint returns: the spec's Custom claim schema, plus `is_system`. */
 export type CustomClaimSchema = CustomClaimSchemaRow;
@@ -147,6 +148,14 @@ export class CustomClaimsService {
           );
         }
         if (await repo.getSchemaByKey(fieldKey)) throw keyConflict(fieldKey);
+        // A running rename holds its old and its new key until it completes (docs/claims.md).
+        if (await renameHolding(this.scope(tenantId, tx), fieldKey)) {
+          throw new ApiError(
+            409,
+            'claim_key_conflict',
+            `field_key: ${JSON.stringify(fieldKey)} is held by a rename under way in this tenant; try again when it has finished.`,
+          );
+        }
         const { field_key: _k, display_label, field_type, cardinality, is_pii, is_required, is_active } = c;
         const row = await repo.insertSchema({
           id: newId('ccs'),
@@ -277,8 +286,10 @@ export class CustomClaimsService {
    * user's values are written, so an operation on the schemas (a rename's dual write) can hook it.
    */
   protected async storeValues(scope: TenantScope, userId: string, rows: CustomClaimValueRow[], now: number) {
+    // While a rename runs, a value under its old key is written under its new key too.
+    const all = await withRenameMirrors(scope, rows);
     await scope.customClaims.deleteValues(userId);
-    await scope.customClaims.upsertValues(userId, rows, now);
+    await scope.customClaims.upsertValues(userId, all, now);
   }
 
   /** GET …/users/{id}/claims: the values under the active custom schemas' keys, and the record's system claims. */
