@@ -18,6 +18,7 @@ import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-
 import type { Database } from '../shared/db/index.js';
 import { ApiError, type FieldIssue } from '../shared/errors.js';
 import type { Actor } from '../shared/services/audit.js';
+import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
@@ -135,6 +136,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   protected directory(): DirectoryService {
     return new DirectoryService(this.ds, this.settings.secretKey);
+  }
+
+  /** Custom claim schemas and users' values (docs/claims.md). */
+  protected customClaims(): CustomClaimsService {
+    return new CustomClaimsService(this.ds);
   }
 
   protected keyService(): KeyService {

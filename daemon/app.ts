@@ -26,6 +26,7 @@ import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
+import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
@@ -116,6 +117,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
+    customClaimsRoutes(deps, api),
     customClaimRenameRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),

@@ -23,6 +23,7 @@ import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle
 import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import type { CustomClaimsService } from '../shared/services/custom-claims.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -49,6 +50,8 @@ export interface AppDeps {
   auditLog: AuditLog;
   emailSettings: EmailSettingsService;
   tokenExchangeSettings: TokenExchangeSettingsService;
+  /** Custom claim schemas, users' values, and the claims tokens carry (docs/claims.md). */
+  customClaims: CustomClaimsService;
   /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;

@@ -34,6 +34,7 @@ import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { startJobs } from './jobs/index.js';
@@ -172,6 +173,7 @@ async function main(): Promise<void> {
     auditLog: new AuditLog(ds, config.secretKey),
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
+    customClaims: new CustomClaimsService(ds),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,

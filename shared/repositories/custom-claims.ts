@@ -45,6 +45,14 @@ export interface EmittableClaimRow {
   value_json: string;
 }
 
+/** One of the user's values with its schema's label, for the data export. */
+export interface ExportedClaimRow {
+  field_key: string;
+  display_label: string;
+  is_active: number;
+  value_json: string;
+}
+
 /** What an update may change on a schema (the key changes only by rename). */
 export interface SchemaPatch {
   display_label?: string;
@@ -118,7 +126,7 @@ export class ScopedCustomClaims {
     const rows = await all<Row>(
       this.s.db,
       `SELECT ${SCHEMA_COLUMNS} FROM custom_claim_schemas WHERE tenant_id = ?
-        ORDER BY is_system DESC, created_at ASC, id ASC`,
+        ORDER BY is_system DESC, created_at ASC, field_key ASC`,
       [this.s.tenantId],
     );
     return rows.map(toSchema);
@@ -236,6 +244,30 @@ export class ScopedCustomClaims {
           this.s.tenantId,
           userId,
         ]);
+  }
+
+  /**
+   * Every value the user holds under a custom schema's current key, active or not (personal
+   * data held is exported whether or not it is emitted), with the schema's label: the data
+   * export's `custom_claims`. Joined by the current key, so a rename's copies under the new key
+   * are not listed twice.
+   */
+  async exportRows(userId: string): Promise<ExportedClaimRow[]> {
+    const rows = await all<Row>(
+      this.s.db,
+      `SELECT s.field_key, s.display_label, s.is_active, v.value_json
+         FROM custom_claim_schemas s
+         JOIN custom_claim_values v ON v.tenant_id = s.tenant_id AND v.field_key = s.field_key AND v.user_id = ?
+        WHERE s.tenant_id = ? AND s.is_system = 0
+        ORDER BY s.field_key`,
+      [userId, this.s.tenantId],
+    );
+    return rows.map((r) => ({
+      field_key: String(r.field_key),
+      display_label: String(r.display_label),
+      is_active: num(r.is_active),
+      value_json: String(r.value_json),
+    }));
   }
 
   /**

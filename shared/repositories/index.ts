@@ -6,7 +6,13 @@
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
-export type { CustomClaimSchemaRow, CustomClaimValueRow, EmittableClaimRow, SchemaPatch } from './custom-claims.js';
+export type {
+  CustomClaimSchemaRow,
+  CustomClaimValueRow,
+  EmittableClaimRow,
+  ExportedClaimRow,
+  SchemaPatch,
+} from './custom-claims.js';
 export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';

@@ -66,16 +66,21 @@ async function schemaView(db: Db, tenantId: string, schemaId: string): Promise<R
  */
 export async function withRenameMirrors<R extends { field_key: string; value_json: string }>(
   scope: TenantScope,
-  rows: R[],
-): Promise<R[]> {
+  change: { rows: R[]; cleared: string[] },
+): Promise<{ rows: R[]; cleared: string[] }> {
   const running = await scope.claimRenames.runningKeys();
-  if (running.size === 0) return rows;
-  const out = [...rows];
-  for (const r of rows) {
+  if (running.size === 0) return change;
+  const rows = [...change.rows];
+  const cleared = [...change.cleared];
+  for (const r of change.rows) {
     const to = running.get(r.field_key);
-    if (to !== undefined && !rows.some((o) => o.field_key === to)) out.push({ ...r, field_key: to });
+    if (to !== undefined && !rows.some((o) => o.field_key === to)) rows.push({ ...r, field_key: to });
   }
-  return out;
+  for (const key of change.cleared) {
+    const to = running.get(key);
+    if (to !== undefined && !cleared.includes(to)) cleared.push(to);
+  }
+  return { rows, cleared };
 }
 
 /** The running rename that holds `fieldKey` in the tenant (a create must not take it), if any. */

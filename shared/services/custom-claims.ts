@@ -17,7 +17,6 @@ import {
   TenantScope,
   type CustomClaimSchemaRow,
   type CustomClaimValueRow,
-  type EmittableClaimRow,
 } from '../repositories/index.js';
 import {
   assertFieldKey,
@@ -230,7 +229,8 @@ export class CustomClaimsService {
   }
 
   /**
-   * PUT …/users/{id}/claims: replaces the user's custom claim values with `{claims: {key: value}}`.
+   * PUT …/users/{id}/claims: replaces the user's values of the active custom schemas with
+   * `{claims: {key: value}}` (a key left out loses its value; inactive schemas' values are kept).
    * Each key must name an active custom schema of the tenant (unknown_claim, inactive_claim,
    * system_claim), each value must fit its schema (invalid_claim_value), and every active
    * required schema must have a value afterwards (missing_required_claim). A null value is no value.
@@ -267,8 +267,12 @@ export class CustomClaimsService {
           throw claimRefusal('missing_required_claim', s.field_key, 'is required');
         }
       }
+      // Replace within the tenant's active custom schemas: values under inactive schemas are kept.
+      const cleared = [...schemas.values()]
+        .filter((s) => s.is_system === 0 && s.is_active === 1 && !(s.field_key in stored))
+        .map((s) => s.field_key);
       const now = Date.now();
-      await this.storeValues(scope, userId, rows, now);
+      await this.storeValues(scope, userId, { rows, cleared }, now);
       await audit(tx, actor, {
         tenantId,
         action: 'user.claims.update',
@@ -282,14 +286,20 @@ export class CustomClaimsService {
   }
 
   /**
-   * Replaces what the user holds with `rows`, inside the caller's transaction. The one place a
-   * user's values are written, so an operation on the schemas (a rename's dual write) can hook it.
+   * Writes `rows` and deletes the user's values under the `cleared` keys, inside the caller's
+   * transaction. The one place a user's values are written, so an operation on the schemas (a
+   * rename's dual write) can hook it.
    */
-  protected async storeValues(scope: TenantScope, userId: string, rows: CustomClaimValueRow[], now: number) {
-    // While a rename runs, a value under its old key is written under its new key too.
-    const all = await withRenameMirrors(scope, rows);
-    await scope.customClaims.deleteValues(userId);
-    await scope.customClaims.upsertValues(userId, all, now);
+  protected async storeValues(
+    scope: TenantScope,
+    userId: string,
+    change: { rows: CustomClaimValueRow[]; cleared: string[] },
+    now: number,
+  ): Promise<void> {
+    // While a rename runs, a value written or cleared under its old key is under its new key too.
+    const { rows, cleared } = await withRenameMirrors(scope, change);
+    await scope.customClaims.deleteValues(userId, cleared);
+    await scope.customClaims.upsertValues(userId, rows, now);
   }
 
   /** GET …/users/{id}/claims: the values under the active custom schemas' keys, and the record's system claims. */
@@ -320,11 +330,6 @@ export class CustomClaimsService {
       if (boundTo(r.field_usage_bindings, opts.tokenType, opts.scopes)) out[r.field_key] = JSON.parse(r.value_json);
     }
     return out;
-  }
-
-  /** Every custom claim value the user has (active schemas), for the data export's `custom_claims`. */
-  async exportRows(tenantId: string, userId: string): Promise<EmittableClaimRow[]> {
-    return this.scope(tenantId).customClaims.emittable(userId);
   }
 }
 

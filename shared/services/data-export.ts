@@ -66,6 +66,17 @@ const PAGED: Record<PagedExportSection, PagedSection> = {
 
 const PROFILE_COLUMNS = ['id', 'email', 'name', 'status', 'created_at'];
 
+/** The `custom_claims` section: one row per claim value the user holds (docs/claims.md). */
+const CUSTOM_CLAIM_COLUMNS = ['key', 'label', 'active', 'value'] as const;
+async function customClaimRows(scope: TenantScope, userId: string) {
+  return (await scope.customClaims.exportRows(userId)).map((r) => ({
+    key: r.field_key,
+    label: r.display_label,
+    active: r.is_active === 1,
+    value: JSON.parse(r.value_json) as unknown,
+  }));
+}
+
 /** Rows the export would contain: what decides inline or pending. */
 export async function countExportRows(
   db: Db,
@@ -77,7 +88,7 @@ export async function countExportRows(
   let total = 0;
   for (const s of sections) {
     if (s === 'profile') total += 1;
-    else if (s === 'custom_claims') total += 0;
+    else if (s === 'custom_claims') total += (await scope.customClaims.exportRows(userId)).length;
     else total += await scope.exports.countRows(s, userId);
   }
   return total;
@@ -144,7 +155,9 @@ export async function buildExport(
         parts.push(csvLine(PROFILE_COLUMNS));
         if (profile) parts.push(csvLine(profile));
       } else if (s === 'custom_claims') {
-        parts.push(csvLine(['key', 'value']));
+        parts.push(csvLine([...CUSTOM_CLAIM_COLUMNS]));
+        for (const r of await customClaimRows(scope, userId))
+          parts.push(csvLine(CUSTOM_CLAIM_COLUMNS.map((c) => r[c])));
       } else {
         parts.push(csvLine(PAGED[s].columns));
         await pages(
@@ -162,7 +175,7 @@ export async function buildExport(
       if (s === 'profile') {
         parts.push(JSON.stringify(profile ? Object.fromEntries(PROFILE_COLUMNS.map((c, i) => [c, profile[i]])) : null));
       } else if (s === 'custom_claims') {
-        parts.push('[]');
+        parts.push(JSON.stringify(await customClaimRows(scope, userId)));
       } else {
         const cols = PAGED[s].columns;
         let first = true;

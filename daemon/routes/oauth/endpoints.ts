@@ -140,7 +140,12 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="invalid_token"');
       throw new ApiError(401, 'invalid_token', 'The account is not available.');
     }
+    const custom = await deps.customClaims.claimsForToken(user.tenant_id, user.id, {
+      tokenType: 'userinfo',
+      scopes: scope,
+    });
     ctx.body = {
+      ...custom,
       sub: user.id,
       ...(scope.includes('email') ? { email: user.email, email_verified: true } : {}),
       ...(scope.includes('profile') ? { name: user.name } : {}),

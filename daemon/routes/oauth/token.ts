@@ -108,6 +108,12 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     /** The browser session the grant came through, for the ID token's `sid`. */
     sessionId?: string;
   }) => {
+    // Custom claims bound to access tokens (docs/claims.md, "Bindings"); the protocol claims
+    // are set after them, and no custom key may take a protocol claim's name anyway.
+    const atClaims = await deps.customClaims.claimsForToken(p.client.tenant_id, p.userId, {
+      tokenType: 'access_token',
+      scopes: p.scope,
+    });
     const at = await deps.tokens.issueAccessToken({
       sub: p.userId,
       clientId: p.client.client_id,
@@ -116,6 +122,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       audience: audienceOf(p.client),
       ttlSeconds: ACCESS_TOKEN_TTL_S,
       familyId: p.familyId,
+      extra: atClaims,
     });
     const body: Record<string, unknown> = {
       access_token: at.token,
@@ -125,7 +132,12 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     };
     if (p.idToken && p.scope.includes('openid')) {
       const user = await deps.sessions.findUser(p.client.tenant_id, p.userId);
-      const claims: Record<string, unknown> = {};
+      const claims: Record<string, unknown> = user
+        ? await deps.customClaims.claimsForToken(p.client.tenant_id, p.userId, {
+            tokenType: 'id_token',
+            scopes: p.scope,
+          })
+        : {};
       if (user && p.scope.includes('email')) Object.assign(claims, { email: user.email, email_verified: true });
       if (user && p.scope.includes('profile')) claims.name = user.name;
       body.id_token = await deps.tokens.issueIdToken({
