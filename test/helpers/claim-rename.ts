@@ -16,14 +16,14 @@ export async function insertSchema(
   tenantId: string,
   id: string,
   fieldKey: string,
-  opts: { system?: boolean } = {},
+  opts: { system?: boolean; bindings?: Record<string, unknown>[] } = {},
 ): Promise<void> {
   const now = Date.now();
   await ds.query(
     `INSERT INTO custom_claim_schemas (id, tenant_id, field_key, display_label, field_type, cardinality, is_pii,
       is_required, is_active, is_system, operation_status, field_usage_bindings, created_at, updated_at)
     VALUES (?, ?, ?, ?, 'string', 'one', 0, 0, 1, ?, 'active', ?, ?, ?)`,
-    [id, tenantId, fieldKey, fieldKey, opts.system ? 1 : 0, '[]', now, now],
+    [id, tenantId, fieldKey, fieldKey, opts.system ? 1 : 0, JSON.stringify(opts.bindings ?? []), now, now],
   );
 }
 
