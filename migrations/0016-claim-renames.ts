@@ -45,7 +45,8 @@ export class ClaimRenames1763769600016 implements MigrationInterface {
         field_key VARCHAR(64) NOT NULL,
         operation_id VARCHAR(40) NOT NULL,
         PRIMARY KEY (tenant_id, field_key),
-        CONSTRAINT fk_claim_key_reservations_operation FOREIGN KEY (operation_id) REFERENCES claim_rename_operations (id)
+        CONSTRAINT fk_claim_key_reservations_operation FOREIGN KEY (operation_id)
+          REFERENCES claim_rename_operations (id)
       )${x}`,
     ]);
   }

@@ -48,7 +48,8 @@ export interface RenameSchemaRow {
 }
 
 const n = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
-const s = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const s = (v: unknown): string | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
 
 function operation(r: Record<string, unknown>): ClaimRenameRow {
   return {
@@ -301,7 +302,8 @@ export class ScopedClaimRenames {
       this.sc.db,
       `DELETE FROM custom_claim_values WHERE tenant_id = ? AND field_key = ? AND user_id NOT IN (
         SELECT user_id FROM (
-          SELECT DISTINCT o.user_id FROM custom_claim_values o JOIN custom_claim_values c ON c.tenant_id = o.tenant_id AND
+          SELECT DISTINCT o.user_id FROM custom_claim_values o
+          JOIN custom_claim_values c ON c.tenant_id = o.tenant_id AND
             c.user_id = o.user_id AND c.field_key = ?
           WHERE o.tenant_id = ? AND o.field_key = ? AND c.value_json = o.value_json
         ) AS same
@@ -365,7 +367,13 @@ export class ScopedClaimRenames {
     ]);
   }
 
-  advanceCleanup(operationId: string, holder: string, checkpoint: string, deleted: number, now: number): Promise<number> {
+  advanceCleanup(
+    operationId: string,
+    holder: string,
+    checkpoint: string,
+    deleted: number,
+    now: number,
+  ): Promise<number> {
     return exec(
       this.sc.db,
       `UPDATE claim_rename_operations SET checkpoint = ?, deleted_count = deleted_count + ?, updated_at = ?

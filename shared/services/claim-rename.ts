@@ -30,7 +30,7 @@ import { newId } from '../crypto.js';
 import { isUniqueViolation, retryTransient, type Database, type Db } from '../db/index.js';
 import { ApiError, notFound } from '../errors.js';
 import { OperationLookups, TenantScope, type ClaimRenameRow } from '../repositories/index.js';
-import { FIELD_KEY_PATTERN, isReservedClaimName } from '../schemas/claims.js';
+import { FIELD_KEY_MAX, FIELD_KEY_PATTERN, isReservedClaimName } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
 
@@ -204,7 +204,8 @@ export class ClaimRenameService {
       throw new ApiError(
         400,
         'invalid_field_key',
-        `body.new_field_key: must match ${String(FIELD_KEY_PATTERN)} (a letter first, then letters, digits or underscores).`,
+        `body.new_field_key: must match ${FIELD_KEY_PATTERN.source} (a lower-case letter, then lower-case letters, ` +
+          `digits or underscores; at most ${FIELD_KEY_MAX} characters).`,
       );
     }
     if (isReservedClaimName(newKey)) {
@@ -237,7 +238,8 @@ export class ClaimRenameService {
           throw new ApiError(
             409,
             'field_key_conflict',
-            `body.new_field_key: "${newKey}" is already the key of a custom claim of this tenant, or the key a running rename holds.`,
+            `body.new_field_key: "${newKey}" is already the key of a custom claim of this tenant, ` +
+              'or a key a running rename holds.',
           );
         }
         const now = Date.now();
@@ -415,20 +417,24 @@ export class ClaimRenameService {
         if ((await renames.finish(op.id, this.holder, 'switching', 'failed', code, now)) !== 1) throw new LeaseLost();
         await renames.markActive(op.schema_id, now);
         await renames.unreserve(op.id);
-        await audit(tx, { type: 'system', id: 'claim-rename' }, {
-          tenantId,
-          action: 'custom_claim.rename.failed',
-          targetType: 'custom_claim_schema',
-          targetId: op.schema_id,
-          outcome: 'failure',
-          summary: { operation_id: op.id, error_code: code },
-        });
+        await audit(
+          tx,
+          { type: 'system', id: 'claim-rename' },
+          {
+            tenantId,
+            action: 'custom_claim.rename.failed',
+            targetType: 'custom_claim_schema',
+            targetId: op.schema_id,
+            outcome: 'failure',
+            summary: { operation_id: op.id, error_code: code },
+          },
+        );
       }),
     );
     this.log?.warn({ operation_id: op.id, tenant_id: tenantId, error_code: code }, 'claim rename failed');
   }
 
-  /** Cleanup: one batch of old-key rows deleted; when none is left, the operation completes. Returns whether it ended. */
+  /** Cleanup: one batch of old-key rows deleted; when none is left, the operation completes (returns true). */
   private async cleanupBatch(tenantId: string, op: ClaimRenameRow): Promise<boolean> {
     let ended = false;
     await retryTransient(() =>

@@ -152,7 +152,8 @@ export class CustomClaimsService {
           throw new ApiError(
             409,
             'claim_key_conflict',
-            `field_key: ${JSON.stringify(fieldKey)} is held by a rename under way in this tenant; try again when it has finished.`,
+            `field_key: ${JSON.stringify(fieldKey)} is held by a rename under way in this tenant; ` +
+              'try again when it has finished.',
           );
         }
         const { field_key: _k, display_label, field_type, cardinality, is_pii, is_required, is_active } = c;

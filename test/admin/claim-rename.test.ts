@@ -54,21 +54,31 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-test.serial('401 without a token (before the body is validated), 403 without an admin scope or for another tenant', async (t) => {
-  const none = await renameCall(d.url, 'PATCH', undefined, 'ccs_dept', { nope: 1 });
-  t.is(none.status, 401);
-  t.is(none.body.error, 'invalid_token');
-  const scope = await renameCall(d.url, 'PATCH', noScope, 'ccs_dept', { new_field_key: 'division' });
-  t.is(scope.status, 403);
-  t.is(scope.body.error, 'insufficient_scope');
-  const other = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_other', { new_field_key: 'x_badge' }, otherTenantId);
-  t.is(other.status, 403);
-  t.is(other.body.error, 'tenant_forbidden');
-  // Another tenant's schema named with the caller's own tenant: not found, not renamed.
-  const foreign = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_other', { new_field_key: 'x_badge' });
-  t.is(foreign.status, 404);
-  t.is(foreign.body.error, 'not_found');
-});
+test.serial(
+  '401 without a token (before the body is validated), 403 without an admin scope or for another tenant',
+  async (t) => {
+    const none = await renameCall(d.url, 'PATCH', undefined, 'ccs_dept', { nope: 1 });
+    t.is(none.status, 401);
+    t.is(none.body.error, 'invalid_token');
+    const scope = await renameCall(d.url, 'PATCH', noScope, 'ccs_dept', { new_field_key: 'division' });
+    t.is(scope.status, 403);
+    t.is(scope.body.error, 'insufficient_scope');
+    const other = await renameCall(
+      d.url,
+      'PATCH',
+      tenantAdmin,
+      'ccs_other',
+      { new_field_key: 'x_badge' },
+      otherTenantId,
+    );
+    t.is(other.status, 403);
+    t.is(other.body.error, 'tenant_forbidden');
+    // Another tenant's schema named with the caller's own tenant: not found, not renamed.
+    const foreign = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_other', { new_field_key: 'x_badge' });
+    t.is(foreign.status, 404);
+    t.is(foreign.body.error, 'not_found');
+  },
+);
 
 test.serial('refusals, each with its own error code; none of them changes the schema', async (t) => {
   const cases: [string, unknown, number, string][] = [

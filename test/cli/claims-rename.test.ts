@@ -43,7 +43,16 @@ test('rename waits with progress, --no-wait returns the operation, refusals exit
   t.is(done.affected_users, 600);
 
   // --no-wait: accepted, still copying; a daemon completes it.
-  const nowait = await iam(db, ['claims', 'rename', 'ccs_badge', 'badge', '--tenant', s.tenantId, '--no-wait', '--json']);
+  const nowait = await iam(db, [
+    'claims',
+    'rename',
+    'ccs_badge',
+    'badge',
+    '--tenant',
+    s.tenantId,
+    '--no-wait',
+    '--json',
+  ]);
   t.is(nowait.code, 0, nowait.stdout + nowait.stderr);
   const accepted = JSON.parse(nowait.stdout);
   t.is(accepted.operation.state, 'copying');

@@ -728,7 +728,12 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     const user = await directory.createUser(w.b.id, { email: 'rename-b@example.test', name: 'B' }, actor);
     await claims.setUserClaims(w.b.id, user.id, { claims: { team: 'blue' } }, actor);
     // B's rename accepted, then leased by 'iso' with the lease expired: every runner write would match it.
-    const accepted = await new ClaimRenameService(w.services.ds).start(w.b.id, schema.id, { new_field_key: 'squad' }, actor);
+    const accepted = await new ClaimRenameService(w.services.ds).start(
+      w.b.id,
+      schema.id,
+      { new_field_key: 'squad' },
+      actor,
+    );
     const opId = accepted.operation.id;
     await w.services.ds.query("UPDATE claim_rename_operations SET lease_holder = 'iso', lease_until = 0 WHERE id = ?", [
       opId,

@@ -42,7 +42,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       method: 'patch',
       path,
       summary:
-        "Rename a custom claim: the stored values are copied to the new key in checkpointed batches, then the key " +
+        'Rename a custom claim: the stored values are copied to the new key in checkpointed batches, then the key ' +
         'switches in one transaction; answers 202 once the rename is accepted',
       tags,
       security: 'bearer',
