@@ -701,6 +701,7 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeA.customClaims.userValues(user.id), []);
     t.deepEqual(await scopeA.customClaims.userValues(user.id, ['department']), []);
     t.deepEqual(await scopeA.customClaims.emittable(user.id), []);
+    t.deepEqual(await scopeA.customClaims.exportRows(user.id), []);
     t.is(await scopeA.customClaims.deleteValues(user.id), 0);
     t.is(await scopeA.customClaims.deleteValues(user.id, ['department']), 0);
     // Writes through A's scope land in A, even with B's key and B's user id.
@@ -714,6 +715,10 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeB.customClaims.userValues(user.id), [{ field_key: 'department', value_json: '"sales"' }]);
     t.deepEqual(
       (await scopeB.customClaims.emittable(user.id)).map((r) => [r.field_key, r.value_json]),
+      [['department', '"sales"']],
+    );
+    t.deepEqual(
+      (await scopeB.customClaims.exportRows(user.id)).map((r) => [r.field_key, r.value_json]),
       [['department', '"sales"']],
     );
   },
