@@ -26,6 +26,7 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -171,6 +172,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   /** Tenant recovery on this database, signing route publications as the daemon's issuer. */
+  /** The custom claim rename service and runner, as the daemon builds it (same batches, same lease). */
+  protected claimRename(): ClaimRenameService {
+    return new ClaimRenameService(this.ds, { options: this.settings.claimRename });
+  }
+
   protected recovery(): RecoveryService {
     return new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
   }

@@ -27,6 +27,7 @@ import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
+import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -117,6 +118,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
+    customClaimRenameRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

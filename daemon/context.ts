@@ -13,6 +13,7 @@ import type { Throttle } from '../shared/services/auth/throttle.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
 import type { ProvisioningService } from '../shared/services/provisioning/index.js';
+import type { ClaimRenameService } from '../shared/services/claim-rename.js';
 import type { IdempotencyHandle, IdempotencyService } from '../shared/services/idempotency.js';
 import type { AccountService } from '../shared/services/auth/account.js';
 import type { AuditLog } from '../shared/services/audit.js';
@@ -60,6 +61,8 @@ export interface AppDeps {
   account: AccountService;
   /** Idempotency-Key records of the routes that accept one. */
   idempotency: IdempotencyService;
+  /** Custom claim renames; its kick wakes the `claim-rename` job. */
+  claimRename: ClaimRenameService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -36,6 +36,7 @@ import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.j
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
+import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -183,6 +184,10 @@ async function main(): Promise<void> {
     clientAuth,
     account: new AccountService(ds, config.secretKey),
     idempotency: new IdempotencyService(ds),
+    claimRename: new ClaimRenameService(ds, {
+      options: config.claimRename,
+      logger: logger.child({ component: 'claim-rename' }),
+    }),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -227,12 +232,21 @@ async function main(): Promise<void> {
           options: provisioningOptions,
           logger: logger.child({ component: 'provisioning' }),
         });
+  // The claim rename runner too (its batches are writes on the jobs connection).
+  const claimRenameRunner =
+    jobsDs === ds
+      ? deps.claimRename
+      : new ClaimRenameService(jobsDs, {
+          options: config.claimRename,
+          logger: logger.child({ component: 'claim-rename' }),
+        });
   const jobs = startJobs({
     ds: jobsDs,
     logger,
     outbox,
     mail,
     provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
+    claimRename: { runner: claimRenameRunner, kicks: deps.claimRename },
   });
 
   let stopping = false;

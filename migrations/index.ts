@@ -17,6 +17,7 @@ import { ClientLogo1763769600012 } from './0012-client-logo.js';
 import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 import { CustomClaims1763769600015 } from './0015-custom-claims.js';
+import { ClaimRenames1763769600016 } from './0016-claim-renames.js';
 
 export const migrations = [
   Core1763769600001,
@@ -34,4 +35,5 @@ export const migrations = [
   ClientAuth1763769600013,
   ClientOrigins1763769600014,
   CustomClaims1763769600015,
+  ClaimRenames1763769600016,
 ];

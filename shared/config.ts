@@ -81,6 +81,8 @@ export interface Config {
   provisioningMaxAttempts: number;
   /** Backoff before the first retry of a failed provisioning step, ms; doubles per failure, capped at 5 min. */
   provisioningRetryBaseMs: number;
+  /** Custom claim rename (docs/claims.md, "Rename"): users per batch, pause between batches (ms), lease (ms). */
+  claimRename: { batchSize: number; batchPauseMs: number; leaseMs: number };
   /**
    * IAM_TRUSTED_PROXIES: the reverse proxies whose X-Forwarded-For and X-Forwarded-Proto are
    * believed, as CIDR ranges in `address/prefix` form (a bare address is a /32 or /128). Empty
@@ -394,6 +396,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),
     // At least 10 ms (a zero backoff would spin on a dead dependency), at most the 5 min cap.
     provisioningRetryBaseMs: intVar(env, 'IAM_PROVISIONING_RETRY_BASE_MS', 5_000, 10, 300_000),
+    claimRename: {
+      batchSize: intVar(env, 'IAM_CLAIM_RENAME_BATCH_SIZE', 500, 1, 10_000),
+      batchPauseMs: intVar(env, 'IAM_CLAIM_RENAME_BATCH_PAUSE_MS', 0, 0, 60_000),
+      // At least 2 s: a batch renews it, and a batch must fit well inside it.
+      leaseMs: intVar(env, 'IAM_CLAIM_RENAME_LEASE_MS', 15_000, 2_000, 300_000),
+    },
     trustedProxies: parseTrustedProxies(env.IAM_TRUSTED_PROXIES),
     throttle: throttleConfig(env),
   };

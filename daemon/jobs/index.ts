@@ -10,6 +10,7 @@
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
+ * | `claim-rename` | every 1 s, and on kick()    | none  | advances custom claim renames (each claimed, leased) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -23,6 +24,8 @@ import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
+import type { ClaimRenameService } from '../../shared/services/claim-rename.js';
+import { CLAIM_RENAME_JOB, claimRenameJob } from './claim-rename.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -42,6 +45,8 @@ export interface JobDeps {
   holder?: string;
   /** The runner (on the jobs DataSource) and the service whose kicks wake it (the requests'). */
   provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
+  /** The claim rename runner (on the jobs DataSource) and the service whose kicks wake it. */
+  claimRename?: { runner: ClaimRenameService; kicks: Pick<ClaimRenameService, 'onKick'> };
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -60,6 +65,13 @@ export function startJobs(deps: JobDeps): Jobs {
         void scheduler.trigger(PROVISIONING_JOB);
       }))
     : () => undefined;
+  const unsubscribeClaimRename = deps.claimRename
+    ? (scheduler.register(claimRenameJob(deps.claimRename.runner)),
+      // A rename accepted here starts copying at once, not at the next tick.
+      deps.claimRename.kicks.onKick(() => {
+        void scheduler.trigger(CLAIM_RENAME_JOB);
+      }))
+    : () => undefined;
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => {
@@ -69,12 +81,15 @@ export function startJobs(deps: JobDeps): Jobs {
   // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
   void scheduler.trigger(MAIL_OUTBOX_JOB);
   if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
+  // A rename a stopped daemon left behind resumes from its checkpoint at start.
+  if (deps.claimRename) void scheduler.trigger(CLAIM_RENAME_JOB);
   return {
     scheduler,
     deliverer,
     stop: async (timeoutMs) => {
       unsubscribe();
       unsubscribeProvisioning();
+      unsubscribeClaimRename();
       await scheduler.stop(timeoutMs);
     },
   };

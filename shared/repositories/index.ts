@@ -4,6 +4,7 @@
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
+export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
 export type {
   CustomClaimSchemaRow,

@@ -1,7 +1,7 @@
 /**
  * The reads of tenant operations that cross tenants, each named and each returning tenant ids
  * (or a count), never a tenant's rows: after it, the work goes through that tenant's scope.
- * - the provisioning runner's queue: due operations of every tenant;
+ * - the provisioning runner's queue: due operations of every tenant; the claim-rename runner's too;
  * - an operation named by its globally unique id (a provisioning operation `prv_…`, a recovery
  *   operation `dr_<tenant>_<n>`), presented before its tenant is known;
  * - the platform operator's list of every recovery operation, and the shard's restore count.
@@ -25,6 +25,17 @@ export class OperationLookups {
         next_attempt_at <= ?
       AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at LIMIT ?`,
       [now, now, limit],
+    );
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
+  }
+
+  /** Running custom claim renames of any tenant whose lease is free or expired, oldest first. */
+  async dueClaimRenames(now: number, limit: number): Promise<OperationRef[]> {
+    const rows = await all<{ id: string; tenant_id: string }>(
+      this.db,
+      `SELECT id, tenant_id FROM claim_rename_operations WHERE state IN ('copying', 'switching', 'cleanup') AND
+        (lease_until IS NULL OR lease_until < ?) ORDER BY created_at LIMIT ?`,
+      [now, limit],
     );
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
   }

@@ -13,6 +13,7 @@
  */
 import type { Db, Tx } from '../db/index.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
+import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
 import { ScopedProvisioning } from './provisioning.js';
@@ -43,6 +44,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #claimRenames?: ScopedClaimRenames;
   #customClaims?: ScopedCustomClaims;
 
   constructor(
@@ -110,6 +112,10 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** Custom claim renames, the keys they hold, and their statements on claim schemas and values. */
+  get claimRenames(): ScopedClaimRenames {
+    return (this.#claimRenames ??= new ScopedClaimRenames(this));
   }
   /** Custom claim schemas and the users' values (docs/claims.md). */
   get customClaims(): ScopedCustomClaims {

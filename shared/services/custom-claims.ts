@@ -30,6 +30,7 @@ import {
 } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
+import { renameHolding, withRenameMirrors } from './claim-rename.js';
 
 /** The record every endpoint returns: the spec's Custom claim schema, plus `is_system`. */
 export type CustomClaimSchema = CustomClaimSchemaRow;
@@ -148,6 +149,15 @@ export class CustomClaimsService {
           );
         }
         if (await repo.getSchemaByKey(fieldKey)) throw keyConflict(fieldKey);
+        // A running rename holds its old and its new key until it completes (docs/claims.md).
+        if (await renameHolding(this.scope(tenantId, tx), fieldKey)) {
+          throw new ApiError(
+            409,
+            'claim_key_conflict',
+            `field_key: ${JSON.stringify(fieldKey)} is held by a rename under way in this tenant; ` +
+              'try again when it has finished.',
+          );
+        }
         const { field_key: _k, display_label, field_type, cardinality, is_pii, is_required, is_active } = c;
         const row = await repo.insertSchema({
           id: newId('ccs'),
@@ -325,8 +335,10 @@ export class CustomClaimsService {
     change: { rows: CustomClaimValueRow[]; cleared: string[] },
     now: number,
   ): Promise<void> {
-    await scope.customClaims.deleteValues(userId, change.cleared);
-    await scope.customClaims.upsertValues(userId, change.rows, now);
+    // While a rename runs, a value written or cleared under its old key is under its new key too.
+    const { rows, cleared } = await withRenameMirrors(scope, change);
+    await scope.customClaims.deleteValues(userId, cleared);
+    await scope.customClaims.upsertValues(userId, rows, now);
   }
 
   /** GET …/users/{id}/claims: the values under the active custom schemas' keys, and the record's system claims. */

@@ -18,6 +18,7 @@ import { OAuthService } from '../../shared/services/auth/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { SessionService } from '../../shared/services/auth/sessions.js';
 import { Throttle } from '../../shared/services/auth/throttle.js';
+import { ClaimRenameService } from '../../shared/services/claim-rename.js';
 import { CustomClaimsService } from '../../shared/services/custom-claims.js';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
@@ -720,6 +721,66 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       (await scopeB.customClaims.exportRows(user.id)).map((r) => [r.field_key, r.value_json]),
       [['department', '"sales"']],
     );
+  },
+  async claimRenames(w) {
+    const { t, scopeA, scopeB, directory } = w;
+    const claims = new CustomClaimsService(w.services.ds);
+    const schema = await claims.createSchema(
+      w.b.id,
+      { field_key: 'team', display_label: 'Team', field_type: 'string', field_usage_bindings: [] },
+      actor,
+    );
+    const user = await directory.createUser(w.b.id, { email: 'rename-b@example.test', name: 'B' }, actor);
+    await claims.setUserClaims(w.b.id, user.id, { claims: { team: 'blue' } }, actor);
+    // B's rename accepted, then leased by 'iso' with the lease expired: every runner write would match it.
+    const accepted = await new ClaimRenameService(w.services.ds).start(
+      w.b.id,
+      schema.id,
+      { new_field_key: 'squad' },
+      actor,
+    );
+    const opId = accepted.operation.id;
+    await w.services.ds.query("UPDATE claim_rename_operations SET lease_holder = 'iso', lease_until = 0 WHERE id = ?", [
+      opId,
+    ]);
+    const r = scopeA.claimRenames;
+    const now = Date.now();
+    // Reads.
+    t.is(await r.get(opId), undefined);
+    t.is(await r.latestForSchema(schema.id), undefined);
+    t.is(await r.schema(schema.id), undefined);
+    t.false(await r.keyInUse('team'));
+    t.is(await r.reservedBy('squad'), undefined);
+    t.is((await r.runningKeys()).size, 0);
+    t.is(await r.countValues('team'), 0);
+    t.deepEqual(await r.usersAfter('team', '', 100), []);
+    // Writes with B's ids and keys change nothing of B's.
+    t.is(await r.markRenaming(schema.id, 'team', now), 0);
+    t.is(await r.claim(opId, 'iso', now + 10_000, now), 0);
+    t.is(await r.hold(opId, 'iso', 'copying', now + 10_000, now), 0);
+    t.is(await r.copyRange('team', 'squad', '', '~'), 0);
+    t.is(await r.advanceCopy(opId, 'iso', '~', 1, now), 0);
+    t.is(await r.reconcile('team', 'squad'), 0);
+    t.is(await r.switchKey(schema.id, 'team', 'squad', now), 0);
+    t.is(await r.moveState(opId, 'iso', 'copying', 'cleanup', now), 0);
+    t.is(await r.deleteRange('team', '', '~'), 0);
+    t.is(await r.deleteAll('team'), 0);
+    t.is(await r.advanceCleanup(opId, 'iso', '~', 1, now), 0);
+    t.is(await r.finish(opId, 'iso', 'copying', 'failed', 'x', now), 0);
+    t.is(await r.markActive(schema.id, now), 0);
+    t.is(await r.release(opId, 'iso', now), 0);
+    t.is(await r.unreserve(opId), 0);
+    // B's rename, schema, reservations and value are as they were.
+    const op = (await scopeB.claimRenames.get(opId))!;
+    t.is(op.state, 'copying');
+    t.is(op.lease_holder, 'iso');
+    t.is(op.checkpoint, null);
+    t.is((await scopeB.claimRenames.schema(schema.id))!.operation_status, 'renaming');
+    t.is((await scopeB.claimRenames.schema(schema.id))!.field_key, 'team');
+    t.is(await scopeB.claimRenames.reservedBy('squad'), opId);
+    t.is(await scopeB.claimRenames.reservedBy('team'), opId);
+    t.deepEqual(Object.fromEntries(await scopeB.claimRenames.runningKeys()), { team: 'squad' });
+    t.is(await scopeB.claimRenames.countValues('team'), 1);
   },
 };
 

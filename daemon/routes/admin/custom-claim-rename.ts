@@ -1,0 +1,110 @@
+import Router from '@koa/router';
+import { z } from 'zod';
+import { tenantId } from '../../../shared/schemas/common.js';
+import { ADMIN_SCOPES } from '../../../shared/scopes.js';
+import { RenameInput, RenameResult } from '../../../shared/services/claim-rename.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { bearer } from '../../middleware/koa-bearer.js';
+import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { actorOf, requireTenantAccess } from './directory.js';
+
+const TenantQuery = z.strictObject({
+  tenant_id: tenantId
+    .optional()
+    .describe("The tenant of the schema; default the token's own tenant. Another tenant needs iam.platform."),
+});
+const SchemaParam = z.strictObject({
+  id: z.string().min(1).max(64).describe('The custom claim schema id'),
+});
+
+/**
+ * The spec's PATCH /api/admin/custom-claims/{id}/rename (two-phase, crash-safe; docs/claims.md,
+ * "Rename") and a GET of the same path that shows the schema's latest rename, for polling.
+ * Tenant: the token's `tenant_id`, or `?tenant_id=` for a platform admin.
+ */
+export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const auth = bearer(deps, ADMIN_SCOPES);
+  const service = deps.claimRename;
+  const tags = ['admin: custom claims'];
+  const path = '/api/admin/custom-claims/:id/rename';
+
+  /** Before any lookup: another tenant's admin learns nothing, not even whether the schema exists. */
+  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
+    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
+    requireTenantAccess(ctx, id);
+    return id;
+  };
+
+  api.add(
+    router,
+    {
+      method: 'patch',
+      path,
+      summary:
+        'Rename a custom claim: the stored values are copied to the new key in checkpointed batches, then the key ' +
+        'switches in one transaction; answers 202 once the rename is accepted',
+      tags,
+      security: 'bearer',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: SchemaParam,
+      query: TenantQuery,
+      body: RenameInput,
+      responses: {
+        202: {
+          description:
+            'accepted: the schema is `renaming` until the operation completes (poll GET on this path); ' +
+            '`affected_users` counts the users with a stored value',
+          schema: RenameResult,
+        },
+        400: {
+          description:
+            'invalid body (invalid_request), a key that does not match the pattern (invalid_field_key), a reserved ' +
+            'claim name (reserved_claim_name) or the current key (same_field_key)',
+          schema: ErrorObject,
+        },
+        ...bearerErrors('tenant'),
+        404: { description: 'no such custom claim schema in the tenant', schema: ErrorObject },
+        409: {
+          description:
+            'a system schema (system_schema_immutable), a key another claim of the tenant has or a running rename ' +
+            'holds (field_key_conflict), or a rename of this schema already running (rename_in_progress)',
+          schema: ErrorObject,
+        },
+      },
+    },
+    async (ctx) => {
+      const tenant = target(ctx);
+      ctx.body = await service.start(tenant, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
+      ctx.status = 202;
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'get',
+      path,
+      summary: "The custom claim schema's latest rename: its state and progress (copied_count of affected_users)",
+      tags,
+      security: 'bearer',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: SchemaParam,
+      query: TenantQuery,
+      responses: {
+        200: { description: 'the schema as it is now, and its latest rename operation', schema: RenameResult },
+        400: { description: 'invalid parameter', schema: ErrorObject },
+        ...bearerErrors('tenant'),
+        404: { description: 'no such schema in the tenant, or it has never been renamed', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const tenant = target(ctx);
+      ctx.body = await service.status(tenant, ctx.state.guard.params.id);
+    },
+  );
+
+  return router;
+}

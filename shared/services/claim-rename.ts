@@ -1,0 +1,486 @@
+/**
+ * Two-phase, crash-safe rename of a custom claim (docs/claims.md, "Rename").
+ *
+ * Accepting a rename is one transaction: the schema goes `active` → `renaming` (a conditional
+ * UPDATE, one winner), the operation row is written in state `copying`, and its old and new
+ * keys are reserved in the tenant (primary key: a second rename of the schema, or to the same
+ * key, fails there). Then the `claim-rename` job (or a waiting `iam claims rename`) works it:
+ *
+ * 1. `copying`: the stored values under the old key are copied to the new key in batches of
+ *    users in user-id order. Each batch is one transaction that renews the lease, copies the
+ *    range (checkpoint, last user of the batch] and moves the checkpoint: a daemon killed in
+ *    the middle of a batch leaves nothing of it (rolled back), and the next holder resumes
+ *    from the checkpoint once the lease has expired.
+ * 2. `switching`, then in ONE transaction: a final catch-up makes the new-key rows exactly the
+ *    old-key rows (re-copying whatever was set, changed or removed under the old key after its
+ *    batch was copied), the schema's `field_key` becomes the new key, and the operation moves
+ *    to `cleanup`. Readers that join the schema to its values see the old key and its value
+ *    before that commit and the new key and its value after it: never both, never none.
+ * 3. `cleanup`: the old-key rows are deleted in batches; then `completed`, the schema back to
+ *    `active`, the keys released.
+ *
+ * An operation is claimed one-winner through its `lease_holder`/`lease_until` (short, renewed
+ * by every batch), so several daemons and a CLI process share the work without doing a batch
+ * twice; every write of the runner is conditional on still holding that lease.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { z } from 'zod';
+import { newId } from '../crypto.js';
+import { isUniqueViolation, retryTransient, type Database, type Db } from '../db/index.js';
+import { ApiError, notFound } from '../errors.js';
+import { OperationLookups, TenantScope, type ClaimRenameRow } from '../repositories/index.js';
+import { FIELD_KEY_MAX, FIELD_KEY_PATTERN, isReservedClaimName } from '../schemas/claims.js';
+import { parseInput } from '../schemas/validate.js';
+import { audit, type Actor } from './audit.js';
+
+export const CLAIM_RENAME_DEFAULTS = { batchSize: 500, batchPauseMs: 0, leaseMs: 15_000 };
+
+export interface ClaimRenameOptions {
+  /** Users per batch (one transaction each). */
+  batchSize: number;
+  /** Pause between two batches, so a long rename leaves the database to the requests. */
+  batchPauseMs: number;
+  /** How long a claimed operation stays claimed without a batch (a killed holder blocks it this long). */
+  leaseMs: number;
+}
+
+/** Narrow logger (pino fits). */
+export interface ClaimRenameLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+}
+
+/** The schema record a rename answers with: the spec's Custom claim schema, as it is now. */
+async function schemaView(db: Db, tenantId: string, schemaId: string): Promise<Record<string, unknown> | undefined> {
+  const row = await new TenantScope(db, tenantId).customClaims.getSchema(schemaId);
+  return row && { ...row };
+}
+
+/**
+ * The dual write of a rename (docs/claims.md, "Rename"): the values a user's write stores,
+ * plus, for each value under the old key of a running rename, the same value under its new key.
+ * Called by the custom claims service inside the write's transaction. A write that read the
+ * schema's key before the switch and commits after it still leaves the value under the key
+ * the schema has then; the old-key copy goes with the rename's cleanup.
+ */
+export async function withRenameMirrors<R extends { field_key: string; value_json: string }>(
+  scope: TenantScope,
+  change: { rows: R[]; cleared: string[] },
+): Promise<{ rows: R[]; cleared: string[] }> {
+  const running = await scope.claimRenames.runningKeys();
+  if (running.size === 0) return change;
+  const rows = [...change.rows];
+  const cleared = [...change.cleared];
+  for (const r of change.rows) {
+    const to = running.get(r.field_key);
+    if (to !== undefined && !rows.some((o) => o.field_key === to)) rows.push({ ...r, field_key: to });
+  }
+  for (const key of change.cleared) {
+    const to = running.get(key);
+    if (to !== undefined && !cleared.includes(to)) cleared.push(to);
+  }
+  return { rows, cleared };
+}
+
+/** The running rename that holds `fieldKey` in the tenant (a create must not take it), if any. */
+export function renameHolding(scope: TenantScope, fieldKey: string): Promise<string | undefined> {
+  return scope.claimRenames.reservedBy(fieldKey);
+}
+
+export const RenameInput = z.strictObject({
+  new_field_key: z.string().min(1).max(200).describe('The new claim key (pattern in docs/claims.md)'),
+});
+
+/** The operation as shown to an operator (`GET …/rename`, `iam claims rename --no-wait`). */
+export const RenameOperationView = z.looseObject({
+  id: z.string(),
+  state: z.enum(['copying', 'switching', 'cleanup', 'completed', 'failed']),
+  old_key: z.string(),
+  new_key: z.string(),
+  affected_users: z.number().int(),
+  copied_count: z.number().int(),
+  deleted_count: z.number().int(),
+  error_code: z.string().nullable(),
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
+  completed_at: z.number().int().nullable(),
+});
+export type RenameOperationView = z.infer<typeof RenameOperationView>;
+
+/** The spec's rename response, with the operation for polling. */
+export const RenameResult = z.looseObject({
+  schema: z.looseObject({ id: z.string(), field_key: z.string(), operation_status: z.string() }),
+  affected_users: z.number().int(),
+  old_key: z.string(),
+  new_key: z.string(),
+  operation: RenameOperationView,
+});
+export type RenameResult = z.infer<typeof RenameResult>;
+
+export function operationView(op: ClaimRenameRow): RenameOperationView {
+  return {
+    id: op.id,
+    state: op.state,
+    old_key: op.old_key,
+    new_key: op.new_key,
+    affected_users: op.affected_users,
+    copied_count: op.copied_count,
+    deleted_count: op.deleted_count,
+    error_code: op.error_code,
+    created_at: op.created_at,
+    updated_at: op.updated_at,
+    completed_at: op.completed_at,
+  };
+}
+
+const ENDED = new Set(['completed', 'failed']);
+/** Most due operations one pass of the job picks up. */
+const DUE_BATCH = 20;
+
+/** The lease was taken over (it expired while this runner stalled): stop touching the operation. */
+class LeaseLost extends Error {}
+/** The key switch cannot happen (the schema changed, or the new key was taken meanwhile). */
+class SwitchRefused extends Error {
+  constructor(readonly code: string) {
+    super(code);
+  }
+}
+
+const sleep = (ms: number, signal?: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const timer = setTimeout(done, ms);
+    function done() {
+      clearTimeout(timer);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+
+const inProgress = (what: string) =>
+  new ApiError(409, 'rename_in_progress', `A rename of ${what} is already running; wait for it to end.`);
+
+export class ClaimRenameService {
+  readonly holder: string;
+  private readonly listeners = new Set<() => void>();
+  private readonly options: ClaimRenameOptions;
+  private readonly log?: ClaimRenameLogger;
+
+  constructor(
+    private readonly ds: Database,
+    opts: { options?: Partial<ClaimRenameOptions>; logger?: ClaimRenameLogger; holder?: string } = {},
+  ) {
+    this.options = { ...CLAIM_RENAME_DEFAULTS, ...opts.options };
+    this.log = opts.logger;
+    this.holder = opts.holder ?? `${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`;
+  }
+
+  private scope(tenantId: string, db: Db = this.ds): TenantScope {
+    return new TenantScope(db, tenantId);
+  }
+
+  /** Wakes the runner (the daemon's `claim-rename` job) when a rename has been accepted. */
+  onKick(fn: () => void): () => void {
+    this.listeners.add(fn);
+    return () => this.listeners.delete(fn);
+  }
+
+  private kick(): void {
+    for (const fn of this.listeners) fn();
+  }
+
+  // ---- accepting and reading ------------------------------------------------------------
+
+  /**
+   * Accepts a rename (phase 1 starts): validates the new key, then in one transaction flips the
+   * schema to `renaming`, records the operation and reserves both keys, and audits it. The
+   * answer carries the schema as it is now (`operation_status: renaming`) and the operation.
+   */
+  async start(tenantId: string, schemaId: string, input: unknown, actor: Actor): Promise<RenameResult> {
+    const { new_field_key: newKey } = parseInput(RenameInput, input, 'body');
+    if (!FIELD_KEY_PATTERN.test(newKey)) {
+      throw new ApiError(
+        400,
+        'invalid_field_key',
+        `body.new_field_key: must match ${FIELD_KEY_PATTERN.source} (a lower-case letter, then lower-case letters, ` +
+          `digits or underscores; at most ${FIELD_KEY_MAX} characters).`,
+      );
+    }
+    if (isReservedClaimName(newKey)) {
+      throw new ApiError(
+        400,
+        'reserved_claim_name',
+        `body.new_field_key: "${newKey}" is a registered JWT or OpenID Connect claim name or reserved by the service.`,
+      );
+    }
+    const operationId = newId('cro');
+    await retryTransient(() =>
+      this.ds.transaction(async (tx) => {
+        const scope = this.scope(tenantId, tx);
+        const renames = scope.claimRenames;
+        const schema = await renames.schema(schemaId);
+        if (!schema) throw notFound(`Custom claim schema ${schemaId}`);
+        if (schema.is_system) {
+          throw new ApiError(
+            409,
+            'system_schema_immutable',
+            `Custom claim schema ${schemaId} ("${schema.field_key}") is a system schema; its key cannot change.`,
+          );
+        }
+        const oldKey = schema.field_key;
+        if (newKey === oldKey) {
+          throw new ApiError(400, 'same_field_key', `body.new_field_key: the schema's key is already "${oldKey}".`);
+        }
+        if (schema.operation_status !== 'active') throw inProgress(`schema ${schemaId}`);
+        if ((await renames.keyInUse(newKey)) || (await renames.reservedBy(newKey))) {
+          throw new ApiError(
+            409,
+            'field_key_conflict',
+            `body.new_field_key: "${newKey}" is already the key of a custom claim of this tenant, ` +
+              'or a key a running rename holds.',
+          );
+        }
+        const now = Date.now();
+        // One winner among concurrent renames of this schema: the row moves from `active` once.
+        if ((await renames.markRenaming(schemaId, oldKey, now)) !== 1) throw inProgress(`schema ${schemaId}`);
+        const affected = await renames.countValues(oldKey);
+        await renames.insertOperation({ id: operationId, schemaId, oldKey, newKey, affected, now });
+        try {
+          await renames.reserve(oldKey, operationId);
+        } catch (e) {
+          if (isUniqueViolation(e)) throw inProgress(`schema ${schemaId}`);
+          throw e;
+        }
+        try {
+          await renames.reserve(newKey, operationId);
+        } catch (e) {
+          if (isUniqueViolation(e)) {
+            throw new ApiError(409, 'field_key_conflict', `body.new_field_key: a running rename holds "${newKey}".`);
+          }
+          throw e;
+        }
+        await audit(tx, actor, {
+          tenantId,
+          action: 'custom_claim.rename',
+          targetType: 'custom_claim_schema',
+          targetId: schemaId,
+          summary: { before: { field_key: oldKey }, after: { field_key: newKey }, operation_id: operationId, affected },
+        });
+      }),
+    );
+    const result = await this.status(tenantId, schemaId, operationId);
+    this.kick();
+    return result;
+  }
+
+  /** The schema's latest rename (or `operationId`) with the schema as it is now; 404 when there is none. */
+  async status(tenantId: string, schemaId: string, operationId?: string): Promise<RenameResult> {
+    const scope = this.scope(tenantId);
+    const op = operationId
+      ? await scope.claimRenames.get(operationId)
+      : await scope.claimRenames.latestForSchema(schemaId);
+    const schema = await schemaView(this.ds, tenantId, schemaId);
+    if (!schema) throw notFound(`Custom claim schema ${schemaId}`);
+    if (!op || op.schema_id !== schemaId) {
+      throw new ApiError(404, 'not_found', `Custom claim schema ${schemaId} has never been renamed.`);
+    }
+    return {
+      schema: schema as RenameResult['schema'],
+      affected_users: op.affected_users,
+      old_key: op.old_key,
+      new_key: op.new_key,
+      operation: operationView(op),
+    };
+  }
+
+  // ---- the runner -----------------------------------------------------------------------
+
+  /** One pass of the job: every running operation whose lease is free or expired. */
+  async runDue(signal: AbortSignal): Promise<void> {
+    const due = await new OperationLookups(this.ds).dueClaimRenames(Date.now(), DUE_BATCH);
+    for (const ref of due) {
+      if (signal.aborted) return;
+      await this.runOne(ref.tenantId, ref.id, signal);
+    }
+  }
+
+  /**
+   * Works one operation to its end (or until `signal` aborts) if this runner can claim it.
+   * Returns false when another runner holds it.
+   */
+  async runOne(tenantId: string, operationId: string, signal?: AbortSignal): Promise<boolean> {
+    const scope = this.scope(tenantId);
+    const renames = scope.claimRenames;
+    const claimed = await retryTransient(() =>
+      renames.claim(operationId, this.holder, Date.now() + this.options.leaseMs, Date.now()),
+    );
+    if (claimed !== 1) return false;
+    let ended = false;
+    try {
+      while (!signal?.aborted) {
+        const op = await renames.get(operationId);
+        if (!op || ENDED.has(op.state)) {
+          ended = true;
+          break;
+        }
+        if (op.lease_holder !== this.holder) throw new LeaseLost();
+        if (op.state === 'copying') await this.copyBatch(tenantId, op);
+        else if (op.state === 'switching') await this.switchKey(tenantId, op);
+        else if (op.state === 'cleanup') ended = await this.cleanupBatch(tenantId, op);
+        if (ended) break;
+        await sleep(this.options.batchPauseMs, signal);
+      }
+    } catch (e) {
+      if (e instanceof LeaseLost) {
+        this.log?.warn({ operation_id: operationId }, 'claim rename lease lost to another runner; stopping');
+        return true;
+      }
+      // Left claimed: the lease expires and a runner tries again from the checkpoint.
+      throw e;
+    }
+    if (!ended) await retryTransient(() => renames.release(operationId, this.holder, Date.now())).catch(() => 0);
+    return true;
+  }
+
+  /** Renews the lease inside the batch's transaction; a lost lease rolls the batch back. */
+  private async hold(scope: TenantScope, op: ClaimRenameRow, state: ClaimRenameRow['state']): Promise<void> {
+    const now = Date.now();
+    if ((await scope.claimRenames.hold(op.id, this.holder, state, now + this.options.leaseMs, now)) !== 1) {
+      throw new LeaseLost();
+    }
+  }
+
+  /** Phase 1: one batch, one transaction; when nothing is left, the operation moves to `switching`. */
+  private async copyBatch(tenantId: string, op: ClaimRenameRow): Promise<void> {
+    await retryTransient(() =>
+      this.ds.transaction(async (tx) => {
+        const scope = this.scope(tenantId, tx);
+        await this.hold(scope, op, 'copying');
+        const after = op.checkpoint ?? '';
+        const users = await scope.claimRenames.usersAfter(op.old_key, after, this.options.batchSize);
+        const now = Date.now();
+        if (users.length === 0) {
+          await scope.claimRenames.moveState(op.id, this.holder, 'copying', 'switching', now);
+          return;
+        }
+        const last = users[users.length - 1];
+        const copied = await scope.claimRenames.copyRange(op.old_key, op.new_key, after, last);
+        if ((await scope.claimRenames.advanceCopy(op.id, this.holder, last, copied, now)) !== 1) throw new LeaseLost();
+      }),
+    );
+  }
+
+  /** Phase 2, in one transaction: final catch-up, the key switch, the operation to `cleanup`. */
+  private async switchKey(tenantId: string, op: ClaimRenameRow): Promise<void> {
+    try {
+      await retryTransient(() =>
+        this.ds.transaction(async (tx) => {
+          const scope = this.scope(tenantId, tx);
+          const renames = scope.claimRenames;
+          await this.hold(scope, op, 'switching');
+          const now = Date.now();
+          // The schema row first: its lock orders this transaction after any write of a value
+          // that read the old key (the custom claims service reads the schema with a lock).
+          let switched: number;
+          try {
+            switched = await renames.switchKey(op.schema_id, op.old_key, op.new_key, now);
+          } catch (e) {
+            if (isUniqueViolation(e)) throw new SwitchRefused('field_key_conflict');
+            throw e;
+          }
+          if (switched !== 1) throw new SwitchRefused('schema_changed');
+          const fixed = await renames.reconcile(op.old_key, op.new_key);
+          if ((await renames.moveState(op.id, this.holder, 'switching', 'cleanup', now)) !== 1) throw new LeaseLost();
+          this.log?.info(
+            { operation_id: op.id, tenant_id: tenantId, caught_up: fixed },
+            'claim rename switched to the new key',
+          );
+        }),
+      );
+    } catch (e) {
+      if (!(e instanceof SwitchRefused)) throw e;
+      await this.fail(tenantId, op, e.code);
+    }
+  }
+
+  /** A rename that cannot switch: its copies go, the schema keeps its key and is `active` again. */
+  private async fail(tenantId: string, op: ClaimRenameRow, code: string): Promise<void> {
+    await retryTransient(() =>
+      this.ds.transaction(async (tx) => {
+        const scope = this.scope(tenantId, tx);
+        const renames = scope.claimRenames;
+        const now = Date.now();
+        // The copies are ours only while no schema has the new key.
+        if (!(await renames.keyInUse(op.new_key))) await renames.deleteAll(op.new_key);
+        if ((await renames.finish(op.id, this.holder, 'switching', 'failed', code, now)) !== 1) throw new LeaseLost();
+        await renames.markActive(op.schema_id, now);
+        await renames.unreserve(op.id);
+        await audit(
+          tx,
+          { type: 'system', id: 'claim-rename' },
+          {
+            tenantId,
+            action: 'custom_claim.rename.failed',
+            targetType: 'custom_claim_schema',
+            targetId: op.schema_id,
+            outcome: 'failure',
+            summary: { operation_id: op.id, error_code: code },
+          },
+        );
+      }),
+    );
+    this.log?.warn({ operation_id: op.id, tenant_id: tenantId, error_code: code }, 'claim rename failed');
+  }
+
+  /** Cleanup: one batch of old-key rows deleted; when none is left, the operation completes (returns true). */
+  private async cleanupBatch(tenantId: string, op: ClaimRenameRow): Promise<boolean> {
+    let ended = false;
+    await retryTransient(() =>
+      this.ds.transaction(async (tx) => {
+        ended = false;
+        const scope = this.scope(tenantId, tx);
+        const renames = scope.claimRenames;
+        await this.hold(scope, op, 'cleanup');
+        const now = Date.now();
+        const users = await renames.usersAfter(op.old_key, '', this.options.batchSize);
+        if (users.length > 0) {
+          const last = users[users.length - 1];
+          const deleted = await renames.deleteRange(op.old_key, '', last);
+          if ((await renames.advanceCleanup(op.id, this.holder, last, deleted, now)) !== 1) throw new LeaseLost();
+          return;
+        }
+        if ((await renames.finish(op.id, this.holder, 'cleanup', 'completed', null, now)) !== 1) throw new LeaseLost();
+        await renames.markActive(op.schema_id, now);
+        await renames.unreserve(op.id);
+        ended = true;
+      }),
+    );
+    if (ended) this.log?.info({ operation_id: op.id, tenant_id: tenantId }, 'claim rename completed');
+    return ended;
+  }
+
+  // ---- waiting (the CLI) ----------------------------------------------------------------
+
+  /**
+   * Drives the operation here when no other runner holds it, and reports progress, until it
+   * ends or `timeoutMs` passes. Returns the operation as it is then.
+   */
+  async waitFor(
+    tenantId: string,
+    schemaId: string,
+    operationId: string,
+    opts: { timeoutMs: number; onProgress?: (r: RenameResult) => void; signal?: AbortSignal },
+  ): Promise<RenameResult> {
+    const end = Date.now() + opts.timeoutMs;
+    for (;;) {
+      const r = await this.status(tenantId, schemaId, operationId);
+      opts.onProgress?.(r);
+      if (ENDED.has(r.operation.state) || Date.now() >= end || opts.signal?.aborted) return r;
+      // Work it here for half a second (when no daemon holds it), then report again.
+      const slice = AbortSignal.any([AbortSignal.timeout(500), ...(opts.signal ? [opts.signal] : [])]);
+      if (!(await this.runOne(tenantId, operationId, slice))) await sleep(250, opts.signal);
+    }
+  }
+}
