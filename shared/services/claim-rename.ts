@@ -30,7 +30,7 @@ import { newId } from '../crypto.js';
 import { isUniqueViolation, retryTransient, type Database, type Db } from '../db/index.js';
 import { ApiError, notFound } from '../errors.js';
 import { OperationLookups, TenantScope, type ClaimRenameRow } from '../repositories/index.js';
-import { FIELD_KEY_MAX, FIELD_KEY_PATTERN, isReservedClaimName } from '../schemas/claims.js';
+import { assertFieldKey } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
 
@@ -200,21 +200,8 @@ export class ClaimRenameService {
    */
   async start(tenantId: string, schemaId: string, input: unknown, actor: Actor): Promise<RenameResult> {
     const { new_field_key: newKey } = parseInput(RenameInput, input, 'body');
-    if (!FIELD_KEY_PATTERN.test(newKey)) {
-      throw new ApiError(
-        400,
-        'invalid_field_key',
-        `body.new_field_key: must match ${FIELD_KEY_PATTERN.source} (a lower-case letter, then lower-case letters, ` +
-          `digits or underscores; at most ${FIELD_KEY_MAX} characters).`,
-      );
-    }
-    if (isReservedClaimName(newKey)) {
-      throw new ApiError(
-        400,
-        'reserved_claim_name',
-        `body.new_field_key: "${newKey}" is a registered JWT or OpenID Connect claim name or reserved by the service.`,
-      );
-    }
+    // One key rule for create and rename (shared/schemas/claims.ts): pattern, then reserved names.
+    assertFieldKey(newKey, 'body.new_field_key');
     const operationId = newId('cro');
     await retryTransient(() =>
       this.ds.transaction(async (tx) => {
@@ -225,7 +212,7 @@ export class ClaimRenameService {
         if (schema.is_system) {
           throw new ApiError(
             409,
-            'system_schema_immutable',
+            'system_claim_schema',
             `Custom claim schema ${schemaId} ("${schema.field_key}") is a system schema; its key cannot change.`,
           );
         }
@@ -237,7 +224,7 @@ export class ClaimRenameService {
         if ((await renames.keyInUse(newKey)) || (await renames.reservedBy(newKey))) {
           throw new ApiError(
             409,
-            'field_key_conflict',
+            'claim_key_conflict',
             `body.new_field_key: "${newKey}" is already the key of a custom claim of this tenant, ` +
               'or a key a running rename holds.',
           );
@@ -257,7 +244,7 @@ export class ClaimRenameService {
           await renames.reserve(newKey, operationId);
         } catch (e) {
           if (isUniqueViolation(e)) {
-            throw new ApiError(409, 'field_key_conflict', `body.new_field_key: a running rename holds "${newKey}".`);
+            throw new ApiError(409, 'claim_key_conflict', `body.new_field_key: a running rename holds "${newKey}".`);
           }
           throw e;
         }
@@ -387,7 +374,7 @@ export class ClaimRenameService {
           try {
             switched = await renames.switchKey(op.schema_id, op.old_key, op.new_key, now);
           } catch (e) {
-            if (isUniqueViolation(e)) throw new SwitchRefused('field_key_conflict');
+            if (isUniqueViolation(e)) throw new SwitchRefused('claim_key_conflict');
             throw e;
           }
           if (switched !== 1) throw new SwitchRefused('schema_changed');

@@ -205,7 +205,7 @@ export class CustomClaimsService {
 
   /**
    * PATCH /api/admin/custom-claims/{id}: changes the label, the flags (is_active 1 reactivates)
-   * or the bindings. Refused for a system schema (400 system_claim_schema) and while an
+   * or the bindings. Refused for a system schema (409 system_claim_schema) and while an
    * operation such as a rename runs (409 claim_operation_in_progress). Audited with before/after.
    */
   async updateSchema(tenantId: string, id: string, input: unknown, actor: Actor): Promise<CustomClaimSchema> {
@@ -241,7 +241,7 @@ export class CustomClaimsService {
 
   /**
    * Deactivates a schema: its values stay stored but are no longer emitted, exported as
-   * inactive, or accepted in writes. Refused for a system schema (400 system_claim_schema) and
+   * inactive, or accepted in writes. Refused for a system schema (409 system_claim_schema) and
    * while an operation such as a rename runs (409 claim_operation_in_progress). Deactivating
    * an inactive schema changes nothing and returns it.
    */
@@ -380,7 +380,7 @@ const keyConflict = (key: string) =>
   );
 
 const systemSchema = (key: string, verb: string) =>
-  new ApiError(400, 'system_claim_schema', `The system claim schema ${JSON.stringify(key)} cannot be ${verb}.`);
+  new ApiError(409, 'system_claim_schema', `The system claim schema ${JSON.stringify(key)} cannot be ${verb}.`);
 
 const operationInProgress = (s: CustomClaimSchemaRow) =>
   new ApiError(

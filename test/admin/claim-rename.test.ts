@@ -87,16 +87,16 @@ test.serial('refusals, each with its own error code; none of them changes the sc
     ['ccs_dept', { new_field_key: 42 }, 400, 'invalid_request'],
     ['ccs_dept', { new_field_key: '' }, 400, 'invalid_request'],
     ['ccs_dept', { new_field_key: 'x'.repeat(201) }, 400, 'invalid_request'],
-    ['ccs_dept', { new_field_key: '9lives' }, 400, 'invalid_field_key'],
-    ['ccs_dept', { new_field_key: 'has-dash' }, 400, 'invalid_field_key'],
-    ['ccs_dept', { new_field_key: 'a'.repeat(65) }, 400, 'invalid_field_key'],
-    ['ccs_dept', { new_field_key: 'sub' }, 400, 'reserved_claim_name'],
-    ['ccs_dept', { new_field_key: 'auth_time' }, 400, 'reserved_claim_name'],
-    ['ccs_dept', { new_field_key: 'tenant_id' }, 400, 'reserved_claim_name'],
+    ['ccs_dept', { new_field_key: '9lives' }, 400, 'invalid_claim_key'],
+    ['ccs_dept', { new_field_key: 'has-dash' }, 400, 'invalid_claim_key'],
+    ['ccs_dept', { new_field_key: 'a'.repeat(65) }, 400, 'invalid_claim_key'],
+    ['ccs_dept', { new_field_key: 'sub' }, 400, 'reserved_claim_key'],
+    ['ccs_dept', { new_field_key: 'auth_time' }, 400, 'reserved_claim_key'],
+    ['ccs_dept', { new_field_key: 'tenant_id' }, 400, 'reserved_claim_key'],
     ['ccs_dept', { new_field_key: 'department' }, 400, 'same_field_key'],
     ['ccs_nope', { new_field_key: 'division' }, 404, 'not_found'],
-    ['ccs_sys', { new_field_key: 'locale_choice' }, 409, 'system_schema_immutable'],
-    ['ccs_dept', { new_field_key: 'cost_center' }, 409, 'field_key_conflict'],
+    ['ccs_sys', { new_field_key: 'locale_choice' }, 409, 'system_claim_schema'],
+    ['ccs_dept', { new_field_key: 'cost_center' }, 409, 'claim_key_conflict'],
   ];
   for (const [id, body, status, error] of cases) {
     const r = await renameCall(d.url, 'PATCH', tenantAdmin, id, body);
@@ -131,7 +131,7 @@ test.serial('a rename is accepted (202, renaming), completes, and moves every va
 
   // While it runs, the new key is held: another claim may not take it, nor rename again.
   const again = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_cost', { new_field_key: 'division' });
-  if (again.status === 409) t.is(again.body.error, 'field_key_conflict');
+  if (again.status === 409) t.is(again.body.error, 'claim_key_conflict');
   else t.fail(`expected 409, got ${again.status}`);
 
   const done = await pollRename(d.url, tenantAdmin, 'ccs_dept', (b) => b.operation.state === 'completed');

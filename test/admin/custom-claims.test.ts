@@ -117,7 +117,7 @@ test.serial('every tenant has the system schemas: email and name, is_system 1', 
   t.is(again.body.schemas.filter((s: any) => s.is_system === 1).length, 2);
   const email = system[0];
   const d = await call('POST', `${BASE}/${email.id}/deactivate`, admin);
-  t.is(d.status, 400);
+  t.is(d.status, 409);
   t.is(d.body.error, 'system_claim_schema');
 });
 
@@ -280,7 +280,7 @@ test.serial('update (PATCH): label, flags and bindings change; key, type and car
   }
   const email = (await call('GET', BASE, admin)).body.schemas[0];
   const sys = await patch({ display_label: 'Mail' }, email.id);
-  t.is(sys.status, 400);
+  t.is(sys.status, 409);
   t.is(sys.body.error, 'system_claim_schema');
   t.is((await patch({ display_label: 'X' }, otherSchemaId)).status, 404, "another tenant's schema");
   await sql(e.db.url, e.db.dir, "UPDATE custom_claim_schemas SET operation_status = 'renaming' WHERE id = ?", [s.id]);

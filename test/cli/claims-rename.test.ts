@@ -74,7 +74,7 @@ test('rename waits with progress, --no-wait returns the operation, refusals exit
   // Refusals: the error code, exit 1; the key argument is named as the operator typed it.
   const reserved = await iam(db, ['claims', 'rename', 'ccs_badge', 'sub', '--tenant', s.tenantId, '--json']);
   t.is(reserved.code, 1);
-  t.is(JSON.parse(reserved.stdout).error, 'reserved_claim_name');
+  t.is(JSON.parse(reserved.stdout).error, 'reserved_claim_key');
   const conflict = await iam(db, ['claims', 'rename', 'ccs_badge', 'floor', '--tenant', s.tenantId]);
   t.is(conflict.code, 1);
   t.regex(conflict.stderr, /floor/);

@@ -60,16 +60,16 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
         },
         400: {
           description:
-            'invalid body (invalid_request), a key that does not match the pattern (invalid_field_key), a reserved ' +
-            'claim name (reserved_claim_name) or the current key (same_field_key)',
+            'invalid body (invalid_request), a key that does not match the pattern (invalid_claim_key), a reserved ' +
+            'claim name (reserved_claim_key) or the current key (same_field_key)',
           schema: ErrorObject,
         },
         ...bearerErrors('tenant'),
         404: { description: 'no such custom claim schema in the tenant', schema: ErrorObject },
         409: {
           description:
-            'a system schema (system_schema_immutable), a key another claim of the tenant has or a running rename ' +
-            'holds (field_key_conflict), or a rename of this schema already running (rename_in_progress)',
+            'a system schema (system_claim_schema), a key another claim of the tenant has or a running rename ' +
+            'holds (claim_key_conflict), or a rename of this schema already running (rename_in_progress)',
           schema: ErrorObject,
         },
       },
