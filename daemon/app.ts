@@ -28,6 +28,7 @@ import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
+import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -119,6 +120,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
     customClaimRenameRoutes(deps, api),
+    fieldMappingRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

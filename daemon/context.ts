@@ -24,6 +24,7 @@ import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import type { CustomClaimsService } from '../shared/services/custom-claims.js';
+import type { FieldMappingServices } from '../shared/services/federation/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -52,6 +53,8 @@ export interface AppDeps {
   tokenExchangeSettings: TokenExchangeSettingsService;
   /** Custom claim schemas, users' values, and the claims tokens carry (docs/claims.md). */
   customClaims: CustomClaimsService;
+  /** Source profiles, field-mapping sets, federation trust sources, operational notification states. */
+  fieldMapping: FieldMappingServices;
   /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;

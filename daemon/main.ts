@@ -35,6 +35,7 @@ import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
+import { fieldMappingServices } from '../shared/services/federation/index.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { startJobs } from './jobs/index.js';
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
     customClaims: new CustomClaimsService(ds),
+    fieldMapping: fieldMappingServices(ds, { allowLoopback: config.outboundAllowLoopback }),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,

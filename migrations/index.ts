@@ -18,6 +18,7 @@ import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 import { CustomClaims1763769600015 } from './0015-custom-claims.js';
 import { ClaimRenames1763769600016 } from './0016-claim-renames.js';
+import { Federation1763769600020 } from './0020-federation.js';
 
 export const migrations = [
   Core1763769600001,
@@ -36,4 +37,5 @@ export const migrations = [
   ClientOrigins1763769600014,
   CustomClaims1763769600015,
   ClaimRenames1763769600016,
+  Federation1763769600020,
 ];

@@ -22,6 +22,8 @@ import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
 import { ScopedCustomClaims } from './custom-claims.js';
 import { ScopedExports } from './exports.js';
+import { ScopedFieldMappingSets, ScopedSourceProfiles, ScopedTrustSources } from './federation.js';
+import { ScopedNotificationStates } from './notification-states.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
@@ -46,6 +48,10 @@ export class TenantScope implements ScopeRef {
   #authHistory?: ScopedAuthHistory;
   #claimRenames?: ScopedClaimRenames;
   #customClaims?: ScopedCustomClaims;
+  #sourceProfiles?: ScopedSourceProfiles;
+  #fieldMappingSets?: ScopedFieldMappingSets;
+  #trustSources?: ScopedTrustSources;
+  #notificationStates?: ScopedNotificationStates;
 
   constructor(
     readonly db: Db,
@@ -120,5 +126,19 @@ export class TenantScope implements ScopeRef {
   /** Custom claim schemas and the users' values (docs/claims.md). */
   get customClaims(): ScopedCustomClaims {
     return (this.#customClaims ??= new ScopedCustomClaims(this));
+  }
+  /** Source profiles and their schema versions (field mapping). */
+  get sourceProfiles(): ScopedSourceProfiles {
+    return (this.#sourceProfiles ??= new ScopedSourceProfiles(this));
+  }
+  get fieldMappingSets(): ScopedFieldMappingSets {
+    return (this.#fieldMappingSets ??= new ScopedFieldMappingSets(this));
+  }
+  /** SAML federation trust sources, with the metadata poller's columns and lease. */
+  get trustSources(): ScopedTrustSources {
+    return (this.#trustSources ??= new ScopedTrustSources(this));
+  }
+  get notificationStates(): ScopedNotificationStates {
+    return (this.#notificationStates ??= new ScopedNotificationStates(this));
   }
 }
