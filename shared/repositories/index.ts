@@ -5,6 +5,12 @@
  */
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
+export {
+  ExternalTokenRefreshRepository,
+  type RefreshedTokens,
+  type RefreshLinkRow,
+  type RefreshRunRow,
+} from './external-token-refresh.js';
 export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';

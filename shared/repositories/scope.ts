@@ -20,6 +20,7 @@ import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from '
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
 import { ScopedExports } from './exports.js';
+import { ScopedLinkRefresh } from './external-token-refresh.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
@@ -42,6 +43,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #linkRefresh?: ScopedLinkRefresh;
 
   constructor(
     readonly db: Db,
@@ -108,5 +110,9 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** The refresh side of the upstream identity links (lease, refreshed tokens, backoff). */
+  get linkRefresh(): ScopedLinkRefresh {
+    return (this.#linkRefresh ??= new ScopedLinkRefresh(this));
   }
 }
