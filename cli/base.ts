@@ -25,6 +25,10 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { createExternalTokenRefresh, type ExternalTokenRefreshService } from '../shared/services/external-token-refresh/index.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -161,6 +165,22 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         maxAttempts: this.settings.provisioningMaxAttempts,
         retryBaseMs: this.settings.provisioningRetryBaseMs,
       },
+    });
+  }
+
+  /**
+   * The upstream token scan, as the daemon's job builds it (the same outbound policy, so the
+   * same SSRF guards); its link leases make it safe beside running daemons.
+   */
+  protected externalTokenRefresh(): ExternalTokenRefreshService {
+    return createExternalTokenRefresh(this.ds, {
+      secretKey: this.settings.secretKey,
+      policy: {
+        ...DEFAULT_OUTBOUND_POLICY,
+        allowLoopback: this.settings.outboundAllowLoopback,
+        extraCaPem: this.settings.outboundCaPem,
+      },
+      holder: `cli:${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`,
     });
   }
 

@@ -33,6 +33,7 @@ import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
+import { createExternalTokenRefresh, ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { startJobs } from './jobs/index.js';
@@ -171,6 +172,7 @@ async function main(): Promise<void> {
     auditLog: new AuditLog(ds, config.secretKey),
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
+    externalTokenRefreshSettings: new ExternalTokenRefreshSettingsService(ds),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,
@@ -231,6 +233,8 @@ async function main(): Promise<void> {
     outbox,
     mail,
     provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
+    externalTokenRefresh: (holder) =>
+      createExternalTokenRefresh(jobsDs, { secretKey: config.secretKey, policy: outboundPolicy, holder }),
   });
 
   let stopping = false;

@@ -10,6 +10,7 @@
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
+ * | `external-token-refresh` | every 30 s        | 5 min | refreshes upstream tokens of enabled tenants (round robin; each link leased) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -23,6 +24,8 @@ import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
+import type { ExternalTokenRefreshService } from '../../shared/services/external-token-refresh/scan.js';
+import { externalTokenRefreshJob } from './external-token-refresh.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -42,6 +45,8 @@ export interface JobDeps {
   holder?: string;
   /** The runner (on the jobs DataSource) and the service whose kicks wake it (the requests'). */
   provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
+  /** The upstream token scan on the jobs DataSource, leasing links as this daemon's scheduler holder. */
+  externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -53,6 +58,8 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  if (deps.externalTokenRefresh)
+    scheduler.register(externalTokenRefreshJob(deps.externalTokenRefresh(scheduler.holder)));
   const unsubscribeProvisioning = deps.provisioning
     ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
       // A tenant created or a retry accepted here starts at once, not at the next tick.

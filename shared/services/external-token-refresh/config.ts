@@ -8,7 +8,7 @@
 import { z } from 'zod';
 import type { Database } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
-import { TenantRepository } from '../../repositories/index.js';
+import { TenantRepository, TenantScope } from '../../repositories/index.js';
 import { parseInput } from '../../schemas/validate.js';
 import type { Actor } from '../audit.js';
 import { updateSettingsSection } from '../tenant-settings.js';
@@ -121,16 +121,15 @@ export const bridgeUnavailable = (tenantId: string) =>
       'register one with `iam idp add` first.',
   );
 
-/** Whether a tenant has an active upstream identity provider (the bridge binding). */
-export type BridgeProbe = (tenantId: string) => Promise<boolean>;
-
 export class ExternalTokenRefreshSettingsService {
   readonly input = ExternalTokenRefreshInput;
 
-  constructor(
-    private readonly ds: Database,
-    private readonly hasBridge: BridgeProbe,
-  ) {}
+  constructor(private readonly ds: Database) {}
+
+  /** Whether the tenant has an active upstream identity provider: the bridge binding. */
+  hasBridge(tenantId: string): Promise<boolean> {
+    return new TenantScope(this.ds, tenantId).linkRefresh.hasActiveProvider();
+  }
 
   /** The configuration in force, or undefined when the tenant does not exist. */
   async forTenant(tenantId: string): Promise<ExternalTokenRefreshConfig | undefined> {
