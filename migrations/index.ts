@@ -16,6 +16,7 @@ import { Throttle1763769600011 } from './0011-throttle.js';
 import { ClientLogo1763769600012 } from './0012-client-logo.js';
 import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
+import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
 import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
 
 export const migrations = [
@@ -33,5 +34,6 @@ export const migrations = [
   ClientLogo1763769600012,
   ClientAuth1763769600013,
   ClientOrigins1763769600014,
+  UpstreamIdps1763769600018,
   ExternalTokenRefresh1763769600019,
 ];

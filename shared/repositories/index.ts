@@ -28,3 +28,13 @@ export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
 export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';
+export {
+  UpstreamLinkQueue,
+  UpstreamLoginStateHousekeeping,
+  type SealedLinkTokens,
+  type UpstreamIdpRow,
+  type UpstreamIdpStatus,
+  type UpstreamLinkRow,
+  type UpstreamLinkState,
+  type UpstreamLoginStateRow,
+} from './upstream-idps.js';

@@ -23,6 +23,7 @@ import { ScopedExports } from './exports.js';
 import { ScopedLinkRefresh } from './external-token-refresh.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
+import { ScopedUpstreamIdps, ScopedUpstreamLinks, ScopedUpstreamLoginStates } from './upstream-idps.js';
 import { ScopedUsers } from './users.js';
 
 export class TenantScope implements ScopeRef {
@@ -43,6 +44,9 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #upstreamIdps?: ScopedUpstreamIdps;
+  #upstreamLinks?: ScopedUpstreamLinks;
+  #upstreamLoginStates?: ScopedUpstreamLoginStates;
   #linkRefresh?: ScopedLinkRefresh;
 
   constructor(
@@ -110,6 +114,18 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** Upstream OpenID providers the tenant's users may sign in through. */
+  get upstreamIdps(): ScopedUpstreamIdps {
+    return (this.#upstreamIdps ??= new ScopedUpstreamIdps(this));
+  }
+  /** Links of the tenant's users to upstream subjects, with the sealed upstream tokens. */
+  get upstreamLinks(): ScopedUpstreamLinks {
+    return (this.#upstreamLinks ??= new ScopedUpstreamLinks(this));
+  }
+  /** Pending upstream authorization requests of browsers signing in. */
+  get upstreamLoginStates(): ScopedUpstreamLoginStates {
+    return (this.#upstreamLoginStates ??= new ScopedUpstreamLoginStates(this));
   }
   /** The refresh side of the upstream identity links (lease, refreshed tokens, backoff). */
   get linkRefresh(): ScopedLinkRefresh {
