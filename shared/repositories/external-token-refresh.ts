@@ -18,7 +18,8 @@ export interface RefreshLinkRow {
   user_id: string;
   upstream_iss: string;
   refresh_token_sealed: string | null;
-  key_id: string | null;
+  id_token_sealed: string | null;
+  key_id: string;
   access_expires_at: number | null;
   state: string;
   lease_holder: string | null;
@@ -26,7 +27,7 @@ export interface RefreshLinkRow {
   refresh_failures: number;
 }
 
-const LINK_COLUMNS = `id, provider_id, user_id, upstream_iss, refresh_token_sealed, key_id, access_expires_at, state,
+const LINK_COLUMNS = `id, provider_id, user_id, upstream_iss, refresh_token_sealed, id_token_sealed, key_id, access_expires_at, state,
   lease_holder, lease_until, refresh_failures`;
 
 const linkRow = (r: Record<string, unknown>): RefreshLinkRow => ({
@@ -35,20 +36,20 @@ const linkRow = (r: Record<string, unknown>): RefreshLinkRow => ({
   user_id: String(r.user_id),
   upstream_iss: String(r.upstream_iss),
   refresh_token_sealed: (r.refresh_token_sealed as string | null) ?? null,
-  key_id: (r.key_id as string | null) ?? null,
-  access_expires_at: r.access_expires_at === null || r.access_expires_at === undefined ? null : num(r.access_expires_at),
+  id_token_sealed: (r.id_token_sealed as string | null) ?? null,
+  key_id: String(r.key_id),
+  access_expires_at:
+    r.access_expires_at === null || r.access_expires_at === undefined ? null : num(r.access_expires_at),
   state: String(r.state),
   lease_holder: (r.lease_holder as string | null) ?? null,
   lease_until: r.lease_until === null || r.lease_until === undefined ? null : num(r.lease_until),
   refresh_failures: num(r.refresh_failures ?? 0),
 });
 
-/** The new tokens of a refresh, already sealed by the service. */
+/** The token columns after a refresh, all sealed together under one key id. */
 export interface RefreshedTokens {
   access_token_sealed: string;
-  /** Null: the upstream sent no new refresh token, the stored one is kept. */
   refresh_token_sealed: string | null;
-  /** Null: the upstream sent no new ID token, the stored one is kept. */
   id_token_sealed: string | null;
   key_id: string;
   access_expires_at: number | null;
@@ -123,7 +124,7 @@ export class ScopedLinkRefresh {
     return exec(
       this.s.db,
       `UPDATE upstream_identity_links SET access_token_sealed = ?,
-          refresh_token_sealed = COALESCE(?, refresh_token_sealed), id_token_sealed = COALESCE(?, id_token_sealed),
+          refresh_token_sealed = ?, id_token_sealed = ?,
           key_id = ?, access_expires_at = ?, last_refreshed_at = ?, refresh_failures = 0, last_error_code = NULL,
           lease_holder = NULL, lease_until = NULL, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND lease_holder = ?`,
@@ -220,9 +221,11 @@ export class ExternalTokenRefreshRepository {
   }
 
   async cursor(): Promise<string | null> {
-    const r = await one<{ value: string | null }>(this.db, 'SELECT value FROM external_token_refresh_state WHERE name = ?', [
-      CURSOR,
-    ]);
+    const r = await one<{ value: string | null }>(
+      this.db,
+      'SELECT value FROM external_token_refresh_state WHERE name = ?',
+      [CURSOR],
+    );
     return r?.value ?? null;
   }
 

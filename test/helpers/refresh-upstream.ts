@@ -48,11 +48,13 @@ export interface RefreshUpstream {
   cert: TestCert;
   /** POSTs to the token endpoint, by grant_type. */
   tokenCalls: Record<string, number>;
+  /** Refresh answers from which a refresh_token was removed (omitRefreshTokenOnRefresh). */
+  stripped: { count: number };
   /** Runs an authorization code flow (PKCE) as `accountId`; the upstream's tokens. */
   signIn(accountId: string): Promise<UpstreamTokens>;
   /** Revokes a refresh token at the upstream (RFC 7009). */
   revoke(refreshToken: string): Promise<void>;
-  /** Answers the next `n` token requests with this HTTP status instead (429, 503, …). */
+  /** Answers the next `n` token requests with this HTTP status instead (429, 503, …); calls queue up. */
   failNext(n: number, status: number): void;
   close(): Promise<void>;
 }
@@ -60,7 +62,7 @@ export interface RefreshUpstream {
 const b64url = (b: Buffer) => b.toString('base64url');
 
 /** Rewrites a JSON answer without its refresh_token, whatever the provider wrote. */
-function stripRefreshToken(res: ServerResponse): void {
+function stripRefreshToken(res: ServerResponse, onStripped: () => void): void {
   const chunks: Buffer[] = [];
   const write = res.write.bind(res);
   const end = res.end.bind(res);
@@ -73,6 +75,7 @@ function stripRefreshToken(res: ServerResponse): void {
     let out = Buffer.concat(chunks);
     try {
       const body = JSON.parse(out.toString()) as Record<string, unknown>;
+      if ('refresh_token' in body) onStripped();
       delete body.refresh_token;
       out = Buffer.from(JSON.stringify(body));
     } catch {
@@ -97,7 +100,8 @@ export async function startRefreshUpstream(
   const clientSecret = randomBytes(24).toString('base64url');
   const redirectUri = 'https://rp.example.test/cb';
   const tokenCalls: Record<string, number> = {};
-  let failing = { n: 0, status: 0 };
+  const stripped = { count: 0 };
+  const failing: number[] = [];
   let provider!: OidcProvider;
   let cb!: (req: IncomingMessage, res: ServerResponse) => void;
 
@@ -120,9 +124,9 @@ export async function startRefreshUpstream(
         const body = Buffer.concat(chunks);
         const grantType = new URLSearchParams(body.toString()).get('grant_type') ?? '(none)';
         tokenCalls[grantType] = (tokenCalls[grantType] ?? 0) + 1;
-        if (failing.n > 0) {
-          failing.n--;
-          res.writeHead(failing.status, { 'content-type': 'text/plain', 'retry-after': '1' });
+        const failStatus = failing.shift();
+        if (failStatus !== undefined) {
+          res.writeHead(failStatus, { 'content-type': 'text/plain', 'retry-after': '1' });
           return res.end('upstream unavailable');
         }
         // Replay the body for the provider: the stream was consumed here.
@@ -135,7 +139,7 @@ export async function startRefreshUpstream(
           connection: req.socket,
           httpVersion: req.httpVersion,
         });
-        if (grantType === 'refresh_token' && opts.omitRefreshTokenOnRefresh) stripRefreshToken(res);
+        if (grantType === 'refresh_token' && opts.omitRefreshTokenOnRefresh) stripRefreshToken(res, () => stripped.count++);
         return cb(replay as unknown as IncomingMessage, res);
       }
       cb(req, res);
@@ -241,6 +245,7 @@ export async function startRefreshUpstream(
     clientSecret,
     cert,
     tokenCalls,
+    stripped,
     signIn,
     revoke: async (refreshToken) => {
       const r = await undiciFetch(`${issuer}/token/revocation`, {
@@ -252,7 +257,7 @@ export async function startRefreshUpstream(
       if (!r.ok) throw new Error(`revoke: HTTP ${r.status}`);
     },
     failNext: (n, status) => {
-      failing = { n, status };
+      for (let i = 0; i < n; i++) failing.push(status);
     },
     close: async () => {
       server.closeAllConnections();

@@ -1,102 +1,109 @@
 /**
- * The external identity-provider bridge of the refresh scan: the upstream's token endpoint
- * (found by OpenID Connect Discovery §4, cached), a refresh_token grant (RFC 6749 §6) with the
- * provider's client credentials (client_secret_basic, RFC 6749 §2.3.1), SSRF-safe, and the
+ * The external identity-provider bridge of the refresh scan: a tenant's upstream provider (its
+ * row, its client secret opened), the provider's token endpoint and client authentication from
+ * its discovery document (the upstream identity provider services' cached openid-client
+ * configuration), a refresh_token grant (RFC 6749 §6) over the SSRF-safe outbound path, and the
  * answer classified for the scan: tokens, `invalid_grant`, retryable (429, 5xx, no answer) or
- * another error. Credentials and the sealing of link tokens come from the upstream identity
- * provider services (`credentials`, `sealing`), so this file holds no storage of its own.
+ * another error. Tokens are opened and sealed with the links' sealing helper (key id per row,
+ * row id + column as additional data).
  */
-import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/safe-fetch.js';
-import { postForm } from '../../net/safe-post.js';
+import type { Database } from '../../db/index.js';
+import { OutboundError, outboundRequest, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { TenantScope } from '../../repositories/index.js';
+import { providerClientInput, UpstreamClients, UpstreamSealer } from '../upstream-idp/index.js';
 import type { LinkRef, UpstreamBridge, UpstreamRefreshResult } from './scan.js';
-
-export interface ProviderCredentials {
-  issuer: string;
-  clientId: string;
-  clientSecret: string;
-}
-
-export interface LinkSealing {
-  openRefreshToken(link: LinkRef, sealed: string, keyId: string | null): string;
-  seal(
-    link: LinkRef,
-    t: { accessToken: string; refreshToken: string | null; idToken: string | null },
-  ): { access: string; refresh: string | null; id: string | null; keyId: string };
-}
-
-/** How long a discovered token endpoint is used before discovery runs again. */
-const METADATA_TTL_MS = 10 * 60_000;
 
 /** RFC 6749 §2.3.1: client id and secret are form-urlencoded before the Basic encoding. */
 const basic = (id: string, secret: string) =>
   `Basic ${Buffer.from(`${encodeURIComponent(id)}:${encodeURIComponent(secret)}`).toString('base64')}`;
 
+const REFRESH = 'upstream_identity_links.refresh_token_sealed';
+const ID_TOKEN = 'upstream_identity_links.id_token_sealed';
+
 export class HttpUpstreamBridge implements UpstreamBridge {
-  private readonly endpoints = new Map<string, { url: string; until: number }>();
+  private readonly sealer: UpstreamSealer;
+  private readonly clients: UpstreamClients;
 
   constructor(
-    private readonly deps: {
-      credentials(link: LinkRef): Promise<ProviderCredentials>;
-      sealing: LinkSealing;
-      policy: OutboundPolicy;
-    },
-  ) {}
-
-  openRefreshToken(link: LinkRef, sealed: string, keyId: string | null): string {
-    return this.deps.sealing.openRefreshToken(link, sealed, keyId);
+    private readonly ds: Database,
+    private readonly opts: { secretKey: string; policy: OutboundPolicy },
+  ) {
+    this.sealer = new UpstreamSealer(opts.secretKey);
+    this.clients = new UpstreamClients({ policy: opts.policy });
   }
 
-  seal(link: LinkRef, t: { accessToken: string; refreshToken: string | null; idToken: string | null }) {
-    return this.deps.sealing.seal(link, t);
+  openTokens(link: LinkRef, row: { refresh_token_sealed: string; id_token_sealed: string | null; key_id: string }) {
+    return {
+      refreshToken: this.sealer.open(row.refresh_token_sealed, row.key_id, REFRESH, link.linkId),
+      idToken: row.id_token_sealed ? this.sealer.open(row.id_token_sealed, row.key_id, ID_TOKEN, link.linkId) : null,
+    };
   }
 
-  private async tokenEndpoint(issuer: string): Promise<string> {
-    const hit = this.endpoints.get(issuer);
-    if (hit && hit.until > Date.now()) return hit.url;
-    const meta = await fetchJson(`${issuer.replace(/\/$/, '')}/.well-known/openid-configuration`, this.deps.policy);
-    // OIDC Discovery §4.3: the metadata must name the issuer it was fetched for.
-    if (meta.issuer !== issuer) throw new Error('discovery issuer mismatch');
-    if (typeof meta.token_endpoint !== 'string') throw new Error('no token_endpoint in discovery');
-    this.endpoints.set(issuer, { url: meta.token_endpoint, until: Date.now() + METADATA_TTL_MS });
-    return meta.token_endpoint;
+  seal(
+    link: LinkRef,
+    t: { accessToken: string; refreshToken: string; idToken: string | null; accessExpiresAt: number | null },
+  ) {
+    return this.sealer.sealLinkTokens(link.linkId, t);
   }
 
   async refresh(link: LinkRef, refreshToken: string): Promise<UpstreamRefreshResult> {
-    let creds: ProviderCredentials;
+    const provider = await new TenantScope(this.ds, link.tenantId).upstreamIdps.get(link.providerId);
+    if (!provider || provider.status !== 'active') return { kind: 'error', code: 'provider_inactive' };
+    const input = providerClientInput(provider, this.sealer);
+    let tokenEndpoint: string;
+    let methods: string[];
     try {
-      creds = await this.deps.credentials(link);
+      const meta = (await this.clients.configuration(input)).serverMetadata();
+      tokenEndpoint = meta.token_endpoint!;
+      methods = meta.token_endpoint_auth_methods_supported ?? ['client_secret_basic'];
     } catch {
-      return { kind: 'error', code: 'provider_unavailable' };
+      // Discovery unreachable or unusable: the upstream may be down, try again later.
+      return { kind: 'retryable', code: 'upstream_discovery' };
     }
-    let answer;
+    // OIDC Core §9: client_secret_basic when supported (the default), else client_secret_post.
+    const form: Record<string, string> = { grant_type: 'refresh_token', refresh_token: refreshToken };
+    const headers: Record<string, string> = {
+      accept: 'application/json',
+      'content-type': 'application/x-www-form-urlencoded',
+    };
+    if (methods.includes('client_secret_basic')) headers.authorization = basic(input.client_id, input.client_secret);
+    else Object.assign(form, { client_id: input.client_id, client_secret: input.client_secret });
+    let status: number;
+    let json: Record<string, unknown> | undefined;
     try {
-      const url = await this.tokenEndpoint(creds.issuer);
-      answer = await postForm(
-        url,
-        { grant_type: 'refresh_token', refresh_token: refreshToken },
-        { authorization: basic(creds.clientId, creds.clientSecret) },
-        this.deps.policy,
+      const res = await outboundRequest(
+        tokenEndpoint,
+        { method: 'POST', headers, body: new URLSearchParams(form).toString() },
+        this.opts.policy,
       );
+      status = res.status;
+      try {
+        const parsed: unknown = JSON.parse(res.body.toString('utf8'));
+        json =
+          parsed && typeof parsed === 'object' && !Array.isArray(parsed)
+            ? (parsed as Record<string, unknown>)
+            : undefined;
+      } catch {
+        json = undefined;
+      }
     } catch (e) {
-      // No answer (timeout, network, discovery down): worth another try later.
+      // No answer (timeout, network, DNS): worth another try later.
       if (e instanceof OutboundError) return { kind: 'retryable', code: `upstream_${e.reason}` };
-      return { kind: 'error', code: 'upstream_metadata' };
+      return { kind: 'retryable', code: 'upstream_network' };
     }
-    const { status, json } = answer;
     if (status === 429 || status >= 500) return { kind: 'retryable', code: `upstream_http_${status}` };
-    if (status === 200 && json && typeof json.access_token === 'string') {
-      const expiresIn = Number.isInteger(json.expires_in) ? (json.expires_in as number) : undefined;
+    if (status === 200 && json && typeof json.access_token === 'string' && json.access_token) {
       return {
         kind: 'ok',
         accessToken: json.access_token,
         refreshToken: typeof json.refresh_token === 'string' && json.refresh_token ? json.refresh_token : undefined,
-        idToken: typeof json.id_token === 'string' ? json.id_token : undefined,
-        expiresIn,
+        idToken: typeof json.id_token === 'string' && json.id_token ? json.id_token : undefined,
+        expiresIn: Number.isInteger(json.expires_in) ? (json.expires_in as number) : undefined,
       };
     }
     const error = typeof json?.error === 'string' ? json.error : undefined;
     // RFC 6749 §5.2: invalid_grant = the refresh token is invalid, expired, revoked or another client's.
     if (error === 'invalid_grant') return { kind: 'invalid_grant', code: 'invalid_grant' };
-    return { kind: 'error', code: error ? `upstream_${error}`.slice(0, 64) : `upstream_http_${status}` };
+    return { kind: 'error', code: (error ? `upstream_${error}` : `upstream_http_${status}`).slice(0, 64) };
   }
 }

@@ -1,12 +1,11 @@
 /**
  * The refresh scan as the composition roots build it (daemon/main.ts for the job, cli/base.ts
- * for `iam external-tokens`): the scan service over the HTTP bridge, whose credentials and
- * sealing are the upstream identity provider services'.
+ * for `iam external-tokens`): the scan service over the HTTP bridge to the tenants' upstream
+ * identity providers.
  */
 import type { Database } from '../../db/index.js';
 import type { OutboundPolicy } from '../../net/safe-fetch.js';
 import { HttpUpstreamBridge } from './bridge.js';
-import { upstreamCredentials, upstreamLinkSealing } from './upstream.js';
 import { ExternalTokenRefreshService, type ScanOptions } from './scan.js';
 
 export { ExternalTokenRefreshService } from './scan.js';
@@ -17,10 +16,5 @@ export function createExternalTokenRefresh(
   p: { secretKey: string; policy: OutboundPolicy; holder: string } & Partial<ScanOptions>,
 ): ExternalTokenRefreshService {
   const { secretKey, policy, ...scan } = p;
-  const bridge = new HttpUpstreamBridge({
-    credentials: upstreamCredentials(ds, secretKey),
-    sealing: upstreamLinkSealing(secretKey),
-    policy,
-  });
-  return new ExternalTokenRefreshService(ds, bridge, scan);
+  return new ExternalTokenRefreshService(ds, new HttpUpstreamBridge(ds, { secretKey, policy }), scan);
 }

@@ -49,13 +49,16 @@ export interface LinkRef {
 export interface UpstreamBridge {
   /** Calls the provider's token endpoint with grant_type=refresh_token. Never throws for an HTTP answer. */
   refresh(link: LinkRef, refreshToken: string): Promise<UpstreamRefreshResult>;
-  /** Opens a sealed refresh token of this link. */
-  openRefreshToken(link: LinkRef, sealed: string, keyId: string | null): string;
-  /** Seals a refresh's tokens for this link (null stays null: the stored value is kept). */
+  /** Opens the sealed refresh token (and ID token, if any) of this link. */
+  openTokens(
+    link: LinkRef,
+    row: { refresh_token_sealed: string; id_token_sealed: string | null; key_id: string },
+  ): { refreshToken: string; idToken: string | null };
+  /** Seals a link's token columns together, under the current key. */
   seal(
     link: LinkRef,
-    t: { accessToken: string; refreshToken: string | null; idToken: string | null },
-  ): { access: string; refresh: string | null; id: string | null; keyId: string };
+    t: { accessToken: string; refreshToken: string; idToken: string | null; accessExpiresAt: number | null },
+  ): RefreshedTokens;
 }
 
 export const OUTCOMES = ['refreshed', 'skipped_not_due', 'invalid_grant', 'backoff', 'circuit_open', 'errors'] as const;
@@ -124,7 +127,8 @@ export class ExternalTokenRefreshService {
     private readonly bridge: UpstreamBridge,
     opts: Partial<ScanOptions> & { holder: string },
   ) {
-    this.opts = { ...DEFAULT_SCAN_OPTIONS, ...opts };
+    // The link's lease_holder column holds 64 characters; the tail (pid, random) is the unique part.
+    this.opts = { ...DEFAULT_SCAN_OPTIONS, ...opts, holder: opts.holder.slice(-64) };
   }
 
   private platform() {
@@ -184,7 +188,13 @@ export class ExternalTokenRefreshService {
       await this.tenantStep(t.id, t.config, counts, circuits, { signal });
     }
     await repo.setCursor(picked[picked.length - 1].id, this.opts.now());
-    return this.record('scheduled', picked.map((t) => t.id), started, counts, {});
+    return this.record(
+      'scheduled',
+      picked.map((t) => t.id),
+      started,
+      counts,
+      {},
+    );
   }
 
   /**
@@ -199,14 +209,15 @@ export class ExternalTokenRefreshService {
     const config = await this.configOf(tenantId);
     if (!config) throw notFound(`Tenant ${tenantId}`);
     const counts = zero();
-    await this.tenantStep(tenantId, config, counts, new Map(), p);
+    // Counted before the step, so a link this run handles is not counted twice.
     if (p.userId) {
       const dueBefore = this.opts.now() + config.refreshThresholdSeconds * 1000;
-      counts.skipped_not_due += await new TenantScope(this.ds, tenantId).linkRefresh.countNotDue({
+      counts.skipped_not_due = await new TenantScope(this.ds, tenantId).linkRefresh.countNotDue({
         dueBefore,
         userId: p.userId,
       });
     }
+    await this.tenantStep(tenantId, config, counts, new Map(), p);
     return this.record('manual', [tenantId], started, counts, { tenantId, userId: p.userId });
   }
 
@@ -338,28 +349,35 @@ export class ExternalTokenRefreshService {
     }
     const ref: LinkRef = { tenantId, linkId: row.id, providerId: row.provider_id };
     let result: UpstreamRefreshResult;
+    let current: { refreshToken: string; idToken: string | null };
     try {
-      const refreshToken = this.bridge.openRefreshToken(ref, row.refresh_token_sealed, row.key_id);
-      result = await this.bridge.refresh(ref, refreshToken);
+      current = this.bridge.openTokens(ref, {
+        ...row,
+        refresh_token_sealed: row.refresh_token_sealed,
+        key_id: row.key_id,
+      });
+      result = await this.bridge.refresh(ref, current.refreshToken);
     } catch {
-      result = { kind: 'error', code: 'refresh_failed' };
+      await links.backOff(
+        row.id,
+        holder,
+        this.opts.now() + this.backoffMs(row.refresh_failures),
+        'refresh_failed',
+        this.opts.now(),
+      );
+      return 'errors';
     }
     const at = this.opts.now();
     switch (result.kind) {
       case 'ok': {
-        const sealed = this.bridge.seal(ref, {
+        // RFC 6749 §6: the server MAY issue a new refresh token; without one the old one stays
+        // valid and is kept (sealed again with the new tokens, under the row's one key id).
+        const tokens = this.bridge.seal(ref, {
           accessToken: result.accessToken,
-          // RFC 6749 §6: the server MAY issue a new refresh token; without one the old one stays valid.
-          refreshToken: result.refreshToken ?? null,
-          idToken: result.idToken ?? null,
+          refreshToken: result.refreshToken ?? current.refreshToken,
+          idToken: result.idToken ?? current.idToken,
+          accessExpiresAt: result.expiresIn !== undefined ? at + result.expiresIn * 1000 : null,
         });
-        const tokens: RefreshedTokens = {
-          access_token_sealed: sealed.access,
-          refresh_token_sealed: sealed.refresh,
-          id_token_sealed: sealed.id,
-          key_id: sealed.keyId,
-          access_expires_at: result.expiresIn !== undefined ? at + result.expiresIn * 1000 : null,
-        };
         await links.storeRefreshed(row.id, holder, tokens, at);
         await this.circuitResult(circuits, row.upstream_iss, true);
         return 'refreshed';
