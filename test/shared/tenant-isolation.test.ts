@@ -791,6 +791,45 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.not(a.id, w.b.id);
   },
 
+  async linkRefresh(w) {
+    const { t, scopeA, scopeB } = w;
+    const { link, user } = await upstreamOfB(w);
+    const now = Date.now();
+    const far = now + 3_600_000;
+    t.false(await scopeA.linkRefresh.hasActiveProvider());
+    t.deepEqual(await scopeA.linkRefresh.due({ dueBefore: far, now, limit: 10 }), []);
+    t.deepEqual(await scopeA.linkRefresh.due({ dueBefore: far, now, limit: 10, userId: user.id }), []);
+    t.is(await scopeA.linkRefresh.countNotDue({ dueBefore: 0, userId: user.id }), 0);
+    t.is(await scopeA.linkRefresh.get(link.id), undefined);
+    t.is(await scopeA.linkRefresh.claim(link.id, 'a', now + 60_000, now), 0);
+    const tokens = {
+      access_token_sealed: 'x',
+      refresh_token_sealed: 'y',
+      id_token_sealed: null,
+      key_id: 'k',
+      access_expires_at: now,
+    };
+    t.is(await scopeA.linkRefresh.storeRefreshed(link.id, 'a', tokens, now), 0);
+    t.is(
+      await scopeA.linkRefresh.markReauthentication(link.id, 'a', link.refresh_token_sealed, 'invalid_grant', now),
+      0,
+    );
+    t.is(await scopeA.linkRefresh.backOff(link.id, 'a', far, 'e', now), 0);
+    t.is(await scopeA.linkRefresh.release(link.id, 'a'), 0);
+    // B sees its provider and its link, untouched, and can lease it.
+    t.true(await scopeB.linkRefresh.hasActiveProvider());
+    t.deepEqual(
+      (await scopeB.linkRefresh.due({ dueBefore: far, now, limit: 10 })).map((l) => l.id),
+      [link.id],
+    );
+    t.is(await scopeB.linkRefresh.countNotDue({ dueBefore: 0, userId: user.id }), 1);
+    const theirs = (await scopeB.linkRefresh.get(link.id))!;
+    t.is(theirs.refresh_token_sealed, link.refresh_token_sealed);
+    t.is(theirs.state, 'active');
+    t.is(theirs.refresh_failures, 0);
+    t.is(await scopeB.linkRefresh.claim(link.id, 'b', now + 60_000, now), 1);
+  },
+
   async upstreamLoginStates(w) {
     const { t, scopeA, scopeB } = w;
     const { state } = await upstreamOfB(w);

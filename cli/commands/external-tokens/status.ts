@@ -1,7 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { table, time } from '../../format.js';
-import type { RefreshRunRow } from '../../../shared/repositories/index.js';
+import type { RunRecord } from '../../../shared/services/external-token-refresh/scan.js';
 
 export default class ExternalTokensStatus extends BaseCommand<typeof ExternalTokensStatus> {
   static override summary = 'Show what the upstream token refresh runs did, newest first.';
@@ -19,7 +19,7 @@ export default class ExternalTokensStatus extends BaseCommand<typeof ExternalTok
     limit: Flags.integer({ description: 'most runs to list', default: 20, min: 1, max: 1000 }),
   };
 
-  async run(): Promise<RefreshRunRow[]> {
+  async run(): Promise<RunRecord[]> {
     const runs = await this.externalTokenRefresh().recentRuns(this.flags.limit);
     this.log(
       table(

@@ -103,6 +103,9 @@ export const DEFAULT_SCAN_OPTIONS: Omit<ScanOptions, 'holder'> = {
   now: Date.now,
 };
 
+/** A recorded run, as `iam external-tokens status` shows it. */
+export type RunRecord = RefreshRunRow;
+
 export type Progress = (event: { tenantId: string; linkId: string; outcome: Outcome }) => void;
 
 const zero = (): OutcomeCounts => ({
