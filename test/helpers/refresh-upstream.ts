@@ -93,6 +93,8 @@ export async function startRefreshUpstream(
     accessTtlSeconds?: number;
     /** Remove `refresh_token` from refresh_token grant answers (RFC 6749 §6 lets a server omit it). */
     omitRefreshTokenOnRefresh?: boolean;
+    /** Hold each refresh_token grant this long before answering, so concurrent scanners overlap. */
+    refreshDelayMs?: number;
   } = {},
 ): Promise<RefreshUpstream> {
   const cert = makeCert();
@@ -139,6 +141,8 @@ export async function startRefreshUpstream(
           connection: req.socket,
           httpVersion: req.httpVersion,
         });
+        if (grantType === 'refresh_token' && opts.refreshDelayMs)
+          await new Promise((r) => setTimeout(r, opts.refreshDelayMs));
         if (grantType === 'refresh_token' && opts.omitRefreshTokenOnRefresh) stripRefreshToken(res, () => stripped.count++);
         return cb(replay as unknown as IncomingMessage, res);
       }
