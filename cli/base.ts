@@ -25,7 +25,10 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
-import { createExternalTokenRefresh, type ExternalTokenRefreshService } from '../shared/services/external-token-refresh/index.js';
+import {
+  createExternalTokenRefresh,
+  type ExternalTokenRefreshService,
+} from '../shared/services/external-token-refresh/index.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';

@@ -33,7 +33,10 @@ import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
-import { createExternalTokenRefresh, ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/index.js';
+import {
+  createExternalTokenRefresh,
+  ExternalTokenRefreshSettingsService,
+} from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { startJobs } from './jobs/index.js';

@@ -50,9 +50,7 @@ export class ExternalTokenRefresh1763769600019 implements MigrationInterface {
 
   async down(qr: QueryRunner): Promise<void> {
     await runAll(qr, [
-      isMysql(qr)
-        ? 'DROP INDEX ix_etr_runs_started ON external_token_refresh_runs'
-        : 'DROP INDEX ix_etr_runs_started',
+      isMysql(qr) ? 'DROP INDEX ix_etr_runs_started ON external_token_refresh_runs' : 'DROP INDEX ix_etr_runs_started',
       'DROP TABLE external_token_refresh_runs',
       'DROP TABLE external_token_refresh_circuits',
       'DROP TABLE external_token_refresh_state',

@@ -10,7 +10,7 @@
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
- * | `external-token-refresh` | every 30 s        | 5 min | refreshes upstream tokens of enabled tenants (round robin; each link leased) |
+ * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';

@@ -27,7 +27,8 @@ export interface RefreshLinkRow {
   refresh_failures: number;
 }
 
-const LINK_COLUMNS = `id, provider_id, user_id, upstream_iss, refresh_token_sealed, id_token_sealed, key_id, access_expires_at, state,
+const LINK_COLUMNS = `id, provider_id, user_id, upstream_iss, refresh_token_sealed, id_token_sealed, key_id,
+  access_expires_at, state,
   lease_holder, lease_until, refresh_failures`;
 
 const linkRow = (r: Record<string, unknown>): RefreshLinkRow => ({
@@ -213,7 +214,8 @@ export class ExternalTokenRefreshRepository {
   async tenantsWithProviders(after: string | null, limit: number): Promise<string[]> {
     const rows = await all<{ tenant_id: string }>(
       this.db,
-      `SELECT DISTINCT tenant_id FROM upstream_identity_providers WHERE status = 'active'${after ? ' AND tenant_id > ?' : ''}
+      `SELECT DISTINCT tenant_id FROM upstream_identity_providers
+        WHERE status = 'active'${after ? ' AND tenant_id > ?' : ''}
         ORDER BY tenant_id LIMIT ${Math.max(1, Math.floor(limit))}`,
       after ? [after] : [],
     );
@@ -309,7 +311,8 @@ export class ExternalTokenRefreshRepository {
   async runs(limit: number): Promise<RefreshRunRow[]> {
     const rows = await all<Record<string, unknown>>(
       this.db,
-      `SELECT * FROM external_token_refresh_runs ORDER BY started_at DESC, id DESC LIMIT ${Math.max(1, Math.min(1000, Math.floor(limit)))}`,
+      `SELECT * FROM external_token_refresh_runs ORDER BY started_at DESC, id DESC
+        LIMIT ${Math.max(1, Math.min(1000, Math.floor(limit)))}`,
     );
     return rows.map((r) => ({
       id: String(r.id),

@@ -48,7 +48,11 @@ test.after.always(async () => {
 });
 
 test.serial('refresh --user: that user only, now, though scanning is not enabled; --json summary', async (t) => {
-  const r = await iam(db, ['external-tokens', 'refresh', '--tenant', tenantId, '--user', links[0].userId, '--json'], env);
+  const r = await iam(
+    db,
+    ['external-tokens', 'refresh', '--tenant', tenantId, '--user', links[0].userId, '--json'],
+    env,
+  );
   t.is(r.code, 0, r.stderr + r.stdout);
   const summary = JSON.parse(r.stdout) as Record<string, unknown>;
   t.like(summary, { trigger: 'manual', tenants: [tenantId], refreshed: 1, invalid_grant: 0, errors: 0 });

@@ -112,7 +112,7 @@ export async function setLink(ds: Database, tenantId: string, id: string, set: R
 
 /** A token of a raw link row, opened. */
 export function openLinkToken(_tenantId: string, row: RawLink, which: 'access' | 'refresh' | 'id'): string {
-  const t = sealer.openLinkTokens(row as never);
+  const t = sealer.openLinkTokens(row);
   const v = which === 'access' ? t.accessToken : which === 'refresh' ? t.refreshToken : t.idToken;
   if (v === null) throw new Error(`link ${row.id} has no ${which} token`);
   return v;

@@ -104,21 +104,34 @@ export async function startRefreshUpstream(
   const tokenCalls: Record<string, number> = {};
   const stripped = { count: 0 };
   const failing: number[] = [];
-  let provider!: OidcProvider;
-  let cb!: (req: IncomingMessage, res: ServerResponse) => void;
+  // Made once the server listens (the issuer names its port); the handler runs only after that.
+  const late: { provider?: OidcProvider; cb?: (req: IncomingMessage, res: ServerResponse) => void } = {};
 
   const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     void (async () => {
       if (req.url?.startsWith('/interaction/')) {
-        const details = await provider.interactionDetails(req, res);
+        const details = await late.provider!.interactionDetails(req, res);
         if (details.prompt.name === 'login') {
           const accountId = pendingAccount;
-          return provider.interactionFinished(req, res, { login: { accountId } }, { mergeWithLastSubmission: false });
+          return late.provider!.interactionFinished(
+            req,
+            res,
+            { login: { accountId } },
+            { mergeWithLastSubmission: false },
+          );
         }
-        const grant = new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id });
+        const grant = new late.provider!.Grant({
+          accountId: details.session!.accountId,
+          clientId: details.params.client_id,
+        });
         grant.addOIDCScope(details.params.scope);
         const grantId = await grant.save();
-        return provider.interactionFinished(req, res, { consent: { grantId } }, { mergeWithLastSubmission: true });
+        return late.provider!.interactionFinished(
+          req,
+          res,
+          { consent: { grantId } },
+          { mergeWithLastSubmission: true },
+        );
       }
       if (req.method === 'POST' && req.url?.startsWith('/token')) {
         const chunks: Buffer[] = [];
@@ -143,10 +156,11 @@ export async function startRefreshUpstream(
         });
         if (grantType === 'refresh_token' && opts.refreshDelayMs)
           await new Promise((r) => setTimeout(r, opts.refreshDelayMs));
-        if (grantType === 'refresh_token' && opts.omitRefreshTokenOnRefresh) stripRefreshToken(res, () => stripped.count++);
-        return cb(replay as unknown as IncomingMessage, res);
+        if (grantType === 'refresh_token' && opts.omitRefreshTokenOnRefresh)
+          stripRefreshToken(res, () => stripped.count++);
+        return late.cb!(replay as unknown as IncomingMessage, res);
       }
-      cb(req, res);
+      late.cb!(req, res);
     })().catch((e: unknown) => {
       res.statusCode = 500;
       res.end(String(e));
@@ -157,7 +171,7 @@ export async function startRefreshUpstream(
   let pendingAccount = 'nobody';
 
   const P = Provider as unknown as new (iss: string, conf: Record<string, unknown>) => OidcProvider;
-  provider = new P(issuer, {
+  const provider = new P(issuer, {
     clients: [
       {
         client_id: clientId,
@@ -184,10 +198,12 @@ export async function startRefreshUpstream(
     pkce: { required: () => true },
     cookies: { keys: [randomBytes(16).toString('hex')] },
   });
-  cb = provider.callback();
+  late.provider = provider;
+  late.cb = provider.callback();
 
   const dispatcher = new Agent({ connect: { ca: cert.cert } });
-  const basic = `Basic ${Buffer.from(`${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`).toString('base64')}`;
+  const pair = `${encodeURIComponent(clientId)}:${encodeURIComponent(clientSecret)}`;
+  const basic = `Basic ${Buffer.from(pair).toString('base64')}`;
 
   async function signIn(accountId: string): Promise<UpstreamTokens> {
     pendingAccount = accountId;

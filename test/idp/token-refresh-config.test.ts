@@ -64,19 +64,22 @@ test.serial('401 without a token; 403 for another tenant; 404 for no tenant', as
   t.is(missing.status, 404);
 });
 
-test.serial('no active upstream provider: PUT is 503 bridge_unavailable with the error object, nothing stored', async (t) => {
-  for (const tenant of [undefined, disabledOnly]) {
-    const r = await call('PUT', tenant ? platform : tenantAdmin, { enabled: true }, tenant);
-    t.is(r.status, 503);
-    t.is(r.body.error, 'bridge_unavailable');
-    t.regex(String(r.body.message), /no active upstream identity provider/);
-    t.is(r.body.error_description, r.body.message);
-  }
-  const g = await call('GET', tenantAdmin);
-  t.is(g.status, 200);
-  t.is(g.body.runtime_status, 'bridge_unavailable');
-  t.false(g.body.config.enabled, 'the refused PUT stored nothing');
-});
+test.serial(
+  'no active upstream provider: PUT is 503 bridge_unavailable with the error object, nothing stored',
+  async (t) => {
+    for (const tenant of [undefined, disabledOnly]) {
+      const r = await call('PUT', tenant ? platform : tenantAdmin, { enabled: true }, tenant);
+      t.is(r.status, 503);
+      t.is(r.body.error, 'bridge_unavailable');
+      t.regex(String(r.body.message), /no active upstream identity provider/);
+      t.is(r.body.error_description, r.body.message);
+    }
+    const g = await call('GET', tenantAdmin);
+    t.is(g.status, 200);
+    t.is(g.body.runtime_status, 'bridge_unavailable');
+    t.false(g.body.config.enabled, 'the refused PUT stored nothing');
+  },
+);
 
 test.serial('every bound is refused with 400, naming the field', async (t) => {
   const cases: [string, unknown][] = [

@@ -30,7 +30,8 @@ export default class ExternalTokensRefresh extends BaseCommand<typeof ExternalTo
       progress: json ? undefined : (e) => process.stderr.write(`  ${e.linkId}: ${e.outcome}\n`),
     });
     this.log(
-      `Refresh run ${summary.id} for tenant ${this.flags.tenant}${this.flags.user ? `, user ${this.flags.user}` : ''}\n` +
+      `Refresh run ${summary.id} for tenant ${this.flags.tenant}` +
+        `${this.flags.user ? `, user ${this.flags.user}` : ''}\n` +
         fields(OUTCOMES.map((o) => [o, String(summary[o])])),
     );
     return summary;

@@ -56,7 +56,10 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
       query: TenantQuery,
       body: service.input,
       responses: {
-        200: { description: 'the configuration in force (all five fields) and the scan status', schema: ExternalTokenRefreshResult },
+        200: {
+          description: 'the configuration in force (all five fields) and the scan status',
+          schema: ExternalTokenRefreshResult,
+        },
         ...errors,
         503: {
           description: 'bridge_unavailable: the tenant has no active upstream identity provider; nothing was stored',
