@@ -102,3 +102,13 @@ test.serial('an unknown tenant is refused naming the flag', async (t) => {
   t.like(JSON.parse(r.stdout), { error: 'not_found' });
   t.regex(JSON.parse(r.stdout).message, /--tenant/);
 });
+
+test('help: both commands are listed, with their flags and examples', async (t) => {
+  const root = await iam(db, ['external-tokens', '--help']);
+  t.is(root.code, 0, root.stderr);
+  t.regex(root.stdout, /external-tokens refresh\s+\S/);
+  t.regex(root.stdout, /external-tokens status\s+\S/);
+  const help = await iam(db, ['external-tokens', 'refresh', '--help']);
+  for (const flag of ['--tenant', '--user', '--json']) t.true(help.stdout.includes(flag), flag);
+  t.regex(help.stdout, /EXAMPLES[\s\S]*\$ iam external-tokens refresh --tenant/);
+});
