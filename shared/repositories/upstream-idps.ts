@@ -89,7 +89,8 @@ export interface UpstreamLoginStateRow {
 }
 
 const nullableNum = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
-const nullableStr = (v: unknown): string | null => (typeof v === 'string' ? v : v == null ? null : String(v));
+// Text columns: a string or NULL on both drivers.
+const nullableStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function toIdp(r: Row): UpstreamIdpRow {
   return {
