@@ -136,7 +136,8 @@ export class UpstreamBroker {
     if (!provider || provider.status !== 'active')
       throw new UpstreamLoginError('provider_unavailable', 'This sign-in option is not available.', p.authRequestId);
     const config = await this.configuration(provider);
-    const browserToken = p.browserToken && /^[A-Za-z0-9_-]{32}$/.test(p.browserToken) ? p.browserToken : randomToken(24);
+    const browserToken =
+      p.browserToken && /^[A-Za-z0-9_-]{32}$/.test(p.browserToken) ? p.browserToken : randomToken(24);
     const state = randomToken(32);
     const nonce = randomToken(24);
     const verifier = oidc.randomPKCECodeVerifier();
@@ -178,7 +179,9 @@ export class UpstreamBroker {
       throw new UpstreamLoginError('state_invalid', 'This sign-in could not be matched to a request.');
     const hash = sha256(state);
     const tenantId = await this.lookups.upstreamLoginStateTenant(hash);
-    const row = tenantId ? await new TenantScope(this.ds, tenantId).upstreamLoginStates.getByStateHash(hash) : undefined;
+    const row = tenantId
+      ? await new TenantScope(this.ds, tenantId).upstreamLoginStates.getByStateHash(hash)
+      : undefined;
     if (!tenantId || !row || row.consumed_at !== null || row.expires_at <= Date.now())
       throw new UpstreamLoginError('state_invalid', 'This sign-in has expired or was already used. Start again.');
     const a = Buffer.from(row.binding);
@@ -241,9 +244,24 @@ export class UpstreamBroker {
         back,
       );
     }
-    const claims = tokens.claims();
-    if (!claims?.sub)
+    const idClaims = tokens.claims();
+    if (!idClaims?.sub)
       throw new UpstreamLoginError('upstream_response_invalid', 'The upstream sent no ID token.', back);
+    // With the code flow, the claims of the `email` and `profile` scopes may come only from the
+    // UserInfo endpoint (OIDC Core §5.4); its `sub` must be the ID token's (§5.3.2).
+    let claims: Record<string, unknown> & { sub: string; iss: string } = { ...idClaims };
+    if (claims.email === undefined && config.serverMetadata().userinfo_endpoint) {
+      try {
+        const info = await oidc.fetchUserInfo(config, tokens.access_token, idClaims.sub);
+        claims = { ...info, ...idClaims, email: info.email, email_verified: info.email_verified, name: info.name };
+      } catch (e) {
+        throw new UpstreamLoginError(
+          'upstream_response_invalid',
+          `The user information of ${provider.display_name} could not be read: ${(e as Error).message}`,
+          back,
+        );
+      }
+    }
     const expiresIn = tokens.expiresIn();
     const now = Date.now();
     const sealFor = (linkId: string) =>
@@ -288,7 +306,11 @@ export class UpstreamBroker {
           user = local;
         } else {
           if (!opts.allowSignup)
-            throw new UpstreamLoginError('no_account', 'There is no account here for you, and sign-up is closed.', back);
+            throw new UpstreamLoginError(
+              'no_account',
+              'There is no account here for you, and sign-up is closed.',
+              back,
+            );
           if (!email || !verified)
             throw new UpstreamLoginError(
               'email_not_verified',
