@@ -25,6 +25,8 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -161,6 +163,24 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         maxAttempts: this.settings.provisioningMaxAttempts,
         retryBaseMs: this.settings.provisioningRetryBaseMs,
       },
+    });
+  }
+
+  /**
+   * The tenants' upstream OpenID providers, as the daemon builds them: the same sealing key,
+   * the same outbound policy (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) for discovery.
+   */
+  protected upstreamIdps(): UpstreamIdpRegistry {
+    const policy = {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+    };
+    return new UpstreamIdpRegistry(this.ds, {
+      sealer: new UpstreamSealer(this.settings.secretKey),
+      clients: new UpstreamClients({ policy }),
+      issuer: this.settings.issuer,
+      allowLoopback: this.settings.outboundAllowLoopback,
     });
   }
 

@@ -143,21 +143,26 @@ export class UpstreamIdpRegistry {
     if (!(await new TenantRepository(this.ds).get(tenantId))) throw notFound('Tenant');
   }
 
-  /** Validates, fetches discovery, seals the secret and stores the registration. Audited. */
-  async create(tenantId: string, raw: unknown, actor: Actor): Promise<UpstreamIdpView> {
-    const v = parseInput(this.input, raw, 'body');
+  /**
+   * Validates, fetches discovery, seals the secret and stores the registration. Audited.
+   * `where`: the prefix of field names in messages (`body` for the API, none for the CLI, which
+   * names its flags instead).
+   */
+  async create(tenantId: string, raw: unknown, actor: Actor, where = 'body'): Promise<UpstreamIdpView> {
+    const v = parseInput(this.input, raw, where);
+    const at = (field: string) => (where ? `${where}.${field}: ` : '');
     await this.requireTenant(tenantId);
     const scope = new TenantScope(this.ds, tenantId);
     const hash = issuerHash(v.issuer);
     if (await scope.upstreamIdps.findByIssuerClient(hash, v.client_id))
-      throw conflict(`body.client_id: this tenant already has a provider for ${v.issuer} with this client_id.`, {
+      throw conflict(`${at('client_id')}this tenant already has a provider for ${v.issuer} with this client_id.`, {
         field: 'client_id',
       });
     try {
       await this.deps.clients.discover(v.issuer);
     } catch (e) {
       if (e instanceof UpstreamDiscoveryError)
-        throw new ApiError(400, 'upstream_discovery_failed', `body.issuer: ${e.message}`);
+        throw new ApiError(400, 'upstream_discovery_failed', `${at('issuer')}${e.message}`, { field: 'issuer' });
       throw e;
     }
     const displayName = v.display_name ?? new URL(v.issuer).host;
@@ -171,7 +176,11 @@ export class UpstreamIdpRegistry {
       issuer: v.issuer,
       issuer_hash: hash,
       client_id: v.client_id,
-      client_secret_sealed: this.deps.sealer.seal(v.client_secret, 'upstream_identity_providers.client_secret_sealed', id),
+      client_secret_sealed: this.deps.sealer.seal(
+        v.client_secret,
+        'upstream_identity_providers.client_secret_sealed',
+        id,
+      ),
       secret_key_id: this.deps.sealer.keyId,
       scopes: [...new Set(v.scopes ?? DEFAULT_UPSTREAM_SCOPES)].join(' '),
       link_by_verified_email: v.link_by_verified_email ?? false,
@@ -195,10 +204,10 @@ export class UpstreamIdpRegistry {
       if (isUniqueViolation(e)) {
         const bySlug = await scope.upstreamIdps.getBySlug(slug);
         if (bySlug)
-          throw conflict(`body.slug: this tenant already has a provider named "${slug}"; choose another slug.`, {
+          throw conflict(`${at('slug')}this tenant already has a provider named "${slug}"; choose another slug.`, {
             field: 'slug',
           });
-        throw conflict(`body.client_id: this tenant already has a provider for ${v.issuer} with this client_id.`, {
+        throw conflict(`${at('client_id')}this tenant already has a provider for ${v.issuer} with this client_id.`, {
           field: 'client_id',
         });
       }
@@ -232,7 +241,7 @@ export class UpstreamIdpRegistry {
    * but its button leaves the login page and its callbacks are refused. Audited.
    */
   async setStatus(tenantId: string, idOrSlug: string, raw: unknown, actor: Actor): Promise<UpstreamIdpView> {
-    const { status } = parseInput(UpstreamIdpStatusInput, raw, 'body');
+    const { status } = parseInput(UpstreamIdpStatusInput, raw);
     const r = await this.row(tenantId, idOrSlug);
     if (r.status === status) return this.view(r);
     const now = Date.now();
