@@ -32,6 +32,7 @@ import {
 import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -184,6 +185,24 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         extraCaPem: this.settings.outboundCaPem,
       },
       holder: `cli:${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`,
+    });
+  }
+
+  /**
+   * The tenants' upstream OpenID providers, as the daemon builds them: the same sealing key,
+   * the same outbound policy (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) for discovery.
+   */
+  protected upstreamIdps(): UpstreamIdpRegistry {
+    const policy = {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+    };
+    return new UpstreamIdpRegistry(this.ds, {
+      sealer: new UpstreamSealer(this.settings.secretKey),
+      clients: new UpstreamClients({ policy }),
+      issuer: this.settings.issuer,
+      allowLoopback: this.settings.outboundAllowLoopback,
     });
   }
 

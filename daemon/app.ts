@@ -27,6 +27,7 @@ import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { externalTokenRefreshRoutes } from './routes/admin/external-token-refresh.js';
+import { identityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -34,6 +35,7 @@ import { accountPageRoutes } from './routes/account/page.js';
 import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { loginFormRoutes } from './routes/oauth/login-forms.js';
+import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
 import { consentRoutes } from './routes/oauth/consent.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
@@ -106,6 +108,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
     loginFormRoutes(deps),
+    upstreamLoginRoutes(deps),
     consentRoutes(deps),
     tokenRoutes(deps, api),
     directAuthRoutes(deps, api),
@@ -117,6 +120,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     externalTokenRefreshRoutes(deps, api),
+    identityProviderRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

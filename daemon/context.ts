@@ -23,6 +23,7 @@ import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import type { ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/config.js';
+import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/upstream-idp/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -60,6 +61,9 @@ export interface AppDeps {
   account: AccountService;
   /** Idempotency-Key records of the routes that accept one. */
   idempotency: IdempotencyService;
+  /** The tenants' upstream OpenID providers (registration), and signing in through them. */
+  upstreamIdps: UpstreamIdpRegistry;
+  upstreamBroker: UpstreamBroker;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -39,6 +39,12 @@ import {
 } from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
+import {
+  UpstreamBroker,
+  UpstreamClients,
+  UpstreamIdpRegistry,
+  UpstreamSealer,
+} from '../shared/services/upstream-idp/index.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -149,6 +155,10 @@ async function main(): Promise<void> {
     // Client assertions' jti, in the database every daemon shares (prefix: never an ID-JAG's key).
     jtis: new JtiStore(ds, 'cla_'),
   });
+  // Upstream OpenID providers: one sealer and one cache of discovered configurations per
+  // daemon, shared by the registration and the sign-in.
+  const upstreamSealer = new UpstreamSealer(config.secretKey);
+  const upstreamClients = new UpstreamClients({ policy: outboundPolicy });
   const deps: AppDeps = {
     config,
     ds,
@@ -186,6 +196,13 @@ async function main(): Promise<void> {
     clientAuth,
     account: new AccountService(ds, config.secretKey),
     idempotency: new IdempotencyService(ds),
+    upstreamIdps: new UpstreamIdpRegistry(ds, {
+      sealer: upstreamSealer,
+      clients: upstreamClients,
+      issuer: config.issuer,
+      allowLoopback: config.outboundAllowLoopback,
+    }),
+    upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the

@@ -14,7 +14,8 @@ import { runAll, tableSuffix } from './dialect.js';
  *   row or column does not open. `lease_holder`/`lease_until` let one scanner at a time refresh
  *   a link; the (state, access_expires_at) index serves the scan for due links.
  * - `upstream_login_states`: a pending upstream authorization request (state, nonce, PKCE
- *   verifier), bound to the browser's login transaction, single use and short-lived.
+ *   verifier) of the authorization request `auth_request_id` it continues, bound to the browser
+ *   that started it (`binding`: the hash of a cookie), single use and short-lived.
  */
 export class UpstreamIdps1763769600018 implements MigrationInterface {
   name = 'UpstreamIdps1763769600018';
@@ -76,6 +77,7 @@ export class UpstreamIdps1763769600018 implements MigrationInterface {
         tenant_id VARCHAR(40) NOT NULL,
         provider_id VARCHAR(40) NOT NULL,
         state_hash VARCHAR(64) NOT NULL,
+        auth_request_id VARCHAR(64) NOT NULL,
         binding VARCHAR(64) NOT NULL,
         nonce VARCHAR(64) NOT NULL,
         code_verifier_sealed TEXT NOT NULL,

@@ -76,7 +76,9 @@ export interface UpstreamLoginStateRow {
   provider_id: string;
   /** SHA-256 of the `state` sent upstream; the state itself is never stored. */
   state_hash: string;
-  /** The hash of the login transaction (authorization request) the browser started it from. */
+  /** The authorization request (login transaction) the upstream sign-in continues. */
+  auth_request_id: string;
+  /** SHA-256 of the cookie of the browser that started it. */
   binding: string;
   nonce: string;
   code_verifier_sealed: string;
@@ -89,7 +91,8 @@ export interface UpstreamLoginStateRow {
 }
 
 const nullableNum = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
-const nullableStr = (v: unknown): string | null => (typeof v === 'string' ? v : v == null ? null : String(v));
+// Text columns: a string or NULL on both drivers.
+const nullableStr = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 function toIdp(r: Row): UpstreamIdpRow {
   return {
@@ -139,6 +142,7 @@ function toState(r: Row): UpstreamLoginStateRow {
     tenant_id: String(r.tenant_id),
     provider_id: String(r.provider_id),
     state_hash: String(r.state_hash),
+    auth_request_id: String(r.auth_request_id),
     binding: String(r.binding),
     nonce: String(r.nonce),
     code_verifier_sealed: String(r.code_verifier_sealed),
@@ -425,13 +429,15 @@ export class ScopedUpstreamLoginStates {
   async insert(r: Omit<UpstreamLoginStateRow, 'tenant_id' | 'consumed_at'>): Promise<void> {
     await exec(
       this.s.db,
-      `INSERT INTO upstream_login_states (id, tenant_id, provider_id, state_hash, binding, nonce, code_verifier_sealed,
-         key_id, user_hint, created_at, expires_at, consumed_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+      `INSERT INTO upstream_login_states (id, tenant_id, provider_id, state_hash, auth_request_id, binding, nonce,
+         code_verifier_sealed, key_id, user_hint, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
       [
         r.id,
         this.s.tenantId,
         r.provider_id,
         r.state_hash,
+        r.auth_request_id,
         r.binding,
         r.nonce,
         r.code_verifier_sealed,

@@ -102,6 +102,7 @@ async function upstreamOfB({ directory, b, scopeB }: World) {
     id: 'uls_b',
     provider_id: provider.id,
     state_hash: createHash('sha256').update(`state-${b.id}`).digest('base64url'),
+    auth_request_id: 'ar_b',
     binding: 'bound',
     nonce: 'nonce',
     code_verifier_sealed: 'sealed-verifier',

@@ -12,6 +12,8 @@
  */
 import * as oidc from 'openid-client';
 import { OutboundError, safeFetch, type OutboundPolicy } from '../../net/safe-fetch.js';
+import type { UpstreamIdpRow } from '../../repositories/index.js';
+import type { UpstreamSealer } from './sealing.js';
 
 /** What a configuration is made from: a provider's registration with its secret opened. */
 export interface UpstreamClientInput {
@@ -106,6 +108,9 @@ export class UpstreamClients {
     const config = this.discover(p.issuer).then((m) => {
       const c = new oidc.Configuration(m, p.client_id, undefined, clientAuthFor(m, p.client_secret));
       c[oidc.customFetch] = this.#fetch;
+      // The ID token's signature is checked against the provider's JWKS (fetched through the
+      // same fetcher), not only trusted because it came over TLS from the token endpoint.
+      oidc.enableNonRepudiationChecks(c);
       return c;
     });
     this.#cache.set(p.id, { updatedAt: p.updated_at, at: now, config });
@@ -120,4 +125,20 @@ export class UpstreamClients {
   invalidate(providerId: string): void {
     this.#cache.delete(providerId);
   }
+}
+
+/** A provider row with its client secret opened: what UpstreamClients.configuration takes. */
+export function providerClientInput(row: UpstreamIdpRow, sealer: UpstreamSealer): UpstreamClientInput {
+  return {
+    id: row.id,
+    issuer: row.issuer,
+    client_id: row.client_id,
+    client_secret: sealer.open(
+      row.client_secret_sealed,
+      row.secret_key_id,
+      'upstream_identity_providers.client_secret_sealed',
+      row.id,
+    ),
+    updated_at: row.updated_at,
+  };
 }

@@ -5,31 +5,29 @@
  * - client.ts: openid-client configurations over the SSRF-safe fetcher, for the sign-in and for
  *   refreshing upstream tokens.
  */
-import type { UpstreamIdpRow } from '../../repositories/index.js';
-import type { UpstreamClientInput } from './client.js';
-import type { UpstreamSealer } from './sealing.js';
-
 export {
   clientAuthFor,
+  providerClientInput,
   DISCOVERY_TTL_MS,
   UpstreamClients,
   UpstreamDiscoveryError,
   type UpstreamClientInput,
 } from './client.js';
+export {
+  ACR_UPSTREAM,
+  AMR_UPSTREAM,
+  UPSTREAM_STATE_TTL_MS,
+  UpstreamBroker,
+  UpstreamLoginError,
+  type OpenedUpstreamLogin,
+  type UpstreamLoginFailure,
+} from './broker.js';
+export {
+  DEFAULT_UPSTREAM_SCOPES,
+  UPSTREAM_CALLBACK_PATH,
+  UpstreamIdpRegistry,
+  UpstreamIdpStatusInput,
+  UpstreamIdpView,
+  upstreamIdpInput,
+} from './registry.js';
 export { sealingKeyId, UnknownSealingKeyError, UpstreamSealer, type SealedColumn } from './sealing.js';
-
-/** A provider row with its client secret opened: what UpstreamClients.configuration takes. */
-export function providerClientInput(row: UpstreamIdpRow, sealer: UpstreamSealer): UpstreamClientInput {
-  return {
-    id: row.id,
-    issuer: row.issuer,
-    client_id: row.client_id,
-    client_secret: sealer.open(
-      row.client_secret_sealed,
-      row.secret_key_id,
-      'upstream_identity_providers.client_secret_sealed',
-      row.id,
-    ),
-    updated_at: row.updated_at,
-  };
-}
