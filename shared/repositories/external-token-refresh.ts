@@ -70,8 +70,8 @@ export class ScopedLinkRefresh {
   }
 
   /**
-   * Links of the tenant that are due: active, with a refresh token, the access token expiring
-   * at or before `dueBefore` (or unknown), and not leased or backed off past `now`. Soonest first,
+   * Links of the tenant that are due: active, at an active provider, with a refresh token, the
+   * access token expiring at or before `dueBefore` (or unknown), and not leased or backed off past `now`. Soonest first,
    * at most `limit` rows; the (state, access_expires_at) index serves it.
    */
   async due(p: { dueBefore: number; now: number; limit: number; userId?: string }): Promise<RefreshLinkRow[]> {
@@ -81,8 +81,9 @@ export class ScopedLinkRefresh {
         WHERE tenant_id = ? AND state = 'active' AND refresh_token_sealed IS NOT NULL
           AND (access_expires_at IS NULL OR access_expires_at <= ?)
           AND (lease_until IS NULL OR lease_until < ?)${p.userId ? ' AND user_id = ?' : ''}
+          AND provider_id IN (SELECT id FROM upstream_identity_providers WHERE tenant_id = ? AND status = 'active')
         ORDER BY access_expires_at, id LIMIT ${Math.max(1, Math.floor(p.limit))}`,
-      [this.s.tenantId, p.dueBefore, p.now, ...(p.userId ? [p.userId] : [])],
+      [this.s.tenantId, p.dueBefore, p.now, ...(p.userId ? [p.userId] : []), this.s.tenantId],
     );
     return rows.map(linkRow);
   }

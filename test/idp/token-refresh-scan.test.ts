@@ -226,3 +226,16 @@ test('fairness: with scheduledTenantBatchSize=1, three scheduled runs visit thre
   for (const x of tenants) await settings.update(x.tenant.id, { enabled: false }, actor);
   t.is(await scan.runScheduled(), undefined);
 });
+
+test("a disabled provider's links are not refreshed, and nothing is counted against them", async (t) => {
+  const w = await world(t);
+  const { tenant, providerId } = await tenantWithLinks(w, 'disabled', [MIN]);
+  await w.ds.query("UPDATE upstream_identity_providers SET status = 'disabled' WHERE tenant_id = ? AND id = ?", [
+    tenant.id,
+    providerId,
+  ]);
+  const calls = w.up.tokenCalls.refresh_token ?? 0;
+  const run = await w.scan().runTenant(tenant.id);
+  t.like(run, { refreshed: 0, errors: 0, backoff: 0, skipped_not_due: 0 });
+  t.is(w.up.tokenCalls.refresh_token ?? 0, calls);
+});
