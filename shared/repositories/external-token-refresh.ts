@@ -71,8 +71,8 @@ export class ScopedLinkRefresh {
 
   /**
    * Links of the tenant that are due: active, at an active provider, with a refresh token, the
-   * access token expiring at or before `dueBefore` (or unknown), and not leased or backed off past `now`. Soonest first,
-   * at most `limit` rows; the (state, access_expires_at) index serves it.
+   * access token expiring at or before `dueBefore` (or unknown), and not leased or backed off
+   * past `now`. Soonest first, at most `limit` rows; the (state, access_expires_at) index serves it.
    */
   async due(p: { dueBefore: number; now: number; limit: number; userId?: string }): Promise<RefreshLinkRow[]> {
     const rows = await all<Record<string, unknown>>(
