@@ -117,6 +117,9 @@ const zero = (): OutcomeCounts => ({
   errors: 0,
 });
 
+/** The lifetime assumed for an upstream access token answered without `expires_in`. */
+export const DEFAULT_ACCESS_LIFETIME_S = 3600;
+
 const issuerHash = (iss: string) => createHash('sha256').update(iss).digest('hex');
 
 /** Per run: the circuits read so far (one read per issuer per run). */
@@ -355,8 +358,8 @@ export class ExternalTokenRefreshService {
     let current: { refreshToken: string; idToken: string | null };
     try {
       current = this.bridge.openTokens(ref, {
-        ...row,
         refresh_token_sealed: row.refresh_token_sealed,
+        id_token_sealed: row.id_token_sealed,
         key_id: row.key_id,
       });
       result = await this.bridge.refresh(ref, current.refreshToken);
@@ -379,7 +382,9 @@ export class ExternalTokenRefreshService {
           accessToken: result.accessToken,
           refreshToken: result.refreshToken ?? current.refreshToken,
           idToken: result.idToken ?? current.idToken,
-          accessExpiresAt: result.expiresIn !== undefined ? at + result.expiresIn * 1000 : null,
+          // RFC 6749 §5.1: expires_in is only RECOMMENDED; without it the token is taken to live
+          // DEFAULT_ACCESS_LIFETIME_S, so the link is not refreshed again on every run.
+          accessExpiresAt: at + (result.expiresIn ?? DEFAULT_ACCESS_LIFETIME_S) * 1000,
         });
         await links.storeRefreshed(row.id, holder, tokens, at);
         await this.circuitResult(circuits, row.upstream_iss, true);
