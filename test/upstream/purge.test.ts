@@ -29,7 +29,7 @@ test('expired upstream_login_states are purged, live ones kept', async (t) => {
     });
   const counts = await purgeAuth(ds, undefined, now);
   t.is(counts.upstream_login_states, 1);
-  const left = (await ds.query('SELECT id FROM upstream_login_states')) as { id: string }[];
+  const left = await ds.query<{ id: string }[]>('SELECT id FROM upstream_login_states');
   t.deepEqual(
     left.map((r) => r.id),
     ['uls_live'],
