@@ -9,6 +9,7 @@
  * (UpstreamLinkQueue below).
  */
 import type { Db } from '../db/index.js';
+import { deleteInChunks } from '../db/purge.js';
 import { all, exec, num, one } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
@@ -487,16 +488,17 @@ export class UpstreamLinkQueue {
   }
 }
 
-/** Removes pending upstream authorization requests that expired before `before` (housekeeping). */
+/** Deletes pending upstream sign-ins of every tenant that expired (the auth-purge job). */
 export class UpstreamLoginStateHousekeeping {
   constructor(private readonly db: Db) {}
-  purgeExpired(before: number, limit: number): Promise<number> {
-    return exec(
-      this.db,
-      // The derived table lets MySQL take a LIMIT in the subquery of a DELETE on the same table.
-      `DELETE FROM upstream_login_states WHERE id IN (
-         SELECT id FROM (SELECT id FROM upstream_login_states WHERE expires_at < ? ORDER BY expires_at LIMIT ?) AS x)`,
-      [before, limit],
-    );
+  /** Pending upstream sign-ins that expired before `before`. */
+  expired(before: number, signal?: AbortSignal): Promise<number> {
+    return deleteInChunks(this.db, {
+      table: 'upstream_login_states',
+      key: 'id',
+      where: 'expires_at < ?',
+      params: [before],
+      signal,
+    });
   }
 }

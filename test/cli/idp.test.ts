@@ -109,3 +109,16 @@ test('add refuses an issuer that is not https, an unreachable one, and a missing
   t.is(none.code, 1);
   t.regex(none.stderr, /--client-secret-stdin: no secret on stdin/);
 });
+
+test('--help lists the idp commands, and idp add --help shows its flags and examples', async (t) => {
+  const db = { url: 'sqlite:/nonexistent/never-opened.db', dir: '/nonexistent' };
+  const root = await iam(db, ['--help']);
+  t.is(root.code, 0, root.stderr);
+  for (const cmd of ['idp add', 'idp list', 'idp disable'])
+    t.regex(root.stdout, new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'), `root help lists "${cmd}"`);
+  const add = await iam(db, ['idp', 'add', '--help']);
+  t.is(add.code, 0, add.stderr);
+  for (const flag of ['--tenant', '--issuer', '--client-id', '--client-secret-stdin', '--scope', '--name', '--json'])
+    t.true(add.stdout.includes(flag), `idp add --help mentions ${flag}`);
+  t.regex(add.stdout, /EXAMPLES[\s\S]*iam idp add --tenant/);
+});

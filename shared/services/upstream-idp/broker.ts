@@ -28,6 +28,7 @@ import { newId, randomToken } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
 import { Lookups, TenantScope, type UpstreamIdpRow, type UpstreamLoginStateRow } from '../../repositories/index.js';
 import type { LoginUser } from '../../repositories/index.js';
+import { email as emailSchema } from '../../schemas/common.js';
 import { providerClientInput, UpstreamDiscoveryError, type UpstreamClients } from './client.js';
 import { UPSTREAM_CALLBACK_PATH } from './registry.js';
 import type { UpstreamSealer } from './sealing.js';
@@ -187,10 +188,11 @@ export class UpstreamBroker {
     const a = Buffer.from(row.binding);
     const b = Buffer.from(browserToken ? sha256(browserToken) : '');
     if (a.length !== b.length || !timingSafeEqual(a, b))
+      // No way back into that authorization request from here: it belongs to the browser that
+      // started it, and offering its login page to this one would be a login CSRF.
       throw new UpstreamLoginError(
         'browser_mismatch',
         'This sign-in was started in another browser. Start again here.',
-        row.auth_request_id,
       );
     return { tenantId, state, row };
   }
@@ -271,7 +273,10 @@ export class UpstreamBroker {
         idToken: tokens.id_token ?? null,
         accessExpiresAt: expiresIn === undefined ? null : now + expiresIn * 1000,
       });
-    const email = typeof claims.email === 'string' ? claims.email.trim().toLowerCase() : undefined;
+    // An address the upstream sends is used only if it is one (the same rules as a local
+    // user's address); anything else counts as no address.
+    const parsedEmail = emailSchema.safeParse(claims.email);
+    const email = parsedEmail.success ? parsedEmail.data : undefined;
     // Only the JSON boolean true counts (OIDC Core §5.1); "true" as a string does not.
     const verified = claims.email_verified === true;
     const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 200) : undefined;
