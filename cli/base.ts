@@ -28,6 +28,14 @@ import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { fieldMappingServices, type FieldMappingServices } from '../shared/services/federation/index.js';
+import {
+  createExternalTokenRefresh,
+  type ExternalTokenRefreshService,
+} from '../shared/services/external-token-refresh/index.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -175,6 +183,40 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Source profiles, field-mapping sets, federation trust sources and notification states. */
   protected fieldMapping(): FieldMappingServices {
     return fieldMappingServices(this.ds, { allowLoopback: this.settings.outboundAllowLoopback });
+  }
+
+  /**
+   * The upstream token scan, as the daemon's job builds it (the same outbound policy, so the
+   * same SSRF guards); its link leases make it safe beside running daemons.
+   */
+  protected externalTokenRefresh(): ExternalTokenRefreshService {
+    return createExternalTokenRefresh(this.ds, {
+      secretKey: this.settings.secretKey,
+      policy: {
+        ...DEFAULT_OUTBOUND_POLICY,
+        allowLoopback: this.settings.outboundAllowLoopback,
+        extraCaPem: this.settings.outboundCaPem,
+      },
+      holder: `cli:${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`,
+    });
+  }
+
+  /**
+   * The tenants' upstream OpenID providers, as the daemon builds them: the same sealing key,
+   * the same outbound policy (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) for discovery.
+   */
+  protected upstreamIdps(): UpstreamIdpRegistry {
+    const policy = {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+    };
+    return new UpstreamIdpRegistry(this.ds, {
+      sealer: new UpstreamSealer(this.settings.secretKey),
+      clients: new UpstreamClients({ policy }),
+      issuer: this.settings.issuer,
+      allowLoopback: this.settings.outboundAllowLoopback,
+    });
   }
 
   /** Tenant recovery on this database, signing route publications as the daemon's issuer. */

@@ -29,6 +29,8 @@ import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-setti
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
+import { externalTokenRefreshRoutes } from './routes/admin/external-token-refresh.js';
+import { identityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -36,6 +38,7 @@ import { accountPageRoutes } from './routes/account/page.js';
 import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { loginFormRoutes } from './routes/oauth/login-forms.js';
+import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
 import { consentRoutes } from './routes/oauth/consent.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
@@ -108,6 +111,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     oauthEndpoints(deps, api),
     authorizeRoutes(deps, api),
     loginFormRoutes(deps),
+    upstreamLoginRoutes(deps),
     consentRoutes(deps),
     tokenRoutes(deps, api),
     directAuthRoutes(deps, api),
@@ -121,6 +125,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     customClaimsRoutes(deps, api),
     customClaimRenameRoutes(deps, api),
     fieldMappingRoutes(deps, api),
+    externalTokenRefreshRoutes(deps, api),
+    identityProviderRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

@@ -25,6 +25,8 @@ import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import type { CustomClaimsService } from '../shared/services/custom-claims.js';
 import type { FieldMappingServices } from '../shared/services/federation/index.js';
+import type { ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/config.js';
+import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/upstream-idp/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -55,6 +57,8 @@ export interface AppDeps {
   customClaims: CustomClaimsService;
   /** Source profiles, field-mapping sets, federation trust sources, operational notification states. */
   fieldMapping: FieldMappingServices;
+  /** The tenant's external token refresh configuration (the upstream token scan's settings). */
+  externalTokenRefreshSettings: ExternalTokenRefreshSettingsService;
   /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;
@@ -66,6 +70,9 @@ export interface AppDeps {
   idempotency: IdempotencyService;
   /** Custom claim renames; its kick wakes the `claim-rename` job. */
   claimRename: ClaimRenameService;
+  /** The tenants' upstream OpenID providers (registration), and signing in through them. */
+  upstreamIdps: UpstreamIdpRegistry;
+  upstreamBroker: UpstreamBroker;
 }
 
 /** What our middleware puts on ctx.state. */

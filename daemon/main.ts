@@ -33,11 +33,21 @@ import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
+import {
+  createExternalTokenRefresh,
+  ExternalTokenRefreshSettingsService,
+} from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { fieldMappingServices } from '../shared/services/federation/index.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
+import {
+  UpstreamBroker,
+  UpstreamClients,
+  UpstreamIdpRegistry,
+  UpstreamSealer,
+} from '../shared/services/upstream-idp/index.js';
 import { startJobs } from './jobs/index.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
@@ -148,6 +158,10 @@ async function main(): Promise<void> {
     // Client assertions' jti, in the database every daemon shares (prefix: never an ID-JAG's key).
     jtis: new JtiStore(ds, 'cla_'),
   });
+  // Upstream OpenID providers: one sealer and one cache of discovered configurations per
+  // daemon, shared by the registration and the sign-in.
+  const upstreamSealer = new UpstreamSealer(config.secretKey);
+  const upstreamClients = new UpstreamClients({ policy: outboundPolicy });
   const deps: AppDeps = {
     config,
     ds,
@@ -176,6 +190,7 @@ async function main(): Promise<void> {
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
     customClaims: new CustomClaimsService(ds),
     fieldMapping: fieldMappingServices(ds, { allowLoopback: config.outboundAllowLoopback }),
+    externalTokenRefreshSettings: new ExternalTokenRefreshSettingsService(ds),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,
@@ -190,6 +205,13 @@ async function main(): Promise<void> {
       options: config.claimRename,
       logger: logger.child({ component: 'claim-rename' }),
     }),
+    upstreamIdps: new UpstreamIdpRegistry(ds, {
+      sealer: upstreamSealer,
+      clients: upstreamClients,
+      issuer: config.issuer,
+      allowLoopback: config.outboundAllowLoopback,
+    }),
+    upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -249,6 +271,8 @@ async function main(): Promise<void> {
     mail,
     provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
     claimRename: { runner: claimRenameRunner, kicks: deps.claimRename },
+    externalTokenRefresh: (holder) =>
+      createExternalTokenRefresh(jobsDs, { secretKey: config.secretKey, policy: outboundPolicy, holder }),
   });
 
   let stopping = false;

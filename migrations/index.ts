@@ -19,6 +19,8 @@ import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 import { CustomClaims1763769600015 } from './0015-custom-claims.js';
 import { ClaimRenames1763769600016 } from './0016-claim-renames.js';
 import { Federation1763769600020 } from './0020-federation.js';
+import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
+import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
 
 export const migrations = [
   Core1763769600001,
@@ -38,4 +40,6 @@ export const migrations = [
   CustomClaims1763769600015,
   ClaimRenames1763769600016,
   Federation1763769600020,
+  UpstreamIdps1763769600018,
+  ExternalTokenRefresh1763769600019,
 ];

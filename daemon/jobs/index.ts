@@ -11,6 +11,7 @@
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
  * | `claim-rename` | every 1 s, and on kick()    | none  | advances custom claim renames (each claimed, leased) |
+ * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -26,6 +27,8 @@ import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
 import type { ClaimRenameService } from '../../shared/services/claim-rename.js';
 import { CLAIM_RENAME_JOB, claimRenameJob } from './claim-rename.js';
+import type { ExternalTokenRefreshService } from '../../shared/services/external-token-refresh/scan.js';
+import { externalTokenRefreshJob } from './external-token-refresh.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -47,6 +50,8 @@ export interface JobDeps {
   provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
   /** The claim rename runner (on the jobs DataSource) and the service whose kicks wake it. */
   claimRename?: { runner: ClaimRenameService; kicks: Pick<ClaimRenameService, 'onKick'> };
+  /** The upstream token scan on the jobs DataSource, leasing links as this daemon's scheduler holder. */
+  externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -58,6 +63,8 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  if (deps.externalTokenRefresh)
+    scheduler.register(externalTokenRefreshJob(deps.externalTokenRefresh(scheduler.holder)));
   const unsubscribeProvisioning = deps.provisioning
     ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
       // A tenant created or a retry accepted here starts at once, not at the next tick.

@@ -8,11 +8,37 @@ interface Common {
   clientName: string;
 }
 
+/** A tenant's upstream OpenID provider, as its login button names it. */
+export interface ProviderButton {
+  slug: string;
+  name: string;
+}
+
+/**
+ * One form per upstream provider: a POST (so that no link on another site can start a sign-in
+ * in this browser), carrying the authorization request and its CSRF token.
+ */
+function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
+  if (!p.providers?.length) return '';
+  const forms = p.providers
+    .map(
+      (b) => `<form method="post" action="/login/upstream/start">
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <input type="hidden" name="provider" value="${esc(b.slug)}">
+  <button type="submit" class="secondary">Continue with ${esc(b.name)}</button>
+</form>`,
+    )
+    .join('\n');
+  return `\n<p class="hint">Or</p>\n${forms}`;
+}
+
 /** Step 1: the email address. `type=email` + `autocomplete=email` let browsers and password
- * managers fill it; errors are tied to the field with aria-describedby and announced. */
+ * managers fill it; errors are tied to the field with aria-describedby and announced. Below it,
+ * a "Continue with <name>" button per upstream provider of the tenant. */
 export function emailStep(
   ctx: ParameterizedContext,
-  p: Common & { email?: string; error?: string; status?: number },
+  p: Common & { email?: string; error?: string; status?: number; providers?: ProviderButton[] },
 ): void {
   const err = p.error ? `<p id="email-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   renderPage(ctx, {
@@ -30,7 +56,7 @@ export function emailStep(
     }>
   ${err}
   <button type="submit">Email me a code</button>
-</form>`,
+</form>${providerButtons(p)}`,
   });
 }
 

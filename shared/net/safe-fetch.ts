@@ -11,6 +11,7 @@
  * Loopback is refused too unless the operator allows it (IAM_OUTBOUND_ALLOW_LOOPBACK, tests).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { IncomingHttpHeaders } from 'node:http';
 import { request, type RequestOptions } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { rootCertificates, type TLSSocket } from 'node:tls';
@@ -116,23 +117,40 @@ function caList(extra: string): string[] {
   return cachedCa.list;
 }
 
+/** A completed outbound exchange: status, headers and the whole (bounded) body. */
+export interface OutboundResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+export interface OutboundRequest {
+  method?: string;
+  headers?: Record<string, string>;
+  body?: Buffer | string;
+}
+
 /**
- * GET `url` and parse a JSON object from a 200 response, under every limit of `policy`.
- * Throws OutboundError on any refusal or failure.
+ * One HTTPS exchange with `url` under every limit of `policy`: the URL and every address
+ * connected are checked, no redirect is followed (a 3xx is returned as it is), the body is read
+ * up to `maxBytes`. Any status is returned; the caller decides what it accepts. Throws
+ * OutboundError on any refusal or failure.
  */
-export function fetchJson(
+export function outboundRequest(
   url: string,
+  init: OutboundRequest = {},
   policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
-): Promise<Record<string, unknown>> {
+): Promise<OutboundResponse> {
   let u: URL;
   try {
     u = checkOutboundUrl(url, policy);
   } catch (e) {
     return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   }
+  const body = init.body === undefined ? undefined : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
   return new Promise((resolve, reject) => {
     let settled = false;
-    const finish = (err: Error | undefined, value?: Record<string, unknown>) => {
+    const finish = (err: Error | undefined, value?: OutboundResponse) => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
@@ -143,12 +161,17 @@ export function fetchJson(
       } else resolve(value!);
     };
     const opts: RequestOptions = {
-      method: 'GET',
+      method: init.method ?? 'GET',
       protocol: 'https:',
       hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
       port: u.port || 443,
       path: `${u.pathname}${u.search}`,
-      headers: { accept: 'application/json', 'user-agent': 'iam-outbound/1' },
+      headers: {
+        accept: 'application/json',
+        'user-agent': 'iam-outbound/1',
+        ...init.headers,
+        ...(body ? { 'content-length': String(body.length) } : {}),
+      },
       // A fresh agent per request: no pooled socket from an earlier check is ever reused.
       agent: false,
       lookup: guardedLookup(policy),
@@ -184,19 +207,6 @@ export function fetchJson(
       finish(new OutboundError('network', `request failed: ${code ?? e.message}`));
     });
     req.on('response', (res) => {
-      // RFC 8414 §3.2 / OIDC Discovery §4.2: a 200 with JSON. Redirects are not followed.
-      if (res.statusCode !== 200) {
-        res.resume();
-        return finish(new OutboundError('status', `answered HTTP ${res.statusCode}`));
-      }
-      const type = String(res.headers['content-type'] ?? '')
-        .split(';')[0]
-        .trim()
-        .toLowerCase();
-      if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type)) {
-        res.resume();
-        return finish(new OutboundError('content_type', `answered ${type || 'no content type'}, not JSON`));
-      }
       const declared = Number(res.headers['content-length'] ?? NaN);
       if (declared > policy.maxBytes)
         return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
@@ -209,18 +219,74 @@ export function fetchJson(
         chunks.push(c);
       });
       res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));
-      res.on('end', () => {
-        let body: unknown;
-        try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
-        } catch {
-          return finish(new OutboundError('json', 'the body is not valid JSON'));
-        }
-        if (!body || typeof body !== 'object' || Array.isArray(body))
-          return finish(new OutboundError('json', 'the body is not a JSON object'));
-        finish(undefined, body as Record<string, unknown>);
-      });
+      res.on('end', () =>
+        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+      );
     });
-    req.end();
+    req.end(body);
   });
+}
+
+/**
+ * GET `url` and parse a JSON object from a 200 response, under every limit of `policy`.
+ * Throws OutboundError on any refusal or failure.
+ */
+export async function fetchJson(
+  url: string,
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<Record<string, unknown>> {
+  const res = await outboundRequest(url, {}, policy);
+  // RFC 8414 §3.2 / OIDC Discovery §4.2: a 200 with JSON. Redirects are not followed.
+  if (res.status !== 200) throw new OutboundError('status', `answered HTTP ${res.status}`);
+  const type = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim()
+    .toLowerCase();
+  if (type !== 'application/json' && !/^application\/[a-z0-9.+-]+\+json$/.test(type))
+    throw new OutboundError('content_type', `answered ${type || 'no content type'}, not JSON`);
+  let body: unknown;
+  try {
+    body = JSON.parse(res.body.toString('utf8'));
+  } catch {
+    throw new OutboundError('json', 'the body is not valid JSON');
+  }
+  if (!body || typeof body !== 'object' || Array.isArray(body))
+    throw new OutboundError('json', 'the body is not a JSON object');
+  return body as Record<string, unknown>;
+}
+
+/**
+ * A Fetch-API-shaped function over `outboundRequest`, for libraries that take a custom fetch
+ * (openid-client's `customFetch`): the same SSRF checks and limits for discovery, key sets and
+ * token endpoint calls. Request bodies are what such libraries send (form parameters, text,
+ * bytes); responses are buffered whole, within `maxBytes`.
+ */
+export function safeFetch(
+  policy: OutboundPolicy,
+): (url: string, init: { method?: string; headers?: Record<string, string>; body?: unknown }) => Promise<Response> {
+  return async (url, init) => {
+    const b = init.body;
+    const body =
+      b === undefined || b === null
+        ? undefined
+        : typeof b === 'string'
+          ? b
+          : b instanceof URLSearchParams
+            ? b.toString()
+            : b instanceof Uint8Array
+              ? Buffer.from(b)
+              : b instanceof ArrayBuffer
+                ? Buffer.from(b)
+                : undefined;
+    if (b !== undefined && b !== null && body === undefined)
+      throw new OutboundError('url', 'unsupported request body type for an outbound request');
+    const res = await outboundRequest(url, { method: init.method, headers: init.headers, body }, policy);
+    const headers = new Headers();
+    for (const [k, v] of Object.entries(res.headers)) {
+      if (v === undefined) continue;
+      for (const one of Array.isArray(v) ? v : [v]) headers.append(k, one);
+    }
+    const empty = res.status === 204 || res.status === 205 || res.status === 304 || res.status < 200;
+    return new Response(empty ? null : new Uint8Array(res.body), { status: res.status, headers });
+  };
 }

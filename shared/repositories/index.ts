@@ -25,6 +25,12 @@ export {
   type TrustSourceRow,
 } from './federation.js';
 export type { NotificationFilter, NotificationStateRow } from './notification-states.js';
+export {
+  ExternalTokenRefreshRepository,
+  type RefreshedTokens,
+  type RefreshLinkRow,
+  type RefreshRunRow,
+} from './external-token-refresh.js';
 export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';
@@ -42,3 +48,13 @@ export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
 export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';
+export {
+  UpstreamLinkQueue,
+  UpstreamLoginStateHousekeeping,
+  type SealedLinkTokens,
+  type UpstreamIdpRow,
+  type UpstreamIdpStatus,
+  type UpstreamLinkRow,
+  type UpstreamLinkState,
+  type UpstreamLoginStateRow,
+} from './upstream-idps.js';

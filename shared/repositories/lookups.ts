@@ -188,4 +188,17 @@ export class Lookups {
     );
     return r ? toPendingExportRow(r) : undefined;
   }
+
+  /**
+   * The tenant of the pending upstream authorization request whose `state` hashes to `hash`:
+   * the upstream's redirect back to /login/upstream/callback carries only the state.
+   */
+  async upstreamLoginStateTenant(hash: string): Promise<string | undefined> {
+    const r = await one<{ tenant_id: string }>(
+      this.db,
+      'SELECT tenant_id FROM upstream_login_states WHERE state_hash = ?',
+      [hash],
+    );
+    return r ? String(r.tenant_id) : undefined;
+  }
 }

@@ -24,8 +24,10 @@ import { ScopedCustomClaims } from './custom-claims.js';
 import { ScopedExports } from './exports.js';
 import { ScopedFieldMappingSets, ScopedSourceProfiles, ScopedTrustSources } from './federation.js';
 import { ScopedNotificationStates } from './notification-states.js';
+import { ScopedLinkRefresh } from './external-token-refresh.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
+import { ScopedUpstreamIdps, ScopedUpstreamLinks, ScopedUpstreamLoginStates } from './upstream-idps.js';
 import { ScopedUsers } from './users.js';
 
 export class TenantScope implements ScopeRef {
@@ -52,6 +54,10 @@ export class TenantScope implements ScopeRef {
   #fieldMappingSets?: ScopedFieldMappingSets;
   #trustSources?: ScopedTrustSources;
   #notificationStates?: ScopedNotificationStates;
+  #upstreamIdps?: ScopedUpstreamIdps;
+  #upstreamLinks?: ScopedUpstreamLinks;
+  #upstreamLoginStates?: ScopedUpstreamLoginStates;
+  #linkRefresh?: ScopedLinkRefresh;
 
   constructor(
     readonly db: Db,
@@ -140,5 +146,21 @@ export class TenantScope implements ScopeRef {
   }
   get notificationStates(): ScopedNotificationStates {
     return (this.#notificationStates ??= new ScopedNotificationStates(this));
+  }
+  /** Upstream OpenID providers the tenant's users may sign in through. */
+  get upstreamIdps(): ScopedUpstreamIdps {
+    return (this.#upstreamIdps ??= new ScopedUpstreamIdps(this));
+  }
+  /** Links of the tenant's users to upstream subjects, with the sealed upstream tokens. */
+  get upstreamLinks(): ScopedUpstreamLinks {
+    return (this.#upstreamLinks ??= new ScopedUpstreamLinks(this));
+  }
+  /** Pending upstream authorization requests of browsers signing in. */
+  get upstreamLoginStates(): ScopedUpstreamLoginStates {
+    return (this.#upstreamLoginStates ??= new ScopedUpstreamLoginStates(this));
+  }
+  /** The refresh side of the upstream identity links (lease, refreshed tokens, backoff). */
+  get linkRefresh(): ScopedLinkRefresh {
+    return (this.#linkRefresh ??= new ScopedLinkRefresh(this));
   }
 }

@@ -11,7 +11,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Tenant } from '../../shared/db/entities.js';
 import type { Database } from '../../shared/db/index.js';
-import { Lookups, TenantScope } from '../../shared/repositories/index.js';
+import { Lookups, TenantScope, UpstreamLinkQueue } from '../../shared/repositories/index.js';
 import { ArtifactService } from '../../shared/services/auth/artifacts.js';
 import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, EmailCodeService } from '../../shared/services/auth/codes.js';
 import { OAuthService } from '../../shared/services/auth/oauth.js';
@@ -60,6 +60,64 @@ async function setRecovery(w: World, id: string, set: string) {
 }
 
 const actor = { type: 'system' as const, id: 'test' };
+
+/** Tenant B with an upstream provider, a user linked to an upstream subject, and a pending upstream login. */
+async function upstreamOfB({ directory, b, scopeB }: World) {
+  const now = Date.now();
+  const user = await directory.createUser(b.id, { email: 'b-up@example.com', name: 'B upstream' }, actor);
+  const provider = {
+    id: 'uip_b',
+    slug: 'corp',
+    display_name: 'Corp',
+    issuer: 'https://idp.example.test',
+    issuer_hash: createHash('sha256').update('https://idp.example.test').digest('base64url'),
+    client_id: 'broker',
+    client_secret_sealed: 'sealed-secret',
+    secret_key_id: 'usk_test',
+    scopes: 'openid email',
+    link_by_verified_email: false,
+    status: 'active' as const,
+    created_at: now,
+    updated_at: now,
+  };
+  await scopeB.upstreamIdps.insert(provider);
+  const link = {
+    id: 'uil_b',
+    provider_id: provider.id,
+    user_id: user.id,
+    upstream_iss: provider.issuer,
+    upstream_sub: 'sub-b',
+    access_token_sealed: 'sealed-at',
+    refresh_token_sealed: 'sealed-rt',
+    id_token_sealed: null,
+    key_id: 'usk_test',
+    access_expires_at: now + 60_000,
+    state: 'active' as const,
+    lease_holder: null,
+    lease_until: null,
+    last_refreshed_at: null,
+    refresh_failures: 0,
+    last_error_code: null,
+    created_at: now,
+    updated_at: now,
+  };
+  await scopeB.upstreamLinks.insert(link);
+  const state = {
+    id: 'uls_b',
+    provider_id: provider.id,
+    state_hash: createHash('sha256').update(`state-${b.id}`).digest('base64url'),
+    auth_request_id: 'ar_b',
+    binding: 'bound',
+    nonce: 'nonce',
+    code_verifier_sealed: 'sealed-verifier',
+    key_id: 'usk_test',
+    user_hint: null,
+    created_at: now,
+    expires_at: now + 600_000,
+  };
+  await scopeB.upstreamLoginStates.insert(state);
+  return { user, provider, link, state };
+}
 
 /**
  * Tenant B signed in through the sign-in services: a user with a consumed and a live email
@@ -932,6 +990,116 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(theirs.assigned_to, null);
     t.is(theirs.raise_count, 1);
     t.is((await scopeB.notificationStates.byOpenKey(key))!.id, raised.id!);
+  },
+
+  async upstreamIdps(w) {
+    const { t, scopeA, scopeB } = w;
+    const { provider } = await upstreamOfB(w);
+    const now = Date.now();
+    t.is(await scopeA.upstreamIdps.get(provider.id), undefined);
+    t.is(await scopeA.upstreamIdps.getBySlug(provider.slug), undefined);
+    t.is(await scopeA.upstreamIdps.findByIssuerClient(provider.issuer_hash, provider.client_id), undefined);
+    t.deepEqual(await scopeA.upstreamIdps.list(), []);
+    t.is(await scopeA.upstreamIdps.setStatus(provider.id, 'disabled', now), 0);
+    // A may register the same issuer and client for itself: uniqueness is per tenant.
+    await scopeA.upstreamIdps.insert({ ...provider, id: 'uip_a' });
+    t.deepEqual(
+      (await scopeA.upstreamIdps.list()).map((p) => p.id),
+      ['uip_a'],
+    );
+    t.deepEqual(
+      (await scopeB.upstreamIdps.list({ activeOnly: true })).map((p) => p.id),
+      [provider.id],
+    );
+    t.is((await scopeB.upstreamIdps.getBySlug(provider.slug))!.id, provider.id);
+  },
+
+  async upstreamLinks(w) {
+    const { t, a, scopeA, scopeB } = w;
+    const { provider, link, user } = await upstreamOfB(w);
+    const now = Date.now();
+    t.is(await scopeA.upstreamLinks.get(link.id), undefined);
+    t.is(await scopeA.upstreamLinks.findBySubject(provider.id, link.upstream_sub), undefined);
+    t.deepEqual(await scopeA.upstreamLinks.listForUser(user.id), []);
+    t.deepEqual(await scopeA.upstreamLinks.listDue(now + 3_600_000, 10), []);
+    t.deepEqual(await scopeA.upstreamLinks.needingReauthentication(user.id), []);
+    t.is(await scopeA.upstreamLinks.claimLease(link.id, 'a', now + 60_000, now), 0);
+    const tokens = {
+      access_token_sealed: 'x',
+      refresh_token_sealed: null,
+      id_token_sealed: null,
+      key_id: 'k',
+      access_expires_at: now,
+    };
+    t.is(await scopeA.upstreamLinks.storeSignIn(link.id, tokens, now), 0);
+    t.is(await scopeA.upstreamLinks.storeRefreshed(link.id, 'a', tokens, now), 0);
+    t.is(await scopeA.upstreamLinks.recordFailure(link.id, 'a', 'e', now), 0);
+    t.is(await scopeA.upstreamLinks.markReauthenticationRequired(link.id, 'a', 'invalid_grant', now), 0);
+    t.is(await scopeA.upstreamLinks.releaseLease(link.id, 'a'), 0);
+    // B's link as it was, and its lease still free for B.
+    const theirs = (await scopeB.upstreamLinks.get(link.id))!;
+    t.is(theirs.access_token_sealed, link.access_token_sealed);
+    t.is(theirs.state, 'active');
+    t.is(theirs.lease_holder, null);
+    t.deepEqual(
+      (await scopeB.upstreamLinks.listDue(now + 3_600_000, 10)).map((l) => l.id),
+      [link.id],
+    );
+    t.is(await scopeB.upstreamLinks.claimLease(link.id, 'b', now + 60_000, now), 1);
+    // The cross-tenant queue names B only.
+    const queue = new UpstreamLinkQueue(w.services.ds);
+    t.deepEqual(await queue.tenantsWithDueLinks(now + 3_600_000, '', 10), [w.b.id]);
+    t.not(a.id, w.b.id);
+  },
+
+  async linkRefresh(w) {
+    const { t, scopeA, scopeB } = w;
+    const { link, user } = await upstreamOfB(w);
+    const now = Date.now();
+    const far = now + 3_600_000;
+    t.false(await scopeA.linkRefresh.hasActiveProvider());
+    t.deepEqual(await scopeA.linkRefresh.due({ dueBefore: far, now, limit: 10 }), []);
+    t.deepEqual(await scopeA.linkRefresh.due({ dueBefore: far, now, limit: 10, userId: user.id }), []);
+    t.is(await scopeA.linkRefresh.countNotDue({ dueBefore: 0, userId: user.id }), 0);
+    t.is(await scopeA.linkRefresh.get(link.id), undefined);
+    t.is(await scopeA.linkRefresh.claim(link.id, 'a', now + 60_000, now), 0);
+    const tokens = {
+      access_token_sealed: 'x',
+      refresh_token_sealed: 'y',
+      id_token_sealed: null,
+      key_id: 'k',
+      access_expires_at: now,
+    };
+    t.is(await scopeA.linkRefresh.storeRefreshed(link.id, 'a', tokens, now), 0);
+    t.is(
+      await scopeA.linkRefresh.markReauthentication(link.id, 'a', link.refresh_token_sealed, 'invalid_grant', now),
+      0,
+    );
+    t.is(await scopeA.linkRefresh.backOff(link.id, 'a', far, 'e', now), 0);
+    t.is(await scopeA.linkRefresh.release(link.id, 'a'), 0);
+    // B sees its provider and its link, untouched, and can lease it.
+    t.true(await scopeB.linkRefresh.hasActiveProvider());
+    t.deepEqual(
+      (await scopeB.linkRefresh.due({ dueBefore: far, now, limit: 10 })).map((l) => l.id),
+      [link.id],
+    );
+    t.is(await scopeB.linkRefresh.countNotDue({ dueBefore: 0, userId: user.id }), 1);
+    const theirs = (await scopeB.linkRefresh.get(link.id))!;
+    t.is(theirs.refresh_token_sealed, link.refresh_token_sealed);
+    t.is(theirs.state, 'active');
+    t.is(theirs.refresh_failures, 0);
+    t.is(await scopeB.linkRefresh.claim(link.id, 'b', now + 60_000, now), 1);
+  },
+
+  async upstreamLoginStates(w) {
+    const { t, scopeA, scopeB } = w;
+    const { state } = await upstreamOfB(w);
+    const now = Date.now();
+    t.is(await scopeA.upstreamLoginStates.getByStateHash(state.state_hash), undefined);
+    t.is(await scopeA.upstreamLoginStates.consume(state.id, now), 0);
+    t.is((await new Lookups(w.services.ds).upstreamLoginStateTenant(state.state_hash))!, w.b.id);
+    t.is((await scopeB.upstreamLoginStates.getByStateHash(state.state_hash))!.consumed_at, null);
+    t.is(await scopeB.upstreamLoginStates.consume(state.id, now), 1);
   },
 };
 

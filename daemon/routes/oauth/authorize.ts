@@ -17,7 +17,9 @@ import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { errorPage } from '../../views/html.js';
 import { consentPage, emailStep } from '../../views/login.js';
+import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
+import { startReauthentication } from './upstream-login.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -101,7 +103,14 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
 
   const startLogin = async (ctx: Ctx, tenantId: string, client: Client, p: AuthParams) => {
     const challenge = await deps.oauth.saveAuthRequest(tenantId, p);
-    emailStep(ctx, { challenge, csrf: csrfFor(ctx, challenge), clientName: client.name, email: p.login_hint });
+    emailStep(ctx, {
+      challenge,
+      csrf: csrfFor(ctx, challenge),
+      clientName: client.name,
+      email: p.login_hint,
+      // "Continue with <name>" per active upstream provider (upstream-login.ts).
+      providers: await deps.upstreamBroker.buttons(tenantId),
+    });
   };
 
   // ---- GET /authorize ----
@@ -159,6 +168,26 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       // The request is saved as the client sent it, prompt included, so that the continuation
       // keeps the client's own prompt semantics (prompt=consent still shows the consent page).
       return startLogin(ctx, client.tenant_id, client, p);
+    }
+    // A link whose upstream refused to refresh its tokens for good needs the user to sign in
+    // there again (docs/identity-providers.md, "Re-authentication"), whichever way they signed
+    // in here; without interaction that is login_required (OIDC Core §3.1.2.6).
+    const reauth = await deps.upstreamBroker.reauthenticationProvider(client.tenant_id, session.user.id);
+    if (reauth) {
+      if (p.prompt?.includes('none'))
+        return fail('login_required', 'The user must sign in again at their identity provider.');
+      const authRequestId = await deps.oauth.saveAuthRequest(client.tenant_id, p);
+      try {
+        return await startReauthentication(deps, ctx, {
+          tenantId: client.tenant_id,
+          providerId: reauth,
+          userId: session.user.id,
+          authRequestId,
+        });
+      } catch (e) {
+        if (e instanceof UpstreamLoginError) return errorPage(ctx, 503, 'Sign-in unavailable', e.message);
+        throw e;
+      }
     }
     if (!client.first_party) {
       const consent = await deps.oauth.findConsent(client.tenant_id, session.user.id, client.client_id);

@@ -35,6 +35,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
         challenge: f.challenge,
         csrf: f.csrf,
         clientName: f.client.name,
+        providers: await deps.upstreamBroker.buttons(f.client.tenant_id),
         email: typeof f.b.email === 'string' ? f.b.email : '',
         error: 'Enter a valid email address, like name@example.com.',
         status: 400,
@@ -83,6 +84,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
         challenge: f.challenge,
         csrf: f.csrf,
         clientName: f.client.name,
+        providers: await deps.upstreamBroker.buttons(f.client.tenant_id),
         error: 'Enter your email address again.',
         status: 400,
       });

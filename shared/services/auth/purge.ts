@@ -11,9 +11,15 @@
  * | revoked_access_tokens | the revoked token has expired (introspection rejects it by exp anyway) |
  * | sessions | expired or revoked 30 days ago (they list as the user's devices until then) |
  * | rate_limits | the budget's window (or lock) ended |
+ * | upstream_login_states | expired (a pending sign-in at an upstream provider, 10 minutes) |
  */
 import type { Database } from '../../db/index.js';
-import { LoginHousekeeping, RateLimitHousekeeping, TokenHousekeeping } from '../../repositories/index.js';
+import {
+  LoginHousekeeping,
+  RateLimitHousekeeping,
+  TokenHousekeeping,
+  UpstreamLoginStateHousekeeping,
+} from '../../repositories/index.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -38,6 +44,7 @@ export async function purgeExpiredAuth(
     ['revoked_access_tokens', () => tokens.revokedAccessTokens(now, signal)],
     ['sessions', () => login.sessions(now - 30 * DAY, signal)],
     ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
+    ['upstream_login_states', () => new UpstreamLoginStateHousekeeping(db).expired(now, signal)],
   ];
   const counts: Record<string, number> = {};
   for (const [table, purge] of plan) {
