@@ -25,6 +25,11 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { setAuditSink } from '../shared/services/audit.js';
+import { DEFAULT_OUTBOUND_POLICY, type OutboundPolicy } from '../shared/net/safe-fetch.js';
+import { AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
+import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
+import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -140,6 +145,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
   }
 
+  /** Outbound HTTPS as the daemon's (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE). */
+  protected outboundPolicy(): OutboundPolicy {
+    return {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+    };
+  }
+
+  #pluginRuntime?: PluginRuntime;
+  /** The platform plugins' runtime view, as the daemon's (its cache checks the generation on each use). */
+  protected pluginRuntime(): PluginRuntime {
+    return (this.#pluginRuntime ??= new PluginRuntime(
+      this.ds,
+      this.settings.secretKey,
+      builtinPlugins({ allowLoopback: this.settings.outboundAllowLoopback }),
+    ));
+  }
+
+  /** Platform plugins: list, configure, enable, disable (docs/plugins.md). */
+  protected plugins(): PluginService {
+    return new PluginService(this.ds, this.pluginRuntime(), this.outboundPolicy());
+  }
+
   /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */
   protected outbox(): Outbox {
     return new Outbox(this.ds, this.settings.secretKey);
@@ -156,7 +185,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return new ProvisioningService(this.ds, {
       directory: this.directory(),
       keys: this.keyService(),
-      mail: createEmailProviders(this.settings, quiet),
+      mail: createEmailProviders(this.settings, quiet, [
+        new WebhookEmailProvider(this.pluginRuntime(), this.settings.mailFrom, this.outboundPolicy()),
+      ]),
       options: {
         maxAttempts: this.settings.provisioningMaxAttempts,
         retryBaseMs: this.settings.provisioningRetryBaseMs,
@@ -223,6 +254,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.cmd.requiresCurrentSchema) {
       if (!(await migrationsCurrent(this.ds))) throw new CliFailure('schema_not_current', SCHEMA_NOT_CURRENT);
       await bindSecretKey(this.ds, this.settings.secretKey);
+      // An audit event written here reaches the audit webhook like one written by a daemon
+      // (the outbox entry is in its transaction; a daemon's job delivers it).
+      setAuditSink(new AuditWebhookSink(this.pluginRuntime(), this.outbox()));
     }
   }
 

@@ -22,6 +22,7 @@ import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle
 import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import type { PluginService } from '../shared/services/plugins/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -57,6 +58,8 @@ export interface AppDeps {
   account: AccountService;
   /** Idempotency-Key records of the routes that accept one. */
   idempotency: IdempotencyService;
+  /** Platform plugins: registry, per-scope config and enable state, provisioning. */
+  plugins: PluginService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -10,6 +10,8 @@
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
+ * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
+ * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -23,6 +25,9 @@ import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
+import type { AuditWebhookDeliverer } from '../../shared/services/plugins/audit-webhook.js';
+import type { PluginService } from '../../shared/services/plugins/index.js';
+import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -42,6 +47,8 @@ export interface JobDeps {
   holder?: string;
   /** The runner (on the jobs DataSource) and the service whose kicks wake it (the requests'). */
   provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
+  /** Platform plugins: the audit webhook's deliverer (on the jobs connection) and the plugin service. */
+  plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -60,6 +67,16 @@ export function startJobs(deps: JobDeps): Jobs {
         void scheduler.trigger(PROVISIONING_JOB);
       }))
     : () => undefined;
+  const unsubscribePlugins: (() => void)[] = [];
+  if (deps.plugins) {
+    const { auditWebhook, service } = deps.plugins;
+    scheduler.register(auditWebhookJob(auditWebhook, scheduler.holder));
+    scheduler.register(pluginProvisioningJob(service, deps.ds, scheduler.holder));
+    unsubscribePlugins.push(
+      deps.outbox.onKick(() => void scheduler.trigger(AUDIT_WEBHOOK_JOB)),
+      service.onKick(() => void scheduler.trigger(PLUGIN_PROVISIONING_JOB)),
+    );
+  }
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => {
@@ -69,12 +86,17 @@ export function startJobs(deps: JobDeps): Jobs {
   // Mail left behind by a crash or a stopped daemon goes out at start, not at the first tick.
   void scheduler.trigger(MAIL_OUTBOX_JOB);
   if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
+  if (deps.plugins) {
+    void scheduler.trigger(AUDIT_WEBHOOK_JOB);
+    void scheduler.trigger(PLUGIN_PROVISIONING_JOB);
+  }
   return {
     scheduler,
     deliverer,
     stop: async (timeoutMs) => {
       unsubscribe();
       unsubscribeProvisioning();
+      for (const u of unsubscribePlugins) u();
       await scheduler.stop(timeoutMs);
     },
   };

@@ -11,6 +11,7 @@
  * Loopback is refused too unless the operator allows it (IAM_OUTBOUND_ALLOW_LOOPBACK, tests).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
+import type { IncomingMessage } from 'node:http';
 import { request, type RequestOptions } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { rootCertificates, type TLSSocket } from 'node:tls';
@@ -116,14 +117,19 @@ function caList(extra: string): string[] {
   return cachedCa.list;
 }
 
+type Finish<T> = (err: Error | undefined, value?: T) => void;
+
 /**
- * GET `url` and parse a JSON object from a 200 response, under every limit of `policy`.
- * Throws OutboundError on any refusal or failure.
+ * One outbound HTTPS exchange under every limit of `policy`: the URL checked, every address
+ * connected checked (guardedLookup and the connected peer), connect and total timeouts, no
+ * redirects, a fresh agent. `onResponse` reads the answer and settles through `finish`.
  */
-export function fetchJson(
+function exchange<T>(
   url: string,
-  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
-): Promise<Record<string, unknown>> {
+  policy: OutboundPolicy,
+  req: { method: 'GET' | 'POST'; headers: Record<string, string>; body?: Buffer },
+  onResponse: (res: IncomingMessage, finish: Finish<T>) => void,
+): Promise<T> {
   let u: URL;
   try {
     u = checkOutboundUrl(url, policy);
@@ -132,23 +138,27 @@ export function fetchJson(
   }
   return new Promise((resolve, reject) => {
     let settled = false;
-    const finish = (err: Error | undefined, value?: Record<string, unknown>) => {
+    const finish: Finish<T> = (err, value) => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
       clearTimeout(connect);
       if (err) {
-        req.destroy();
+        r.destroy();
         reject(err);
       } else resolve(value!);
     };
     const opts: RequestOptions = {
-      method: 'GET',
+      method: req.method,
       protocol: 'https:',
       hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
       port: u.port || 443,
       path: `${u.pathname}${u.search}`,
-      headers: { accept: 'application/json', 'user-agent': 'iam-outbound/1' },
+      headers: {
+        'user-agent': 'iam-outbound/1',
+        ...req.headers,
+        ...(req.body ? { 'content-length': String(req.body.length) } : {}),
+      },
       // A fresh agent per request: no pooled socket from an earlier check is ever reused.
       agent: false,
       lookup: guardedLookup(policy),
@@ -156,7 +166,7 @@ export function fetchJson(
       // Node's default: verify the certificate chain and the host name.
       rejectUnauthorized: true,
     };
-    const req = request(opts);
+    const r = request(opts);
     const total = setTimeout(
       () => finish(new OutboundError('timeout', `no complete answer within ${policy.totalTimeoutMs} ms`)),
       policy.totalTimeoutMs,
@@ -165,7 +175,7 @@ export function fetchJson(
       () => finish(new OutboundError('timeout', `could not connect within ${policy.connectTimeoutMs} ms`)),
       policy.connectTimeoutMs,
     );
-    req.on('socket', (socket: Socket) => {
+    r.on('socket', (socket: Socket) => {
       // The address actually connected, whatever path led to it (IP literal, lookup, cache).
       const check = () => {
         const peer = socket.remoteAddress;
@@ -176,14 +186,48 @@ export function fetchJson(
       else socket.once('connect', check);
       (socket as TLSSocket).once('secureConnect', () => clearTimeout(connect));
     });
-    req.on('error', (e) => {
+    r.on('error', (e) => {
       if (e instanceof OutboundError) return finish(e);
       const code = (e as NodeJS.ErrnoException).code;
       if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
         return finish(new OutboundError('dns', `${u.hostname} could not be resolved`));
       finish(new OutboundError('network', `request failed: ${code ?? e.message}`));
     });
-    req.on('response', (res) => {
+    r.on('response', (res) => onResponse(res, finish));
+    r.end(req.body);
+  });
+}
+
+/** Reads a response body up to policy.maxBytes. */
+function readBody(res: IncomingMessage, policy: OutboundPolicy, finish: Finish<never>, done: (b: Buffer) => void) {
+  const declared = Number(res.headers['content-length'] ?? NaN);
+  if (declared > policy.maxBytes)
+    return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
+  const chunks: Buffer[] = [];
+  let size = 0;
+  res.on('data', (c: Buffer) => {
+    size += c.length;
+    if (size > policy.maxBytes)
+      return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
+    chunks.push(c);
+  });
+  res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));
+  res.on('end', () => done(Buffer.concat(chunks)));
+}
+
+/**
+ * GET `url` and parse a JSON object from a 200 response, under every limit of `policy`.
+ * Throws OutboundError on any refusal or failure.
+ */
+export function fetchJson(
+  url: string,
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<Record<string, unknown>> {
+  return exchange<Record<string, unknown>>(
+    url,
+    policy,
+    { method: 'GET', headers: { accept: 'application/json' } },
+    (res, finish) => {
       // RFC 8414 §3.2 / OIDC Discovery §4.2: a 200 with JSON. Redirects are not followed.
       if (res.statusCode !== 200) {
         res.resume();
@@ -197,22 +241,10 @@ export function fetchJson(
         res.resume();
         return finish(new OutboundError('content_type', `answered ${type || 'no content type'}, not JSON`));
       }
-      const declared = Number(res.headers['content-length'] ?? NaN);
-      if (declared > policy.maxBytes)
-        return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > policy.maxBytes)
-          return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
-        chunks.push(c);
-      });
-      res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));
-      res.on('end', () => {
+      readBody(res, policy, finish as Finish<never>, (buf) => {
         let body: unknown;
         try {
-          body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+          body = JSON.parse(buf.toString('utf8'));
         } catch {
           return finish(new OutboundError('json', 'the body is not valid JSON'));
         }
@@ -220,7 +252,33 @@ export function fetchJson(
           return finish(new OutboundError('json', 'the body is not a JSON object'));
         finish(undefined, body as Record<string, unknown>);
       });
-    });
-    req.end();
-  });
+    },
+  );
+}
+
+/**
+ * POST a JSON body to `url` (a webhook), under every limit of `policy`. Resolves with the status
+ * when the receiver answered 2xx (RFC 9110 §15.3: the request was accepted); anything else,
+ * a redirect included (not followed), throws OutboundError('status'). The answer's body is read
+ * (bounded) and dropped.
+ */
+export function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<number> {
+  return exchange<number>(
+    url,
+    policy,
+    { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body: Buffer.from(body, 'utf8') },
+    (res, finish) => {
+      const status = res.statusCode ?? 0;
+      if (status < 200 || status > 299) {
+        res.resume();
+        return finish(new OutboundError('status', `answered HTTP ${status}`));
+      }
+      readBody(res, policy, finish as Finish<never>, () => finish(undefined, status));
+    },
+  );
 }

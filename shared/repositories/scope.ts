@@ -15,6 +15,7 @@ import type { Db, Tx } from '../db/index.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
+import { ScopedPluginSettings } from './plugins.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
@@ -42,6 +43,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #plugins?: ScopedPluginSettings;
 
   constructor(
     readonly db: Db,
@@ -108,5 +110,9 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** The tenant's own platform-plugin settings (the platform's are in PlatformPlugins). */
+  get plugins(): ScopedPluginSettings {
+    return (this.#plugins ??= new ScopedPluginSettings(this));
   }
 }
