@@ -21,7 +21,8 @@ export function describeState(s: PluginStateResult): string {
     `configured:  ${s.configured ? 'yes' : `no (missing: ${list(s.missingRequiredFields)})`}`,
     ...Object.entries(s.config).map(([k, v]) => `  ${k} = ${typeof v === 'string' ? v : JSON.stringify(v)}`),
   ];
-  if (s.provisioning) lines.push(`provisioning: ${s.provisioning.kind} ${s.provisioning.state} (${s.provisioning.operationId})`);
+  if (s.provisioning)
+    lines.push(`provisioning: ${s.provisioning.kind} ${s.provisioning.state} (${s.provisioning.operationId})`);
   return lines.join('\n');
 }
 

@@ -246,7 +246,10 @@ async function main(): Promise<void> {
     outbox,
     mail,
     provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
-    plugins: { auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy), service: plugins },
+    plugins: {
+      auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
+      service: plugins,
+    },
   });
 
   let stopping = false;

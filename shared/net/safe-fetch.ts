@@ -199,7 +199,7 @@ function exchange<T>(
 }
 
 /** Reads a response body up to policy.maxBytes. */
-function readBody(res: IncomingMessage, policy: OutboundPolicy, finish: Finish<never>, done: (b: Buffer) => void) {
+function readBody<T>(res: IncomingMessage, policy: OutboundPolicy, finish: Finish<T>, done: (b: Buffer) => void) {
   const declared = Number(res.headers['content-length'] ?? NaN);
   if (declared > policy.maxBytes)
     return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
@@ -241,7 +241,7 @@ export function fetchJson(
         res.resume();
         return finish(new OutboundError('content_type', `answered ${type || 'no content type'}, not JSON`));
       }
-      readBody(res, policy, finish as Finish<never>, (buf) => {
+      readBody(res, policy, finish, (buf) => {
         let body: unknown;
         try {
           body = JSON.parse(buf.toString('utf8'));
@@ -278,7 +278,7 @@ export function postJson(
         res.resume();
         return finish(new OutboundError('status', `answered HTTP ${status}`));
       }
-      readBody(res, policy, finish as Finish<never>, () => finish(undefined, status));
+      readBody(res, policy, finish, () => finish(undefined, status));
     },
   );
 }

@@ -190,9 +190,9 @@ export class PlatformPlugins {
   }): Promise<void> {
     await exec(
       this.db,
-      `INSERT INTO plugin_operations (id, plugin_id, scope_key, tenant_id, kind, state, attempts, next_attempt_at, ` +
-        "claimed_by, claimed_until, last_error, created_at, updated_at, finished_at) VALUES (?, ?, ?, ?, ?, 'pending', " +
-        '0, ?, NULL, NULL, NULL, ?, ?, NULL)',
+      'INSERT INTO plugin_operations (id, plugin_id, scope_key, tenant_id, kind, state, attempts, ' +
+        'next_attempt_at, claimed_by, claimed_until, last_error, created_at, updated_at, finished_at) ' +
+        "VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, NULL, NULL, NULL, ?, ?, NULL)",
       [o.id, o.pluginId, o.scopeKey, o.tenantId, o.kind, o.now, o.now, o.now],
     );
   }
@@ -229,7 +229,8 @@ export class PlatformPlugins {
   async dueOperations(now: number, limit: number): Promise<string[]> {
     const rows = await all<{ id: string }>(
       this.db,
-      "SELECT id FROM plugin_operations WHERE state = 'pending' AND next_attempt_at <= ? ORDER BY next_attempt_at LIMIT ?",
+      "SELECT id FROM plugin_operations WHERE state = 'pending' AND next_attempt_at <= ? " +
+        'ORDER BY next_attempt_at LIMIT ?',
       [now, limit],
     );
     return rows.map((r) => r.id);

@@ -211,7 +211,12 @@ export class OutboxDelivery {
   }
 
   /** Ids of due `pending` rows, or of `sending` rows whose claim has expired, oldest first. */
-  dueIds(status: 'pending' | 'sending', now: number, limit: number, kind: string = OUTBOX_KIND_EMAIL): Promise<string[]> {
+  dueIds(
+    status: 'pending' | 'sending',
+    now: number,
+    limit: number,
+    kind: string = OUTBOX_KIND_EMAIL,
+  ): Promise<string[]> {
     return this.repo.dueIds(status, now, limit, kind);
   }
 

@@ -79,10 +79,10 @@ async function newTenant(): Promise<string> {
 }
 
 async function sealedRow(ds: Database, pluginId: string, scopeKey: string) {
-  const rows = (await ds.query(
+  const rows = await ds.query<{ config: string; secrets_sealed: string | null; enabled: unknown }[]>(
     'SELECT config, secrets_sealed, enabled FROM plugin_settings WHERE plugin_id = ? AND scope_key = ?',
     [pluginId, scopeKey],
-  )) as { config: string; secrets_sealed: string | null; enabled: unknown }[];
+  );
   return rows[0];
 }
 
@@ -205,10 +205,10 @@ test('secrets: masked in every answer, sealed at rest (the raw row holds neither
   }
   t.is(JSON.parse(row.config).url, `${hook.url}/mail`);
   // The audit event names the fields set, never their values.
-  const events = (await services.ds.query(
+  const events = await services.ds.query<{ summary: string }[]>(
     "SELECT summary FROM audit_events WHERE tenant_id = ? AND action = 'plugin.configure'",
     [ten],
-  )) as { summary: string }[];
+  );
   t.true(events.length > 0);
   t.false(events.some((e) => String(e.summary).includes(SECRET)));
 
@@ -218,41 +218,46 @@ test('secrets: masked in every answer, sealed at rest (the raw row holds neither
 });
 
 // Serial (ava runs these first): a platform-level config is every other tenant's default.
-test.serial('platform config and enable: iam.platform only; a tenant without its own config inherits it, a tenant disable overrides', async (t) => {
-  const ten = await newTenant();
-  const own = await newTenant();
-  t.is((await configure('audit-webhook', { config: { url: `${hook.url}/platform` } })).status, 200);
-  // A tenant with a config of its own never gets the platform's secret merged into it.
-  await configure('audit-webhook', { tenant_id: own, config: { url: `${hook.url}/own` } });
-  const r = await configure('audit-webhook', { config: { signingSecret: SECRET2 } });
-  t.is(r.status, 200);
-  t.like(r.body, { tenantId: null, configSource: 'platform', configured: true });
-  const gOwn = await call('GET', `${P}/audit-webhook?tenant_id=${own}`);
-  t.is(gOwn.body.configSource, 'tenant');
-  t.deepEqual(gOwn.body.missingRequiredFields, ['signingSecret']);
+test.serial(
+  'platform config and enable: iam.platform only; tenants without their own config inherit it; a tenant disable wins',
+  async (t) => {
+    const ten = await newTenant();
+    const own = await newTenant();
+    t.is((await configure('audit-webhook', { config: { url: `${hook.url}/platform` } })).status, 200);
+    // A tenant with a config of its own never gets the platform's secret merged into it.
+    await configure('audit-webhook', { tenant_id: own, config: { url: `${hook.url}/own` } });
+    const r = await configure('audit-webhook', { config: { signingSecret: SECRET2 } });
+    t.is(r.status, 200);
+    t.like(r.body, { tenantId: null, configSource: 'platform', configured: true });
+    const gOwn = await call('GET', `${P}/audit-webhook?tenant_id=${own}`);
+    t.is(gOwn.body.configSource, 'tenant');
+    t.deepEqual(gOwn.body.missingRequiredFields, ['signingSecret']);
 
-  const e = await enable('audit-webhook');
-  t.is(e.status, 200, e.text);
-  t.like(e.body, { success: true, pluginId: 'audit-webhook', tenantId: null, enabled: true, configured: true });
-  t.is(e.body.provisioning.state, 'pending');
-  t.is(e.body.provisioning.kind, 'verification_delivery');
-  t.regex(e.body.provisioning.operationId, /^plop_/);
-  const inherited = await call('GET', `${P}/audit-webhook?tenant_id=${ten}`);
-  t.like(inherited.body, { enabled: true, configSource: 'platform', configured: true });
+    const e = await enable('audit-webhook');
+    t.is(e.status, 200, e.text);
+    t.like(e.body, { success: true, pluginId: 'audit-webhook', tenantId: null, enabled: true, configured: true });
+    t.is(e.body.provisioning.state, 'pending');
+    t.is(e.body.provisioning.kind, 'verification_delivery');
+    t.regex(e.body.provisioning.operationId, /^plop_/);
+    const inherited = await call('GET', `${P}/audit-webhook?tenant_id=${ten}`);
+    t.like(inherited.body, { enabled: true, configSource: 'platform', configured: true });
 
-  const off = await disable('audit-webhook', { tenant_id: ten });
-  t.is(off.status, 200);
-  t.like(off.body, { tenantId: ten, enabled: false, configSource: 'platform' });
-  t.is((await call('GET', `${P}/audit-webhook`)).body.enabled, true, 'the platform stays enabled');
-  // The platform's verification delivery arrives, signed with the platform's secret.
-  const v = await hook.waitFor((x) => x.path === '/platform' && x.json.operationId === e.body.provisioning.operationId);
-  t.true(signatureValid(v, SECRET2));
-  t.is((await disable('audit-webhook')).status, 200);
-  // Removed again, so that the other tests' tenants have no platform config to fall back on.
-  const cleared = await configure('audit-webhook', { config: { url: null, signingSecret: null } });
-  t.is(cleared.body.configSource, 'none');
-  t.is((await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.configSource, 'none');
-});
+    const off = await disable('audit-webhook', { tenant_id: ten });
+    t.is(off.status, 200);
+    t.like(off.body, { tenantId: ten, enabled: false, configSource: 'platform' });
+    t.is((await call('GET', `${P}/audit-webhook`)).body.enabled, true, 'the platform stays enabled');
+    // The platform's verification delivery arrives, signed with the platform's secret.
+    const v = await hook.waitFor(
+      (x) => x.path === '/platform' && x.json.operationId === e.body.provisioning.operationId,
+    );
+    t.true(signatureValid(v, SECRET2));
+    t.is((await disable('audit-webhook')).status, 200);
+    // Removed again, so that the other tests' tenants have no platform config to fall back on.
+    const cleared = await configure('audit-webhook', { config: { url: null, signingSecret: null } });
+    t.is(cleared.body.configSource, 'none');
+    t.is((await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.configSource, 'none');
+  },
+);
 
 test('webhook email: joins the provider list when enabled; delivers signed to the receiver; fails over to SMTP on a 500', async (t) => {
   const ten = await newTenant();
@@ -263,11 +268,17 @@ test('webhook email: joins the provider list when enabled; delivers signed to th
   });
   const settings = `/api/admin/tenants/${ten}/email-settings`;
   const before = await call('GET', settings);
-  t.false((before.body.providers as Json[]).some((p) => p.id === 'webhook-email'), 'not listed while disabled');
+  t.false(
+    (before.body.providers as Json[]).some((p) => p.id === 'webhook-email'),
+    'not listed while disabled',
+  );
   const en = await enable('webhook-email', { tenant_id: ten });
   t.is(en.status, 200, en.text);
   t.is(en.body.provisioning, undefined);
-  const order = await call('PATCH', settings, { strategy: 'priority_failover', providerOrder: ['webhook-email', 'smtp'] });
+  const order = await call('PATCH', settings, {
+    strategy: 'priority_failover',
+    providerOrder: ['webhook-email', 'smtp'],
+  });
   t.is(order.status, 200, order.text);
   const entry = (order.body.providers as Json[]).find((p) => p.id === 'webhook-email');
   t.like(entry, { configured: true, configSource: 'tenant', defaultFrom: 'noreply@hooks.test' });
@@ -335,20 +346,17 @@ test('audit webhook: provisioning succeeds, then the events of a tenant suspend 
   });
   t.is(sus.status, 200, sus.text);
   const batch = await hook.waitFor(
-    (x) =>
-      x.path === path &&
-      Array.isArray(x.json.events) &&
-      (x.json.events as Json[]).some((e) => e.action === 'tenant.suspend'),
+    (x) => x.path === path && Array.isArray(x.json.events) && x.json.events.some((e) => e.action === 'tenant.suspend'),
   );
   t.true(signatureValid(batch, SECRET));
   t.is(batch.json.tenantId, ten);
   const ev = (batch.json.events as Json[]).find((e) => e.action === 'tenant.suspend');
   t.is(ev.tenant_id, ten);
   t.is(ev.target_id, ten);
-  const rows = (await services.ds.query(
+  const rows = await services.ds.query<{ status: string; delivered_via: string }[]>(
     "SELECT status, delivered_via FROM outbox WHERE kind = 'audit-webhook' AND tenant_id = ?",
     [ten],
-  )) as { status: string; delivered_via: string }[];
+  );
   t.true(rows.length >= 1);
 });
 

@@ -58,10 +58,10 @@ test('configure in steps with the secret on stdin, enable (missing fields first)
   t.false(step2.stdout.includes(SECRET));
   t.regex(step2.stdout, /signingSecret = ••••ijkl/);
   t.regex(step2.stdout, /batchSize = 20/);
-  const raw = (await ds.query('SELECT config, secrets_sealed FROM plugin_settings WHERE scope_key = ?', [ten])) as {
-    config: string;
-    secrets_sealed: string;
-  }[];
+  const raw = await ds.query<{ config: string; secrets_sealed: string }[]>(
+    'SELECT config, secrets_sealed FROM plugin_settings WHERE scope_key = ?',
+    [ten],
+  );
   t.false(raw[0].secrets_sealed.includes(SECRET));
   t.false(raw[0].config.includes(SECRET));
 

@@ -84,9 +84,10 @@ test('the audit hook on one daemon follows an enable on the other at its next au
   const count = async () =>
     Number(
       (
-        (await ds.query("SELECT COUNT(*) AS n FROM outbox WHERE kind = 'audit-webhook' AND tenant_id = ?", [
-          s.tenantId,
-        ])) as { n: unknown }[]
+        await ds.query<{ n: unknown }[]>(
+          "SELECT COUNT(*) AS n FROM outbox WHERE kind = 'audit-webhook' AND tenant_id = ?",
+          [s.tenantId],
+        )
       )[0].n,
     );
   const change = (d: Daemon) =>

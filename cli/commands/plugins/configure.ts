@@ -7,7 +7,9 @@ import { describeState, scopeFlags } from '../../plugins.js';
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = [];
   for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '');
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
 }
 
 export default class PluginsConfigure extends BaseCommand<typeof PluginsConfigure> {

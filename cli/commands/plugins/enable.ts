@@ -6,8 +6,10 @@ import { describeState, incompleteFailure, scopeFlags } from '../../plugins.js';
 export default class PluginsEnable extends BaseCommand<typeof PluginsEnable> {
   static override summary = 'Enable a plugin for the platform or a tenant.';
   static override description =
-    'Enables the plugin once its required config fields are present (else it fails and lists every missing one). A plugin that needs setup (audit-webhook: a signed verification delivery) shows its provisioning operation; `iam plugins list` shows how it went. ' +
-    'Every daemon applies the change at its next use of the plugin. See docs/plugins.md.';
+    'Enables the plugin once its required config fields are present; otherwise it fails and lists every missing ' +
+    'one. A plugin that needs setup (audit-webhook: a signed verification delivery) shows its provisioning ' +
+    'operation; `iam plugins list` shows how it went. Every daemon applies the change at its next use of the ' +
+    'plugin. See docs/plugins.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> audit-webhook',
     '<%= config.bin %> <%= command.id %> webhook-email --tenant ten_0123abcd --json',

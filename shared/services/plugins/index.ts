@@ -19,7 +19,13 @@ import {
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
 import { sanitizedCause } from '../failure.js';
-import { AUDIT_WEBHOOK_PLUGIN, fieldsOf, VERIFICATION_DELIVERY, type PluginDefinition, type PluginField } from './registry.js';
+import {
+  AUDIT_WEBHOOK_PLUGIN,
+  fieldsOf,
+  VERIFICATION_DELIVERY,
+  type PluginDefinition,
+  type PluginField,
+} from './registry.js';
 import { markPluginWrite, PluginRuntime, webhookHeaders, type EffectivePlugin } from './runtime.js';
 
 export * from './registry.js';
@@ -97,7 +103,8 @@ export class PluginService {
   }
 
   private async requireTenant(db: Db, tenantId: string | null): Promise<void> {
-    if (tenantId !== null && !(await new TenantRepository(db).lifecycle(tenantId))) throw notFound(`Tenant ${tenantId}`);
+    if (tenantId !== null && !(await new TenantRepository(db).lifecycle(tenantId)))
+      throw notFound(`Tenant ${tenantId}`);
   }
 
   private state(e: EffectivePlugin, def: PluginDefinition, op?: PluginOperationRow): PluginStateResult {
@@ -133,7 +140,9 @@ export class PluginService {
     const def = this.definition(id);
     await this.requireTenant(this.ds, tenantId);
     const e = (await this.runtime.load(this.ds, tenantId)).get(id)!;
-    const op = def.provisioning ? await new PlatformPlugins(this.ds).latestOperation(id, scopeKey(tenantId)) : undefined;
+    const op = def.provisioning
+      ? await new PlatformPlugins(this.ds).latestOperation(id, scopeKey(tenantId))
+      : undefined;
     return { ...this.state(e, def, op), plugin: this.info(def) };
   }
 
@@ -216,7 +225,12 @@ export class PluginService {
         now,
       };
       const platformOpened = tenantId === null ? undefined : this.runtime.open(await platform.get(def.id));
-      const e = this.runtime.effective(def.id, tenantId, { enabled: next.enabled, config: next.config }, platformOpened);
+      const e = this.runtime.effective(
+        def.id,
+        tenantId,
+        { enabled: next.enabled, config: next.config },
+        platformOpened,
+      );
       if (action === 'plugin.enable' && !e.configured) {
         throw new ApiError(
           422,

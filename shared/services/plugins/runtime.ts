@@ -120,10 +120,7 @@ export class PluginRuntime {
     const platform = byPlugin(platformRows);
     const out = new Map<string, EffectivePlugin>();
     for (const def of this.definitions) {
-      out.set(
-        def.id,
-        this.effective(def.id, tenantId, this.open(own.get(def.id)), this.open(platform.get(def.id))),
-      );
+      out.set(def.id, this.effective(def.id, tenantId, this.open(own.get(def.id)), this.open(platform.get(def.id))));
     }
     return out;
   }
