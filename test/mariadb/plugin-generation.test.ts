@@ -6,6 +6,8 @@
  * webhook email provider joins it) and the audit hook (an audited change on B right after the
  * enable on A writes the audit webhook's outbox entry in its transaction).
  *
+ * Serial: both act on the seeded tenant, and one's audited changes would count in the other.
+ *
  * In the MariaDB lane (several daemons on one server); it holds on SQLite too (same file, two
  * processes), and runs there with `npx ava dist/test/mariadb/plugin-generation.test.js`.
  */
@@ -55,7 +57,7 @@ const listed = async (d: Daemon) =>
     (p) => p.id === 'webhook-email',
   );
 
-test('enable and disable on one daemon are in force on the other at its next request', async (t) => {
+test.serial('enable and disable on one daemon are in force on the other at its next request', async (t) => {
   t.timeout(120_000);
   const P = '/api/admin/platform/plugins';
   const cfg = await call(a, 'PUT', `${P}/webhook-email/config`, {
@@ -76,7 +78,7 @@ test('enable and disable on one daemon are in force on the other at its next req
   }
 });
 
-test('the audit hook on one daemon follows an enable on the other at its next audited change', async (t) => {
+test.serial('the audit hook on one daemon follows an enable on the other at its next audited change', async (t) => {
   t.timeout(120_000);
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
