@@ -32,10 +32,14 @@ import {
   createExternalTokenRefresh,
   type ExternalTokenRefreshService,
 } from '../shared/services/external-token-refresh/index.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
+import { setAuditSink } from '../shared/services/audit.js';
+import { DEFAULT_OUTBOUND_POLICY, type OutboundPolicy } from '../shared/net/safe-fetch.js';
+import { AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
+import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
+import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -156,6 +160,30 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
   }
 
+  /** Outbound HTTPS as the daemon's (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE). */
+  protected outboundPolicy(): OutboundPolicy {
+    return {
+      ...DEFAULT_OUTBOUND_POLICY,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+    };
+  }
+
+  #pluginRuntime?: PluginRuntime;
+  /** The platform plugins' runtime view, as the daemon's (its cache checks the generation on each use). */
+  protected pluginRuntime(): PluginRuntime {
+    return (this.#pluginRuntime ??= new PluginRuntime(
+      this.ds,
+      this.settings.secretKey,
+      builtinPlugins({ allowLoopback: this.settings.outboundAllowLoopback }),
+    ));
+  }
+
+  /** Platform plugins: list, configure, enable, disable (docs/plugins.md). */
+  protected plugins(): PluginService {
+    return new PluginService(this.ds, this.pluginRuntime(), this.outboundPolicy());
+  }
+
   /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */
   protected outbox(): Outbox {
     return new Outbox(this.ds, this.settings.secretKey);
@@ -172,7 +200,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return new ProvisioningService(this.ds, {
       directory: this.directory(),
       keys: this.keyService(),
-      mail: createEmailProviders(this.settings, quiet),
+      mail: createEmailProviders(this.settings, quiet, [
+        new WebhookEmailProvider(this.pluginRuntime(), this.settings.mailFrom, this.outboundPolicy()),
+      ]),
       options: {
         maxAttempts: this.settings.provisioningMaxAttempts,
         retryBaseMs: this.settings.provisioningRetryBaseMs,
@@ -192,11 +222,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   protected externalTokenRefresh(): ExternalTokenRefreshService {
     return createExternalTokenRefresh(this.ds, {
       secretKey: this.settings.secretKey,
-      policy: {
-        ...DEFAULT_OUTBOUND_POLICY,
-        allowLoopback: this.settings.outboundAllowLoopback,
-        extraCaPem: this.settings.outboundCaPem,
-      },
+      policy: this.outboundPolicy(),
       holder: `cli:${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`,
     });
   }
@@ -206,25 +232,20 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
    * the same outbound policy (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) for discovery.
    */
   protected upstreamIdps(): UpstreamIdpRegistry {
-    const policy = {
-      ...DEFAULT_OUTBOUND_POLICY,
-      allowLoopback: this.settings.outboundAllowLoopback,
-      extraCaPem: this.settings.outboundCaPem,
-    };
     return new UpstreamIdpRegistry(this.ds, {
       sealer: new UpstreamSealer(this.settings.secretKey),
-      clients: new UpstreamClients({ policy }),
+      clients: new UpstreamClients({ policy: this.outboundPolicy() }),
       issuer: this.settings.issuer,
       allowLoopback: this.settings.outboundAllowLoopback,
     });
   }
 
-  /** Tenant recovery on this database, signing route publications as the daemon's issuer. */
   /** The custom claim rename service and runner, as the daemon builds it (same batches, same lease). */
   protected claimRename(): ClaimRenameService {
     return new ClaimRenameService(this.ds, { options: this.settings.claimRename });
   }
 
+  /** Tenant recovery on this database, signing route publications as the daemon's issuer. */
   protected recovery(): RecoveryService {
     return new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
   }
@@ -283,6 +304,9 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     if (this.cmd.requiresCurrentSchema) {
       if (!(await migrationsCurrent(this.ds))) throw new CliFailure('schema_not_current', SCHEMA_NOT_CURRENT);
       await bindSecretKey(this.ds, this.settings.secretKey);
+      // An audit event written here reaches the audit webhook like one written by a daemon
+      // (the outbox entry is in its transaction; a daemon's job delivers it).
+      setAuditSink(new AuditWebhookSink(this.pluginRuntime(), this.outbox()));
     }
   }
 

@@ -25,6 +25,7 @@ import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
+import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
@@ -127,6 +128,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     fieldMappingRoutes(deps, api),
     externalTokenRefreshRoutes(deps, api),
     identityProviderRoutes(deps, api),
+    pluginRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

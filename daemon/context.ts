@@ -27,6 +27,7 @@ import type { CustomClaimsService } from '../shared/services/custom-claims.js';
 import type { FieldMappingServices } from '../shared/services/federation/index.js';
 import type { ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/config.js';
 import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/upstream-idp/index.js';
+import type { PluginService } from '../shared/services/plugins/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -73,6 +74,8 @@ export interface AppDeps {
   /** The tenants' upstream OpenID providers (registration), and signing in through them. */
   upstreamIdps: UpstreamIdpRegistry;
   upstreamBroker: UpstreamBroker;
+  /** Platform plugins: registry, per-scope config and enable state, provisioning. */
+  plugins: PluginService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -26,10 +26,13 @@ import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
 import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { AccountService } from '../shared/services/auth/account.js';
-import { AuditLog } from '../shared/services/audit.js';
+import { AuditLog, setAuditSink } from '../shared/services/audit.js';
 import { EmailSettingsService } from '../shared/services/email-settings.js';
 import { IdempotencyService } from '../shared/services/idempotency.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { AuditWebhookDeliverer, AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
+import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
+import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
@@ -121,7 +124,23 @@ async function main(): Promise<void> {
 
   const outbox = new Outbox(ds, config.secretKey);
   const tokens = new TokenService(config.issuer, keys);
-  const mail = createEmailProviders(config, logger.child({ component: 'mail' }));
+  const outboundPolicy = {
+    ...DEFAULT_OUTBOUND_POLICY,
+    allowLoopback: config.outboundAllowLoopback,
+    extraCaPem: config.outboundCaPem,
+  };
+  // Platform plugins: one runtime view per daemon (its cache checks the config generation on
+  // every use); the webhook email provider joins the providers, the audit webhook hooks audit().
+  const pluginRuntime = new PluginRuntime(
+    ds,
+    config.secretKey,
+    builtinPlugins({ allowLoopback: config.outboundAllowLoopback }),
+  );
+  const mail = createEmailProviders(config, logger.child({ component: 'mail' }), [
+    new WebhookEmailProvider(pluginRuntime, config.mailFrom, outboundPolicy),
+  ]);
+  const plugins = new PluginService(ds, pluginRuntime, outboundPolicy);
+  setAuditSink(new AuditWebhookSink(pluginRuntime, outbox));
   // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
   // and login mail carries one-time codes.
   logger.warn(
@@ -138,11 +157,6 @@ async function main(): Promise<void> {
     retryBaseMs: config.provisioningRetryBaseMs,
   };
   const throttle = new Throttle(ds, config.throttle, config.emailCodeResendSeconds);
-  const outboundPolicy = {
-    ...DEFAULT_OUTBOUND_POLICY,
-    allowLoopback: config.outboundAllowLoopback,
-    extraCaPem: config.outboundCaPem,
-  };
   const clientAuth = new ClientAuthenticator({
     directory,
     throttle,
@@ -212,6 +226,7 @@ async function main(): Promise<void> {
       allowLoopback: config.outboundAllowLoopback,
     }),
     upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
+    plugins,
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -273,6 +288,10 @@ async function main(): Promise<void> {
     claimRename: { runner: claimRenameRunner, kicks: deps.claimRename },
     externalTokenRefresh: (holder) =>
       createExternalTokenRefresh(jobsDs, { secretKey: config.secretKey, policy: outboundPolicy, holder }),
+    plugins: {
+      auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
+      service: plugins,
+    },
   });
 
   let stopping = false;

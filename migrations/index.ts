@@ -21,6 +21,7 @@ import { ClaimRenames1763769600016 } from './0016-claim-renames.js';
 import { Federation1763769600020 } from './0020-federation.js';
 import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
 import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
+import { Plugins1763769600017 } from './0017-plugins.js';
 
 export const migrations = [
   Core1763769600001,
@@ -42,4 +43,5 @@ export const migrations = [
   Federation1763769600020,
   UpstreamIdps1763769600018,
   ExternalTokenRefresh1763769600019,
+  Plugins1763769600017,
 ];

@@ -12,6 +12,8 @@
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
  * | `claim-rename` | every 1 s, and on kick()    | none  | advances custom claim renames (each claimed, leased) |
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
+ * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
+ * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -29,6 +31,9 @@ import type { ClaimRenameService } from '../../shared/services/claim-rename.js';
 import { CLAIM_RENAME_JOB, claimRenameJob } from './claim-rename.js';
 import type { ExternalTokenRefreshService } from '../../shared/services/external-token-refresh/scan.js';
 import { externalTokenRefreshJob } from './external-token-refresh.js';
+import type { AuditWebhookDeliverer } from '../../shared/services/plugins/audit-webhook.js';
+import type { PluginService } from '../../shared/services/plugins/index.js';
+import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -52,6 +57,8 @@ export interface JobDeps {
   claimRename?: { runner: ClaimRenameService; kicks: Pick<ClaimRenameService, 'onKick'> };
   /** The upstream token scan on the jobs DataSource, leasing links as this daemon's scheduler holder. */
   externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
+  /** Platform plugins: the audit webhook's deliverer (on the jobs connection) and the plugin service. */
+  plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -79,6 +86,16 @@ export function startJobs(deps: JobDeps): Jobs {
         void scheduler.trigger(CLAIM_RENAME_JOB);
       }))
     : () => undefined;
+  const unsubscribePlugins: (() => void)[] = [];
+  if (deps.plugins) {
+    const { auditWebhook, service } = deps.plugins;
+    scheduler.register(auditWebhookJob(auditWebhook, scheduler.holder));
+    scheduler.register(pluginProvisioningJob(service, deps.ds, scheduler.holder));
+    unsubscribePlugins.push(
+      deps.outbox.onKick(() => void scheduler.trigger(AUDIT_WEBHOOK_JOB)),
+      service.onKick(() => void scheduler.trigger(PLUGIN_PROVISIONING_JOB)),
+    );
+  }
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => {
@@ -90,6 +107,10 @@ export function startJobs(deps: JobDeps): Jobs {
   if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
   // A rename a stopped daemon left behind resumes from its checkpoint at start.
   if (deps.claimRename) void scheduler.trigger(CLAIM_RENAME_JOB);
+  if (deps.plugins) {
+    void scheduler.trigger(AUDIT_WEBHOOK_JOB);
+    void scheduler.trigger(PLUGIN_PROVISIONING_JOB);
+  }
   return {
     scheduler,
     deliverer,
@@ -97,6 +118,7 @@ export function startJobs(deps: JobDeps): Jobs {
       unsubscribe();
       unsubscribeProvisioning();
       unsubscribeClaimRename();
+      for (const u of unsubscribePlugins) u();
       await scheduler.stop(timeoutMs);
     },
   };

@@ -290,3 +290,24 @@ export function safeFetch(
     return new Response(empty ? null : new Uint8Array(res.body), { status: res.status, headers });
   };
 }
+
+/**
+ * POST a JSON body to `url` (a webhook), under every limit of `policy`. Resolves with the status
+ * when the receiver answered 2xx (RFC 9110 §15.3: the request was accepted); anything else,
+ * a redirect included (not followed), throws OutboundError('status'). The answer's body is read
+ * (bounded) and dropped.
+ */
+export async function postJson(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<number> {
+  const res = await outboundRequest(
+    url,
+    { method: 'POST', headers: { ...headers, 'content-type': 'application/json' }, body },
+    policy,
+  );
+  if (res.status < 200 || res.status > 299) throw new OutboundError('status', `answered HTTP ${res.status}`);
+  return res.status;
+}

@@ -42,6 +42,13 @@ export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { OutboxRepository } from './outbox.js';
+export {
+  PLATFORM_SCOPE_KEY,
+  PlatformPlugins,
+  type PluginOperationRow,
+  type PluginOperationState,
+  type PluginSettingsRow,
+} from './plugins.js';
 export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';

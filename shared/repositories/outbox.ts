@@ -97,20 +97,22 @@ export class OutboxRepository {
    * the (status, next_attempt_at) index in order and stops at LIMIT even behind a large
    * backlog (an IN list of statuses would sort it all).
    */
-  async dueIds(status: 'pending' | 'sending', now: number, limit: number): Promise<string[]> {
+  async dueIds(status: 'pending' | 'sending', now: number, limit: number, kind = 'email'): Promise<string[]> {
+    // Each deliverer takes its own kind only (mail, audit webhook deliveries): the
+    // (kind, status, next_attempt_at) index of migration 0017 serves the range in order.
     const rows =
       status === 'pending'
         ? await all<{ id: string }>(
             this.db,
-            "SELECT id FROM outbox WHERE status = 'pending' AND next_attempt_at <= ? " +
+            "SELECT id FROM outbox WHERE kind = ? AND status = 'pending' AND next_attempt_at <= ? " +
               'ORDER BY next_attempt_at LIMIT ?',
-            [now, limit],
+            [kind, now, limit],
           )
         : await all<{ id: string }>(
             this.db,
-            "SELECT id FROM outbox WHERE status = 'sending' AND next_attempt_at <= ? " +
+            "SELECT id FROM outbox WHERE kind = ? AND status = 'sending' AND next_attempt_at <= ? " +
               'ORDER BY next_attempt_at LIMIT ?',
-            [now, limit],
+            [kind, now, limit],
           );
     return rows.map((r) => r.id);
   }

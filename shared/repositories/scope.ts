@@ -16,6 +16,7 @@ import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
+import { ScopedPluginSettings } from './plugins.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
 import { ScopedLifecycleJobs } from './tenants.js';
@@ -58,6 +59,7 @@ export class TenantScope implements ScopeRef {
   #upstreamLinks?: ScopedUpstreamLinks;
   #upstreamLoginStates?: ScopedUpstreamLoginStates;
   #linkRefresh?: ScopedLinkRefresh;
+  #plugins?: ScopedPluginSettings;
 
   constructor(
     readonly db: Db,
@@ -162,5 +164,9 @@ export class TenantScope implements ScopeRef {
   /** The refresh side of the upstream identity links (lease, refreshed tokens, backoff). */
   get linkRefresh(): ScopedLinkRefresh {
     return (this.#linkRefresh ??= new ScopedLinkRefresh(this));
+  }
+  /** The tenant's own platform-plugin settings (the platform's are in PlatformPlugins). */
+  get plugins(): ScopedPluginSettings {
+    return (this.#plugins ??= new ScopedPluginSettings(this));
   }
 }

@@ -17,6 +17,24 @@ export interface Actor {
   requestId?: string;
 }
 
+/**
+ * Something that must happen with every audit event, in the event's own transaction (the audit
+ * webhook plugin writes its outbox entry so: shared/services/plugins/audit-webhook.ts). Set
+ * by the composition roots; none by default.
+ */
+export interface AuditSink {
+  onEvent(db: Db, event: AuditEvent): Promise<void>;
+}
+let sink: AuditSink | undefined;
+
+/** Installs the process's audit sink; returns the function that removes it. */
+export function setAuditSink(s: AuditSink): () => void {
+  sink = s;
+  return () => {
+    if (sink === s) sink = undefined;
+  };
+}
+
 /** Appends one event; returns its id. Call it with the transaction that makes the change. */
 export async function audit(
   db: Db,
@@ -31,7 +49,7 @@ export async function audit(
   },
 ): Promise<string> {
   const id = randomUUID();
-  await new AuditWriter(db).append({
+  const event: AuditEvent = {
     id,
     tenant_id: e.tenantId,
     actor_type: actor.type,
@@ -43,7 +61,9 @@ export async function audit(
     request_id: actor.requestId ?? null,
     summary: e.summary ?? {},
     created_at: Date.now(),
-  });
+  };
+  await new AuditWriter(db).append(event);
+  if (sink) await sink.onEvent(db, event);
   return id;
 }
 

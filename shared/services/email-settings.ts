@@ -30,8 +30,9 @@ export class EmailSettingsService {
     this.input = emailSettingsInput(providers.ids());
   }
 
-  private result(tenantId: string, settings: EmailSettings): EmailSettingsResult {
-    return { tenantId, settings, providers: this.providers.entries(settings.providerOrder) };
+  private async result(tenantId: string, settings: EmailSettings): Promise<EmailSettingsResult> {
+    // Per tenant: a plugin provider (webhook-email) joins the list where it is enabled.
+    return { tenantId, settings, providers: await this.providers.entriesFor(tenantId, settings.providerOrder) };
   }
 
   /** The settings in force (the default order when the tenant chose none). */

@@ -109,6 +109,27 @@ export class Outbox {
     return id;
   }
 
+  /**
+   * Writes a sealed entry of another kind (a plugin's delivery, e.g. an audit event for the
+   * audit webhook) inside the caller's transaction; its own deliverer claims it by kind.
+   */
+  async enqueueSealed(tx: Tx, e: { tenantId: string | null; kind: string; payload: unknown }): Promise<string> {
+    const id = newId('obx');
+    await new OutboxRepository(tx).insert({
+      id,
+      tenantId: e.tenantId,
+      kind: e.kind,
+      payloadSealed: this.box.seal(JSON.stringify(e.payload), aad(id)),
+      now: Date.now(),
+    });
+    return id;
+  }
+
+  /** Opens an entry written by {@link Outbox.enqueueSealed}. Throws if altered or sealed under another key. */
+  openSealed<T>(id: string, sealed: string): T {
+    return JSON.parse(this.box.open(sealed, aad(id))) as T;
+  }
+
   /** Enqueues in a transaction of its own and kicks: for callers with nothing else to commit. */
   async sendEmail(msg: EmailInput): Promise<string> {
     const id = await this.db.transaction((tx) => this.enqueueEmail(tx, msg));
@@ -190,8 +211,13 @@ export class OutboxDelivery {
   }
 
   /** Ids of due `pending` rows, or of `sending` rows whose claim has expired, oldest first. */
-  dueIds(status: 'pending' | 'sending', now: number, limit: number): Promise<string[]> {
-    return this.repo.dueIds(status, now, limit);
+  dueIds(
+    status: 'pending' | 'sending',
+    now: number,
+    limit: number,
+    kind: string = OUTBOX_KIND_EMAIL,
+  ): Promise<string[]> {
+    return this.repo.dueIds(status, now, limit, kind);
   }
 
   /**

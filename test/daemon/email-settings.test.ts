@@ -244,7 +244,8 @@ test('both methods are in /openapi.json with their schemas and scopes', async (t
   const body = p.patch.requestBody.content['application/json'].schema;
   t.deepEqual(body.required.sort(), ['providerOrder', 'strategy']);
   t.deepEqual(body.properties.strategy.enum, ['priority_failover']);
-  t.deepEqual(body.properties.providerOrder.items.enum, ['smtp', 'log']);
+  // The plugin provider (webhook-email) is a known id; it sends only where the plugin is enabled.
+  t.deepEqual(body.properties.providerOrder.items.enum, ['smtp', 'log', 'webhook-email']);
   t.deepEqual(Object.keys(p.patch.responses).sort(), ['200', '400', '401', '403', '404']);
   t.deepEqual(p.patch.security, [{ bearer: ['iam.platform', 'iam.admin'] }]);
 });

@@ -24,6 +24,7 @@ import { createPendingExport } from '../../shared/services/data-export.js';
 import type { DirectoryService } from '../../shared/services/directory.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService } from '../../shared/services/recovery/index.js';
+import { builtinPlugins, PluginRuntime, PluginService } from '../../shared/services/plugins/index.js';
 import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.js';
 import { JtiStore } from '../../shared/services/token-exchange/id-jag.js';
 import { TrustSourceService } from '../../shared/services/federation/trust-sources.js';
@@ -248,6 +249,21 @@ async function signedInB({ directory, b, scopeB, services }: World) {
 
 /** One case per repository of TenantScope, keyed by its getter's name. */
 const cases: Record<string, (w: World) => Promise<void>> = {
+  async plugins({ t, services, b, scopeA, scopeB }) {
+    // Tenant B's own plugin setting, written through the plugin service as an operator would.
+    const runtime = new PluginRuntime(services.ds, services.config.secretKey, builtinPlugins({ allowLoopback: true }));
+    const plugins = new PluginService(services.ds, runtime);
+    await plugins.configure('audit-webhook', b.id, { url: 'https://siem.b.example/in' }, actor);
+    t.truthy(await scopeB.plugins.get('audit-webhook'));
+    t.is(await scopeA.plugins.get('audit-webhook'), undefined);
+    t.deepEqual(await scopeA.plugins.list(), []);
+    // A write through A's scope makes A's own row; B's is untouched.
+    await scopeA.plugins.put({ pluginId: 'audit-webhook', enabled: true, config: '{}', secretsSealed: null, now: 1 });
+    const bRow = (await scopeB.plugins.get('audit-webhook'))!;
+    t.is(bRow.enabled, null);
+    t.is(JSON.parse(bRow.config).url, 'https://siem.b.example/in');
+    t.is((await scopeB.plugins.list()).length, 1);
+  },
   async clients({ t, directory, b, scopeA, scopeB }) {
     const bClient = (
       await directory.createClient(b.id, { name: 'b-app', redirect_uris: ['https://b.example/cb'] }, actor)

@@ -36,6 +36,22 @@ export class EmailProviders {
     return ids.map((id) => this.byId.get(id)!.describe());
   }
 
+  /**
+   * Entries for one tenant: as entries(), each as the tenant sees it; a plugin provider that is
+   * not enabled for the tenant is left out unless its order names it.
+   */
+  async entriesFor(tenantId: string, order: string[] = []): Promise<EmailProviderEntry[]> {
+    const ids = [...new Set([...order.filter((id) => this.byId.has(id)), ...this.byId.keys()])];
+    const out: EmailProviderEntry[] = [];
+    for (const id of ids) {
+      const p = this.byId.get(id)!;
+      const entry = p.describeFor ? await p.describeFor(tenantId) : p.describe();
+      if (entry) out.push(entry);
+      else if (order.includes(id)) out.push({ ...p.describe(), configured: false });
+    }
+    return out;
+  }
+
   /** The order for a tenant that chose none: SMTP when it is configured, the log as the fallback. */
   defaultOrder(): string[] {
     return this.byId.get('smtp')?.describe().configured ? ['smtp', 'log'] : ['log'];
@@ -102,13 +118,16 @@ export class EmailProviders {
   }
 }
 
-/** The providers this build has: `smtp` (configured by IAM_SMTP_URL) and `log`. */
+/** The providers this build has: `smtp` (configured by IAM_SMTP_URL), `log`, and the plugin providers given. */
 export function createEmailProviders(
   config: { smtpUrl?: string | undefined; mailFrom: string },
   logger: MailLogger,
+  plugins: EmailProvider[] = [],
 ): EmailProviders {
   return new EmailProviders([
     new SmtpProvider(config.smtpUrl, config.mailFrom),
     new LogProvider(logger, config.mailFrom),
+    // Plugin providers (webhook-email): after the built-in ones, so they are never a default.
+    ...plugins,
   ]);
 }

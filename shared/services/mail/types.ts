@@ -40,6 +40,11 @@ export interface EmailProvider {
   /** The provider as the admin API shows it; `configured` may change only with a restart. */
   describe(): EmailProviderEntry;
   /**
+   * The provider as one tenant sees it (a plugin provider configured per tenant), or undefined
+   * when it is not available to that tenant and so left out of its provider list. Absent: describe().
+   */
+  describeFor?(tenantId: string): Promise<EmailProviderEntry | undefined>;
+  /**
    * Sends one message, resolving once the provider has accepted it. Throwing means "not sent":
    * the next provider in the tenant's order is tried, then the outbox retries later.
    */
