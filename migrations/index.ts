@@ -18,10 +18,10 @@ import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
 import { CustomClaims1763769600015 } from './0015-custom-claims.js';
 import { ClaimRenames1763769600016 } from './0016-claim-renames.js';
-import { Federation1763769600020 } from './0020-federation.js';
+import { Plugins1763769600017 } from './0017-plugins.js';
 import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
 import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
-import { Plugins1763769600017 } from './0017-plugins.js';
+import { Federation1763769600020 } from './0020-federation.js';
 
 export const migrations = [
   Core1763769600001,
@@ -40,8 +40,8 @@ export const migrations = [
   ClientOrigins1763769600014,
   CustomClaims1763769600015,
   ClaimRenames1763769600016,
-  Federation1763769600020,
+  Plugins1763769600017,
   UpstreamIdps1763769600018,
   ExternalTokenRefresh1763769600019,
-  Plugins1763769600017,
+  Federation1763769600020,
 ];
