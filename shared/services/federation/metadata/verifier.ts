@@ -4,7 +4,8 @@
  * costs at most the cap and never stalls the requests the daemon is serving.
  */
 import { Worker } from 'node:worker_threads';
-import { MetadataError, type Inventory } from './scan.js';
+import { MetadataError } from './scan.js';
+import type { StreamVerifyResult } from './stream-verify.js';
 
 export interface VerifyOptions {
   /** Old-generation heap cap of the worker, MiB. */
@@ -13,13 +14,13 @@ export interface VerifyOptions {
   timeoutMs: number;
 }
 
-export const DEFAULT_VERIFY_OPTIONS: VerifyOptions = { maxHeapMb: 1024, timeoutMs: 120_000 };
+export const DEFAULT_VERIFY_OPTIONS: VerifyOptions = { maxHeapMb: 128, timeoutMs: 300_000 };
 
 export function verifyInWorker(
   file: string,
   pinnedPem: string[],
   opts: VerifyOptions = DEFAULT_VERIFY_OPTIONS,
-): Promise<{ fingerprint: string; inventory: Inventory }> {
+): Promise<StreamVerifyResult> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(new URL('./worker.js', import.meta.url), {
       workerData: { file, pinnedPem },
@@ -37,7 +38,7 @@ export function verifyInWorker(
       () => done(() => reject(new MetadataError('metadata_verify_timeout', `verification took longer than ${opts.timeoutMs} ms`))),
       opts.timeoutMs,
     );
-    worker.on('message', (m: { ok: boolean; result?: { fingerprint: string; inventory: Inventory }; code?: string; message?: string; details?: Record<string, unknown> }) =>
+    worker.on('message', (m: { ok: boolean; result?: StreamVerifyResult; code?: string; message?: string; details?: Record<string, unknown> }) =>
       done(() => (m.ok ? resolve(m.result!) : reject(new MetadataError(m.code!, m.message!, m.details ?? {})))),
     );
     worker.on('error', (e: Error & { code?: string }) =>
