@@ -23,6 +23,7 @@ import { ScopedExports } from './exports.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
+import { ScopedFederationEntities } from './federation-entities.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -42,6 +43,7 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #federationEntities?: ScopedFederationEntities;
 
   constructor(
     readonly db: Db,
@@ -108,5 +110,9 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** The entity inventories of the tenant's federation trust sources. */
+  get federationEntities(): ScopedFederationEntities {
+    return (this.#federationEntities ??= new ScopedFederationEntities(this));
   }
 }
