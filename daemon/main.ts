@@ -36,6 +36,9 @@ import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.j
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { startJobs } from './jobs/index.js';
+import { DEFAULT_POLLER_OPTIONS, MetadataPoller } from '../shared/services/federation/metadata-poller.js';
+import { holderName } from '../shared/services/federation/holder.js';
+import { NotificationStates } from '../shared/services/notification-states.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
@@ -231,6 +234,14 @@ async function main(): Promise<void> {
     outbox,
     mail,
     provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
+    federationPoller: new MetadataPoller(jobsDs, new NotificationStates(jobsDs), {
+      ...DEFAULT_POLLER_OPTIONS,
+      maxBytes: config.federationMetadataMaxBytes,
+      dataDir: config.dataDir,
+      allowLoopback: config.outboundAllowLoopback,
+      extraCaPem: config.outboundCaPem,
+      holder: holderName('daemon'),
+    }),
   });
 
   let stopping = false;

@@ -10,6 +10,7 @@
  * | `data-export-purge` | every 10 min           | 5 min | deletes exports past their 24 h retention |
  * | `idempotency-purge` | every 10 min           | 5 min | deletes Idempotency-Key rows past their 24 h retention |
  * | `provisioning` | every 1 s, and on kick()    | none  | advances provisioning operations (each claimed, leased) |
+ * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML federation trust sources (each row leased) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -23,6 +24,8 @@ import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import type { ProvisioningService } from '../../shared/services/provisioning/index.js';
+import type { MetadataPoller } from '../../shared/services/federation/metadata-poller.js';
+import { federationPollJob } from './federation-poll.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -42,6 +45,8 @@ export interface JobDeps {
   holder?: string;
   /** The runner (on the jobs DataSource) and the service whose kicks wake it (the requests'). */
   provisioning?: { runner: ProvisioningService; kicks: Pick<ProvisioningService, 'onKick'> };
+  /** The SAML metadata poller, on the jobs DataSource. */
+  federationPoller?: MetadataPoller;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -53,6 +58,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  if (deps.federationPoller) scheduler.register(federationPollJob(deps.federationPoller));
   const unsubscribeProvisioning = deps.provisioning
     ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
       // A tenant created or a retry accepted here starts at once, not at the next tick.
