@@ -16,6 +16,7 @@ import { Throttle1763769600011 } from './0011-throttle.js';
 import { ClientLogo1763769600012 } from './0012-client-logo.js';
 import { ClientAuth1763769600013 } from './0013-client-auth.js';
 import { ClientOrigins1763769600014 } from './0014-client-origins.js';
+import { Federation1763769600020 } from './0020-federation.js';
 import { FederationEntities1763769600021 } from './0021-federation-entities.js';
 
 export const migrations = [
@@ -33,5 +34,6 @@ export const migrations = [
   ClientLogo1763769600012,
   ClientAuth1763769600013,
   ClientOrigins1763769600014,
+  Federation1763769600020,
   FederationEntities1763769600021,
 ];

@@ -5,6 +5,18 @@
  */
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
+export {
+  FRESH_POLLER_FIELDS,
+  type FieldMapping,
+  type FieldMappingSetRow,
+  type PinnedCertificate,
+  type PollerFields,
+  type SourceProfileRow,
+  type SourceProfileVersionRow,
+  type TrustSourceOperatorFields,
+  type TrustSourceRow,
+} from './federation.js';
+export type { NotificationFilter, NotificationStateRow } from './notification-states.js';
 export { ExportHousekeeping, type ExportCursor, type PagedExportSection } from './exports.js';
 export type { Page } from './common.js';
 export { IdempotencyRepository, type IdempotencyRow } from './idempotency.js';

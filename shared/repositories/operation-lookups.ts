@@ -4,7 +4,8 @@
  * - the provisioning runner's queue: due operations of every tenant;
  * - an operation named by its globally unique id (a provisioning operation `prv_…`, a recovery
  *   operation `dr_<tenant>_<n>`), presented before its tenant is known;
- * - the platform operator's list of every recovery operation, and the shard's restore count.
+ * - the platform operator's list of every recovery operation, and the shard's restore count;
+ * - the metadata poller's queue: federation trust sources of every tenant that are due.
  */
 import type { Db } from '../db/index.js';
 import { all, num, one } from '../db/sql.js';
@@ -66,5 +67,30 @@ export class OperationLookups {
       'SELECT COUNT(*) AS n FROM tenant_recovery_operations WHERE restored_at IS NOT NULL',
     );
     return num(r!.n);
+  }
+
+  /**
+   * Federation trust sources of any tenant whose automatic polling is due and not leased,
+   * earliest first: the metadata poller's queue. Ids only; the poller claims each through
+   * its tenant's scope (ScopedTrustSources.claim).
+   */
+  async dueTrustSources(now: number, limit: number): Promise<OperationRef[]> {
+    const rows = await all<{ id: string; tenant_id: string }>(
+      this.db,
+      `SELECT id, tenant_id FROM federation_trust_sources
+        WHERE polling_mode = 'automatic' AND lifecycle_state = 'active' AND next_refresh_at IS NOT NULL
+          AND next_refresh_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+        ORDER BY next_refresh_at LIMIT ?`,
+      [now, now, limit],
+    );
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
+  }
+
+  /** The tenant of a federation trust source (`fts_…`), for a platform operator naming it by id. */
+  async trustSourceTenant(sourceId: string): Promise<string | undefined> {
+    const r = await one<{ tenant_id: string }>(this.db, 'SELECT tenant_id FROM federation_trust_sources WHERE id = ?', [
+      sourceId,
+    ]);
+    return r?.tenant_id;
   }
 }

@@ -20,6 +20,8 @@ import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from '
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
 import { ScopedExports } from './exports.js';
+import { ScopedFieldMappingSets, ScopedSourceProfiles, ScopedTrustSources } from './federation.js';
+import { ScopedNotificationStates } from './notification-states.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
 import { ScopedUsers } from './users.js';
@@ -43,6 +45,10 @@ export class TenantScope implements ScopeRef {
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
   #authHistory?: ScopedAuthHistory;
+  #sourceProfiles?: ScopedSourceProfiles;
+  #fieldMappingSets?: ScopedFieldMappingSets;
+  #trustSources?: ScopedTrustSources;
+  #notificationStates?: ScopedNotificationStates;
   #federationEntities?: ScopedFederationEntities;
 
   constructor(
@@ -110,6 +116,20 @@ export class TenantScope implements ScopeRef {
   }
   get authHistory(): ScopedAuthHistory {
     return (this.#authHistory ??= new ScopedAuthHistory(this));
+  }
+  /** Source profiles and their schema versions (field mapping). */
+  get sourceProfiles(): ScopedSourceProfiles {
+    return (this.#sourceProfiles ??= new ScopedSourceProfiles(this));
+  }
+  get fieldMappingSets(): ScopedFieldMappingSets {
+    return (this.#fieldMappingSets ??= new ScopedFieldMappingSets(this));
+  }
+  /** SAML federation trust sources, with the metadata poller's columns and lease. */
+  get trustSources(): ScopedTrustSources {
+    return (this.#trustSources ??= new ScopedTrustSources(this));
+  }
+  get notificationStates(): ScopedNotificationStates {
+    return (this.#notificationStates ??= new ScopedNotificationStates(this));
   }
   /** The entity inventories of the tenant's federation trust sources. */
   get federationEntities(): ScopedFederationEntities {

@@ -24,6 +24,8 @@ import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService } from '../../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.js';
 import { JtiStore } from '../../shared/services/token-exchange/id-jag.js';
+import { TrustSourceService } from '../../shared/services/federation/trust-sources.js';
+import { NotificationStates } from '../../shared/services/notification-states.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
@@ -672,6 +674,156 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     });
     t.is(await scopeA.exports.countRows('auth_history', user.id), 1);
     t.is(await scopeB.exports.countRows('auth_history', user.id), before);
+  },
+
+  async sourceProfiles({ t, scopeA, scopeB }) {
+    const now = Date.now();
+    const profile = {
+      id: 'spr_b',
+      tenant_id: '',
+      profile_key: 'hr-feed',
+      display_name: 'B feed',
+      source_type: 'csv',
+      lifecycle_state: 'active',
+      active_version_id: null,
+      created_at: now,
+      updated_at: now,
+    };
+    await scopeB.sourceProfiles.insert(profile);
+    await scopeB.sourceProfiles.insertVersion({
+      id: 'spv_b',
+      profile_id: 'spr_b',
+      version_label: 'v1',
+      lifecycle_state: 'active',
+      schema_hash: 'h',
+      schema_json: { columns: ['email'] },
+      parser_options: null,
+      warning_summary: {},
+      source_metadata: null,
+      parse_draft_id: null,
+      created_at: now,
+    });
+    t.is(await scopeA.sourceProfiles.get('spr_b'), undefined);
+    t.is(await scopeA.sourceProfiles.byKey('hr-feed'), undefined);
+    t.deepEqual(await scopeA.sourceProfiles.list(100, 0), []);
+    t.is(await scopeA.sourceProfiles.version('spv_b'), undefined);
+    t.deepEqual(await scopeA.sourceProfiles.versions('spr_b'), []);
+    t.is(await scopeA.sourceProfiles.setActiveVersion('spr_b', 'spv_b', now), 0);
+    // The same key in A is A's own profile.
+    await scopeA.sourceProfiles.insert({ ...profile, id: 'spr_a' });
+    t.is((await scopeA.sourceProfiles.byKey('hr-feed'))!.id, 'spr_a');
+    t.is((await scopeB.sourceProfiles.byKey('hr-feed'))!.id, 'spr_b');
+    t.is((await scopeB.sourceProfiles.versions('spr_b')).length, 1);
+    t.is((await scopeB.sourceProfiles.get('spr_b'))!.active_version_id, null);
+  },
+
+  async fieldMappingSets({ t, scopeA, scopeB }) {
+    const now = Date.now();
+    const set = {
+      id: 'fms_b',
+      tenant_id: '',
+      set_key: 'saml-basic',
+      display_name: 'B set',
+      description: null,
+      source_type: 'saml',
+      source_profile_id: null,
+      lifecycle_state: 'active',
+      mappings: [{ source: 'urn:oid:0.9.2342.19200300.100.1.3', targetType: 'user' as const, target: 'email' }],
+      created_at: now,
+      updated_at: now,
+    };
+    await scopeB.fieldMappingSets.insert(set);
+    t.is(await scopeA.fieldMappingSets.get('fms_b'), undefined);
+    t.is(await scopeA.fieldMappingSets.byKey('saml-basic'), undefined);
+    t.deepEqual(await scopeA.fieldMappingSets.list(100, 0), []);
+    t.is(await scopeA.fieldMappingSets.update({ ...set, display_name: 'A was here' }), 0);
+    t.is(await scopeA.fieldMappingSets.delete('fms_b'), 0);
+    t.is((await scopeB.fieldMappingSets.get('fms_b'))!.display_name, 'B set');
+  },
+
+  async trustSources({ t, a, b, scopeA, scopeB, services }) {
+    const ds = services.ds;
+    const now = Date.now();
+    await scopeB.fieldMappingSets.insert({
+      id: 'fms_bt',
+      tenant_id: '',
+      set_key: 'idp',
+      display_name: 'idp',
+      description: null,
+      source_type: 'saml',
+      source_profile_id: null,
+      lifecycle_state: 'active',
+      mappings: [],
+      created_at: now,
+      updated_at: now,
+    });
+    const service = new TrustSourceService(ds, { allowLoopback: false });
+    const body = {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'edugain',
+      displayName: 'eduGAIN',
+      protocolPayload: {
+        metadataUrl: 'https://mds.edugain.org/edugain-v2.xml',
+        polling: { mode: 'automatic', intervalSeconds: 3600 },
+        runtimeResolution: { mode: 'automatic', roles: ['saml_idp'], idpFieldMappingSetId: 'fms_bt' },
+      },
+    };
+    const src = await service.create(b.id, body, actor);
+    // A cannot name B's mapping set either.
+    await t.throwsAsync(() => service.create(a.id, body, actor), { message: /idpFieldMappingSetId/ });
+    t.is(await scopeA.trustSources.get(src.id), undefined);
+    t.is(await scopeA.trustSources.byKey('edugain'), undefined);
+    t.deepEqual(await scopeA.trustSources.list(100, 0), []);
+    t.deepEqual(await scopeA.trustSources.listAll(), []);
+    t.deepEqual(await scopeA.trustSources.referencingSet('fms_bt'), []);
+    const row = (await scopeB.trustSources.get(src.id))!;
+    t.is(
+      await scopeA.trustSources.update(src.id, { ...row, display_name: 'A was here' }, row.updated_at, null, now),
+      0,
+    );
+    t.is(await scopeA.trustSources.claim(src.id, 'poller-a', now + 60_000, now + 1, true), 0);
+    t.is(await scopeA.trustSources.renew(src.id, 'poller-a', now + 60_000), 0);
+    t.is(await scopeA.trustSources.writePollerFields(src.id, 'poller-a', { etag: '"x"' }, true), 0);
+    await t.throwsAsync(() => service.get(a.id, src.id), { message: /was not found/ });
+    // The poller's queue crosses tenants by design and returns ids with their tenant.
+    t.true((await service.due(now + 1000, 10)).some((d) => d.id === src.id && d.tenantId === b.id));
+    const theirs = (await scopeB.trustSources.get(src.id))!;
+    t.is(theirs.display_name, 'eduGAIN');
+    t.is(theirs.etag, null);
+    t.deepEqual(
+      (await scopeB.trustSources.referencingSet('fms_bt')).map((r) => r.id),
+      [src.id],
+    );
+  },
+
+  async notificationStates({ t, b, scopeA, scopeB, services }) {
+    const states = new NotificationStates(services.ds);
+    const subject = { type: 'federation_trust_source', id: 'fts_b' };
+    const raised = await states.raise(b.id, 'metadata_expiring', subject, { validUntil: 'soon' });
+    t.is(raised.outcome, 'opened');
+    const key = 'metadata_expiring:federation_trust_source:fts_b';
+    t.is(await scopeA.notificationStates.get(raised.id!), undefined);
+    t.is(await scopeA.notificationStates.byOpenKey(key), undefined);
+    t.deepEqual(await scopeA.notificationStates.list({}, 100, 0), []);
+    t.is(await scopeA.notificationStates.touchOpen(key, {}, Date.now()), 0);
+    t.is(await scopeA.notificationStates.resolve(raised.id!, 'a-operator', Date.now()), 0);
+    t.is(await scopeA.notificationStates.clear(key, Date.now()), 0);
+    t.false(await scopeA.notificationStates.quieted(key));
+    // The same condition and subject in A is A's own state, not a duplicate of B's.
+    await scopeA.notificationStates.insertOpen({
+      id: 'ons_a',
+      condition: 'metadata_expiring',
+      subjectType: 'federation_trust_source',
+      subjectId: 'fts_b',
+      details: {},
+      key,
+      now: Date.now(),
+    });
+    const theirs = (await scopeB.notificationStates.get(raised.id!))!;
+    t.is(theirs.state, 'open');
+    t.is(theirs.assigned_to, null);
+    t.is(theirs.raise_count, 1);
+    t.is((await scopeB.notificationStates.byOpenKey(key))!.id, raised.id!);
   },
 };
 

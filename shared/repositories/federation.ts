@@ -1,0 +1,592 @@
+/**
+ * Field mapping and SAML federation rows of one tenant (migration 0020, docs/federation.md):
+ * source profiles and their versions, field-mapping sets, and federation trust sources with the
+ * columns the metadata poller maintains. Reached through the tenant's scope; the poller finds
+ * due sources of every tenant through OperationLookups.dueTrustSources and then works through
+ * each source's tenant scope.
+ *
+ * The poller's writes are conditional on its lease (`lease_holder = ?`): a poller that lost the
+ * lease changes nothing and sees 0 rows changed. An operator update clears the lease with the
+ * other poller columns, so a poll that was under way when the source changed writes nothing.
+ */
+import { all, exec, json, num, one } from '../db/sql.js';
+import type { ScopeRef } from './common.js';
+
+type Row = Record<string, unknown>;
+const s = (v: unknown): string | null =>
+  v === null || v === undefined ? null : typeof v === 'string' ? v : JSON.stringify(v);
+const n = (v: unknown): number | null => (v === null || v === undefined ? null : num(v));
+const j = <T>(v: unknown): T | null => (v === null || v === undefined ? null : json<T>(v));
+
+// ---- source profiles -----------------------------------------------------------------------
+
+export interface SourceProfileRow {
+  id: string;
+  tenant_id: string;
+  profile_key: string;
+  display_name: string;
+  source_type: string;
+  lifecycle_state: string;
+  active_version_id: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface SourceProfileVersionRow {
+  id: string;
+  profile_id: string;
+  version_label: string;
+  lifecycle_state: string;
+  schema_hash: string;
+  schema_json: Record<string, unknown>;
+  parser_options: Record<string, unknown> | null;
+  warning_summary: Record<string, unknown> | null;
+  source_metadata: Record<string, unknown> | null;
+  parse_draft_id: string | null;
+  created_at: number;
+}
+
+const PROFILE_COLS =
+  'id, tenant_id, profile_key, display_name, source_type, lifecycle_state, active_version_id, created_at, updated_at';
+const VERSION_COLS = `id, profile_id, version_label, lifecycle_state, schema_hash, schema_json, parser_options,
+  warning_summary, source_metadata, parse_draft_id, created_at`;
+
+const toProfile = (r: Row): SourceProfileRow => ({
+  id: String(r.id),
+  tenant_id: String(r.tenant_id),
+  profile_key: String(r.profile_key),
+  display_name: String(r.display_name),
+  source_type: String(r.source_type),
+  lifecycle_state: String(r.lifecycle_state),
+  active_version_id: s(r.active_version_id),
+  created_at: num(r.created_at),
+  updated_at: num(r.updated_at),
+});
+
+const toVersion = (r: Row): SourceProfileVersionRow => ({
+  id: String(r.id),
+  profile_id: String(r.profile_id),
+  version_label: String(r.version_label),
+  lifecycle_state: String(r.lifecycle_state),
+  schema_hash: String(r.schema_hash),
+  schema_json: json<Record<string, unknown>>(r.schema_json),
+  parser_options: j(r.parser_options),
+  warning_summary: j(r.warning_summary),
+  source_metadata: j(r.source_metadata),
+  parse_draft_id: s(r.parse_draft_id),
+  created_at: num(r.created_at),
+});
+
+export class ScopedSourceProfiles {
+  constructor(private readonly sc: ScopeRef) {}
+
+  async insert(p: SourceProfileRow): Promise<void> {
+    await exec(this.sc.db, `INSERT INTO source_profiles (${PROFILE_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      p.id,
+      this.sc.tenantId,
+      p.profile_key,
+      p.display_name,
+      p.source_type,
+      p.lifecycle_state,
+      p.active_version_id,
+      p.created_at,
+      p.updated_at,
+    ]);
+  }
+
+  async insertVersion(v: SourceProfileVersionRow): Promise<void> {
+    await exec(
+      this.sc.db,
+      `INSERT INTO source_profile_versions (tenant_id, ${VERSION_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      [
+        this.sc.tenantId,
+        v.id,
+        v.profile_id,
+        v.version_label,
+        v.lifecycle_state,
+        v.schema_hash,
+        JSON.stringify(v.schema_json),
+        v.parser_options === null ? null : JSON.stringify(v.parser_options),
+        v.warning_summary === null ? null : JSON.stringify(v.warning_summary),
+        v.source_metadata === null ? null : JSON.stringify(v.source_metadata),
+        v.parse_draft_id,
+        v.created_at,
+      ],
+    );
+  }
+
+  async setActiveVersion(profileId: string, versionId: string, now: number): Promise<number> {
+    return exec(
+      this.sc.db,
+      'UPDATE source_profiles SET active_version_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ?',
+      [versionId, now, this.sc.tenantId, profileId],
+    );
+  }
+
+  async get(id: string): Promise<SourceProfileRow | undefined> {
+    const r = await one<Row>(this.sc.db, `SELECT ${PROFILE_COLS} FROM source_profiles WHERE tenant_id = ? AND id = ?`, [
+      this.sc.tenantId,
+      id,
+    ]);
+    return r ? toProfile(r) : undefined;
+  }
+
+  async byKey(profileKey: string): Promise<SourceProfileRow | undefined> {
+    const r = await one<Row>(
+      this.sc.db,
+      `SELECT ${PROFILE_COLS} FROM source_profiles WHERE tenant_id = ? AND profile_key = ?`,
+      [this.sc.tenantId, profileKey],
+    );
+    return r ? toProfile(r) : undefined;
+  }
+
+  async list(limit: number, offset: number): Promise<SourceProfileRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${PROFILE_COLS} FROM source_profiles WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [this.sc.tenantId, limit, offset],
+    );
+    return rows.map(toProfile);
+  }
+
+  async version(versionId: string): Promise<SourceProfileVersionRow | undefined> {
+    const r = await one<Row>(
+      this.sc.db,
+      `SELECT ${VERSION_COLS} FROM source_profile_versions WHERE tenant_id = ? AND id = ?`,
+      [this.sc.tenantId, versionId],
+    );
+    return r ? toVersion(r) : undefined;
+  }
+
+  async versions(profileId: string): Promise<SourceProfileVersionRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${VERSION_COLS} FROM source_profile_versions WHERE tenant_id = ? AND profile_id = ?
+        ORDER BY created_at, id`,
+      [this.sc.tenantId, profileId],
+    );
+    return rows.map(toVersion);
+  }
+}
+
+// ---- field-mapping sets --------------------------------------------------------------------
+
+/** One mapping of a set: a source attribute to a user field or a custom claim. */
+export interface FieldMapping {
+  /** The source's attribute: a SAML attribute name, a SCIM path, a CSV column, a directory attribute. */
+  source: string;
+  /** `user` (a user field) or `claim` (a custom claim key). */
+  targetType: 'user' | 'claim';
+  target: string;
+  required?: boolean;
+  multiValued?: boolean;
+  transform?: string;
+}
+
+export interface FieldMappingSetRow {
+  id: string;
+  tenant_id: string;
+  set_key: string;
+  display_name: string;
+  description: string | null;
+  source_type: string;
+  source_profile_id: string | null;
+  lifecycle_state: string;
+  mappings: FieldMapping[];
+  created_at: number;
+  updated_at: number;
+}
+
+const SET_COLS = `id, tenant_id, set_key, display_name, description, source_type, source_profile_id, lifecycle_state,
+  mappings, created_at, updated_at`;
+
+const toSet = (r: Row): FieldMappingSetRow => ({
+  id: String(r.id),
+  tenant_id: String(r.tenant_id),
+  set_key: String(r.set_key),
+  display_name: String(r.display_name),
+  description: s(r.description),
+  source_type: String(r.source_type),
+  source_profile_id: s(r.source_profile_id),
+  lifecycle_state: String(r.lifecycle_state),
+  mappings: json<FieldMapping[]>(r.mappings),
+  created_at: num(r.created_at),
+  updated_at: num(r.updated_at),
+});
+
+export class ScopedFieldMappingSets {
+  constructor(private readonly sc: ScopeRef) {}
+
+  async insert(m: FieldMappingSetRow): Promise<void> {
+    await exec(this.sc.db, `INSERT INTO field_mapping_sets (${SET_COLS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`, [
+      m.id,
+      this.sc.tenantId,
+      m.set_key,
+      m.display_name,
+      m.description,
+      m.source_type,
+      m.source_profile_id,
+      m.lifecycle_state,
+      JSON.stringify(m.mappings),
+      m.created_at,
+      m.updated_at,
+    ]);
+  }
+
+  async get(id: string): Promise<FieldMappingSetRow | undefined> {
+    const r = await one<Row>(this.sc.db, `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? AND id = ?`, [
+      this.sc.tenantId,
+      id,
+    ]);
+    return r ? toSet(r) : undefined;
+  }
+
+  async byKey(setKey: string): Promise<FieldMappingSetRow | undefined> {
+    const r = await one<Row>(
+      this.sc.db,
+      `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? AND set_key = ?`,
+      [this.sc.tenantId, setKey],
+    );
+    return r ? toSet(r) : undefined;
+  }
+
+  async list(limit: number, offset: number): Promise<FieldMappingSetRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [this.sc.tenantId, limit, offset],
+    );
+    return rows.map(toSet);
+  }
+
+  /** Replaces the operator's fields of a set; returns the rows changed (0: no such set). */
+  async update(m: FieldMappingSetRow): Promise<number> {
+    return exec(
+      this.sc.db,
+      `UPDATE field_mapping_sets SET display_name = ?, description = ?, source_type = ?, source_profile_id = ?,
+        lifecycle_state = ?, mappings = ?, updated_at = ? WHERE tenant_id = ? AND id = ?`,
+      [
+        m.display_name,
+        m.description,
+        m.source_type,
+        m.source_profile_id,
+        m.lifecycle_state,
+        JSON.stringify(m.mappings),
+        m.updated_at,
+        this.sc.tenantId,
+        m.id,
+      ],
+    );
+  }
+
+  async delete(id: string): Promise<number> {
+    return exec(this.sc.db, 'DELETE FROM field_mapping_sets WHERE tenant_id = ? AND id = ?', [this.sc.tenantId, id]);
+  }
+}
+
+// ---- federation trust sources --------------------------------------------------------------
+
+/** A pinned signing certificate of a trust source. */
+export interface PinnedCertificate {
+  pem: string;
+  /** SHA-256 of the DER certificate, lowercase hex. */
+  sha256: string;
+  subject?: string;
+  notAfter?: string;
+}
+
+/** The columns the metadata poller maintains; all reset by an operator update. */
+export interface PollerFields {
+  snapshot_hash: string | null;
+  next_refresh_at: number | null;
+  last_attempt_at: number | null;
+  last_success_at: number | null;
+  consecutive_failures: number;
+  source_state: string | null;
+  last_error_code: string | null;
+  etag: string | null;
+  last_modified: string | null;
+  validator_source_url: string | null;
+  /** Epoch milliseconds (shown as a date-time string). */
+  accepted_valid_until: number | null;
+  suspended_by_metadata_sync: boolean;
+  /** SHA-256 (lowercase hex) of the certificate that verified the last good copy. */
+  signing_fingerprint: string | null;
+}
+
+export interface TrustSourceRow extends PollerFields {
+  id: string;
+  tenant_id: string;
+  source_type: string;
+  source_key: string;
+  display_name: string;
+  lifecycle_state: string;
+  /**
+   * The operator's part of protocolPayload: description, metadataUrl, metadataUrlPatterns, policy,
+   * polling mode and interval, runtimeResolution.
+   */
+  protocol_payload: Record<string, unknown>;
+  certificates: PinnedCertificate[];
+  polling_mode: string;
+  interval_seconds: number;
+  idp_mapping_set_id: string | null;
+  sp_mapping_set_id: string | null;
+  lease_holder: string | null;
+  lease_until: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** What an operator sets: everything that is not the poller's. */
+export type TrustSourceOperatorFields = Pick<
+  TrustSourceRow,
+  | 'source_type'
+  | 'source_key'
+  | 'display_name'
+  | 'lifecycle_state'
+  | 'protocol_payload'
+  | 'certificates'
+  | 'polling_mode'
+  | 'interval_seconds'
+  | 'idp_mapping_set_id'
+  | 'sp_mapping_set_id'
+>;
+
+/** The poller columns of a source that was never polled, and after each operator update. */
+export const FRESH_POLLER_FIELDS: Readonly<PollerFields> = Object.freeze({
+  snapshot_hash: null,
+  next_refresh_at: null,
+  last_attempt_at: null,
+  last_success_at: null,
+  consecutive_failures: 0,
+  source_state: null,
+  last_error_code: null,
+  etag: null,
+  last_modified: null,
+  validator_source_url: null,
+  accepted_valid_until: null,
+  suspended_by_metadata_sync: false,
+  signing_fingerprint: null,
+});
+
+const POLLER_COLS = [
+  'snapshot_hash',
+  'next_refresh_at',
+  'last_attempt_at',
+  'last_success_at',
+  'consecutive_failures',
+  'source_state',
+  'last_error_code',
+  'etag',
+  'last_modified',
+  'validator_source_url',
+  'accepted_valid_until',
+  'suspended_by_metadata_sync',
+  'signing_fingerprint',
+] as const satisfies readonly (keyof PollerFields)[];
+
+const SOURCE_COLS = `id, tenant_id, source_type, source_key, display_name, lifecycle_state, protocol_payload,
+  certificates, polling_mode, interval_seconds, idp_mapping_set_id, sp_mapping_set_id, ${POLLER_COLS.join(', ')},
+  lease_holder, lease_until, created_at, updated_at`;
+
+const toSource = (r: Row): TrustSourceRow => ({
+  id: String(r.id),
+  tenant_id: String(r.tenant_id),
+  source_type: String(r.source_type),
+  source_key: String(r.source_key),
+  display_name: String(r.display_name),
+  lifecycle_state: String(r.lifecycle_state),
+  protocol_payload: json<Record<string, unknown>>(r.protocol_payload),
+  certificates: json<PinnedCertificate[]>(r.certificates),
+  polling_mode: String(r.polling_mode),
+  interval_seconds: num(r.interval_seconds),
+  idp_mapping_set_id: s(r.idp_mapping_set_id),
+  sp_mapping_set_id: s(r.sp_mapping_set_id),
+  snapshot_hash: s(r.snapshot_hash),
+  next_refresh_at: n(r.next_refresh_at),
+  last_attempt_at: n(r.last_attempt_at),
+  last_success_at: n(r.last_success_at),
+  consecutive_failures: num(r.consecutive_failures),
+  source_state: s(r.source_state),
+  last_error_code: s(r.last_error_code),
+  etag: s(r.etag),
+  last_modified: s(r.last_modified),
+  validator_source_url: s(r.validator_source_url),
+  accepted_valid_until: n(r.accepted_valid_until),
+  suspended_by_metadata_sync: Number(r.suspended_by_metadata_sync) === 1,
+  signing_fingerprint: s(r.signing_fingerprint),
+  lease_holder: s(r.lease_holder),
+  lease_until: n(r.lease_until),
+  created_at: num(r.created_at),
+  updated_at: num(r.updated_at),
+});
+
+const bindPoller = (p: Partial<PollerFields>, key: keyof PollerFields): unknown => {
+  const v = p[key];
+  return key === 'suspended_by_metadata_sync' ? (v ? 1 : 0) : v;
+};
+
+export class ScopedTrustSources {
+  constructor(private readonly sc: ScopeRef) {}
+
+  /** Inserts a source with fresh poller columns and no lease. */
+  async insert(id: string, f: TrustSourceOperatorFields, nextRefreshAt: number | null, now: number): Promise<void> {
+    const poller: PollerFields = { ...FRESH_POLLER_FIELDS, next_refresh_at: nextRefreshAt };
+    await exec(
+      this.sc.db,
+      `INSERT INTO federation_trust_sources (${SOURCE_COLS})
+       VALUES (${new Array(16 + POLLER_COLS.length).fill('?').join(', ')})`,
+      [
+        id,
+        this.sc.tenantId,
+        f.source_type,
+        f.source_key,
+        f.display_name,
+        f.lifecycle_state,
+        JSON.stringify(f.protocol_payload),
+        JSON.stringify(f.certificates),
+        f.polling_mode,
+        f.interval_seconds,
+        f.idp_mapping_set_id,
+        f.sp_mapping_set_id,
+        ...POLLER_COLS.map((c) => bindPoller(poller, c)),
+        null,
+        null,
+        now,
+        now,
+      ],
+    );
+  }
+
+  async get(id: string): Promise<TrustSourceRow | undefined> {
+    const r = await one<Row>(
+      this.sc.db,
+      `SELECT ${SOURCE_COLS} FROM federation_trust_sources WHERE tenant_id = ? AND id = ?`,
+      [this.sc.tenantId, id],
+    );
+    return r ? toSource(r) : undefined;
+  }
+
+  async byKey(sourceKey: string): Promise<TrustSourceRow | undefined> {
+    const r = await one<Row>(
+      this.sc.db,
+      `SELECT ${SOURCE_COLS} FROM federation_trust_sources WHERE tenant_id = ? AND source_key = ?`,
+      [this.sc.tenantId, sourceKey],
+    );
+    return r ? toSource(r) : undefined;
+  }
+
+  async list(limit: number, offset: number): Promise<TrustSourceRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${SOURCE_COLS} FROM federation_trust_sources WHERE tenant_id = ?
+        ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [this.sc.tenantId, limit, offset],
+    );
+    return rows.map(toSource);
+  }
+
+  /** Every source of the tenant whose runtime resolution may use it (the resolver's candidates). */
+  async listAll(): Promise<TrustSourceRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${SOURCE_COLS} FROM federation_trust_sources WHERE tenant_id = ? ORDER BY created_at, id`,
+      [this.sc.tenantId],
+    );
+    return rows.map(toSource);
+  }
+
+  /** Ids and keys of the sources that name a field-mapping set (either role). */
+  async referencingSet(setId: string): Promise<{ id: string; source_key: string }[]> {
+    return all<{ id: string; source_key: string }>(
+      this.sc.db,
+      `SELECT id, source_key FROM federation_trust_sources
+        WHERE tenant_id = ? AND (idp_mapping_set_id = ? OR sp_mapping_set_id = ?) ORDER BY source_key`,
+      [this.sc.tenantId, setId, setId],
+    );
+  }
+
+  /**
+   * An operator update: replaces the operator's fields and resets every poller column and the
+   * lease, conditional on `expectedUpdatedAt` (optimistic concurrency). Returns rows changed:
+   * 0 when the source is gone or was changed since.
+   */
+  async update(
+    id: string,
+    f: TrustSourceOperatorFields,
+    expectedUpdatedAt: number,
+    nextRefreshAt: number | null,
+    now: number,
+  ): Promise<number> {
+    const poller: PollerFields = { ...FRESH_POLLER_FIELDS, next_refresh_at: nextRefreshAt };
+    return exec(
+      this.sc.db,
+      `UPDATE federation_trust_sources SET source_type = ?, source_key = ?, display_name = ?, lifecycle_state = ?,
+        protocol_payload = ?, certificates = ?, polling_mode = ?, interval_seconds = ?, idp_mapping_set_id = ?,
+        sp_mapping_set_id = ?, ${POLLER_COLS.map((c) => `${c} = ?`).join(', ')}, lease_holder = NULL,
+        lease_until = NULL, updated_at = ?
+      WHERE tenant_id = ? AND id = ? AND updated_at = ?`,
+      [
+        f.source_type,
+        f.source_key,
+        f.display_name,
+        f.lifecycle_state,
+        JSON.stringify(f.protocol_payload),
+        JSON.stringify(f.certificates),
+        f.polling_mode,
+        f.interval_seconds,
+        f.idp_mapping_set_id,
+        f.sp_mapping_set_id,
+        ...POLLER_COLS.map((c) => bindPoller(poller, c)),
+        now,
+        this.sc.tenantId,
+        id,
+        expectedUpdatedAt,
+      ],
+    );
+  }
+
+  // ---- the poller's lease and writes --------------------------------------------------------
+
+  /**
+   * Claims the source for `holder` until `leaseUntil` when nobody holds a live lease (one
+   * winner). `force` claims it whatever its next_refresh_at (a manual refresh); otherwise only
+   * when it is due.
+   */
+  async claim(id: string, holder: string, leaseUntil: number, now: number, force = false): Promise<number> {
+    return exec(
+      this.sc.db,
+      `UPDATE federation_trust_sources SET lease_holder = ?, lease_until = ?
+        WHERE tenant_id = ? AND id = ? AND (lease_until IS NULL OR lease_until < ?)${
+          force ? '' : ' AND next_refresh_at IS NOT NULL AND next_refresh_at <= ?'
+        }`,
+      force ? [holder, leaseUntil, this.sc.tenantId, id, now] : [holder, leaseUntil, this.sc.tenantId, id, now, now],
+    );
+  }
+
+  /** Extends a held lease. */
+  async renew(id: string, holder: string, leaseUntil: number): Promise<number> {
+    return exec(
+      this.sc.db,
+      'UPDATE federation_trust_sources SET lease_until = ? WHERE tenant_id = ? AND id = ? AND lease_holder = ?',
+      [leaseUntil, this.sc.tenantId, id, holder],
+    );
+  }
+
+  /**
+   * Writes poller columns under the lease, and releases it when `release`. Does not touch
+   * updated_at: that is the operator's revision (expectedUpdatedAt), which a poll must not
+   * invalidate.
+   */
+  async writePollerFields(id: string, holder: string, p: Partial<PollerFields>, release: boolean): Promise<number> {
+    const keys = POLLER_COLS.filter((c) => c in p);
+    const sets = keys.map((c) => `${c} = ?`);
+    if (release) sets.push('lease_holder = NULL', 'lease_until = NULL');
+    if (sets.length === 0) return 0;
+    return exec(
+      this.sc.db,
+      `UPDATE federation_trust_sources SET ${sets.join(', ')} WHERE tenant_id = ? AND id = ? AND lease_holder = ?`,
+      [...keys.map((c) => bindPoller(p, c)), this.sc.tenantId, id, holder],
+    );
+  }
+}
