@@ -25,6 +25,7 @@ import type { InventoryRow } from '../../repositories/federation-entities.js';
 import type { PollerFields, TrustSourceRow } from '../../repositories/federation.js';
 import type { NotificationStates } from '../notification-states.js';
 import { MetadataError } from './metadata/scan.js';
+import { urlMatchesPatterns } from './trust-sources.js';
 import { DEFAULT_VERIFY_OPTIONS, verifyInWorker, type VerifyOptions } from './metadata/verifier.js';
 import {
   backoffSeconds,
@@ -54,6 +55,8 @@ export interface PollerOptions {
   /** Due sources taken per run. */
   batch: number;
   holder: string;
+  /** The clock (epoch ms); tests move it to reach a validUntil without waiting. */
+  now?: () => number;
 }
 
 export const DEFAULT_POLLER_OPTIONS: Omit<PollerOptions, 'dataDir' | 'allowLoopback' | 'holder'> = {
@@ -80,14 +83,6 @@ export interface PollOutcome {
 
 export const TRUST_SOURCE_SUBJECT = 'federation_trust_source';
 
-/** metadataUrlPatterns: each a full-URL glob where `*` matches any run of characters. */
-export function urlAllowed(url: string, patterns: string[] | undefined): boolean {
-  if (!patterns?.length) return true;
-  return patterns.some((p) =>
-    new RegExp(`^${p.split('*').map((s) => s.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')).join('.*')}$`).test(url),
-  );
-}
-
 interface Payload {
   metadataUrl?: string | null;
   metadataUrlPatterns?: string[];
@@ -109,7 +104,11 @@ export class MetadataPoller {
   }
 
   /** Polls every due source (a batch per call), one at a time. */
-  async runDue(signal?: AbortSignal, now = Date.now()): Promise<PollOutcome[]> {
+  private now(): number {
+    return this.opts.now ? this.opts.now() : Date.now();
+  }
+
+  async runDue(signal?: AbortSignal, now = this.now()): Promise<PollOutcome[]> {
     const due = await this.lookups.dueTrustSources(now, this.opts.batch);
     const out: PollOutcome[] = [];
     for (const ref of due) {
@@ -127,7 +126,7 @@ export class MetadataPoller {
   private async poll(tenantId: string, id: string, force: boolean): Promise<PollOutcome> {
     const scope = new TenantScope(this.db, tenantId);
     const holder = this.opts.holder;
-    const now = Date.now();
+    const now = this.now();
     const skipped = (msg: string): PollOutcome => ({
       trustSourceId: id,
       tenantId,
@@ -152,7 +151,7 @@ export class MetadataPoller {
   }
 
   private async pollClaimed(scope: TenantScope, src: TrustSourceRow, setFile: (f: string) => void): Promise<PollOutcome> {
-    const now = Date.now();
+    const now = this.now();
     const payload = src.protocol_payload as Payload;
     const interval = src.interval_seconds || payload.polling?.intervalSeconds || 86_400;
     const inv = await scope.federationEntities.inventory(src.id);
@@ -161,7 +160,7 @@ export class MetadataPoller {
     let httpStatus: number | undefined;
     try {
       if (!url) throw new MetadataError('metadata_url_missing', 'the trust source has no metadataUrl');
-      if (!urlAllowed(url, payload.metadataUrlPatterns))
+      if (payload.metadataUrlPatterns?.length && !urlMatchesPatterns(url, payload.metadataUrlPatterns))
         throw new MetadataError('metadata_url_not_allowed', 'metadataUrl does not match metadataUrlPatterns');
       const dir = join(this.opts.dataDir, 'federation-tmp');
       mkdirSync(dir, { recursive: true, mode: 0o700 });
@@ -351,7 +350,7 @@ export class MetadataPoller {
     const chunk = 2000;
     for (let i = 0; i < rows.length; i += chunk) {
       await repo.insertEntities(src.id, generation, rows.slice(i, i + chunk));
-      await scope.trustSources.renew(src.id, this.opts.holder, Date.now() + this.opts.leaseMs);
+      await scope.trustSources.renew(src.id, this.opts.holder, this.now() + this.opts.leaseMs);
     }
     await repo.putInventory({ ...inv, active_generation: generation });
     while ((await repo.deleteOtherGenerations(src.id, generation, ENTITY_DELETE_BATCH)) > 0) {
