@@ -14,7 +14,9 @@
  *   attribute values, line ends already normalised by the parser.
  * The InclusiveNamespaces PrefixList is not supported (the caller refuses a transform that
  * names one). test/federation/metadata-verify.test.ts compares this output with xml-crypto's
- * DOM canonicalizer on the fixtures.
+ * DOM canonicalizer on the fixtures. One known difference: a processing instruction inside the
+ * root is rendered `<?target data?>` here, as C14N 1.0 §2.3 and the common signers (xmlsec,
+ * Santuario) do; xml-crypto 6 renders only its data.
  */
 import type { SaxesTagNS } from 'saxes';
 
