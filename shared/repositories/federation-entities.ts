@@ -53,17 +53,25 @@ const toEntity = (r: Row): EntityRow => ({
   entity_hash: String(r.entity_hash),
   entity_id: String(r.entity_id),
   roles: String(r.roles).split(',').filter(Boolean),
-  registration_authority: r.registration_authority === null ? null : String(r.registration_authority),
+  registration_authority: typeof r.registration_authority === 'string' ? r.registration_authority : null,
   entity_categories: json<string[]>(r.entity_categories),
   entity_category_support: json<string[]>(r.entity_category_support),
   hide_from_discovery: Number(r.hide_from_discovery) === 1,
   sirtfi: Number(r.sirtfi) === 1,
 });
 
-const ENTITY_COLS =
-  'entity_hash, entity_id, roles, registration_authority, entity_categories, entity_category_support, hide_from_discovery, sirtfi';
+const ENTITY_COLS = [
+  'entity_hash',
+  'entity_id',
+  'roles',
+  'registration_authority',
+  'entity_categories',
+  'entity_category_support',
+  'hide_from_discovery',
+  'sirtfi',
+].join(', ');
 
-/** Rows per INSERT: fixed, so SQLite prepares two statements (a batch and a single row), not one per size. */
+/** Rows per INSERT: fixed, so SQLite prepares two statements (a batch, a single row), not one per size. */
 export const ENTITY_BATCH = 100;
 const batchSql = (rows: number) =>
   `INSERT INTO federation_entities (tenant_id, trust_source_id, generation, ${ENTITY_COLS}) VALUES ${new Array(rows)
@@ -162,11 +170,11 @@ export class ScopedFederationEntities {
 
   /** Records that a re-fetched copy (304 or the same content) is still the live one. */
   async touchInventory(sourceId: string, fetchedAt: number): Promise<void> {
-    await exec(this.sc.db, 'UPDATE federation_inventories SET fetched_at = ? WHERE tenant_id = ? AND trust_source_id = ?', [
-      fetchedAt,
-      this.sc.tenantId,
-      sourceId,
-    ]);
+    await exec(
+      this.sc.db,
+      'UPDATE federation_inventories SET fetched_at = ? WHERE tenant_id = ? AND trust_source_id = ?',
+      [fetchedAt, this.sc.tenantId, sourceId],
+    );
   }
 
   /** Highest generation number present for the source (live or a leftover), or 0. */
@@ -192,7 +200,11 @@ export class ScopedFederationEntities {
         WHERE e.tenant_id = ? AND e.entity_hash = ?`,
       [this.sc.tenantId, entityHash],
     );
-    return rows.map((r) => ({ ...toEntity(r), trust_source_id: String(r.trust_source_id), valid_until: n(r.valid_until) }));
+    return rows.map((r) => ({
+      ...toEntity(r),
+      trust_source_id: String(r.trust_source_id),
+      valid_until: n(r.valid_until),
+    }));
   }
 
   /** A page of the live entities of one source, ordered by entityID hash. */

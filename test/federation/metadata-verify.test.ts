@@ -1,3 +1,4 @@
+/* eslint-disable max-len -- SAML metadata fixtures read best with one element per line */
 /**
  * The streaming verifier (shared/services/federation/metadata/stream-verify.ts): its exclusive
  * c14n must equal xml-crypto's on what SAML metadata contains (documents signed by xml-crypto
@@ -36,11 +37,12 @@ test('exclusive c14n agrees with xml-crypto on namespaces, escapes, CDATA and co
   );
   // And xml-crypto agrees the document verifies (the same key, its own DOM canonicalizer).
   const check = new SignedXml({ publicCert: signer.certPem, getCertFromKeyInfo: () => null });
-  const sigNode = /<ds:Signature[\s\S]*<\/ds:Signature>/.exec(signed)![0].replace(
-    '<ds:Signature',
-    '<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"',
+  const sigNode = /<ds:Signature[\s\S]*<\/ds:Signature>/
+    .exec(signed)![0]
+    .replace('<ds:Signature', '<ds:Signature xmlns:ds="http://www.w3.org/2000/09/xmldsig#"');
+  check.loadSignature(
+    sigNode.replace(/xmlns:ds="[^"]*" xmlns:ds="[^"]*"/, 'xmlns:ds="http://www.w3.org/2000/09/xmldsig#"'),
   );
-  check.loadSignature(sigNode.replace(/xmlns:ds="[^"]*" xmlns:ds="[^"]*"/, 'xmlns:ds="http://www.w3.org/2000/09/xmldsig#"'));
   t.true(check.checkSignature(signed));
 });
 
@@ -72,10 +74,9 @@ test('refusals: unsigned, not metadata, no pinned certificate, SHA-1, KeyInfo ne
   t.throws(() => verifyMetadataString(sha1.getSignedXml(), [signer.certPem]), { message: /algorithm/ });
   // Signed by a key that is not pinned but named in KeyInfo: refused, reported as a key change.
   const other = makeSigner();
-  const e = t.throws(() => verifyMetadataString(signXml(unsigned, other), [signer.certPem])) as Error & {
-    code: string;
-    details: Record<string, unknown>;
-  };
+  const e = t.throws<Error & { code: string; details: Record<string, unknown> }>(() =>
+    verifyMetadataString(signXml(unsigned, other), [signer.certPem]),
+  );
   t.is(e.code, 'metadata_signing_key_changed');
   t.is(e.details.newFingerprint, other.fingerprint);
 });

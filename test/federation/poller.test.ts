@@ -1,3 +1,4 @@
+/* eslint-disable max-len -- SAML metadata fixtures read best with one element per line */
 /**
  * The SAML metadata poller against a REAL HTTPS metadata server on loopback serving signed
  * aggregates generated here: 200 then 304 (ETag), bad signature (error, or stale keeping the
@@ -107,7 +108,19 @@ async function world(t: ExecutionContext) {
   };
   const polling = async (id: string) =>
     (await sources.get(tenant.id, id)).protocolPayload.polling as Record<string, unknown>;
-  return { dataDir: db.dir, ds: services.ds, tenantId: tenant.id, poller, sources, scope, resolver, notifications, addSource, polling, setId };
+  return {
+    dataDir: db.dir,
+    ds: services.ds,
+    tenantId: tenant.id,
+    poller,
+    sources,
+    scope,
+    resolver,
+    notifications,
+    addSource,
+    polling,
+    setId,
+  };
 }
 
 const uniq = () => Math.random().toString(36).slice(2, 10);
@@ -172,7 +185,10 @@ test('a bad signature: error without a copy; stale with one, and the last good c
   t.is(p.lastErrorCode, 'metadata_signature_invalid');
   // The good copy still answers; the tampered entity never entered it.
   t.is((await w.resolver.resolve(w.tenantId, 'https://b1.example.org/idp')).decision, 'allow');
-  t.is((await w.resolver.resolve(w.tenantId, 'https://evil.example.org/idp')).reason, 'no trust source lists this entity');
+  t.is(
+    (await w.resolver.resolve(w.tenantId, 'https://evil.example.org/idp')).reason,
+    'no trust source lists this entity',
+  );
 });
 
 test('signature wrapping is refused: a valid signature over an element that is not the root', async (t) => {
@@ -188,7 +204,10 @@ test('signature wrapping is refused: a valid signature over an element that is n
     // The signed aggregate moved inside an attacker's root, with its Signature lifted up.
     'wrapped root': `<md:EntitiesDescriptor ${nsDecl} ID="_evil">${sig}${body.replace(sig, '')}${evil}</md:EntitiesDescriptor>`,
     // The original root kept, an element carrying the same ID added inside it.
-    'duplicate ID': body.replace('</md:EntitiesDescriptor>', `<md:EntitiesDescriptor ID="${/ID="([^"]+)"/.exec(body)![1]}">${evil}</md:EntitiesDescriptor></md:EntitiesDescriptor>`),
+    'duplicate ID': body.replace(
+      '</md:EntitiesDescriptor>',
+      `<md:EntitiesDescriptor ID="${/ID="([^"]+)"/.exec(body)![1]}">${evil}</md:EntitiesDescriptor></md:EntitiesDescriptor>`,
+    ),
     // A second Signature.
     'two signatures': body.replace('</md:EntitiesDescriptor>', `${sig}</md:EntitiesDescriptor>`),
     // The Signature not a child of the root.
@@ -210,10 +229,7 @@ test('a DOCTYPE is refused before any parse', async (t) => {
   const w = await world(t);
   const path = `/dtd-${uniq()}.xml`;
   const good = signedAggregate({ entities: ents('d'), signer });
-  server.set(
-    path,
-    good.replace(/^<\?xml[^>]*>\s*/, '<?xml version="1.0"?>\n<!DOCTYPE lol [<!ENTITY lol "lol">]>\n'),
-  );
+  server.set(path, good.replace(/^<\?xml[^>]*>\s*/, '<?xml version="1.0"?>\n<!DOCTYPE lol [<!ENTITY lol "lol">]>\n'));
   const id = await w.addSource({ path });
   const r = await w.poller.pollNow(w.tenantId, id);
   t.is(r.errorCode, 'metadata_doctype');
@@ -245,7 +261,10 @@ test('validUntil passed: the source is expired and its entities no longer resolv
   const d = await w.resolver.resolve(w.tenantId, 'https://e1.example.org/idp', undefined, validUntil + DAY);
   t.is(d.decision, 'deny');
   t.regex(d.steps[0].reason, /expired/);
-  t.is((await w.notifications.open(w.tenantId, 'metadata_expired', { type: 'federation_trust_source', id }))?.state, 'open');
+  t.is(
+    (await w.notifications.open(w.tenantId, 'metadata_expired', { type: 'federation_trust_source', id }))?.state,
+    'open',
+  );
   // A fetched document that is already expired is refused, and the state stays expired.
   server.set(path, signedAggregate({ entities: ents('e'), signer, validUntil: new Date(validUntil).toISOString() }));
   const r2 = await later.pollNow(w.tenantId, id);
@@ -263,7 +282,10 @@ test('a new signing key: identity_change_pending, the copy kept, signing_identit
   const r = await w.poller.pollNow(w.tenantId, id);
   t.is(r.sourceState, 'identity_change_pending');
   t.is(r.errorCode, 'metadata_signing_key_changed');
-  const state = await w.notifications.open(w.tenantId, 'signing_identity_changed', { type: 'federation_trust_source', id });
+  const state = await w.notifications.open(w.tenantId, 'signing_identity_changed', {
+    type: 'federation_trust_source',
+    id,
+  });
   t.is(state?.details.newFingerprint, otherSigner.fingerprint);
   // The last good copy (signed by the pinned key) is still the one used.
   t.is((await w.resolver.resolve(w.tenantId, 'https://f1.example.org/idp')).decision, 'allow');
@@ -275,14 +297,20 @@ test('an aggregate expiring within 7 days raises metadata_expiring; a renewed on
   const w = await world(t);
   const path = `/soon-${uniq()}.xml`;
   const subject = { type: 'federation_trust_source', id: '' };
-  server.set(path, signedAggregate({ entities: ents('h'), signer, validUntil: new Date(Date.now() + 3 * DAY).toISOString() }));
+  server.set(
+    path,
+    signedAggregate({ entities: ents('h'), signer, validUntil: new Date(Date.now() + 3 * DAY).toISOString() }),
+  );
   const id = await w.addSource({ path });
   subject.id = id;
   t.is((await w.poller.pollNow(w.tenantId, id)).sourceState, 'healthy');
   const open = await w.notifications.open(w.tenantId, 'metadata_expiring', subject);
   t.is(open?.state, 'open');
   t.truthy(open?.details.validUntil);
-  server.set(path, signedAggregate({ entities: ents('h'), signer, validUntil: new Date(Date.now() + 10 * DAY).toISOString() }));
+  server.set(
+    path,
+    signedAggregate({ entities: ents('h'), signer, validUntil: new Date(Date.now() + 10 * DAY).toISOString() }),
+  );
   t.is((await w.poller.pollNow(w.tenantId, id)).result, 'updated');
   t.is(await w.notifications.open(w.tenantId, 'metadata_expiring', subject), undefined);
   const all = await w.notifications.list(w.tenantId, { condition: 'metadata_expiring' });
@@ -294,7 +322,10 @@ test('an aggregate expiring within 7 days raises metadata_expiring; a renewed on
 test('policy strict requires validUntil within 14 days; warn accepts a longer one', async (t) => {
   const w = await world(t);
   const far = `/far-${uniq()}.xml`;
-  server.set(far, signedAggregate({ entities: ents('i'), signer, validUntil: new Date(Date.now() + 30 * DAY).toISOString() }));
+  server.set(
+    far,
+    signedAggregate({ entities: ents('i'), signer, validUntil: new Date(Date.now() + 30 * DAY).toISOString() }),
+  );
   const strict = await w.addSource({ path: far });
   t.is((await w.poller.pollNow(w.tenantId, strict)).errorCode, 'metadata_valid_until_too_far');
   const none = `/none-${uniq()}.xml`;
@@ -363,7 +394,12 @@ test('the inventory: roles, registration authority, categories, hide-from-discov
           categories: [RS],
           sirtfi: true,
         },
-        { entityId: 'https://hidden.example.org/idp', roles: ['saml_idp'], hideFromDiscovery: true, categorySupport: [RS] },
+        {
+          entityId: 'https://hidden.example.org/idp',
+          roles: ['saml_idp'],
+          hideFromDiscovery: true,
+          categorySupport: [RS],
+        },
       ],
     }),
     signer,

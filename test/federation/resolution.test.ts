@@ -9,8 +9,19 @@ import { decide, type ResolutionEntity, type ResolutionSource } from '../../shar
 const RS = 'http://refeds.org/category/research-and-scholarship';
 const now = Date.UTC(2026, 0, 1);
 
-function source(id: string, rr: ResolutionSource['runtimeResolution'], extra: Partial<ResolutionSource> = {}): ResolutionSource {
-  return { id, sourceKey: id, lifecycleState: 'active', suspendedByMetadataSync: false, runtimeResolution: rr, ...extra };
+function source(
+  id: string,
+  rr: ResolutionSource['runtimeResolution'],
+  extra: Partial<ResolutionSource> = {},
+): ResolutionSource {
+  return {
+    id,
+    sourceKey: id,
+    lifecycleState: 'active',
+    suspendedByMetadataSync: false,
+    runtimeResolution: rr,
+    ...extra,
+  };
 }
 function entity(trustSourceId: string, extra: Partial<ResolutionEntity> = {}): ResolutionEntity {
   return {
@@ -27,7 +38,12 @@ function entity(trustSourceId: string, extra: Partial<ResolutionEntity> = {}): R
 
 test('the highest priority source that may resolve decides; lower ones are not consulted', (t) => {
   const low = source('low', { mode: 'automatic', roles: ['saml_idp'], priority: 1 });
-  const high = source('high', { mode: 'automatic', roles: ['saml_idp'], priority: 50, defaultAttributePresetId: 'basic.v1' });
+  const high = source('high', {
+    mode: 'automatic',
+    roles: ['saml_idp'],
+    priority: 50,
+    defaultAttributePresetId: 'basic.v1',
+  });
   const d = decide('https://idp.example.edu/idp', 'saml_idp', [low, high], [entity('low'), entity('high')], now);
   t.is(d.decision, 'allow');
   t.is(d.trustSourceId, 'high');
@@ -64,7 +80,12 @@ test('roles: the requested role must be served by both the source and the entity
 });
 
 test('registrationAuthorities filter the entities a source admits', (t) => {
-  const fedB = source('b', { mode: 'automatic', roles: ['saml_idp'], priority: 9, registrationAuthorities: ['https://fed-b.example.org/'] });
+  const fedB = source('b', {
+    mode: 'automatic',
+    roles: ['saml_idp'],
+    priority: 9,
+    registrationAuthorities: ['https://fed-b.example.org/'],
+  });
   const any = source('any', { mode: 'automatic', roles: ['saml_idp'], priority: 0 });
   const d = decide('x', undefined, [fedB, any], [entity('b'), entity('any')], now);
   t.is(d.trustSourceId, 'any');
@@ -79,7 +100,12 @@ test('entity category policy: the first matching rule, else defaultDecision', (t
       { entityCategory: 'http://example.org/blocked', decision: 'deny' as const },
     ],
   };
-  const s = source('s', { mode: 'automatic', roles: ['saml_idp', 'saml_sp'], priority: 0, entityCategoryPolicy: policy });
+  const s = source('s', {
+    mode: 'automatic',
+    roles: ['saml_idp', 'saml_sp'],
+    priority: 0,
+    entityCategoryPolicy: policy,
+  });
   const rs = decide('x', undefined, [s], [entity('s', { entityCategories: [RS] })], now);
   t.is(rs.decision, 'allow');
   t.is(rs.attributePresetId, 'research_federation.v1');
@@ -97,7 +123,10 @@ test('an expired copy, a suspended or inactive source never resolves', (t) => {
   const d1 = decide('x', undefined, [source('s', rr)], [entity('s', { validUntil: now - 1 })], now);
   t.is(d1.decision, 'deny');
   t.regex(d1.steps[0].reason, /expired/);
-  t.is(decide('x', undefined, [source('s', rr, { suspendedByMetadataSync: true })], [entity('s')], now).decision, 'deny');
+  t.is(
+    decide('x', undefined, [source('s', rr, { suspendedByMetadataSync: true })], [entity('s')], now).decision,
+    'deny',
+  );
   t.is(decide('x', undefined, [source('s', rr, { lifecycleState: 'disabled' })], [entity('s')], now).decision, 'deny');
   t.is(decide('x', undefined, [], [], now).reason, 'no trust source lists this entity');
 });

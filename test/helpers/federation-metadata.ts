@@ -1,3 +1,4 @@
+/* eslint-disable max-len -- SAML metadata fixtures read best with one element per line */
 /**
  * Signed SAML metadata aggregates for the federation tests and the bench: N EntityDescriptors
  * (roles, registration authority, entity categories, SIRTFI, hide-from-discovery) inside one
@@ -110,7 +111,10 @@ function entityXml(e: EntitySpec, certB64: string, padding: number): string {
     (attrs.length ? `<mdattr:EntityAttributes>${attrs.join('')}</mdattr:EntityAttributes>` : '') +
     `</md:Extensions>`;
   const key = `<md:KeyDescriptor use="signing"><ds:KeyInfo><ds:X509Data><ds:X509Certificate>${certB64}</ds:X509Certificate></ds:X509Data></ds:KeyInfo></md:KeyDescriptor>`;
-  const pad = padding > 0 ? `<md:Organization><md:OrganizationName xml:lang="en">${'x'.repeat(padding)}</md:OrganizationName><md:OrganizationDisplayName xml:lang="en">Org</md:OrganizationDisplayName><md:OrganizationURL xml:lang="en">https://example.org/</md:OrganizationURL></md:Organization>` : '';
+  const pad =
+    padding > 0
+      ? `<md:Organization><md:OrganizationName xml:lang="en">${'x'.repeat(padding)}</md:OrganizationName><md:OrganizationDisplayName xml:lang="en">Org</md:OrganizationDisplayName><md:OrganizationURL xml:lang="en">https://example.org/</md:OrganizationURL></md:Organization>`
+      : '';
   const roles = (e.roles ?? ['saml_idp'])
     .map((r) =>
       r === 'saml_idp'
@@ -123,8 +127,7 @@ function entityXml(e: EntitySpec, certB64: string, padding: number): string {
 
 /** The unsigned aggregate. */
 export function aggregateXml(o: AggregateOptions): string {
-  const validUntil =
-    o.validUntil === undefined ? new Date(Date.now() + 10 * 86_400_000).toISOString() : o.validUntil;
+  const validUntil = o.validUntil === undefined ? new Date(Date.now() + 10 * 86_400_000).toISOString() : o.validUntil;
   const cert = o.roleCertB64 ?? Buffer.from(randomBytes(900)).toString('base64');
   const head =
     `<md:EntitiesDescriptor xmlns:md="urn:oasis:names:tc:SAML:2.0:metadata" xmlns:ds="http://www.w3.org/2000/09/xmldsig#"` +

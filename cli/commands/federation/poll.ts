@@ -1,15 +1,19 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { holderName } from '../../../shared/services/federation/holder.js';
-import { DEFAULT_POLLER_OPTIONS, MetadataPoller, type PollOutcome } from '../../../shared/services/federation/metadata-poller.js';
+import {
+  DEFAULT_POLLER_OPTIONS,
+  MetadataPoller,
+  type PollOutcome,
+} from '../../../shared/services/federation/metadata-poller.js';
 import { NotificationStates } from '../../../shared/services/notification-states.js';
 
 export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
-  static override summary = 'Poll a federation trust source\'s metadata now.';
+  static override summary = "Poll a federation trust source's metadata now.";
   static override description =
-    'Fetches the source\'s metadataUrl (a conditional GET: an unchanged document answers 304 and keeps the copy), ' +
+    "Fetches the source's metadataUrl (a conditional GET: an unchanged document answers 304 and keeps the copy), " +
     'verifies the signature against the pinned certificates, and replaces the entity inventory, whatever the ' +
-    'source\'s schedule or polling mode; the same work the daemon\'s federation-metadata-poll job does. Fails ' +
+    "source's schedule or polling mode; the same work the daemon's federation-metadata-poll job does. Fails " +
     'with exit 1 when the poll fails, printing sourceState and lastErrorCode (docs/federation.md, "sourceState ' +
     'and what to do"). A source being polled by a daemon at this moment is reported as skipped.';
   static override examples = [

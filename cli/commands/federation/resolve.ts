@@ -6,9 +6,9 @@ import type { ResolutionDecision } from '../../../shared/services/federation/res
 export default class FederationResolve extends BaseCommand<typeof FederationResolve> {
   static override summary = 'Show which federation trust source resolves a SAML entity id, and why.';
   static override description =
-    'Looks the entity id up in the verified inventories of the tenant\'s trust sources and applies the runtime ' +
+    "Looks the entity id up in the verified inventories of the tenant's trust sources and applies the runtime " +
     'resolution rules: only sources with runtimeResolution.mode automatic (inventory_only never resolves), whose ' +
-    'copy is not past its validUntil, that serve the role, admit the entity\'s registration authority, in priority ' +
+    "copy is not past its validUntil, that serve the role, admit the entity's registration authority, in priority " +
     'order (highest first); the first such source decides with its entityCategoryPolicy. Prints the decision and ' +
     'one line per source considered. See docs/federation.md, "Resolution".';
   static override examples = [
@@ -33,8 +33,12 @@ export default class FederationResolve extends BaseCommand<typeof FederationReso
       this.flags.role as 'saml_idp' | 'saml_sp' | undefined,
     );
     this.log(`${d.decision.toUpperCase()}: ${d.reason}`);
-    if (d.trustSourceId) this.log(`  trust source ${d.trustSourceId} as ${d.role}${d.attributePresetId ? `, preset ${d.attributePresetId}` : ''}`);
-    for (const s of d.steps) this.log(`  - ${s.sourceKey} (${s.trustSourceId}, priority ${s.priority}): ${s.outcome}: ${s.reason}`);
+    if (d.trustSourceId)
+      this.log(
+        `  trust source ${d.trustSourceId} as ${d.role}${d.attributePresetId ? `, preset ${d.attributePresetId}` : ''}`,
+      );
+    for (const s of d.steps)
+      this.log(`  - ${s.sourceKey} (${s.trustSourceId}, priority ${s.priority}): ${s.outcome}: ${s.reason}`);
     return d;
   }
 }

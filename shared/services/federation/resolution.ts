@@ -92,7 +92,7 @@ export function decide(
       continue;
     }
     if (e.validUntil !== null && e.validUntil <= now) {
-      step('skipped', 'the source\'s metadata is past its validUntil (expired)');
+      step('skipped', "the source's metadata is past its validUntil (expired)");
       continue;
     }
     const served = (rr.roles ?? []).filter((r) => e.roles.includes(r));
@@ -101,14 +101,18 @@ export function decide(
       step(
         'skipped',
         role
-          ? `the role ${role} is not both in the source's roles (${(rr.roles ?? []).join(', ') || 'none'}) and the entity's (${e.roles.join(', ') || 'none'})`
+          ? `the role ${role} is not both in the source's roles (${(rr.roles ?? []).join(', ') || 'none'})` +
+              ` and the entity's (${e.roles.join(', ') || 'none'})`
           : 'the source and the entity share no role',
       );
       continue;
     }
     const ras = rr.registrationAuthorities ?? [];
     if (ras.length && (!e.registrationAuthority || !ras.includes(e.registrationAuthority))) {
-      step('skipped', `the registration authority ${e.registrationAuthority ?? '(none)'} is not in registrationAuthorities`);
+      step(
+        'skipped',
+        `the registration authority ${e.registrationAuthority ?? '(none)'} is not in registrationAuthorities`,
+      );
       continue;
     }
     const policy = rr.entityCategoryPolicy;

@@ -26,7 +26,7 @@ export class FederationResolver {
         sourceKey: s.source_key,
         lifecycleState: s.lifecycle_state,
         suspendedByMetadataSync: s.suspended_by_metadata_sync,
-        runtimeResolution: (s.protocol_payload.runtimeResolution ?? {}) as ResolutionSource['runtimeResolution'],
+        runtimeResolution: s.protocol_payload.runtimeResolution ?? {},
       });
     }
     return decide(

@@ -28,7 +28,17 @@ export function escText(s: string): string {
 
 export function escAttr(s: string): string {
   return s.replace(/[&<"\t\n\r]/g, (c) =>
-    c === '&' ? '&amp;' : c === '<' ? '&lt;' : c === '"' ? '&quot;' : c === '\t' ? '&#x9;' : c === '\n' ? '&#xA;' : '&#xD;',
+    c === '&'
+      ? '&amp;'
+      : c === '<'
+        ? '&lt;'
+        : c === '"'
+          ? '&quot;'
+          : c === '\t'
+            ? '&#x9;'
+            : c === '\n'
+              ? '&#xA;'
+              : '&#xD;',
   );
 }
 
@@ -74,7 +84,8 @@ export class ExcC14nWriter {
     decls.sort((a, b) => (a[0] < b[0] ? -1 : a[0] > b[0] ? 1 : 0));
     attrs.sort((a, b) => (a.uri < b.uri ? -1 : a.uri > b.uri ? 1 : a.local < b.local ? -1 : a.local > b.local ? 1 : 0));
     let out = `<${tag.name}`;
-    for (const [prefix, uri] of decls) out += prefix ? ` xmlns:${prefix}="${escAttr(uri)}"` : ` xmlns="${escAttr(uri)}"`;
+    for (const [prefix, uri] of decls)
+      out += prefix ? ` xmlns:${prefix}="${escAttr(uri)}"` : ` xmlns="${escAttr(uri)}"`;
     for (const a of attrs) out += ` ${a.name}="${escAttr(a.value)}"`;
     this.sink(out + '>');
     this.rendered.push(mine);

@@ -163,7 +163,8 @@ export class MetadataStreamVerifier {
       }
     if (tag.uri === NS.ds && tag.local === 'Signature' && !this.inSig) {
       this.signatures += 1;
-      if (this.signatures > 1) throw new MetadataError('metadata_signature_structure', 'more than one Signature element');
+      if (this.signatures > 1)
+        throw new MetadataError('metadata_signature_structure', 'more than one Signature element');
       if (this.depth !== 2)
         throw new MetadataError('metadata_signature_structure', 'the Signature is not a child of the root element');
       this.inSig = this.depth;
@@ -247,17 +248,23 @@ export class MetadataStreamVerifier {
     const sigEl = doc.documentElement!;
     const kids = (el: XElement, local: string) =>
       Array.from(el.childNodes).filter(
-        (n): n is XElement => n.nodeType === 1 && (n as XElement).localName === local && (n as XElement).namespaceURI === NS.ds,
+        (n): n is XElement =>
+          n.nodeType === 1 && (n as XElement).localName === local && (n as XElement).namespaceURI === NS.ds,
       );
     const signedInfos = kids(sigEl, 'SignedInfo');
     if (signedInfos.length !== 1) refuse('metadata_signature_structure', 'the Signature must have one SignedInfo');
     const si = signedInfos[0];
     const c14nMethod = kids(si, 'CanonicalizationMethod');
-    if (c14nMethod.length !== 1 || c14nMethod[0].getAttribute('Algorithm') !== EXC_C14N || c14nMethod[0].childNodes.length)
+    if (
+      c14nMethod.length !== 1 ||
+      c14nMethod[0].getAttribute('Algorithm') !== EXC_C14N ||
+      c14nMethod[0].childNodes.length
+    )
       refuse('metadata_algorithm', 'SignedInfo must be canonicalized with exclusive c14n');
     const sigMethod = kids(si, 'SignatureMethod');
     const sigAlg = sigMethod.length === 1 ? (sigMethod[0].getAttribute('Algorithm') ?? '') : '';
-    if (!SIG_ALGS[sigAlg]) refuse('metadata_algorithm', 'the signature algorithm is not accepted (RSA or ECDSA with SHA-256 or stronger)');
+    if (!SIG_ALGS[sigAlg])
+      refuse('metadata_algorithm', 'the signature algorithm is not accepted (RSA or ECDSA with SHA-256 or stronger)');
     const refs = kids(si, 'Reference');
     if (refs.length !== 1) refuse('metadata_signature_structure', 'the Signature must have exactly one Reference');
     const ref = refs[0];
@@ -301,9 +308,13 @@ export class MetadataStreamVerifier {
           fp = undefined;
         }
         if (fp)
-          throw new MetadataError('metadata_signing_key_changed', 'the metadata is signed by a key that is not pinned', {
-            newFingerprint: fp,
-          });
+          throw new MetadataError(
+            'metadata_signing_key_changed',
+            'the metadata is signed by a key that is not pinned',
+            {
+              newFingerprint: fp,
+            },
+          );
       }
       refuse('metadata_signature_invalid', 'the metadata signature does not verify with a pinned certificate');
     }

@@ -35,11 +35,21 @@ export function verifyInWorker(
       void worker.terminate();
     };
     const timer = setTimeout(
-      () => done(() => reject(new MetadataError('metadata_verify_timeout', `verification took longer than ${opts.timeoutMs} ms`))),
+      () =>
+        done(() =>
+          reject(new MetadataError('metadata_verify_timeout', `verification took longer than ${opts.timeoutMs} ms`)),
+        ),
       opts.timeoutMs,
     );
-    worker.on('message', (m: { ok: boolean; result?: StreamVerifyResult; code?: string; message?: string; details?: Record<string, unknown> }) =>
-      done(() => (m.ok ? resolve(m.result!) : reject(new MetadataError(m.code!, m.message!, m.details ?? {})))),
+    worker.on(
+      'message',
+      (m: {
+        ok: boolean;
+        result?: StreamVerifyResult;
+        code?: string;
+        message?: string;
+        details?: Record<string, unknown>;
+      }) => done(() => (m.ok ? resolve(m.result!) : reject(new MetadataError(m.code!, m.message!, m.details ?? {})))),
     );
     worker.on('error', (e: Error & { code?: string }) =>
       done(() =>
