@@ -369,9 +369,12 @@ export class MetadataPoller {
       hide_from_discovery: e.hideFromDiscovery,
       sirtfi: e.sirtfi,
     }));
-    const chunk = 2000;
+    // 1,000 rows per transaction: one commit per chunk instead of per statement, and each
+    // transaction short (tens of ms), so other writers are never held behind the whole copy.
+    const chunk = 1000;
     for (let i = 0; i < rows.length; i += chunk) {
-      await repo.insertEntities(src.id, generation, rows.slice(i, i + chunk));
+      const part = rows.slice(i, i + chunk);
+      await this.db.transaction((tx) => scope.in(tx).federationEntities.insertEntities(src.id, generation, part));
       await scope.trustSources.renew(src.id, this.opts.holder, this.now() + this.opts.leaseMs);
     }
     await repo.putInventory({ ...inv, active_generation: generation });
