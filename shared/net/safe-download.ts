@@ -27,6 +27,13 @@ export interface Validators {
   lastModified?: string | null;
 }
 
+/** A second consumer of the body (e.g. a verifier), with backpressure. */
+export interface DownloadTee {
+  /** False when the producer should pause until `onDrain`. */
+  push(chunk: Buffer): boolean;
+  onDrain(cb: () => void): void;
+}
+
 export type DownloadResult =
   | { status: 'not_modified' }
   | { status: 'ok'; file: string; bytes: number; etag: string | null; lastModified: string | null }
@@ -37,6 +44,8 @@ export function downloadToFile(
   file: string,
   validators: Validators,
   policy: DownloadPolicy,
+  /** Made on a 200 response, and fed every chunk as it arrives. */
+  tee?: () => DownloadTee,
 ): Promise<DownloadResult> {
   let u: URL;
   try {
@@ -130,16 +139,29 @@ export function downloadToFile(
         return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
       out = createWriteStream(file, { mode: 0o600 });
       out.on('error', (e) => finish(new OutboundError('network', `could not write the download: ${e.message}`)));
+      const second = tee?.();
       let size = 0;
+      // Backpressure: a slow disk or a slow second consumer pauses the socket instead of
+      // buffering the body in memory; it resumes when neither is waiting.
+      let waiting = 0;
+      const wait = () => {
+        if (waiting++ === 0) res.pause();
+      };
+      const release = () => {
+        if (--waiting === 0 && !settled) res.resume();
+      };
       res.on('data', (c: Buffer) => {
         touch();
         size += c.length;
         if (size > policy.maxBytes)
           return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
-        // Backpressure: a slow disk pauses the socket instead of buffering the body in memory.
         if (!out!.write(c)) {
-          res.pause();
-          out!.once('drain', () => res.resume());
+          wait();
+          out!.once('drain', release);
+        }
+        if (second && !second.push(c)) {
+          wait();
+          second.onDrain(release);
         }
       });
       res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));

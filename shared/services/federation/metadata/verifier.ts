@@ -1,7 +1,12 @@
 /**
- * Runs ./worker.ts on one downloaded file: verification and inventory off the event loop, in
- * a worker thread whose V8 heap is capped (`resourceLimits`), so one huge or hostile document
- * costs at most the cap and never stalls the requests the daemon is serving.
+ * Runs ./worker.ts: verification and inventory off the event loop, in a worker thread whose
+ * V8 heap is capped (`resourceLimits`), so one huge or hostile document costs at most the cap
+ * and never stalls the requests the daemon is serving.
+ *
+ * Two ways in: `verifyInWorker` reads a file; `StreamingVerification` takes the bytes while
+ * they are downloaded (the poller's way), so the signature pass overlaps the transfer instead
+ * of following it. Chunks are acknowledged by the worker and the producer is paused while more
+ * than WINDOW_BYTES are unacknowledged: a slow verifier never makes the daemon buffer the body.
  */
 import { Worker } from 'node:worker_threads';
 import { MetadataError } from './scan.js';
@@ -16,16 +21,28 @@ export interface VerifyOptions {
 
 export const DEFAULT_VERIFY_OPTIONS: VerifyOptions = { maxHeapMb: 128, timeoutMs: 300_000 };
 
-export function verifyInWorker(
-  file: string,
-  pinnedPem: string[],
-  opts: VerifyOptions = DEFAULT_VERIFY_OPTIONS,
-): Promise<StreamVerifyResult> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(new URL('./worker.js', import.meta.url), {
-      workerData: { file, pinnedPem },
-      resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb, maxYoungGenerationSizeMb: 64 },
-    });
+/** Unacknowledged bytes in flight to the worker before the producer is paused. */
+const WINDOW_BYTES = 8 * 1024 * 1024;
+
+interface WorkerAnswer {
+  ok?: boolean;
+  ack?: number;
+  result?: StreamVerifyResult;
+  code?: string;
+  message?: string;
+  details?: Record<string, unknown>;
+}
+
+function startWorker(
+  workerData: { file?: string; pinnedPem: string[] },
+  opts: VerifyOptions,
+  onAck: (n: number) => void,
+): { worker: Worker; result: Promise<StreamVerifyResult> } {
+  const worker = new Worker(new URL('./worker.js', import.meta.url), {
+    workerData,
+    resourceLimits: { maxOldGenerationSizeMb: opts.maxHeapMb, maxYoungGenerationSizeMb: 64 },
+  });
+  const result = new Promise<StreamVerifyResult>((resolve, reject) => {
     let settled = false;
     const done = (f: () => void) => {
       if (settled) return;
@@ -41,16 +58,10 @@ export function verifyInWorker(
         ),
       opts.timeoutMs,
     );
-    worker.on(
-      'message',
-      (m: {
-        ok: boolean;
-        result?: StreamVerifyResult;
-        code?: string;
-        message?: string;
-        details?: Record<string, unknown>;
-      }) => done(() => (m.ok ? resolve(m.result!) : reject(new MetadataError(m.code!, m.message!, m.details ?? {})))),
-    );
+    worker.on('message', (m: WorkerAnswer) => {
+      if (m.ack !== undefined) return onAck(m.ack);
+      done(() => (m.ok ? resolve(m.result!) : reject(new MetadataError(m.code!, m.message!, m.details ?? {}))));
+    });
     worker.on('error', (e: Error & { code?: string }) =>
       done(() =>
         reject(
@@ -64,4 +75,55 @@ export function verifyInWorker(
       done(() => reject(new MetadataError('metadata_verify_failed', `the verification worker exited (${code})`))),
     );
   });
+  return { worker, result };
+}
+
+export function verifyInWorker(
+  file: string,
+  pinnedPem: string[],
+  opts: VerifyOptions = DEFAULT_VERIFY_OPTIONS,
+): Promise<StreamVerifyResult> {
+  return startWorker({ file, pinnedPem }, opts, () => undefined).result;
+}
+
+/** A verification fed chunk by chunk (see the module comment). */
+export class StreamingVerification {
+  readonly result: Promise<StreamVerifyResult>;
+  private readonly worker: Worker;
+  private unacked = 0;
+  private drains: (() => void)[] = [];
+
+  constructor(pinnedPem: string[], opts: VerifyOptions = DEFAULT_VERIFY_OPTIONS) {
+    const started = startWorker({ pinnedPem }, opts, (n) => {
+      this.unacked -= n;
+      if (this.unacked <= WINDOW_BYTES / 2) for (const d of this.drains.splice(0)) d();
+    });
+    this.worker = started.worker;
+    this.result = started.result;
+    // A refusal found early (a DOCTYPE, wrapping) is read by the caller after the download;
+    // until then it must not count as unhandled.
+    this.result.catch(() => undefined);
+  }
+
+  /** Sends a chunk; false when the producer should wait for `onDrain`. */
+  push(chunk: Buffer): boolean {
+    this.unacked += chunk.length;
+    this.worker.postMessage({ chunk: new Uint8Array(chunk) });
+    return this.unacked <= WINDOW_BYTES;
+  }
+
+  onDrain(cb: () => void): void {
+    if (this.unacked <= WINDOW_BYTES / 2) cb();
+    else this.drains.push(cb);
+  }
+
+  end(): Promise<StreamVerifyResult> {
+    this.worker.postMessage({ end: true });
+    return this.result;
+  }
+
+  abort(): void {
+    for (const d of this.drains.splice(0)) d();
+    void this.worker.terminate();
+  }
 }
