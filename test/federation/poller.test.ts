@@ -418,3 +418,32 @@ test('the inventory: roles, registration authority, categories, hide-from-discov
   t.true(idp.hide_from_discovery);
   t.deepEqual(idp.entity_category_support, [RS]);
 });
+
+test('the byte cap ends an oversized download; the source keeps no partial copy', async (t) => {
+  const w = await world(t);
+  const path = `/cap-${uniq()}.xml`;
+  server.set(path, signedAggregate({ entities: ents('cap', 50), signer }));
+  const id = await w.addSource({ path });
+  const small = new MetadataPoller(w.ds, w.notifications, {
+    ...DEFAULT_POLLER_OPTIONS,
+    maxBytes: 10_000,
+    dataDir: w.dataDir,
+    allowLoopback: true,
+    extraCaPem: server.cert.cert,
+    holder: 'test-poller',
+  });
+  const r = await small.pollNow(w.tenantId, id);
+  t.is(r.errorCode, 'metadata_fetch_too_large');
+  t.is(r.sourceState, 'error');
+  t.is(await w.scope.federationEntities.inventory(id), undefined);
+});
+
+test('bytes that are not UTF-8 are refused as not well-formed', async (t) => {
+  const w = await world(t);
+  const path = `/bytes-${uniq()}.xml`;
+  const good = Buffer.from(signedAggregate({ entities: ents('u'), signer }));
+  const bad = Buffer.concat([good.subarray(0, 2000), Buffer.from([0xff, 0xfe, 0xfd]), good.subarray(2000)]);
+  server.set(path, bad);
+  const id = await w.addSource({ path });
+  t.is((await w.poller.pollNow(w.tenantId, id)).errorCode, 'metadata_xml');
+});

@@ -4,10 +4,21 @@
  * heap cap (`resourceLimits`, ./verifier.ts). The document comes from a file (`file`), or in
  * chunks posted by the downloader, each acknowledged so the sender can bound what is in flight.
  */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort, workerData } from 'node:worker_threads';
 import { MetadataError } from './scan.js';
 import { MetadataStreamVerifier } from './stream-verify.js';
+
+// The signature pass is background work: on Linux this thread takes the lowest CPU priority
+// (nice 19; /proc/thread-self names its thread id), so on a busy machine the daemon's event
+// loop, serving requests, is scheduled first. Elsewhere it keeps the daemon's priority.
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, 19);
+} catch {
+  /* no /proc/thread-self: not Linux */
+}
 
 const { file, pinnedPem } = workerData as { file?: string; pinnedPem: string[] };
 const port = parentPort!;
