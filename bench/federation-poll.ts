@@ -23,6 +23,7 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { SaxesParser } from 'saxes';
+import { TenantScope } from '../shared/repositories/index.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TrustSourceService } from '../shared/services/federation/trust-sources.js';
 import { DEFAULT_POLLER_OPTIONS, MetadataPoller } from '../shared/services/federation/metadata-poller.js';
@@ -264,10 +265,7 @@ console.log(
 );
 console.log(`(c) daemon VmHWM ${hwm} MiB (sampled VmRSS peak during the poll ${rssPeakSampled} MiB)`);
 const idleAfter = await load('idle, after the poll', IDLE_S);
-const entities: { n: number }[] = await ds.query(
-  'SELECT COUNT(*) AS n FROM federation_entities WHERE trust_source_id = ?',
-  [source.id],
-);
+const stored = await new TenantScope(ds, tenant.id).federationEntities.inventory(source.id);
 
 await daemon.stop();
 serverProc.kill('SIGTERM');
@@ -293,7 +291,7 @@ const result = {
     ms: Math.round(pollMs),
     sourceState: final?.source_state,
     lastErrorCode: final?.last_error_code,
-    entitiesStored: Number(entities[0]?.n ?? 0),
+    entitiesStored: stored?.entity_count ?? 0,
   },
   memory: { rssBeforePollMiB: rssBefore, vmHwmMiB: hwm, sampledRssPeakDuringPollMiB: rssPeakSampled },
   introspection: { connections: CONNECTIONS, idleBefore, during, idleAfter },
