@@ -25,6 +25,7 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { fieldMappingServices, type FieldMappingServices } from '../shared/services/federation/index.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -162,6 +163,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
         retryBaseMs: this.settings.provisioningRetryBaseMs,
       },
     });
+  }
+
+  /** Source profiles, field-mapping sets, federation trust sources and notification states. */
+  protected fieldMapping(): FieldMappingServices {
+    return fieldMappingServices(this.ds, { allowLoopback: this.settings.outboundAllowLoopback });
   }
 
   /** Tenant recovery on this database, signing route publications as the daemon's issuer. */

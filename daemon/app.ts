@@ -26,6 +26,7 @@ import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
+import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
 import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
@@ -115,6 +116,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
+    fieldMappingRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

@@ -22,6 +22,7 @@ import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle
 import type { ClientAuthenticator } from '../shared/services/client-auth.js';
 import type { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import type { FieldMappingServices } from '../shared/services/federation/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -48,6 +49,8 @@ export interface AppDeps {
   auditLog: AuditLog;
   emailSettings: EmailSettingsService;
   tokenExchangeSettings: TokenExchangeSettingsService;
+  /** Source profiles, field-mapping sets, federation trust sources, operational notification states. */
+  fieldMapping: FieldMappingServices;
   /** ID-JAG issuers' metadata and keys, cached; and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;

@@ -34,6 +34,7 @@ import { RecoveryService } from '../shared/services/recovery/index.js';
 import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import { fieldMappingServices } from '../shared/services/federation/index.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { startJobs } from './jobs/index.js';
 import { DEFAULT_POLLER_OPTIONS, MetadataPoller } from '../shared/services/federation/metadata-poller.js';
@@ -174,6 +175,7 @@ async function main(): Promise<void> {
     auditLog: new AuditLog(ds, config.secretKey),
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
+    fieldMapping: fieldMappingServices(ds, { allowLoopback: config.outboundAllowLoopback }),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
       cooldownMs: config.idJagJwksCooldownSeconds * 1000,

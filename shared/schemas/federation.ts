@@ -87,6 +87,16 @@ export const SourceProfileCreateInput = z.looseObject({
 });
 export type SourceProfileCreateInput = z.output<typeof SourceProfileCreateInput>;
 
+/** A new version of a profile's schema: the schema is required, the label unique per profile. */
+export const SourceProfileVersionInput = z.looseObject({
+  versionLabel: text(LIMITS.key, 1),
+  parseDraftId: text(LIMITS.key, 1).optional(),
+  schema: freeObject,
+  parserOptions: freeObject.optional(),
+  warningSummary: freeObject.optional(),
+  sourceMetadata: freeObject.optional(),
+});
+
 export const SourceProfileVersionView = z.looseObject({
   id: z.string(),
   versionLabel: z.string(),

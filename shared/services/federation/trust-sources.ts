@@ -114,7 +114,11 @@ export function urlMatchesPatterns(url: string, patterns: readonly string[]): bo
 /** Parses a pinned certificate (PEM); throws 400 naming `field` when it is not one. */
 export function pinCertificate(pem: string, field: string): PinnedCertificate {
   const trimmed = pem.trim();
-  if (!/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----$/.test(trimmed))
+  // Exactly one block: X509Certificate would read the first of several and drop the rest unseen.
+  if (
+    !/^-----BEGIN CERTIFICATE-----[\s\S]+-----END CERTIFICATE-----$/.test(trimmed) ||
+    trimmed.split('-----BEGIN CERTIFICATE-----').length !== 2
+  )
     throw fail(field, 'must be one PEM certificate (-----BEGIN CERTIFICATE----- … -----END CERTIFICATE-----)');
   let cert: X509Certificate;
   try {
