@@ -52,6 +52,9 @@ import {
   UpstreamSealer,
 } from '../shared/services/upstream-idp/index.js';
 import { startJobs } from './jobs/index.js';
+import { DEFAULT_POLLER_OPTIONS, MetadataPoller } from '../shared/services/federation/metadata-poller.js';
+import { holderName } from '../shared/services/federation/holder.js';
+import { NotificationStates } from '../shared/services/notification-states.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
@@ -292,6 +295,14 @@ async function main(): Promise<void> {
       auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
       service: plugins,
     },
+    federationPoller: new MetadataPoller(jobsDs, new NotificationStates(jobsDs), {
+      ...DEFAULT_POLLER_OPTIONS,
+      maxBytes: config.federationMetadataMaxBytes,
+      dataDir: config.dataDir,
+      allowLoopback: config.outboundAllowLoopback,
+      extraCaPem: config.outboundCaPem,
+      holder: holderName('daemon'),
+    }),
   });
 
   let stopping = false;

@@ -58,6 +58,8 @@ export interface Config {
   emailCodeResendSeconds: number;
   /** Entries in the introspection response cache; 0 turns the cache off. */
   introspectionCacheEntries: number;
+  /** Largest SAML federation metadata document the poller downloads, bytes (IAM_FEDERATION_METADATA_MAX_BYTES). */
+  federationMetadataMaxBytes: number;
   /**
    * Outbound requests (ID-JAG issuer discovery) may reach 127.0.0.0/8 and ::1. Off by default;
    * for tests and local development only (IAM_OUTBOUND_ALLOW_LOOPBACK).
@@ -386,6 +388,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     keyRetireAfterSeconds: intVar(env, 'IAM_KEY_RETIRE_AFTER_SECONDS', 86_400, 60, 90 * 86_400),
     emailCodeResendSeconds: intVar(env, 'IAM_EMAIL_CODE_RESEND_SECONDS', 30, 0, 3600),
     introspectionCacheEntries: intVar(env, 'IAM_INTROSPECTION_CACHE_ENTRIES', 100_000, 0, 10_000_000),
+    federationMetadataMaxBytes: intVar(
+      env,
+      'IAM_FEDERATION_METADATA_MAX_BYTES',
+      200 * 1024 * 1024,
+      1024,
+      2 * 1024 ** 3,
+    ),
     outboundAllowLoopback: boolVar(env, 'IAM_OUTBOUND_ALLOW_LOOPBACK', false),
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,

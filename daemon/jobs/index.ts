@@ -14,6 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
+ * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML federation trust sources (each row leased) |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -34,6 +35,8 @@ import { externalTokenRefreshJob } from './external-token-refresh.js';
 import type { AuditWebhookDeliverer } from '../../shared/services/plugins/audit-webhook.js';
 import type { PluginService } from '../../shared/services/plugins/index.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
+import type { MetadataPoller } from '../../shared/services/federation/metadata-poller.js';
+import { federationPollJob } from './federation-poll.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -59,6 +62,8 @@ export interface JobDeps {
   externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
   /** Platform plugins: the audit webhook's deliverer (on the jobs connection) and the plugin service. */
   plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
+  /** The SAML metadata poller, on the jobs DataSource. */
+  federationPoller?: MetadataPoller;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -72,6 +77,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(idempotencyPurgeJob(deps.ds));
   if (deps.externalTokenRefresh)
     scheduler.register(externalTokenRefreshJob(deps.externalTokenRefresh(scheduler.holder)));
+  if (deps.federationPoller) scheduler.register(federationPollJob(deps.federationPoller));
   const unsubscribeProvisioning = deps.provisioning
     ? (scheduler.register(provisioningJob(deps.provisioning.runner)),
       // A tenant created or a retry accepted here starts at once, not at the next tick.

@@ -30,6 +30,7 @@ import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes,
 import { ScopedTokens } from './tokens.js';
 import { ScopedUpstreamIdps, ScopedUpstreamLinks, ScopedUpstreamLoginStates } from './upstream-idps.js';
 import { ScopedUsers } from './users.js';
+import { ScopedFederationEntities } from './federation-entities.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -60,6 +61,7 @@ export class TenantScope implements ScopeRef {
   #upstreamLoginStates?: ScopedUpstreamLoginStates;
   #linkRefresh?: ScopedLinkRefresh;
   #plugins?: ScopedPluginSettings;
+  #federationEntities?: ScopedFederationEntities;
 
   constructor(
     readonly db: Db,
@@ -168,5 +170,9 @@ export class TenantScope implements ScopeRef {
   /** The tenant's own platform-plugin settings (the platform's are in PlatformPlugins). */
   get plugins(): ScopedPluginSettings {
     return (this.#plugins ??= new ScopedPluginSettings(this));
+  }
+  /** The entity inventories of the tenant's federation trust sources. */
+  get federationEntities(): ScopedFederationEntities {
+    return (this.#federationEntities ??= new ScopedFederationEntities(this));
   }
 }

@@ -1117,6 +1117,45 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await scopeB.upstreamLoginStates.getByStateHash(state.state_hash))!.consumed_at, null);
     t.is(await scopeB.upstreamLoginStates.consume(state.id, now), 1);
   },
+  async federationEntities({ t, scopeA, scopeB }) {
+    // Tenant B's live inventory of one source: generation 1 with one entity.
+    const hash = createHash('sha256').update('https://idp.b.example.org/idp').digest('hex');
+    const entity = {
+      entity_hash: hash,
+      entity_id: 'https://idp.b.example.org/idp',
+      roles: ['saml_idp'],
+      registration_authority: 'https://fed.example.org/',
+      entity_categories: [],
+      entity_category_support: [],
+      hide_from_discovery: false,
+      sirtfi: false,
+    };
+    await scopeB.federationEntities.insertEntities('fts_b', 1, [entity]);
+    const inv = {
+      trust_source_id: 'fts_b',
+      active_generation: 1,
+      valid_until: null,
+      cache_duration_seconds: null,
+      entity_count: 1,
+      signing_fingerprint: 'f'.repeat(64),
+      content_hash: 'c'.repeat(64),
+      fetched_at: Date.now(),
+    };
+    await scopeB.federationEntities.putInventory(inv);
+    t.is(await scopeA.federationEntities.inventory('fts_b'), undefined);
+    t.deepEqual(await scopeA.federationEntities.liveByHash(hash), []);
+    t.deepEqual(await scopeA.federationEntities.listLive('fts_b', 10, 0), []);
+    t.is(await scopeA.federationEntities.maxGeneration('fts_b'), 0);
+    t.is(await scopeA.federationEntities.deleteOtherGenerations('fts_b', 99, 100), 0);
+    await scopeA.federationEntities.touchInventory('fts_b', 1);
+    // A's own inventory of the same source id is A's row, leaving B's as it was.
+    await scopeA.federationEntities.putInventory({ ...inv, active_generation: 7, entity_count: 0 });
+    const theirs = (await scopeB.federationEntities.inventory('fts_b'))!;
+    t.is(theirs.active_generation, 1);
+    t.not(theirs.fetched_at, 1);
+    t.is((await scopeB.federationEntities.liveByHash(hash)).length, 1);
+    t.is((await scopeB.federationEntities.listLive('fts_b', 10, 0)).length, 1);
+  },
 };
 
 const getters = Object.entries(Object.getOwnPropertyDescriptors(TenantScope.prototype))

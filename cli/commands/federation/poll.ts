@@ -1,0 +1,46 @@
+import { Args, Flags } from '@oclif/core';
+import { BaseCommand } from '../../base.js';
+import { holderName } from '../../../shared/services/federation/holder.js';
+import {
+  DEFAULT_POLLER_OPTIONS,
+  MetadataPoller,
+  type PollOutcome,
+} from '../../../shared/services/federation/metadata-poller.js';
+import { NotificationStates } from '../../../shared/services/notification-states.js';
+
+export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
+  static override summary = "Poll a federation trust source's metadata now.";
+  static override description =
+    "Fetches the source's metadataUrl (a conditional GET: an unchanged document answers 304 and keeps the copy), " +
+    'verifies the signature against the pinned certificates, and replaces the entity inventory, whatever the ' +
+    "source's schedule or polling mode; the same work the daemon's federation-metadata-poll job does. Fails " +
+    'with exit 1 when the poll fails, printing sourceState and lastErrorCode (docs/federation.md, "sourceState ' +
+    'and what to do"). A source being polled by a daemon at this moment is reported as skipped.';
+  static override examples = [
+    '<%= config.bin %> <%= command.id %> fts_0123abcd --tenant ten_0123abcd',
+    '<%= config.bin %> <%= command.id %> fts_0123abcd --tenant ten_0123abcd --json',
+  ];
+  static override args = { id: Args.string({ description: 'id of the trust source (fts_…)', required: true }) };
+  static override flags = {
+    tenant: Flags.string({ description: 'id of the tenant', required: true }),
+  };
+
+  async run(): Promise<PollOutcome> {
+    await this.requireTenant(this.flags.tenant);
+    const poller = new MetadataPoller(this.ds, new NotificationStates(this.ds), {
+      ...DEFAULT_POLLER_OPTIONS,
+      dataDir: this.settings.dataDir,
+      allowLoopback: this.settings.outboundAllowLoopback,
+      extraCaPem: this.settings.outboundCaPem,
+      holder: holderName('cli'),
+    });
+    if (!this.jsonEnabled()) process.stderr.write('Polling: download, signature check, inventory…\n');
+    const o = await poller.pollNow(this.flags.tenant, this.args.id);
+    this.log(`${o.result}: sourceState ${o.sourceState ?? '-'}${o.errorCode ? `, lastErrorCode ${o.errorCode}` : ''}`);
+    if (o.message) this.log(`  ${o.message}`);
+    if (o.entityCount !== null) this.log(`  entities: ${o.entityCount}`);
+    if (o.nextRefreshAt) this.log(`  next refresh: ${new Date(o.nextRefreshAt).toISOString()}`);
+    if (o.result === 'failed' && !this.jsonEnabled()) this.exit(1);
+    return o;
+  }
+}

@@ -1,0 +1,61 @@
+/**
+ * `iam federation poll` and `iam federation resolve` as an operator runs them, against a real
+ * HTTPS metadata server on loopback (the CLI trusts its certificate through IAM_OUTBOUND_CA_FILE).
+ */
+import test from 'ava';
+import { TrustSourceService } from '../../shared/services/federation/trust-sources.js';
+import { makeSigner, manyEntities, signedAggregate, startMetadataServer } from '../helpers/federation-metadata.js';
+import { iam, iamJson } from '../helpers/cli.js';
+import { testDatabase } from '../helpers/db.js';
+import { activeTenant, openServices } from '../helpers/seed.js';
+
+const actor = { type: 'system' as const, id: 'test' };
+
+test('iam federation poll fetches and verifies now; resolve shows the decision and why', async (t) => {
+  const server = await startMetadataServer();
+  t.teardown(() => server.close());
+  const signer = makeSigner();
+  server.set('/fed.xml', signedAggregate({ entities: manyEntities(12, 'https://cli'), signer }));
+  const db = await testDatabase(t);
+  const services = await openServices(db.url, db.dir);
+  const tenant = await activeTenant(services.provisioning, { name: 'Cli' }, actor);
+  const source = await new TrustSourceService(services.ds, { allowLoopback: true }).create(
+    tenant.id,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'edu-fed',
+      displayName: 'Education federation',
+      protocolPayload: { metadataUrl: `${server.base}/fed.xml`, polling: { mode: 'manual', intervalSeconds: 3600 } },
+      certificates: [signer.certPem],
+    },
+    actor,
+  );
+  await services.ds.destroy();
+  const env = { IAM_OUTBOUND_ALLOW_LOOPBACK: '1', IAM_OUTBOUND_CA_FILE: server.cert.certFile };
+
+  const polled = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id, '--json'], env);
+  t.is(polled.code, 0, polled.stderr);
+  const outcome = JSON.parse(polled.stdout);
+  t.is(outcome.result, 'updated');
+  t.is(outcome.sourceState, 'healthy');
+  t.is(outcome.entityCount, 12);
+
+  const again = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id], env);
+  t.is(again.code, 0);
+  t.regex(again.stdout, /not_modified: sourceState healthy/);
+
+  // The source was created without runtimeResolution: inventory_only, so nothing resolves.
+  const d = await iamJson(db, ['federation', 'resolve', 'https://cli1.example.org/idp', '--tenant', tenant.id]);
+  t.is(d.decision, 'deny');
+  t.is(d.steps[0].sourceKey, 'edu-fed');
+  t.regex(d.steps[0].reason, /inventory_only/);
+  const text = await iam(db, ['federation', 'resolve', 'https://cli1.example.org/idp', '--tenant', tenant.id]);
+  t.regex(text.stdout, /DENY: no source may resolve this entity/);
+  t.regex(text.stdout, /edu-fed .*skipped: runtimeResolution.mode is inventory_only/);
+
+  // A failing poll exits 1 and names the state and the error code.
+  server.set('/fed.xml', { status: 500 });
+  const failed = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id], env);
+  t.is(failed.code, 1);
+  t.regex(failed.stdout, /failed: sourceState stale, lastErrorCode metadata_http_500/);
+});
