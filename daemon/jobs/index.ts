@@ -14,6 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
+ * | `approval-expiry` | every 15 s                | 1 min | closes approval requests with a step past its deadline as `expired` |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -33,6 +34,8 @@ import type { ExternalTokenRefreshService } from '../../shared/services/external
 import { externalTokenRefreshJob } from './external-token-refresh.js';
 import type { AuditWebhookDeliverer } from '../../shared/services/plugins/audit-webhook.js';
 import type { PluginService } from '../../shared/services/plugins/index.js';
+import type { ApprovalService } from '../../shared/services/approvals.js';
+import { approvalExpiryJob } from './approval-expiry.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 
 export interface Jobs {
@@ -59,6 +62,8 @@ export interface JobDeps {
   externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
   /** Platform plugins: the audit webhook's deliverer (on the jobs connection) and the plugin service. */
   plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
+  /** Approval requests on the jobs DataSource: the expiry job closes overdue ones. */
+  approvalExpiry?: Pick<ApprovalService, 'expireDue'>;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -70,6 +75,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  if (deps.approvalExpiry) scheduler.register(approvalExpiryJob(deps.approvalExpiry));
   if (deps.externalTokenRefresh)
     scheduler.register(externalTokenRefreshJob(deps.externalTokenRefresh(scheduler.holder)));
   const unsubscribeProvisioning = deps.provisioning

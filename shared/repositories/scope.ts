@@ -12,6 +12,7 @@
  * Repositories are made on first use, so a scope made per request costs one object.
  */
 import type { Db, Tx } from '../db/index.js';
+import { ScopedApprovals, ScopedRelationships } from './approvals.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
@@ -60,6 +61,8 @@ export class TenantScope implements ScopeRef {
   #upstreamLoginStates?: ScopedUpstreamLoginStates;
   #linkRefresh?: ScopedLinkRefresh;
   #plugins?: ScopedPluginSettings;
+  #relationships?: ScopedRelationships;
+  #approvals?: ScopedApprovals;
 
   constructor(
     readonly db: Db,
@@ -168,5 +171,13 @@ export class TenantScope implements ScopeRef {
   /** The tenant's own platform-plugin settings (the platform's are in PlatformPlugins). */
   get plugins(): ScopedPluginSettings {
     return (this.#plugins ??= new ScopedPluginSettings(this));
+  }
+  /** Typed edges between two users of the tenant (the access graph). */
+  get relationships(): ScopedRelationships {
+    return (this.#relationships ??= new ScopedRelationships(this));
+  }
+  /** Approval requests with their steps, grants and notification attempts. */
+  get approvals(): ScopedApprovals {
+    return (this.#approvals ??= new ScopedApprovals(this));
   }
 }
