@@ -499,7 +499,7 @@ export class ApprovalService {
     input: DecisionIn,
     actor: Actor,
   ): Promise<ApprovalRequestOut> {
-    await this.db.transaction(async (tx) => {
+    const late = await this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const now = Date.now();
       const r = await scope.approvals.getRequest(requestId);
@@ -519,12 +519,8 @@ export class ApprovalService {
         throw new ApiError(403, 'self_approval_forbidden', 'The requester cannot decide their own approval request.');
       if (input.actor_subject_id !== step.subject_id)
         throw new ApiError(403, 'not_step_approver', `body.actor_subject_id: is not the approver of step ${stepKey}`);
-      if (step.expires_at <= now) {
-        await this.expireIn(scope, r, now);
-        throw new ApiError(409, 'approval_not_pending', `Approval request ${requestId} expired.`, {
-          status: 'expired',
-        });
-      }
+      // The expiry commits; the refusal is raised after the transaction (a throw would roll it back).
+      if (step.expires_at <= now) return this.expireIn(scope, r, now);
       const status = input.decision === 'approve' ? 'approved' : 'denied';
       if (
         (await scope.approvals.decideStep(step.id, {
@@ -571,7 +567,10 @@ export class ApprovalService {
         targetId: r.id,
         summary: { step_key: stepKey, actor_subject_id: input.actor_subject_id, request_status: outcome },
       });
+      return false;
     });
+    if (late)
+      throw new ApiError(409, 'approval_not_pending', `Approval request ${requestId} expired.`, { status: 'expired' });
     return this.get(tenantId, requestId);
   }
 

@@ -429,3 +429,21 @@ test('approvals list: filters, total, limit bounds', async (t) => {
   // Another tenant sees none of these.
   t.is((await call('GET', '/api/admin/approvals?investigation_id=inv-list', otherAdmin)).body.total, 0);
 });
+
+test('approvals: a decision after the step deadline expires the request instead (the timeout wins)', async (t) => {
+  const req = await createUserIn(e, 'req8');
+  const apv = await createUserIn(e, 'apv8');
+  const made = await create(base(req.id, apv.id, { steps: [{ step_key: 'x', subject_id: apv.id }] }));
+  t.is(made.status, 201);
+  await sql(e.db.url, e.db.dir, 'UPDATE approval_steps SET expires_at = ? WHERE approval_request_id = ?', [
+    Date.now() - 1000,
+    made.body.id,
+  ]);
+  const late = await decide(made.body.id, 'x', { decision: 'approve', actor_subject_id: apv.id });
+  t.is(late.status, 409);
+  t.is(late.body.error, 'approval_not_pending');
+  const after = await call('GET', `/api/admin/approvals/${made.body.id}`, admin);
+  t.is(after.body.status, 'expired');
+  t.is(after.body.approvals[0].status, 'expired');
+  t.deepEqual(after.body.grants, []);
+});
