@@ -14,7 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
- * | `approval-expiry` | every 15 s                | 1 min | closes approval requests with a step past its deadline as `expired` |
+ * | `approval-expiry` | every 15 s                | 1 min | expires approval requests with a step past its deadline |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';

@@ -45,7 +45,8 @@ export class ScopedRelationships {
   async insert(r: RelationshipRow): Promise<void> {
     await exec(
       this.s.db,
-      `INSERT INTO user_relationships (id, tenant_id, subject_id, related_subject_id, relationship_type, expires_at, created_at)
+      `INSERT INTO user_relationships
+         (id, tenant_id, subject_id, related_subject_id, relationship_type, expires_at, created_at)
        VALUES (?, ?, ?, ?, ?, ?, ?)`,
       [r.id, this.s.tenantId, r.subject_id, r.related_subject_id, r.relationship_type, r.expires_at, r.created_at],
     );
@@ -100,7 +101,8 @@ export class ScopedRelationships {
     const rows = await all<{ subject_id: string }>(
       this.s.db,
       `SELECT subject_id FROM user_relationships
-        WHERE tenant_id = ? AND related_subject_id = ? AND relationship_type = ? AND (expires_at IS NULL OR expires_at > ?)
+        WHERE tenant_id = ? AND related_subject_id = ? AND relationship_type = ?
+          AND (expires_at IS NULL OR expires_at > ?)
         ORDER BY created_at, id`,
       [this.s.tenantId, relatedId, type, now],
     );
@@ -282,7 +284,8 @@ const stepRow = (r: Record<string, unknown>): ApprovalStepRow => ({
   updated_at: num(r.updated_at),
 });
 
-const GRANT_COLUMNS = `id, public_grant_id, approval_request_id, status, target_audience, resource_class, redaction_level,
+const GRANT_COLUMNS = `id, public_grant_id, approval_request_id, status, target_audience, resource_class,
+  redaction_level,
   scope_canonical, scope_json, requester_subject_type, requester_subject_id, actor_subject_type, actor_subject_id,
   issued_at, expires_at, created_at, updated_at`;
 
@@ -373,67 +376,60 @@ export class ScopedApprovals {
   }
 
   async insertStep(r: ApprovalStepRow): Promise<void> {
-    await exec(
-      this.s.db,
-      `INSERT INTO approval_steps (${STEP_COLUMNS}, tenant_id) VALUES (${marks(21)}, ?)`,
-      [
-        r.id,
-        r.approval_request_id,
-        r.public_approval_id,
-        r.position,
-        r.step_key,
-        r.side,
-        r.subject_type,
-        r.subject_id,
-        r.relation_type,
-        r.relation_source,
-        r.status,
-        r.method,
-        r.transport_channel,
-        r.reason_code,
-        r.reason_note,
-        r.notification_count,
-        r.requested_at,
-        r.expires_at,
-        r.decided_at,
-        r.created_at,
-        r.updated_at,
-        this.s.tenantId,
-      ],
-    );
+    await exec(this.s.db, `INSERT INTO approval_steps (${STEP_COLUMNS}, tenant_id) VALUES (${marks(21)}, ?)`, [
+      r.id,
+      r.approval_request_id,
+      r.public_approval_id,
+      r.position,
+      r.step_key,
+      r.side,
+      r.subject_type,
+      r.subject_id,
+      r.relation_type,
+      r.relation_source,
+      r.status,
+      r.method,
+      r.transport_channel,
+      r.reason_code,
+      r.reason_note,
+      r.notification_count,
+      r.requested_at,
+      r.expires_at,
+      r.decided_at,
+      r.created_at,
+      r.updated_at,
+      this.s.tenantId,
+    ]);
   }
 
   async insertGrant(r: ApprovalGrantRow): Promise<void> {
-    await exec(
-      this.s.db,
-      `INSERT INTO approval_grants (${GRANT_COLUMNS}, tenant_id) VALUES (${marks(17)}, ?)`,
-      [
-        r.id,
-        r.public_grant_id,
-        r.approval_request_id,
-        r.status,
-        r.target_audience,
-        r.resource_class,
-        r.redaction_level,
-        r.scope_canonical,
-        JSON.stringify(r.scope_json),
-        r.requester_subject_type,
-        r.requester_subject_id,
-        r.actor_subject_type,
-        r.actor_subject_id,
-        r.issued_at,
-        r.expires_at,
-        r.created_at,
-        r.updated_at,
-        this.s.tenantId,
-      ],
-    );
+    await exec(this.s.db, `INSERT INTO approval_grants (${GRANT_COLUMNS}, tenant_id) VALUES (${marks(17)}, ?)`, [
+      r.id,
+      r.public_grant_id,
+      r.approval_request_id,
+      r.status,
+      r.target_audience,
+      r.resource_class,
+      r.redaction_level,
+      r.scope_canonical,
+      JSON.stringify(r.scope_json),
+      r.requester_subject_type,
+      r.requester_subject_id,
+      r.actor_subject_type,
+      r.actor_subject_id,
+      r.issued_at,
+      r.expires_at,
+      r.created_at,
+      r.updated_at,
+      this.s.tenantId,
+    ]);
   }
 
   async insertNotification(r: ApprovalNotificationRow): Promise<void> {
     await exec(
       this.s.db,
-      `INSERT INTO approval_notifications (id, tenant_id, approval_request_id, approval_step_id, step_key, action, method,
+      `INSERT INTO approval_notifications
+         (id, tenant_id, approval_request_id, approval_step_id, step_key, action, method,
          success, retryable, completion_artifact, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [
         r.id,
@@ -490,7 +486,11 @@ export class ScopedApprovals {
 
   async countRequests(f: ApprovalFilter): Promise<number> {
     const w = this.where(f);
-    const r = await one<{ n: unknown }>(this.s.db, `SELECT COUNT(*) AS n FROM approval_requests WHERE ${w.sql}`, w.params);
+    const r = await one<{ n: unknown }>(
+      this.s.db,
+      `SELECT COUNT(*) AS n FROM approval_requests WHERE ${w.sql}`,
+      w.params,
+    );
     return num(r?.n ?? 0);
   }
 
@@ -498,7 +498,8 @@ export class ScopedApprovals {
     if (requestIds.length === 0) return [];
     const rows = await all<Record<string, unknown>>(
       this.s.db,
-      `SELECT ${STEP_COLUMNS} FROM approval_steps WHERE tenant_id = ? AND approval_request_id IN (${marks(requestIds.length)})
+      `SELECT ${STEP_COLUMNS} FROM approval_steps
+        WHERE tenant_id = ? AND approval_request_id IN (${marks(requestIds.length)})
         ORDER BY approval_request_id, position`,
       [this.s.tenantId, ...requestIds],
     );
@@ -509,7 +510,8 @@ export class ScopedApprovals {
     if (requestIds.length === 0) return [];
     const rows = await all<Record<string, unknown>>(
       this.s.db,
-      `SELECT ${GRANT_COLUMNS} FROM approval_grants WHERE tenant_id = ? AND approval_request_id IN (${marks(requestIds.length)})
+      `SELECT ${GRANT_COLUMNS} FROM approval_grants
+        WHERE tenant_id = ? AND approval_request_id IN (${marks(requestIds.length)})
         ORDER BY created_at, id`,
       [this.s.tenantId, ...requestIds],
     );
@@ -549,7 +551,8 @@ export class ScopedApprovals {
   ): Promise<number> {
     return exec(
       this.s.db,
-      `UPDATE approval_steps SET status = ?, reason_code = ?, reason_note = ?, method = ?, decided_at = ?, updated_at = ?
+      `UPDATE approval_steps
+          SET status = ?, reason_code = ?, reason_note = ?, method = ?, decided_at = ?, updated_at = ?
         WHERE tenant_id = ? AND id = ? AND status = 'pending'`,
       [d.status, d.reasonCode, d.reasonNote, d.method, d.now, d.now, this.s.tenantId, id],
     );

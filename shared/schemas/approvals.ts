@@ -138,7 +138,7 @@ export const ApprovalCreateInput = z.strictObject({
     .min(1)
     .max(APPROVAL_LIMITS.steps)
     .optional()
-    .describe("the approvers; absent: one step per user holding a manager_of edge toward the target"),
+    .describe('the approvers; absent: one step per user holding a manager_of edge toward the target'),
 });
 export type ApprovalCreate = z.output<typeof ApprovalCreateInput>;
 

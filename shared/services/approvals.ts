@@ -120,8 +120,7 @@ export class RelationshipService {
       try {
         await scope.relationships.insert(row);
       } catch (e) {
-        if (isUniqueViolation(e))
-          throw new ApiError(409, 'relationship_exists', 'This relationship already exists.');
+        if (isUniqueViolation(e)) throw new ApiError(409, 'relationship_exists', 'This relationship already exists.');
         throw e;
       }
       await audit(tx, actor, {
@@ -183,11 +182,8 @@ export interface DecisionIn {
   reason_note?: string;
 }
 
-const ref = (r: Record<string, unknown>) => ({
-  type: String(r.type ?? ''),
-  id: String(r.id ?? ''),
-  url: String(r.url ?? ''),
-});
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const ref = (r: Record<string, unknown>) => ({ type: str(r.type), id: str(r.id), url: str(r.url) });
 
 function requestView(
   tenantId: string,
@@ -418,7 +414,7 @@ export class ApprovalService {
       now: number;
     },
   ): Promise<void> {
-    let artifact: unknown = null;
+    let artifact: unknown;
     let success = false;
     if (p.approver.status === 'active') {
       const outboxId = await this.outbox.enqueueEmail(tx, {
@@ -613,13 +609,17 @@ export class ApprovalService {
     if (overdue.length === 0) return false;
     if ((await scope.approvals.closeRequest(r.id, 'expired', now)) === 0) return false;
     await scope.approvals.closePendingSteps(r.id, 'expired', 'timeout', now);
-    await audit(scope.db, { type: 'system', id: 'approval-expiry' }, {
-      tenantId: scope.tenantId,
-      action: 'approval.request.expire',
-      targetType: 'approval_request',
-      targetId: r.id,
-      summary: { steps: overdue.map((s) => s.step_key) },
-    });
+    await audit(
+      scope.db,
+      { type: 'system', id: 'approval-expiry' },
+      {
+        tenantId: scope.tenantId,
+        action: 'approval.request.expire',
+        targetType: 'approval_request',
+        targetId: r.id,
+        summary: { steps: overdue.map((s) => s.step_key) },
+      },
+    );
     return true;
   }
 
@@ -640,7 +640,12 @@ export class ApprovalService {
           if (!r) return false;
           if (r.status !== 'pending') {
             // A step left pending under a closed request: close it so the scan moves on.
-            await scope.approvals.closePendingSteps(r.id, r.status === 'expired' ? 'expired' : 'cancelled', 'closed', now);
+            await scope.approvals.closePendingSteps(
+              r.id,
+              r.status === 'expired' ? 'expired' : 'cancelled',
+              'closed',
+              now,
+            );
             return false;
           }
           return this.expireIn(scope, r, now);

@@ -55,7 +55,15 @@ test.serial('relationships add, list (both directions, --direction), remove', as
   t.is(listed.user_id, users.boss);
   t.like(listed.outgoing_relationships[0], { id: rel.id, related_email: 'worker@example.com', related_name: 'worker' });
   t.deepEqual(listed.incoming_relationships, []);
-  const incoming = await iamJson(db, ['relationships', 'list', users.worker, '--tenant', tenantId, '--direction', 'incoming']);
+  const incoming = await iamJson(db, [
+    'relationships',
+    'list',
+    users.worker,
+    '--tenant',
+    tenantId,
+    '--direction',
+    'incoming',
+  ]);
   t.like(incoming.incoming_relationships[0], { subject_id: users.boss, subject_email: 'boss@example.com' });
   t.is(incoming.outgoing_relationships, undefined);
   // The admin API sees the CLI's edge.
@@ -77,7 +85,10 @@ test.serial('relationships add, list (both directions, --direction), remove', as
   t.is(typeof temp.expires_at, 'number');
   const removed = await iamJson(db, ['relationships', 'remove', users.peer, temp.id, '--tenant', tenantId]);
   t.deepEqual(removed, { removed: true, id: temp.id });
-  t.deepEqual((await iamJson(db, ['relationships', 'list', users.peer, '--tenant', tenantId])).outgoing_relationships, []);
+  t.deepEqual(
+    (await iamJson(db, ['relationships', 'list', users.peer, '--tenant', tenantId])).outgoing_relationships,
+    [],
+  );
 });
 
 test.serial('relationships: refusals exit 1 with the error code', async (t) => {
@@ -113,85 +124,88 @@ test.serial('relationships: refusals exit 1 with the error code', async (t) => {
   t.is(JSON.parse(missing.stdout || missing.stderr).error, 'not_found');
 });
 
-test.serial('approvals create (approvers from manager_of), list, decide: self-approval refused, then approved', async (t) => {
-  const a = await iamJson(db, [
-    'approvals',
-    'create',
-    '--tenant',
-    tenantId,
-    '--requester',
-    users.requester,
-    '--target',
-    users.worker,
-    '--action',
-    'read_mailbox',
-    '--resource-class',
-    'mailbox',
-    '--audience',
-    'https://mail.example.test',
-    '--investigation',
-    'inv-cli',
-  ]);
-  t.like(a, { status: 'pending', request_surface: 'cli', investigation_id: 'inv-cli' });
-  t.like(a.approvals[0], { subject_id: users.boss, relation_source: 'relationship', step_key: 'manager_1' });
-  t.like(a.notification_results[0], { step_key: 'manager_1', method: 'email', success: true });
+test.serial(
+  'approvals create (approvers from manager_of), list, decide: self-approval refused, then approved',
+  async (t) => {
+    const a = await iamJson(db, [
+      'approvals',
+      'create',
+      '--tenant',
+      tenantId,
+      '--requester',
+      users.requester,
+      '--target',
+      users.worker,
+      '--action',
+      'read_mailbox',
+      '--resource-class',
+      'mailbox',
+      '--audience',
+      'https://mail.example.test',
+      '--investigation',
+      'inv-cli',
+    ]);
+    t.like(a, { status: 'pending', request_surface: 'cli', investigation_id: 'inv-cli' });
+    t.like(a.approvals[0], { subject_id: users.boss, relation_source: 'relationship', step_key: 'manager_1' });
+    t.like(a.notification_results[0], { step_key: 'manager_1', method: 'email', success: true });
 
-  const listed = await iamJson(db, ['approvals', 'list', '--tenant', tenantId, '--investigation', 'inv-cli']);
-  t.is(listed.total, 1);
-  t.is(listed.items[0].id, a.id);
+    const listed = await iamJson(db, ['approvals', 'list', '--tenant', tenantId, '--investigation', 'inv-cli']);
+    t.is(listed.total, 1);
+    t.is(listed.items[0].id, a.id);
 
-  const self = await iam(db, [
-    'approvals',
-    'decide',
-    a.id,
-    'manager_1',
-    '--tenant',
-    tenantId,
-    '--decision',
-    'approve',
-    '--actor',
-    users.requester,
-    '--json',
-  ]);
-  t.is(self.code, 1);
-  t.is(JSON.parse(self.stdout || self.stderr).error, 'self_approval_forbidden');
+    const self = await iam(db, [
+      'approvals',
+      'decide',
+      a.id,
+      'manager_1',
+      '--tenant',
+      tenantId,
+      '--decision',
+      'approve',
+      '--actor',
+      users.requester,
+      '--json',
+    ]);
+    t.is(self.code, 1);
+    t.is(JSON.parse(self.stdout || self.stderr).error, 'self_approval_forbidden');
 
-  const ok = await iamJson(db, [
-    'approvals',
-    'decide',
-    a.id,
-    'manager_1',
-    '--tenant',
-    tenantId,
-    '--decision',
-    'approve',
-    '--actor',
-    users.boss,
-  ]);
-  t.is(ok.status, 'approved');
-  t.is(ok.grants.length, 1);
-  t.is((await iamJson(db, ['approvals', 'list', '--tenant', tenantId, '--status', 'approved'])).total, 1);
-  // The daemon's admin API lists the CLI's decision.
-  const viaApi = await api('/api/admin/approvals?status=approved');
-  t.is(viaApi.items[0].id, a.id);
-  t.is(viaApi.items[0].grants[0].actor_subject_id, users.boss);
+    const ok = await iamJson(db, [
+      'approvals',
+      'decide',
+      a.id,
+      'manager_1',
+      '--tenant',
+      tenantId,
+      '--decision',
+      'approve',
+      '--actor',
+      users.boss,
+    ]);
+    t.is(ok.status, 'approved');
+    t.is(ok.grants.length, 1);
+    t.is((await iamJson(db, ['approvals', 'list', '--tenant', tenantId, '--status', 'approved'])).total, 1);
+    // The daemon's admin API lists the CLI's decision.
+    const viaApi = await api('/api/admin/approvals?status=approved');
+    t.is(viaApi.items[0].id, a.id);
+    t.is(viaApi.items[0].grants[0].actor_subject_id, users.boss);
 
-  const again = await iam(db, [
-    'approvals',
-    'decide',
-    a.id,
-    'manager_1',
-    '--tenant',
-    tenantId,
-    '--decision',
-    'deny',
-    '--actor',
-    users.boss,
-    '--json',
-  ]);
-  t.is(again.code, 1);
-  t.is(JSON.parse(again.stdout || again.stderr).error, 'approval_not_pending');
-});
+    const again = await iam(db, [
+      'approvals',
+      'decide',
+      a.id,
+      'manager_1',
+      '--tenant',
+      tenantId,
+      '--decision',
+      'deny',
+      '--actor',
+      users.boss,
+      '--json',
+    ]);
+    t.is(again.code, 1);
+    t.is(JSON.parse(again.stdout || again.stderr).error, 'approval_not_pending');
+  },
+);
 
 test.serial('approvals create with --step, deny, and cancel; list --limit bound', async (t) => {
   const a = await iamJson(db, [

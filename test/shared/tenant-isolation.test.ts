@@ -1175,7 +1175,13 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeA.approvals.overdueSteps(made.id, now + 60_000), []);
     t.is(await scopeA.approvals.closeRequest(made.id, 'cancelled', now), 0);
     t.is(
-      await scopeA.approvals.decideStep(stepId, { status: 'approved', reasonCode: '', reasonNote: '', method: 'x', now }),
+      await scopeA.approvals.decideStep(stepId, {
+        status: 'approved',
+        reasonCode: '',
+        reasonNote: '',
+        method: 'x',
+        now,
+      }),
       0,
     );
     t.is(await scopeA.approvals.closePendingSteps(made.id, 'cancelled', 'x', now), 0);

@@ -12,7 +12,8 @@ export default class ApprovalsDecide extends BaseCommand<typeof ApprovalsDecide>
     'approved the request becomes approved and a grant is issued; one deny makes it denied.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> apr_123 manager --tenant ten_123 --decision approve --actor usr_m',
-    '<%= config.bin %> <%= command.id %> apr_123 manager --tenant ten_123 --decision deny --actor usr_m --reason-code not_justified --json',
+    '<%= config.bin %> <%= command.id %> apr_123 manager --tenant ten_123 --decision deny --actor usr_m ' +
+      '--reason-code not_justified --json',
   ];
   static override args = {
     request: Args.string({ description: 'the approval request (apr_…)', required: true }),

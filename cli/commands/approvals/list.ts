@@ -6,7 +6,9 @@ import { APPROVAL_STATUSES, APPROVALS_DEFAULT_LIMIT, APPROVALS_MAX_LIMIT } from 
 
 export default class ApprovalsList extends BaseCommand<typeof ApprovalsList> {
   static override summary = 'List approval requests with their steps and grants, newest first.';
-  static override description = `Statuses: ${APPROVAL_STATUSES.join(', ')}. The --json output is {items, total}: total counts every request matching the filters.`;
+  static override description =
+    `Statuses: ${APPROVAL_STATUSES.join(', ')}. The --json output is {items, total}: ` +
+    'total counts every request matching the filters.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --status pending',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --investigation inv-7 --json',

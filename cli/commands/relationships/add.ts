@@ -13,7 +13,8 @@ export default class RelationshipsAdd extends BaseCommand<typeof RelationshipsAd
     'approvers. See docs/approvals.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> usr_manager --tenant ten_123 --type manager_of --related usr_report',
-    '<%= config.bin %> <%= command.id %> usr_a --tenant ten_123 --type delegate_of --related usr_b --expires-at 2026-12-31T00:00:00Z --json',
+    '<%= config.bin %> <%= command.id %> usr_a --tenant ten_123 --type delegate_of --related usr_b ' +
+      '--expires-at 2026-12-31T00:00:00Z --json',
   ];
   static override args = { user: Args.string({ description: 'the subject user (usr_…)', required: true }) };
   static override flags = {

@@ -32,7 +32,10 @@ const RelationshipsQuery = TenantQuery.extend({
     .describe('only incoming (the user is the related party) or outgoing (the user is the subject); default both'),
 });
 const ApprovalsQuery = TenantQuery.extend({
-  status: z.enum(APPROVAL_STATUSES).optional().describe(`only requests in this status: ${APPROVAL_STATUSES.join(', ')}`),
+  status: z
+    .enum(APPROVAL_STATUSES)
+    .optional()
+    .describe(`only requests in this status: ${APPROVAL_STATUSES.join(', ')}`),
   investigation_id: z.string().min(1).max(128).optional().describe('only requests of this investigation'),
   limit: z.coerce
     .number()
@@ -162,8 +165,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
     {
       method: 'post',
       path: '/api/admin/approvals',
-      summary:
-        'Open an approval request; its approvers (steps, or the target user managers) are notified by email',
+      summary: 'Open an approval request; its approvers (steps, or the target user managers) are notified by email',
       tags,
       ...guarded,
       query: TenantQuery,
@@ -171,7 +173,10 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: {
         201: { description: 'the pending request', schema: ApprovalRequestView },
         ...common,
-        422: { description: 'no_approvers: no steps and no manager_of relationship toward the target', schema: ErrorObject },
+        422: {
+          description: 'no_approvers: no steps and no manager_of relationship toward the target',
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
@@ -202,7 +207,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
     {
       method: 'post',
       path: '/api/admin/approvals/:id/steps/:stepKey/decision',
-      summary: "Approve or deny one step as its approver; the requester cannot decide their own request",
+      summary: 'Approve or deny one step as its approver; the requester cannot decide their own request',
       tags,
       ...guarded,
       params: StepParams,
