@@ -447,3 +447,19 @@ test('approvals: a decision after the step deadline expires the request instead 
   t.is(after.body.approvals[0].status, 'expired');
   t.deepEqual(after.body.grants, []);
 });
+
+test('approvals: the daemon runs the approval-expiry job: a request past its step timeout becomes expired', async (t) => {
+  const req = await createUserIn(e, 'req9');
+  const apv = await createUserIn(e, 'apv9');
+  const made = await create(
+    base(req.id, apv.id, { step_timeout_seconds: 1, steps: [{ step_key: 'x', subject_id: apv.id }] }),
+  );
+  t.is(made.status, 201);
+  // The job runs every 15 s; poll until it has closed the request (bounded, no timing assertion).
+  let status = 'pending';
+  for (let i = 0; i < 90 && status === 'pending'; i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    status = (await call('GET', `/api/admin/approvals/${made.body.id}`, admin)).body.status;
+  }
+  t.is(status, 'expired');
+});
