@@ -26,6 +26,7 @@ import { ProvisioningService } from '../shared/services/provisioning/index.js';
 import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
+import { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { fieldMappingServices, type FieldMappingServices } from '../shared/services/federation/index.js';
 import {
@@ -182,6 +183,16 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Platform plugins: list, configure, enable, disable (docs/plugins.md). */
   protected plugins(): PluginService {
     return new PluginService(this.ds, this.pluginRuntime(), this.outboundPolicy());
+  }
+
+  /** The access graph: user relationships (docs/approvals.md). */
+  protected relationships(): RelationshipService {
+    return new RelationshipService(this.ds);
+  }
+
+  /** Approval requests; approvers' mail is written to the outbox, a daemon's deliverer sends it. */
+  protected approvals(): ApprovalService {
+    return new ApprovalService(this.ds, this.outbox());
   }
 
   /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */

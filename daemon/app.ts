@@ -30,6 +30,7 @@ import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-setti
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
+import { approvalRoutes } from './routes/admin/approvals.js';
 import { externalTokenRefreshRoutes } from './routes/admin/external-token-refresh.js';
 import { identityProviderRoutes } from './routes/admin/identity-providers.js';
 import { healthRoutes } from './routes/health.js';
@@ -129,6 +130,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     externalTokenRefreshRoutes(deps, api),
     identityProviderRoutes(deps, api),
     pluginRoutes(deps, api),
+    approvalRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

@@ -18,6 +18,7 @@ import type { IdempotencyHandle, IdempotencyService } from '../shared/services/i
 import type { AccountService } from '../shared/services/auth/account.js';
 import type { AuditLog } from '../shared/services/audit.js';
 import type { EmailSettingsService } from '../shared/services/email-settings.js';
+import type { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
 import type { RecoveryService } from '../shared/services/recovery/index.js';
 import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import type { ClientAuthenticator } from '../shared/services/client-auth.js';
@@ -76,6 +77,10 @@ export interface AppDeps {
   upstreamBroker: UpstreamBroker;
   /** Platform plugins: registry, per-scope config and enable state, provisioning. */
   plugins: PluginService;
+  /** The access graph: typed, optionally expiring edges between users of a tenant. */
+  relationships: RelationshipService;
+  /** Approval requests, their steps, grants and approver notifications. */
+  approvals: ApprovalService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -43,6 +43,7 @@ import {
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { fieldMappingServices } from '../shared/services/federation/index.js';
+import { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import {
@@ -230,6 +231,8 @@ async function main(): Promise<void> {
     }),
     upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
     plugins,
+    relationships: new RelationshipService(ds),
+    approvals: new ApprovalService(ds, outbox),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -303,6 +306,7 @@ async function main(): Promise<void> {
       extraCaPem: config.outboundCaPem,
       holder: holderName('daemon'),
     }),
+    approvalExpiry: new ApprovalService(jobsDs, outbox),
   });
 
   let stopping = false;

@@ -23,6 +23,7 @@ import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
 import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
 import { Federation1763769600020 } from './0020-federation.js';
 import { FederationEntities1763769600021 } from './0021-federation-entities.js';
+import { Approvals1763769600022 } from './0022-approvals.js';
 
 export const migrations = [
   Core1763769600001,
@@ -46,4 +47,5 @@ export const migrations = [
   ExternalTokenRefresh1763769600019,
   Federation1763769600020,
   FederationEntities1763769600021,
+  Approvals1763769600022,
 ];

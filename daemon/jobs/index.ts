@@ -15,6 +15,7 @@
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
  * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML federation trust sources (each row leased) |
+ * | `approval-expiry` | every 15 s                | 1 min | expires approval requests with a step past its deadline |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -34,6 +35,8 @@ import type { ExternalTokenRefreshService } from '../../shared/services/external
 import { externalTokenRefreshJob } from './external-token-refresh.js';
 import type { AuditWebhookDeliverer } from '../../shared/services/plugins/audit-webhook.js';
 import type { PluginService } from '../../shared/services/plugins/index.js';
+import type { ApprovalService } from '../../shared/services/approvals.js';
+import { approvalExpiryJob } from './approval-expiry.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 import type { MetadataPoller } from '../../shared/services/federation/metadata-poller.js';
 import { federationPollJob } from './federation-poll.js';
@@ -64,6 +67,8 @@ export interface JobDeps {
   plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
   /** The SAML metadata poller, on the jobs DataSource. */
   federationPoller?: MetadataPoller;
+  /** Approval requests on the jobs DataSource: the expiry job closes overdue ones. */
+  approvalExpiry?: Pick<ApprovalService, 'expireDue'>;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -75,6 +80,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportJob(deps.ds));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
+  if (deps.approvalExpiry) scheduler.register(approvalExpiryJob(deps.approvalExpiry));
   if (deps.externalTokenRefresh)
     scheduler.register(externalTokenRefreshJob(deps.externalTokenRefresh(scheduler.holder)));
   if (deps.federationPoller) scheduler.register(federationPollJob(deps.federationPoller));

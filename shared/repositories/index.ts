@@ -3,6 +3,16 @@
  * a TenantScope (scope.ts); platform-level rows (tenants, signing keys, …) have repositories of
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
+export {
+  ApprovalExpiryQueue,
+  type ApprovalFilter,
+  type ApprovalGrantRow,
+  type ApprovalNotificationRow,
+  type ApprovalRequestRow,
+  type ApprovalStepRow,
+  type RelationshipListRow,
+  type RelationshipRow,
+} from './approvals.js';
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';

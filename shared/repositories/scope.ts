@@ -12,6 +12,7 @@
  * Repositories are made on first use, so a scope made per request costs one object.
  */
 import type { Db, Tx } from '../db/index.js';
+import { ScopedApprovals, ScopedRelationships } from './approvals.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
@@ -62,6 +63,8 @@ export class TenantScope implements ScopeRef {
   #linkRefresh?: ScopedLinkRefresh;
   #plugins?: ScopedPluginSettings;
   #federationEntities?: ScopedFederationEntities;
+  #relationships?: ScopedRelationships;
+  #approvals?: ScopedApprovals;
 
   constructor(
     readonly db: Db,
@@ -174,5 +177,13 @@ export class TenantScope implements ScopeRef {
   /** The entity inventories of the tenant's federation trust sources. */
   get federationEntities(): ScopedFederationEntities {
     return (this.#federationEntities ??= new ScopedFederationEntities(this));
+  }
+  /** Typed edges between two users of the tenant (the access graph). */
+  get relationships(): ScopedRelationships {
+    return (this.#relationships ??= new ScopedRelationships(this));
+  }
+  /** Approval requests with their steps, grants and notification attempts. */
+  get approvals(): ScopedApprovals {
+    return (this.#approvals ??= new ScopedApprovals(this));
   }
 }

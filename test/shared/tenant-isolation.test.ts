@@ -29,6 +29,8 @@ import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.j
 import { JtiStore } from '../../shared/services/token-exchange/id-jag.js';
 import { TrustSourceService } from '../../shared/services/federation/trust-sources.js';
 import { NotificationStates } from '../../shared/services/notification-states.js';
+import { ApprovalService } from '../../shared/services/approvals.js';
+import { Outbox } from '../../shared/services/outbox.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
@@ -1105,6 +1107,94 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(theirs.state, 'active');
     t.is(theirs.refresh_failures, 0);
     t.is(await scopeB.linkRefresh.claim(link.id, 'b', now + 60_000, now), 1);
+  },
+
+  async relationships({ t, b, directory, scopeA, scopeB }) {
+    const x = await directory.createUser(b.id, { email: 'rel-x@example.com', name: 'X' }, actor);
+    const y = await directory.createUser(b.id, { email: 'rel-y@example.com', name: 'Y' }, actor);
+    const now = Date.now();
+    await scopeB.relationships.insert({
+      id: 'rel_b',
+      subject_id: x.id,
+      related_subject_id: y.id,
+      relationship_type: 'manager_of',
+      expires_at: null,
+      created_at: now,
+    });
+    t.is(await scopeA.relationships.get('rel_b'), undefined);
+    t.is(await scopeA.relationships.findEdge(x.id, y.id, 'manager_of'), undefined);
+    t.deepEqual(await scopeA.relationships.list(x.id, 'outgoing', now), []);
+    t.deepEqual(await scopeA.relationships.list(y.id, 'incoming', now), []);
+    t.deepEqual(await scopeA.relationships.subjectsToward(y.id, 'manager_of', now), []);
+    t.is(await scopeA.relationships.delete('rel_b'), 0);
+    // The same edge in A is A's own row (uniqueness is per tenant).
+    await scopeA.relationships.insert({
+      id: 'rel_a',
+      subject_id: x.id,
+      related_subject_id: y.id,
+      relationship_type: 'manager_of',
+      expires_at: null,
+      created_at: now,
+    });
+    // A's row joins no user of B: A lists nothing (the join binds the tenant too).
+    t.deepEqual(await scopeA.relationships.list(x.id, 'outgoing', now), []);
+    const theirs = await scopeB.relationships.list(x.id, 'outgoing', now);
+    t.deepEqual(
+      theirs.map((r) => [r.id, r.other_email]),
+      [['rel_b', 'rel-y@example.com']],
+    );
+    t.deepEqual(await scopeB.relationships.subjectsToward(y.id, 'manager_of', now), [x.id]);
+  },
+
+  async approvals({ t, b, directory, services, scopeA, scopeB }) {
+    const req = await directory.createUser(b.id, { email: 'apr-req@example.com', name: 'Req' }, actor);
+    const apv = await directory.createUser(b.id, { email: 'apr-apv@example.com', name: 'Apv' }, actor);
+    const service = new ApprovalService(services.ds, new Outbox(services.ds, services.config.secretKey));
+    const made = await service.create(
+      b.id,
+      {
+        requester_subject_id: req.id,
+        target_subject_id: apv.id,
+        requested_action: 'read',
+        resource_class: 'mailbox',
+        audience: 'aud',
+        step_timeout_seconds: 1,
+        steps: [{ step_key: 'x', subject_id: apv.id }],
+      },
+      actor,
+      'cli',
+    );
+    const now = Date.now();
+    const stepId = made.approvals[0].id;
+    t.is(await scopeA.approvals.getRequest(made.id), undefined);
+    t.deepEqual(await scopeA.approvals.listRequests({}, 100), []);
+    t.is(await scopeA.approvals.countRequests({}), 0);
+    t.deepEqual(await scopeA.approvals.stepsOf([made.id]), []);
+    t.deepEqual(await scopeA.approvals.grantsOf([made.id]), []);
+    t.deepEqual(await scopeA.approvals.notificationsOf([made.id]), []);
+    t.deepEqual(await scopeA.approvals.overdueSteps(made.id, now + 60_000), []);
+    t.is(await scopeA.approvals.closeRequest(made.id, 'cancelled', now), 0);
+    t.is(
+      await scopeA.approvals.decideStep(stepId, {
+        status: 'approved',
+        reasonCode: '',
+        reasonNote: '',
+        method: 'x',
+        now,
+      }),
+      0,
+    );
+    t.is(await scopeA.approvals.closePendingSteps(made.id, 'cancelled', 'x', now), 0);
+    t.is(await scopeA.approvals.countNotified(stepId, now), 0);
+    // B's request is untouched and still decidable.
+    const theirs = (await scopeB.approvals.getRequest(made.id))!;
+    t.is(theirs.status, 'pending');
+    t.is(await scopeB.approvals.countRequests({}), 1);
+    const steps = await scopeB.approvals.stepsOf([made.id]);
+    t.is(steps[0].status, 'pending');
+    t.is(steps[0].notification_count, 1);
+    t.is((await scopeB.approvals.notificationsOf([made.id])).length, 1);
+    t.is((await scopeB.approvals.overdueSteps(made.id, now + 60_000)).length, 1);
   },
 
   async upstreamLoginStates(w) {

@@ -1,0 +1,659 @@
+/**
+ * The access graph (user relationships) and approval requests (docs/approvals.md).
+ *
+ * Relationships are typed, optionally expiring edges between two users of one tenant ("A
+ * manager_of B": subject A, related B). An expired edge is neither listed nor used; adding the
+ * same edge again after it expired replaces it.
+ *
+ * An approval request names who asks (requester), about whom (target), what and for which
+ * audience, and its approvers as steps. Every step must approve (quorum "all"); one deny ends the
+ * request. Each step has its own deadline (`step_timeout_seconds`); the expiry job closes a
+ * request with a step past its deadline as `expired` (no grant). On the last approval a grant
+ * row is issued in the same transaction. A request is decided at most once: every move is a
+ * conditional UPDATE on `status = 'pending'`, so of two racing deciders exactly one wins.
+ * The requester never approves their own request (separation of duties).
+ */
+import type { Database, Tx } from '../db/index.js';
+import { isUniqueViolation } from '../db/index.js';
+import { newId } from '../crypto.js';
+import { ApiError, badRequest, conflict, notFound } from '../errors.js';
+import {
+  ApprovalExpiryQueue,
+  TenantScope,
+  type ApprovalFilter,
+  type ApprovalGrantRow,
+  type ApprovalNotificationRow,
+  type ApprovalRequestRow,
+  type ApprovalStepRow,
+  type RelationshipListRow,
+} from '../repositories/index.js';
+import {
+  APPROVAL_LIMITS,
+  APPROVALS_DEFAULT_LIMIT,
+  type ApprovalCreate,
+  type ApprovalRequestOut,
+} from '../schemas/approvals.js';
+import { audit, type Actor } from './audit.js';
+import { canonicalize } from './federation/jcs.js';
+import type { Outbox } from './outbox.js';
+
+export type Direction = 'incoming' | 'outgoing';
+
+export interface RelationshipOut {
+  id: string;
+  subject_id: string;
+  related_subject_id: string;
+  relationship_type: string;
+  expires_at: number | null;
+  created_at: number;
+  related_email?: string;
+  related_name?: string;
+  subject_email?: string;
+  subject_name?: string;
+}
+
+export interface RelationshipsOut {
+  user_id: string;
+  outgoing_relationships?: RelationshipOut[];
+  incoming_relationships?: RelationshipOut[];
+}
+
+const view = (r: RelationshipListRow, direction: Direction): RelationshipOut => {
+  const base = {
+    id: r.id,
+    subject_id: r.subject_id,
+    related_subject_id: r.related_subject_id,
+    relationship_type: r.relationship_type,
+    expires_at: r.expires_at,
+    created_at: r.created_at,
+  };
+  return direction === 'outgoing'
+    ? { ...base, related_email: r.other_email, related_name: r.other_name }
+    : { ...base, subject_email: r.other_email, subject_name: r.other_name };
+};
+
+export class RelationshipService {
+  constructor(private readonly db: Database) {}
+
+  private async requireUser(scope: TenantScope, userId: string): Promise<void> {
+    if (!(await scope.users.find(userId))) throw notFound(`User ${userId}`);
+  }
+
+  async add(
+    tenantId: string,
+    userId: string,
+    input: { related_subject_id: string; relationship_type: string; expires_at?: number | null },
+    actor: Actor,
+  ): Promise<RelationshipOut> {
+    const now = Date.now();
+    const expiresAt = input.expires_at ?? null;
+    if (expiresAt !== null && expiresAt <= now) throw badRequest('body.expires_at: must be in the future');
+    if (expiresAt !== null && expiresAt > now + APPROVAL_LIMITS.relationshipHorizonMs)
+      throw badRequest('body.expires_at: must be at most 10 years ahead');
+    if (input.related_subject_id === userId)
+      throw new ApiError(400, 'self_relationship', 'body.related_subject_id: a user cannot be related to itself');
+    return this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      await this.requireUser(scope, userId);
+      const related = await scope.users.find(input.related_subject_id);
+      // A user of another tenant is simply not found here: the scope binds this tenant.
+      if (!related)
+        throw new ApiError(
+          400,
+          'unknown_related_subject',
+          `body.related_subject_id: ${input.related_subject_id} is not a user of this tenant`,
+        );
+      const existing = await scope.relationships.findEdge(userId, related.id, input.relationship_type);
+      if (existing) {
+        if (existing.expires_at === null || existing.expires_at > now)
+          throw new ApiError(409, 'relationship_exists', 'This relationship already exists.', { id: existing.id });
+        await scope.relationships.delete(existing.id);
+      }
+      const row = {
+        id: newId('rel'),
+        subject_id: userId,
+        related_subject_id: related.id,
+        relationship_type: input.relationship_type,
+        expires_at: expiresAt,
+        created_at: now,
+      };
+      try {
+        await scope.relationships.insert(row);
+      } catch (e) {
+        if (isUniqueViolation(e)) throw new ApiError(409, 'relationship_exists', 'This relationship already exists.');
+        throw e;
+      }
+      await audit(tx, actor, {
+        tenantId,
+        action: 'user.relationship.add',
+        targetType: 'user',
+        targetId: userId,
+        summary: { id: row.id, related_subject_id: row.related_subject_id, relationship_type: row.relationship_type },
+      });
+      return { ...row, related_email: related.email, related_name: related.name };
+    });
+  }
+
+  async list(tenantId: string, userId: string, direction?: Direction): Promise<RelationshipsOut> {
+    const scope = new TenantScope(this.db, tenantId);
+    await this.requireUser(scope, userId);
+    const now = Date.now();
+    const out: RelationshipsOut = { user_id: userId };
+    if (direction !== 'incoming')
+      out.outgoing_relationships = (await scope.relationships.list(userId, 'outgoing', now)).map((r) =>
+        view(r, 'outgoing'),
+      );
+    if (direction !== 'outgoing')
+      out.incoming_relationships = (await scope.relationships.list(userId, 'incoming', now)).map((r) =>
+        view(r, 'incoming'),
+      );
+    return out;
+  }
+
+  /** Removes an edge the user takes part in (either side). */
+  async remove(tenantId: string, userId: string, relationshipId: string, actor: Actor): Promise<void> {
+    await this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      await this.requireUser(scope, userId);
+      const rel = await scope.relationships.get(relationshipId);
+      if (!rel || (rel.subject_id !== userId && rel.related_subject_id !== userId))
+        throw notFound(`Relationship ${relationshipId}`);
+      await scope.relationships.delete(rel.id);
+      await audit(tx, actor, {
+        tenantId,
+        action: 'user.relationship.remove',
+        targetType: 'user',
+        targetId: userId,
+        summary: { id: rel.id, related_subject_id: rel.related_subject_id, relationship_type: rel.relationship_type },
+      });
+    });
+  }
+}
+
+// ---------------------------------------------------------------- approvals
+
+/** The relationship type whose holders approve when a request names no steps. */
+export const DEFAULT_APPROVER_RELATION = 'manager_of';
+
+export interface DecisionIn {
+  decision: 'approve' | 'deny';
+  actor_subject_id: string;
+  reason_code?: string;
+  reason_note?: string;
+}
+
+const str = (v: unknown): string => (typeof v === 'string' ? v : '');
+const ref = (r: Record<string, unknown>) => ({ type: str(r.type), id: str(r.id), url: str(r.url) });
+
+function requestView(
+  tenantId: string,
+  r: ApprovalRequestRow,
+  steps: ApprovalStepRow[],
+  grants: ApprovalGrantRow[],
+  notes: ApprovalNotificationRow[],
+): ApprovalRequestOut {
+  const { grant_ttl_ms: _ttl, reference, ticket_reference, ...rest } = r;
+  void _ttl;
+  return {
+    ...rest,
+    tenant_id: tenantId,
+    reference: ref(reference),
+    ticket_reference: ref(ticket_reference),
+    approvals: steps.map(({ position: _p, ...s }) => (void _p, s)),
+    grants: grants.map((g) => ({ ...g, tenant_id: tenantId })),
+    notification_results: notes.map((n) => ({
+      approval_id: n.approval_step_id,
+      step_key: n.step_key,
+      action: n.action,
+      method: n.method,
+      success: n.success,
+      retryable: n.retryable,
+      completion_artifact: n.completion_artifact,
+    })),
+  };
+}
+
+export class ApprovalService {
+  constructor(
+    private readonly db: Database,
+    private readonly outbox: Pick<Outbox, 'enqueueEmail' | 'kick'>,
+  ) {}
+
+  private async subjectUser(scope: TenantScope, id: string, field: string) {
+    const u = await scope.users.find(id);
+    if (!u) throw new ApiError(400, 'unknown_subject', `${field}: ${id} is not a user of this tenant`);
+    return u;
+  }
+
+  /** Creates a pending request, its steps, and notifies each approver through the email outbox. */
+  async create(
+    tenantId: string,
+    input: ApprovalCreate,
+    actor: Actor,
+    surface: 'admin_api' | 'cli',
+  ): Promise<ApprovalRequestOut> {
+    let scopeCanonical: string;
+    const scopeJson = input.scope_json ?? {};
+    try {
+      scopeCanonical = canonicalize(scopeJson);
+    } catch (e) {
+      throw badRequest(`body.scope_json: ${(e as Error).message}`);
+    }
+    if (scopeCanonical.length > APPROVAL_LIMITS.scopeJsonChars)
+      throw badRequest(`body.scope_json: must be at most ${APPROVAL_LIMITS.scopeJsonChars} characters as JSON`);
+    const keys = new Set<string>();
+    for (const [i, s] of (input.steps ?? []).entries()) {
+      if (keys.has(s.step_key)) throw badRequest(`body.steps.${i}.step_key: duplicate step_key ${s.step_key}`);
+      keys.add(s.step_key);
+    }
+    const id = await this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      const now = Date.now();
+      await this.subjectUser(scope, input.requester_subject_id, 'body.requester_subject_id');
+      await this.subjectUser(scope, input.target_subject_id, 'body.target_subject_id');
+      const timeoutMs = (input.step_timeout_seconds ?? APPROVAL_LIMITS.stepTimeout.default) * 1000;
+      const grantTtlMs = (input.grant_ttl_seconds ?? APPROVAL_LIMITS.grantTtl.default) * 1000;
+      let planned: {
+        step_key: string;
+        side: string;
+        subject_id: string;
+        relation_type: string;
+        relation_source: string;
+      }[];
+      if (input.steps) {
+        planned = input.steps.map((s) => ({
+          step_key: s.step_key,
+          side: s.side ?? 'approver',
+          subject_id: s.subject_id,
+          relation_type: s.relation_type ?? '',
+          relation_source: 'explicit',
+        }));
+      } else {
+        // Derived from the access graph: the target's managers, never the requester.
+        const managers = (
+          await scope.relationships.subjectsToward(input.target_subject_id, DEFAULT_APPROVER_RELATION, now)
+        ).filter((m) => m !== input.requester_subject_id);
+        if (managers.length === 0)
+          throw new ApiError(
+            422,
+            'no_approvers',
+            `body.steps: absent, and no user other than the requester holds a ${DEFAULT_APPROVER_RELATION} ` +
+              'relationship toward the target',
+          );
+        planned = managers.slice(0, APPROVAL_LIMITS.steps).map((m, i) => ({
+          step_key: `manager_${i + 1}`,
+          side: 'approver',
+          subject_id: m,
+          relation_type: DEFAULT_APPROVER_RELATION,
+          relation_source: 'relationship',
+        }));
+      }
+      const approvers = [];
+      for (const [i, p] of planned.entries()) {
+        if (p.subject_id === input.requester_subject_id)
+          throw new ApiError(
+            400,
+            'self_approval_forbidden',
+            `body.steps.${i}.subject_id: the requester cannot approve their own request`,
+          );
+        approvers.push(await this.subjectUser(scope, p.subject_id, `body.steps.${i}.subject_id`));
+      }
+      const requestId = newId('apr');
+      const expiresAt = now + timeoutMs;
+      await scope.approvals.insertRequest({
+        id: requestId,
+        public_request_id: newId('req', 9),
+        investigation_id: input.investigation_id ?? '',
+        requester_subject_type: 'user',
+        requester_subject_id: input.requester_subject_id,
+        target_subject_type: 'user',
+        target_subject_id: input.target_subject_id,
+        request_surface: surface,
+        requested_action: input.requested_action,
+        resource_class: input.resource_class,
+        audience: input.audience,
+        redaction_level: input.redaction_level ?? 'standard',
+        status: 'pending',
+        scope_canonical: scopeCanonical,
+        scope_json: scopeJson,
+        reason_code: input.reason_code ?? '',
+        reason_note: input.reason_note ?? '',
+        reference_id: input.reference_id ?? input.reference?.id ?? '',
+        reuse_scope: input.reuse_scope ?? 'single_use',
+        policy_preset: input.policy_preset ?? 'default',
+        resolved_policy: {
+          quorum: 'all',
+          steps: planned.length,
+          approver_source: input.steps ? 'explicit' : `relationship:${DEFAULT_APPROVER_RELATION}`,
+          step_timeout_seconds: timeoutMs / 1000,
+          grant_ttl_seconds: grantTtlMs / 1000,
+          on_timeout: 'expire',
+          self_approval: 'forbidden',
+        },
+        attributes: input.attributes ?? {},
+        reference: input.reference ?? {},
+        ticket_reference: input.ticket_reference ?? {},
+        resource_ids: input.resource_ids ?? [],
+        detail_classes: input.detail_classes ?? [],
+        dataset: input.dataset ?? null,
+        partial_access_allowed: input.partial_access_allowed ?? false,
+        has_detail: (input.detail_classes ?? []).length > 0 || (input.resource_ids ?? []).length > 0,
+        grant_ttl_ms: grantTtlMs,
+        requested_at: now,
+        expires_at: expiresAt,
+        decided_at: null,
+        created_at: now,
+        updated_at: now,
+      });
+      for (const [i, p] of planned.entries()) {
+        const stepId = newId('aps');
+        await scope.approvals.insertStep({
+          id: stepId,
+          approval_request_id: requestId,
+          public_approval_id: newId('apv', 9),
+          position: i,
+          step_key: p.step_key,
+          side: p.side,
+          subject_type: 'user',
+          subject_id: p.subject_id,
+          relation_type: p.relation_type,
+          relation_source: p.relation_source,
+          status: 'pending',
+          method: 'email',
+          transport_channel: 'email_outbox',
+          reason_code: '',
+          reason_note: '',
+          notification_count: 0,
+          requested_at: now,
+          expires_at: expiresAt,
+          decided_at: null,
+          created_at: now,
+          updated_at: now,
+        });
+        await this.notify(tx, scope, {
+          requestId,
+          stepId,
+          stepKey: p.step_key,
+          approver: approvers[i],
+          action: input.requested_action,
+          resourceClass: input.resource_class,
+          expiresAt,
+          now,
+        });
+      }
+      await audit(tx, actor, {
+        tenantId,
+        action: 'approval.request.create',
+        targetType: 'approval_request',
+        targetId: requestId,
+        summary: { requested_action: input.requested_action, steps: planned.map((p) => p.step_key) },
+      });
+      return requestId;
+    });
+    this.outbox.kick();
+    return this.get(tenantId, id);
+  }
+
+  /**
+   * One notification attempt for a step's approver: an email written to the outbox in the
+   * request's transaction (delivered, retried and recorded by the outbox deliverer), and a row
+   * saying so. An approver that cannot receive mail (inactive account) is recorded as a failed,
+   * non-retryable attempt; the step stays decidable through the API and the CLI.
+   */
+  private async notify(
+    tx: Tx,
+    scope: TenantScope,
+    p: {
+      requestId: string;
+      stepId: string;
+      stepKey: string;
+      approver: { email: string; status: string };
+      action: string;
+      resourceClass: string;
+      expiresAt: number;
+      now: number;
+    },
+  ): Promise<void> {
+    let artifact: unknown;
+    let success = false;
+    if (p.approver.status === 'active') {
+      const outboxId = await this.outbox.enqueueEmail(tx, {
+        tenantId: scope.tenantId,
+        to: p.approver.email,
+        subject: `Approval requested: ${p.action} (${p.resourceClass})`,
+        text:
+          `Your approval is requested for "${p.action}" on ${p.resourceClass}.\n` +
+          `Request ${p.requestId}, step ${p.stepKey}; it expires at ${new Date(p.expiresAt).toISOString()}.\n` +
+          'Decide through your administrator (iam approvals decide).\n',
+      });
+      artifact = { outbox_id: outboxId };
+      success = true;
+    } else {
+      artifact = { skipped: 'approver_inactive' };
+    }
+    await scope.approvals.insertNotification({
+      id: newId('apn'),
+      approval_request_id: p.requestId,
+      approval_step_id: p.stepId,
+      step_key: p.stepKey,
+      action: 'approval_requested',
+      method: 'email',
+      success,
+      retryable: false,
+      completion_artifact: artifact,
+      created_at: p.now,
+    });
+    if (success) await scope.approvals.countNotified(p.stepId, p.now);
+  }
+
+  async get(tenantId: string, id: string): Promise<ApprovalRequestOut> {
+    const scope = new TenantScope(this.db, tenantId);
+    const r = await scope.approvals.getRequest(id);
+    if (!r) throw notFound(`Approval request ${id}`);
+    return (await this.views(scope, [r]))[0];
+  }
+
+  private async views(scope: TenantScope, rows: ApprovalRequestRow[]): Promise<ApprovalRequestOut[]> {
+    const ids = rows.map((r) => r.id);
+    const [steps, grants, notes] = await Promise.all([
+      scope.approvals.stepsOf(ids),
+      scope.approvals.grantsOf(ids),
+      scope.approvals.notificationsOf(ids),
+    ]);
+    return rows.map((r) =>
+      requestView(
+        scope.tenantId,
+        r,
+        steps.filter((s) => s.approval_request_id === r.id),
+        grants.filter((g) => g.approval_request_id === r.id),
+        notes.filter((n) => n.approval_request_id === r.id),
+      ),
+    );
+  }
+
+  /** Newest first; `total` counts every request matching the filters. */
+  async list(
+    tenantId: string,
+    filter: ApprovalFilter,
+    limit = APPROVALS_DEFAULT_LIMIT,
+  ): Promise<{ items: ApprovalRequestOut[]; total: number }> {
+    const scope = new TenantScope(this.db, tenantId);
+    const rows = await scope.approvals.listRequests(filter, limit);
+    return { items: await this.views(scope, rows), total: await scope.approvals.countRequests(filter) };
+  }
+
+  /**
+   * A decision on one step. Order of checks: the request exists, is pending, the step exists
+   * and is pending, the actor is not the requester (separation of duties), the actor is the
+   * step's approver. A step past its deadline is expired here too, so a late decision never wins
+   * against the timeout.
+   */
+  async decide(
+    tenantId: string,
+    requestId: string,
+    stepKey: string,
+    input: DecisionIn,
+    actor: Actor,
+  ): Promise<ApprovalRequestOut> {
+    const late = await this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      const now = Date.now();
+      const r = await scope.approvals.getRequest(requestId);
+      if (!r) throw notFound(`Approval request ${requestId}`);
+      if (r.status !== 'pending')
+        throw new ApiError(409, 'approval_not_pending', `Approval request ${requestId} is ${r.status}, not pending.`, {
+          status: r.status,
+        });
+      const steps = await scope.approvals.stepsOf([r.id]);
+      const step = steps.find((s) => s.step_key === stepKey);
+      if (!step) throw notFound(`Step ${stepKey} of approval request ${requestId}`);
+      if (step.status !== 'pending')
+        throw new ApiError(409, 'step_not_pending', `Step ${stepKey} is ${step.status}, not pending.`, {
+          status: step.status,
+        });
+      if (input.actor_subject_id === r.requester_subject_id)
+        throw new ApiError(403, 'self_approval_forbidden', 'The requester cannot decide their own approval request.');
+      if (input.actor_subject_id !== step.subject_id)
+        throw new ApiError(403, 'not_step_approver', `body.actor_subject_id: is not the approver of step ${stepKey}`);
+      // The expiry commits; the refusal is raised after the transaction (a throw would roll it back).
+      if (step.expires_at <= now) return this.expireIn(scope, r, now);
+      const status = input.decision === 'approve' ? 'approved' : 'denied';
+      if (
+        (await scope.approvals.decideStep(step.id, {
+          status,
+          reasonCode: input.reason_code ?? '',
+          reasonNote: input.reason_note ?? '',
+          method: 'admin_api',
+          now,
+        })) === 0
+      )
+        throw new ApiError(409, 'step_not_pending', `Step ${stepKey} was decided meanwhile.`);
+      let outcome: string = 'pending';
+      if (status === 'denied') {
+        outcome = 'denied';
+        await this.close(scope, r.id, 'denied', now);
+        await scope.approvals.closePendingSteps(r.id, 'cancelled', 'request_denied', now);
+      } else if (steps.every((s) => s.id === step.id || s.status === 'approved')) {
+        outcome = 'approved';
+        await this.close(scope, r.id, 'approved', now);
+        await scope.approvals.insertGrant({
+          id: newId('apg'),
+          public_grant_id: newId('grt', 9),
+          approval_request_id: r.id,
+          status: 'active',
+          target_audience: r.audience,
+          resource_class: r.resource_class,
+          redaction_level: r.redaction_level,
+          scope_canonical: r.scope_canonical,
+          scope_json: r.scope_json,
+          requester_subject_type: r.requester_subject_type,
+          requester_subject_id: r.requester_subject_id,
+          actor_subject_type: 'user',
+          actor_subject_id: input.actor_subject_id,
+          issued_at: now,
+          expires_at: now + r.grant_ttl_ms,
+          created_at: now,
+          updated_at: now,
+        });
+      }
+      await audit(tx, actor, {
+        tenantId,
+        action: `approval.step.${status === 'approved' ? 'approve' : 'deny'}`,
+        targetType: 'approval_request',
+        targetId: r.id,
+        summary: { step_key: stepKey, actor_subject_id: input.actor_subject_id, request_status: outcome },
+      });
+      return false;
+    });
+    if (late)
+      throw new ApiError(409, 'approval_not_pending', `Approval request ${requestId} expired.`, { status: 'expired' });
+    return this.get(tenantId, requestId);
+  }
+
+  private async close(scope: TenantScope, id: string, status: string, now: number): Promise<void> {
+    if ((await scope.approvals.closeRequest(id, status, now)) === 0)
+      throw conflict(`Approval request ${id} was decided meanwhile.`);
+  }
+
+  /** Cancels a pending request (the operator withdraws it); pending steps become `cancelled`. */
+  async cancel(
+    tenantId: string,
+    requestId: string,
+    input: { reason_code?: string; reason_note?: string },
+    actor: Actor,
+  ): Promise<ApprovalRequestOut> {
+    await this.db.transaction(async (tx) => {
+      const scope = new TenantScope(tx, tenantId);
+      const now = Date.now();
+      const r = await scope.approvals.getRequest(requestId);
+      if (!r) throw notFound(`Approval request ${requestId}`);
+      if ((await scope.approvals.closeRequest(r.id, 'cancelled', now)) === 0)
+        throw new ApiError(409, 'approval_not_pending', `Approval request ${requestId} is ${r.status}, not pending.`, {
+          status: r.status,
+        });
+      await scope.approvals.closePendingSteps(r.id, 'cancelled', input.reason_code ?? 'request_cancelled', now);
+      await audit(tx, actor, {
+        tenantId,
+        action: 'approval.request.cancel',
+        targetType: 'approval_request',
+        targetId: r.id,
+        summary: { reason_code: input.reason_code ?? null },
+      });
+    });
+    return this.get(tenantId, requestId);
+  }
+
+  /** Closes `r` as expired when one of its pending steps is past its deadline; false when none is. */
+  private async expireIn(scope: TenantScope, r: ApprovalRequestRow, now: number): Promise<boolean> {
+    const overdue = await scope.approvals.overdueSteps(r.id, now);
+    if (overdue.length === 0) return false;
+    if ((await scope.approvals.closeRequest(r.id, 'expired', now)) === 0) return false;
+    await scope.approvals.closePendingSteps(r.id, 'expired', 'timeout', now);
+    await audit(
+      scope.db,
+      { type: 'system', id: 'approval-expiry' },
+      {
+        tenantId: scope.tenantId,
+        action: 'approval.request.expire',
+        targetType: 'approval_request',
+        targetId: r.id,
+        summary: { steps: overdue.map((s) => s.step_key) },
+      },
+    );
+    return true;
+  }
+
+  /**
+   * The expiry job's work: every pending request with a step past its deadline is auto-denied
+   * as `expired` (its pending steps `expired`, no grant). Returns how many it closed.
+   */
+  async expireDue(now = Date.now(), batch = 100, signal?: AbortSignal): Promise<number> {
+    let closed = 0;
+    for (;;) {
+      const due = await new ApprovalExpiryQueue(this.db).due(now, batch);
+      let progressed = 0;
+      for (const d of due) {
+        if (signal?.aborted) return closed;
+        const done = await this.db.transaction(async (tx) => {
+          const scope = new TenantScope(tx, d.tenant_id);
+          const r = await scope.approvals.getRequest(d.approval_request_id);
+          if (!r) return false;
+          if (r.status !== 'pending') {
+            // A step left pending under a closed request: close it so the scan moves on.
+            await scope.approvals.closePendingSteps(
+              r.id,
+              r.status === 'expired' ? 'expired' : 'cancelled',
+              'closed',
+              now,
+            );
+            return false;
+          }
+          return this.expireIn(scope, r, now);
+        });
+        progressed++;
+        if (done) closed++;
+      }
+      if (due.length < batch || progressed === 0) return closed;
+    }
+  }
+}
