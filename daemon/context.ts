@@ -28,6 +28,8 @@ import type { FieldMappingServices } from '../shared/services/federation/index.j
 import type { ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/config.js';
 import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/upstream-idp/index.js';
 import type { PluginService } from '../shared/services/plugins/index.js';
+import type { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
+import type { AgentGrantService } from '../shared/services/agents/grants.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -76,6 +78,10 @@ export interface AppDeps {
   upstreamBroker: UpstreamBroker;
   /** Platform plugins: registry, per-scope config and enable state, provisioning. */
   plugins: PluginService;
+  /** Agent grants (docs/agents.md): create, show, PATCH, tokens bound to a grant. */
+  agentGrants: AgentGrantService;
+  /** The agent-safe client metadata update. */
+  agentClientMetadata: AgentClientMetadataService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -41,6 +41,8 @@ import {
   ExternalTokenRefreshSettingsService,
 } from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import { AgentGrantService } from '../shared/services/agents/grants.js';
+import { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { fieldMappingServices } from '../shared/services/federation/index.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
@@ -227,6 +229,8 @@ async function main(): Promise<void> {
     }),
     upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
     plugins,
+    agentGrants: new AgentGrantService(ds, outbox),
+    agentClientMetadata: new AgentClientMetadataService(ds),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -292,6 +296,7 @@ async function main(): Promise<void> {
       auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
       service: plugins,
     },
+    agentGrants: deps.agentGrants,
   });
 
   let stopping = false;

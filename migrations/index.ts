@@ -22,6 +22,7 @@ import { Federation1763769600020 } from './0020-federation.js';
 import { UpstreamIdps1763769600018 } from './0018-upstream-idps.js';
 import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh.js';
 import { Plugins1763769600017 } from './0017-plugins.js';
+import { AgentGrants1763769600023 } from './0023-agent-grants.js';
 
 export const migrations = [
   Core1763769600001,
@@ -44,4 +45,5 @@ export const migrations = [
   UpstreamIdps1763769600018,
   ExternalTokenRefresh1763769600019,
   Plugins1763769600017,
+  AgentGrants1763769600023,
 ];

@@ -14,6 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
+ * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes token families of superseded agent grant generations |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -23,6 +24,8 @@ import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions }
 import { outboxPurgeJob } from './outbox-purge.js';
 import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
+import { AGENT_GRANT_REVOCATION_JOB, agentGrantRevocationJob } from './agent-grants.js';
+import type { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
@@ -59,6 +62,8 @@ export interface JobDeps {
   externalTokenRefresh?: (holder: string) => ExternalTokenRefreshService;
   /** Platform plugins: the audit webhook's deliverer (on the jobs connection) and the plugin service. */
   plugins?: { auditWebhook: AuditWebhookDeliverer; service: PluginService };
+  /** Agent grants: the revocation outbox entries' deliverer (its jobs run on `ds`). */
+  agentGrants?: AgentGrantService;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -96,6 +101,11 @@ export function startJobs(deps: JobDeps): Jobs {
       service.onKick(() => void scheduler.trigger(PLUGIN_PROVISIONING_JOB)),
     );
   }
+  if (deps.agentGrants) {
+    scheduler.register(agentGrantRevocationJob(deps.agentGrants, deps.ds, scheduler.holder));
+    // A PATCH that committed a revocation entry has it delivered now, not at the next tick.
+    unsubscribePlugins.push(deps.outbox.onKick(() => void scheduler.trigger(AGENT_GRANT_REVOCATION_JOB)));
+  }
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => {
@@ -107,6 +117,7 @@ export function startJobs(deps: JobDeps): Jobs {
   if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
   // A rename a stopped daemon left behind resumes from its checkpoint at start.
   if (deps.claimRename) void scheduler.trigger(CLAIM_RENAME_JOB);
+  if (deps.agentGrants) void scheduler.trigger(AGENT_GRANT_REVOCATION_JOB);
   if (deps.plugins) {
     void scheduler.trigger(AUDIT_WEBHOOK_JOB);
     void scheduler.trigger(PLUGIN_PROVISIONING_JOB);

@@ -65,3 +65,4 @@ export {
   type UpstreamLinkState,
   type UpstreamLoginStateRow,
 } from './upstream-idps.js';
+export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';

@@ -12,6 +12,7 @@
  * Repositories are made on first use, so a scope made per request costs one object.
  */
 import type { Db, Tx } from '../db/index.js';
+import { ScopedAgentGrants } from './agent-grants.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
@@ -60,6 +61,7 @@ export class TenantScope implements ScopeRef {
   #upstreamLoginStates?: ScopedUpstreamLoginStates;
   #linkRefresh?: ScopedLinkRefresh;
   #plugins?: ScopedPluginSettings;
+  #agentGrants?: ScopedAgentGrants;
 
   constructor(
     readonly db: Db,
@@ -168,5 +170,9 @@ export class TenantScope implements ScopeRef {
   /** The tenant's own platform-plugin settings (the platform's are in PlatformPlugins). */
   get plugins(): ScopedPluginSettings {
     return (this.#plugins ??= new ScopedPluginSettings(this));
+  }
+  /** Agent grants, their consent versions and the tokens issued under them (docs/agents.md). */
+  get agentGrants(): ScopedAgentGrants {
+    return (this.#agentGrants ??= new ScopedAgentGrants(this));
   }
 }
