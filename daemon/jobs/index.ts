@@ -14,7 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
- * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes token families of superseded agent grant generations |
+ * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes superseded agent grant token families |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';

@@ -48,7 +48,7 @@ export interface AgentGrantRow {
   updated_at: number;
 }
 
-const nullable = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const nullable = (v: unknown): string | null => (v === null || v === undefined ? null : String(v as string));
 
 function toGrant(r: Row): AgentGrantRow {
   return {
@@ -133,7 +133,8 @@ export class ScopedAgentGrants {
   async insertConsent(grantId: string, version: number, now: number): Promise<void> {
     await exec(
       this.s.db,
-      'INSERT INTO agent_grant_consents (tenant_id, grant_id, consent_version, granted_at, revoked_at) VALUES (?, ?, ?, ?, NULL)',
+      `INSERT INTO agent_grant_consents (tenant_id, grant_id, consent_version, granted_at, revoked_at)
+        VALUES (?, ?, ?, ?, NULL)`,
       [this.s.tenantId, grantId, version, now],
     );
   }

@@ -33,7 +33,8 @@ export class ScopedClients {
   ): Promise<number> {
     return exec(
       this.s.db,
-      'UPDATE clients SET name = ?, description = ?, logo_uri = ?, client_uri = ?, updated_at = ? WHERE tenant_id = ? AND id = ?',
+      `UPDATE clients SET name = ?, description = ?, logo_uri = ?, client_uri = ?, updated_at = ?
+        WHERE tenant_id = ? AND id = ?`,
       [m.name, m.description, m.logo_uri, m.client_uri, now, this.s.tenantId, id],
     );
   }

@@ -25,7 +25,6 @@ export const OUTBOX_KIND_AGENT_GRANT_REVOKE = 'agent_grant.revoke_families';
 export const IMMUTABLE_FIELDS = ['task_set', 'scope_policy', 'resolved_tools', 'permissions', 'scopes'] as const;
 const PATCHABLE = ['authorization_details', 'purpose', 'expires_at'];
 const CEILING_NAMES = ['updater', 'grantor', 'delegator', 'machine_principal'] as const;
-type CeilingName = (typeof CEILING_NAMES)[number];
 
 export interface AgentGrantView {
   grant_id: string;

@@ -92,6 +92,7 @@ const field = (name: string, message: string) =>
 export function uriProblem(value: string): string | undefined {
   if (value.length > METADATA_LIMITS.uri) return `must be at most ${METADATA_LIMITS.uri} characters`;
   if (/^\s*(javascript|data|vbscript):/i.test(value)) return 'must not be a javascript: or data: URI';
+  // eslint-disable-next-line no-control-regex -- control characters are exactly what is refused
   if (/[\s\x00-\x1f]/.test(value)) return 'must not contain whitespace or control characters';
   let u: URL;
   try {
