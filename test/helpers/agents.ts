@@ -107,3 +107,13 @@ export async function agentToken(
 }
 
 export { clientCredentialsToken };
+
+/** Polls an async condition until it holds or `timeoutMs` passes; returns whether it held. */
+export async function waitFor(pred: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await pred()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return pred();
+}
