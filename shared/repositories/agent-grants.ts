@@ -48,7 +48,8 @@ export interface AgentGrantRow {
   updated_at: number;
 }
 
-const nullable = (v: unknown): string | null => (v === null || v === undefined ? null : String(v as string));
+const nullable = (v: unknown): string | null =>
+  typeof v === 'string' ? v : v === null || v === undefined ? null : JSON.stringify(v);
 
 function toGrant(r: Row): AgentGrantRow {
   return {

@@ -149,7 +149,7 @@ test.serial('each ceiling refuses what exceeds it with its own code, and nothing
 });
 
 test.serial(
-  'PATCH: generation and consent raised, prior consent revoked, outbox entry, audit; old tokens introspect false after the job',
+  'PATCH: generation and consent raised, prior consent revoked, outbox entry, audit; old tokens inactive after the job',
   async (t) => {
     const id = await create();
     const tok = await agentToken(d.url, a.agent, id);

@@ -3,7 +3,7 @@ import { clientCredentialsToken, openServices } from './seed.js';
 
 export interface Answer {
   status: number;
-  body: Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
+  body: Record<string, any>;
 }
 
 export async function call(

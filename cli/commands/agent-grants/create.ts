@@ -14,7 +14,8 @@ export default class AgentGrantsCreate extends BaseCommand<typeof AgentGrantsCre
     `<%= config.bin %> <%= command.id %> --tenant ten_123 --client cid_agent --grantor usr_1 \\
   --details '[{"type":"docs","actions":["read"]}]' --expires-in-days 30 \\
   --ceilings '{"updater":{"docs":["*"]},"grantor":{"docs":["read","write"]}}'`,
-    '<%= config.bin %> <%= command.id %> --tenant ten_123 --client cid_agent --grantor usr_1 --details "$(cat details.json)" --ceilings "$(cat ceilings.json)" --expires-in-days 30 --json',
+    '<%= config.bin %> <%= command.id %> --tenant ten_123 --client cid_agent --grantor usr_1 ' +
+      '--details "$(cat details.json)" --ceilings "$(cat ceilings.json)" --expires-in-days 30 --json',
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant', required: true }),

@@ -12,7 +12,7 @@ export default class AgentGrantsUpdate extends BaseCommand<typeof AgentGrantsUpd
     'explicit recertification.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> aag_123 --tenant ten_123 --expires-in-days 60',
-    `<%= config.bin %> <%= command.id %> aag_123 --tenant ten_123 --details '[{"type":"docs","actions":["read"]}]' --json`,
+    `<%= config.bin %> <%= command.id %> aag_123 --tenant ten_123 --json --details '[{"type":"docs"}]'`,
     '<%= config.bin %> <%= command.id %> aag_123 --tenant ten_123 --no-purpose',
   ];
   static override args = { id: Args.string({ description: 'the grant id (aag_…)', required: true }) };
@@ -37,9 +37,10 @@ export default class AgentGrantsUpdate extends BaseCommand<typeof AgentGrantsUpd
     };
     this.serviceInput = input;
     const r = await this.agentGrants().update(f.tenant, this.args.id, input, this.actor);
+    const n = r.token_families_pending_revocation;
     this.log(
       `Updated agent grant ${r.grant_id}: generation ${r.generation}, consent version ${r.consent_version}; ` +
-        `${r.token_families_pending_revocation} token famil${r.token_families_pending_revocation === 1 ? 'y' : 'ies'} ` +
+        `${n} token famil${n === 1 ? 'y' : 'ies'} ` +
         `queued for revocation (${r.revocation_outbox_id}); renewed consent required.`,
     );
     return r;

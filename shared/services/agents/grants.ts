@@ -267,7 +267,7 @@ export class AgentGrantService {
           scope_policy: b.scope_policy ?? null,
           resolved_tools: b.resolved_tools ?? null,
           permissions: b.permissions ?? null,
-          scopes: scopes as string[],
+          scopes,
         },
         ceilings,
         created_at: now,
