@@ -41,9 +41,9 @@ export const migrations = [
   ClientOrigins1763769600014,
   CustomClaims1763769600015,
   ClaimRenames1763769600016,
-  Federation1763769600020,
+  Plugins1763769600017,
   UpstreamIdps1763769600018,
   ExternalTokenRefresh1763769600019,
-  Plugins1763769600017,
+  Federation1763769600020,
   AgentGrants1763769600023,
 ];
