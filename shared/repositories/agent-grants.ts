@@ -5,6 +5,7 @@
 import { all, exec, json, num, one } from '../db/sql.js';
 import type { DataSource } from 'typeorm';
 import type { Db } from '../db/index.js';
+import { deleteInChunks } from '../db/purge.js';
 import type { ScopeRef } from './common.js';
 
 type Row = Record<string, unknown>;
@@ -224,5 +225,23 @@ export class ScopedAgentGrants {
       'UPDATE agent_grant_tokens SET revoked_at = ? WHERE tenant_id = ? AND jti = ? AND revoked_at IS NULL',
       [now, this.s.tenantId, jti],
     );
+  }
+}
+
+/**
+ * Deletes agent grant token records of every tenant once their token has expired (the
+ * auth-purge job): an expired token introspects inactive anyway, so there is nothing left to revoke.
+ */
+export class AgentGrantTokenHousekeeping {
+  constructor(private readonly db: Db) {}
+
+  expired(before: number, signal?: AbortSignal): Promise<number> {
+    return deleteInChunks(this.db, {
+      table: 'agent_grant_tokens',
+      key: 'jti',
+      where: 'expires_at < ?',
+      params: [before],
+      signal,
+    });
   }
 }

@@ -66,3 +66,4 @@ export {
   type UpstreamLoginStateRow,
 } from './upstream-idps.js';
 export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';
+export { AgentGrantTokenHousekeeping } from './agent-grants.js';

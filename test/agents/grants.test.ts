@@ -14,6 +14,7 @@ import { agentSetup, agentToken, call, DAY, grantBody, waitFor, type AgentSetup 
 import { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { Outbox } from '../../shared/services/outbox.js';
 import { TEST_SECRET_KEY } from '../helpers/db.js';
+import { purgeAuth } from '../../daemon/jobs/auth-purge.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -233,4 +234,27 @@ test.serial('atomic: a failure injected right after the generation bump leaves n
   }
   t.deepEqual(await snapshot(id), before);
   t.is((await grantRow(id)).generation, 1);
+});
+
+test.serial('auth purge deletes the records of expired agent grant tokens only', async (t) => {
+  const now = Date.now();
+  const ins =
+    'INSERT INTO agent_grant_tokens (tenant_id, jti, grant_id, generation, expires_at, created_at, revoked_at) ' +
+    'VALUES (?, ?, ?, 1, ?, ?, NULL)';
+  await sql(db.url, db.dir, ins, [s.tenantId, 'jti_purge_old', 'aag_x', now - 1000, now - 2000]);
+  await sql(db.url, db.dir, ins, [s.tenantId, 'jti_purge_live', 'aag_x', now + 600_000, now]);
+  const { ds } = await openServices(db.url, db.dir);
+  try {
+    const counts = await purgeAuth(ds, undefined, now);
+    t.true(counts.agent_grant_tokens >= 1);
+  } finally {
+    await ds.destroy();
+  }
+  const left = (await sql(db.url, db.dir, "SELECT jti FROM agent_grant_tokens WHERE grant_id = 'aag_x'")) as {
+    jti: string;
+  }[];
+  t.deepEqual(
+    left.map((r) => r.jti),
+    ['jti_purge_live'],
+  );
 });
