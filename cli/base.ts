@@ -27,6 +27,7 @@ import { RecoveryService } from '../shared/services/recovery/index.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
+import { AgentGrantService } from '../shared/services/agents/grants.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import { fieldMappingServices, type FieldMappingServices } from '../shared/services/federation/index.js';
 import {
@@ -155,6 +156,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Custom claim schemas and users' values (docs/claims.md). */
   protected customClaims(): CustomClaimsService {
     return new CustomClaimsService(this.ds);
+  }
+
+  /** Agent grants (docs/agents.md); a PATCH's revocation entry is delivered by a daemon's job. */
+  protected agentGrants(): AgentGrantService {
+    return new AgentGrantService(this.ds, this.outbox());
   }
 
   protected keyService(): KeyService {

@@ -27,6 +27,7 @@ import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
+import { agentRoutes } from './routes/admin/agents.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
@@ -131,6 +132,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     identityProviderRoutes(deps, api),
     pluginRoutes(deps, api),
     approvalRoutes(deps, api),
+    agentRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),

@@ -29,6 +29,8 @@ import type { FieldMappingServices } from '../shared/services/federation/index.j
 import type { ExternalTokenRefreshSettingsService } from '../shared/services/external-token-refresh/config.js';
 import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/upstream-idp/index.js';
 import type { PluginService } from '../shared/services/plugins/index.js';
+import type { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
+import type { AgentGrantService } from '../shared/services/agents/grants.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -81,6 +83,10 @@ export interface AppDeps {
   relationships: RelationshipService;
   /** Approval requests, their steps, grants and approver notifications. */
   approvals: ApprovalService;
+  /** Agent grants (docs/agents.md): create, show, PATCH, tokens bound to a grant. */
+  agentGrants: AgentGrantService;
+  /** The agent-safe client metadata update. */
+  agentClientMetadata: AgentClientMetadataService;
 }
 
 /** What our middleware puts on ctx.state. */

@@ -41,6 +41,8 @@ import {
   ExternalTokenRefreshSettingsService,
 } from '../shared/services/external-token-refresh/index.js';
 import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
+import { AgentGrantService } from '../shared/services/agents/grants.js';
+import { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { fieldMappingServices } from '../shared/services/federation/index.js';
 import { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
@@ -233,6 +235,8 @@ async function main(): Promise<void> {
     plugins,
     relationships: new RelationshipService(ds),
     approvals: new ApprovalService(ds, outbox),
+    agentGrants: new AgentGrantService(ds, outbox),
+    agentClientMetadata: new AgentClientMetadataService(ds),
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -307,6 +311,7 @@ async function main(): Promise<void> {
       holder: holderName('daemon'),
     }),
     approvalExpiry: new ApprovalService(jobsDs, outbox),
+    agentGrants: deps.agentGrants,
   });
 
   let stopping = false;

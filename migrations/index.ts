@@ -24,6 +24,7 @@ import { ExternalTokenRefresh1763769600019 } from './0019-external-token-refresh
 import { Federation1763769600020 } from './0020-federation.js';
 import { FederationEntities1763769600021 } from './0021-federation-entities.js';
 import { Approvals1763769600022 } from './0022-approvals.js';
+import { AgentGrants1763769600023 } from './0023-agent-grants.js';
 
 export const migrations = [
   Core1763769600001,
@@ -48,4 +49,5 @@ export const migrations = [
   Federation1763769600020,
   FederationEntities1763769600021,
   Approvals1763769600022,
+  AgentGrants1763769600023,
 ];

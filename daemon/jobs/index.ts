@@ -16,6 +16,7 @@
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
  * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML federation trust sources (each row leased) |
  * | `approval-expiry` | every 15 s                | 1 min | expires approval requests with a step past its deadline |
+ * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes superseded agent grant token families |
  */
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
@@ -25,6 +26,8 @@ import { MAIL_OUTBOX_JOB, MailDeliverer, mailOutboxJob, type MailOutboxOptions }
 import { outboxPurgeJob } from './outbox-purge.js';
 import { authPurgeJob } from './auth-purge.js';
 import { Scheduler } from './scheduler.js';
+import { AGENT_GRANT_REVOCATION_JOB, agentGrantRevocationJob } from './agent-grants.js';
+import type { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { dataExportJob, dataExportPurgeJob } from './data-export.js';
 import { idempotencyPurgeJob } from './idempotency-purge.js';
 import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
@@ -69,6 +72,8 @@ export interface JobDeps {
   federationPoller?: MetadataPoller;
   /** Approval requests on the jobs DataSource: the expiry job closes overdue ones. */
   approvalExpiry?: Pick<ApprovalService, 'expireDue'>;
+  /** Agent grants: the revocation outbox entries' deliverer (its jobs run on `ds`). */
+  agentGrants?: AgentGrantService;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
@@ -108,6 +113,11 @@ export function startJobs(deps: JobDeps): Jobs {
       service.onKick(() => void scheduler.trigger(PLUGIN_PROVISIONING_JOB)),
     );
   }
+  if (deps.agentGrants) {
+    scheduler.register(agentGrantRevocationJob(deps.agentGrants, deps.ds, scheduler.holder));
+    // A PATCH that committed a revocation entry has it delivered now, not at the next tick.
+    unsubscribePlugins.push(deps.outbox.onKick(() => void scheduler.trigger(AGENT_GRANT_REVOCATION_JOB)));
+  }
   // A commit that enqueued mail wakes the deliverer now instead of at the next tick: a drain
   // under way takes it in its next claim, otherwise the job starts one.
   const unsubscribe = deps.outbox.onKick(() => {
@@ -119,6 +129,7 @@ export function startJobs(deps: JobDeps): Jobs {
   if (deps.provisioning) void scheduler.trigger(PROVISIONING_JOB);
   // A rename a stopped daemon left behind resumes from its checkpoint at start.
   if (deps.claimRename) void scheduler.trigger(CLAIM_RENAME_JOB);
+  if (deps.agentGrants) void scheduler.trigger(AGENT_GRANT_REVOCATION_JOB);
   if (deps.plugins) {
     void scheduler.trigger(AUDIT_WEBHOOK_JOB);
     void scheduler.trigger(PLUGIN_PROVISIONING_JOB);

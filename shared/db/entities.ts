@@ -82,6 +82,10 @@ export interface Client {
   allowed_origins: string[];
   /** An https URL of the client's logo (OIDC Dynamic Client Registration §2), or null. */
   logo_uri: string | null;
+  /** A human-readable description (agent-writable metadata, docs/agents.md); null when none. */
+  description?: string | null;
+  /** The client's home page, an https URL (OIDC Dynamic Client Registration §2 `client_uri`), or null. */
+  client_uri?: string | null;
   /** The one client authentication method it uses at /token, /revoke and /introspect (docs/oauth.md). */
   token_endpoint_auth_method: TokenEndpointAuthMethod;
   /** private_key_jwt: its public keys (a JWK Set), or null when they are at `jwks_uri`. */
@@ -115,6 +119,8 @@ export const ClientEntity = new EntitySchema<Client>({
     strict_introspection: { type: 'integer', transformer: boolInt },
     allowed_origins: { type: 'text', nullable: true, transformer: jsonListOrEmpty },
     logo_uri: { type: 'varchar', length: 2048, nullable: true },
+    description: { type: 'varchar', length: 1000, nullable: true },
+    client_uri: { type: 'varchar', length: 2048, nullable: true },
     token_endpoint_auth_method: { type: 'varchar', length: 32 },
     jwks: {
       type: 'text',

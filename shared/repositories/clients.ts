@@ -25,6 +25,19 @@ export class ScopedClients {
       skip: page.offset ?? 0,
     });
   }
+  /** Writes the agent-writable metadata (docs/agents.md); 1 when the row was this tenant's. */
+  updateMetadata(
+    id: string,
+    m: { name: string; description: string | null; logo_uri: string | null; client_uri: string | null },
+    now: number,
+  ): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE clients SET name = ?, description = ?, logo_uri = ?, client_uri = ?, updated_at = ?
+        WHERE tenant_id = ? AND id = ?`,
+      [m.name, m.description, m.logo_uri, m.client_uri, now, this.s.tenantId, id],
+    );
+  }
   async insert(c: Omit<Client, 'tenant_id'>): Promise<Client> {
     const { id, ...rest } = c;
     const row = { id, tenant_id: this.s.tenantId, ...rest };

@@ -75,3 +75,5 @@ export {
   type UpstreamLinkState,
   type UpstreamLoginStateRow,
 } from './upstream-idps.js';
+export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';
+export { AgentGrantTokenHousekeeping } from './agent-grants.js';

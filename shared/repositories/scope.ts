@@ -13,6 +13,7 @@
  */
 import type { Db, Tx } from '../db/index.js';
 import { ScopedApprovals, ScopedRelationships } from './approvals.js';
+import { ScopedAgentGrants } from './agent-grants.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
@@ -65,6 +66,7 @@ export class TenantScope implements ScopeRef {
   #federationEntities?: ScopedFederationEntities;
   #relationships?: ScopedRelationships;
   #approvals?: ScopedApprovals;
+  #agentGrants?: ScopedAgentGrants;
 
   constructor(
     readonly db: Db,
@@ -185,5 +187,9 @@ export class TenantScope implements ScopeRef {
   /** Approval requests with their steps, grants and notification attempts. */
   get approvals(): ScopedApprovals {
     return (this.#approvals ??= new ScopedApprovals(this));
+  }
+  /** Agent grants, their consent versions and the tokens issued under them (docs/agents.md). */
+  get agentGrants(): ScopedAgentGrants {
+    return (this.#agentGrants ??= new ScopedAgentGrants(this));
   }
 }

@@ -676,6 +676,46 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     );
   },
 
+  async agentGrants({ t, scopeA, scopeB }) {
+    const now = Date.now();
+    const row = {
+      id: `aag_iso_${now}`,
+      client_id: 'agent-b',
+      grantor_user_id: 'usr_b',
+      delegator_user_id: null,
+      machine_principal_id: null,
+      authorization_details: [{ type: 'docs', actions: ['read'] }],
+      purpose: null,
+      expires_at: now + 60_000,
+      status: 'active' as const,
+      generation: 1,
+      consent_version: 1,
+      immutable_terms: { task_set: null, scope_policy: null, resolved_tools: null, permissions: null, scopes: [] },
+      ceilings: { updater: { docs: ['*'] }, grantor: { docs: ['*'] } },
+      created_at: now,
+      updated_at: now,
+    };
+    await scopeB.agentGrants.insert(row);
+    await scopeB.agentGrants.insertConsent(row.id, 1, now);
+    await scopeB.agentGrants.insertToken(
+      { jti: `jti_iso_${now}`, grantId: row.id, generation: 1, expiresAt: now + 60_000 },
+      now,
+    );
+    const a = scopeA.agentGrants;
+    t.is(await a.get(row.id), undefined);
+    t.false(await a.hasLiveConsent(row.id, 1));
+    t.deepEqual(await a.consents(row.id), []);
+    t.is(await a.bump(row.id, 1, { authorization_details: [], purpose: 'x', expires_at: now }, now), 0);
+    t.is(await a.revokeConsentsBelow(row.id, 5, now), 0);
+    t.is(await a.countLiveBelow(row.id, 5, now), 0);
+    t.deepEqual(await a.liveBelow(row.id, 5), []);
+    await a.revokeToken(`jti_iso_${now}`, now + 60_000, now);
+    const b = scopeB.agentGrants;
+    t.is((await b.get(row.id))!.generation, 1);
+    t.true(await b.hasLiveConsent(row.id, 1));
+    t.is(await b.countLiveBelow(row.id, 5, now), 1, "A's revocation did not touch B's token family");
+  },
+
   async consents(w) {
     const { t, scopeA, scopeB } = w;
     const { user, client, consent } = await signedInB(w);

@@ -5,6 +5,7 @@ import { z } from 'zod';
 import { sessionSid } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import {
+  InvalidGrant,
   InvalidRequest,
   InvalidScope,
   InvalidTarget,
@@ -74,6 +75,12 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     const unknown = resource.filter((r) => !client.audiences.includes(r));
     if (unknown.length) throw new InvalidTarget(`Resource not allowed for this client: ${unknown.join(' ')}`);
     const audience = resource.length ? resource : client.audiences.length ? client.audiences : [deps.config.issuer];
+    // An agent acting under an agent grant names it (docs/agents.md, "Tokens"): the token carries
+    // the grant id and generation and is recorded as one of the grant's token families.
+    const grantId = single(body, 'agent_grant_id');
+    const bound =
+      grantId === undefined ? undefined : await deps.agentGrants.bindToken(client.tenant_id, client.client_id, grantId);
+    if (bound && !bound.ok) throw new InvalidGrant(bound.reason);
     const issued = await deps.tokens.issueAccessToken({
       sub: client.client_id,
       clientId: client.client_id,
@@ -81,7 +88,15 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       scope: granted,
       audience: audience.includes(deps.config.issuer) ? audience : [...audience, deps.config.issuer],
       ttlSeconds: ACCESS_TOKEN_TTL_S,
+      ...(bound?.ok ? { extra: bound.claims } : {}),
     });
+    if (bound?.ok)
+      await deps.agentGrants.recordToken(client.tenant_id, {
+        jti: issued.jti,
+        grantId: grantId!,
+        generation: bound.generation,
+        expiresAt: (issued.claims.exp ?? 0) * 1000,
+      });
     ctx.set('Pragma', 'no-cache');
     ctx.body = {
       access_token: issued.token,

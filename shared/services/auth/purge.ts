@@ -15,6 +15,7 @@
  */
 import type { Database } from '../../db/index.js';
 import {
+  AgentGrantTokenHousekeeping,
   LoginHousekeeping,
   RateLimitHousekeeping,
   TokenHousekeeping,
@@ -42,6 +43,7 @@ export async function purgeExpiredAuth(
     ['auth_codes', () => login.authCodes(now - DAY, signal)],
     ['refresh_tokens', () => tokens.refreshTokens(now, signal)],
     ['revoked_access_tokens', () => tokens.revokedAccessTokens(now, signal)],
+    ['agent_grant_tokens', () => new AgentGrantTokenHousekeeping(db).expired(now, signal)],
     ['sessions', () => login.sessions(now - 30 * DAY, signal)],
     ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
     ['upstream_login_states', () => new UpstreamLoginStateHousekeeping(db).expired(now, signal)],

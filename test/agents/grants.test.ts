@@ -1,0 +1,260 @@
+/**
+ * Agent grants: POST, GET, PATCH per the interface (bounds, immutable fields, the four
+ * ceilings), the one-transaction effects (generation, consent, revocation outbox entry,
+ * audit), tokens bound to a grant, and the outbox job revoking the older generation's token
+ * families so introspection answers active: false. A refused PATCH changes nothing.
+ */
+import test from 'ava';
+import { decodeJwt } from 'jose';
+import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { clientCredentialsToken, introspectAs, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { sql } from '../helpers/oauth.js';
+import { agentSetup, agentToken, call, DAY, grantBody, waitFor, type AgentSetup } from '../helpers/agents.js';
+import { AgentGrantService } from '../../shared/services/agents/grants.js';
+import { Outbox } from '../../shared/services/outbox.js';
+import { TEST_SECRET_KEY } from '../helpers/db.js';
+import { purgeAuth } from '../../daemon/jobs/auth-purge.js';
+
+let db: TestDb;
+let d: Daemon;
+let s: Seeded;
+let a: AgentSetup;
+let admin: string;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  s = await seed(db.url, db.dir);
+  a = await agentSetup(db.url, db.dir, s.tenantId);
+  d = await startDaemon(db.url, db.dir);
+  admin = await clientCredentialsToken(d.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
+});
+test.after.always(async () => {
+  await d?.stop();
+  await db?.drop();
+});
+
+const create = async (extra: Record<string, unknown> = {}) => {
+  const r = await call(d.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a, extra));
+  if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
+  return r.body.grant_id as string;
+};
+const patch = (id: string, body: unknown) => call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, admin, body);
+const grantRow = async (id: string) =>
+  ((await sql(db.url, db.dir, 'SELECT * FROM agent_grants WHERE id = ?', [id])) as Record<string, unknown>[])[0];
+const rows = async (query: string, params: unknown[] = []) => (await sql(db.url, db.dir, query, params)) as unknown[];
+const snapshot = async (id: string) => ({
+  grant: await grantRow(id),
+  consents: await rows('SELECT * FROM agent_grant_consents WHERE grant_id = ? ORDER BY consent_version', [id]),
+  outbox: await rows("SELECT id FROM outbox WHERE kind = 'agent_grant.revoke_families'"),
+  audit: await rows("SELECT id FROM audit_events WHERE action = 'agent_grant.update' AND target_id = ?", [id]),
+});
+
+test.serial('create and show: aag_ id, generation 1, consent_version 1, immutable terms kept', async (t) => {
+  const r = await call(d.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a));
+  t.is(r.status, 201);
+  t.regex(r.body.grant_id, /^aag_/);
+  t.like(r.body, { status: 'active', generation: 1, consent_version: 1, consent_required: false, scopes: ['tools'] });
+  const g = await call(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`, admin);
+  t.is(g.status, 200);
+  t.deepEqual(g.body.authorization_details, [{ type: 'docs', actions: ['read'] }]);
+  t.deepEqual(g.body.task_set, ['summarise']);
+  t.is((await call(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`, undefined)).status, 401);
+  t.is((await call(d.url, 'GET', '/api/admin/agent-grants/aag_unknown', admin)).status, 404);
+  t.is((await call(d.url, 'GET', '/api/admin/agent-grants/grant_1', admin)).status, 400);
+  // Creation is held to the ceilings too.
+  const over = await call(
+    d.url,
+    'POST',
+    '/api/admin/agent-grants',
+    admin,
+    grantBody(a, {
+      authorization_details: [{ type: 'payments', actions: ['pay'] }],
+    }),
+  );
+  t.is(over.status, 403);
+  t.is(over.body.error, 'updater_ceiling_exceeded');
+});
+
+test.serial('PATCH bounds and immutable fields: 400 naming the field, nothing changed', async (t) => {
+  const id = await create();
+  const before = await snapshot(id);
+  const detail = { type: 'docs', actions: ['read'] };
+  const cases: [unknown, number, string | RegExp][] = [
+    [{}, 400, /at least one/],
+    [{ authorization_details: Array.from({ length: 21 }, () => detail) }, 400, /at most 20/],
+    [{ authorization_details: [] }, 400, /authorization_details/],
+    [{ authorization_details: [{ actions: ['read'] }] }, 400, /authorization_details\.0\.type/],
+    [{ authorization_details: ['docs'] }, 400, /authorization_details\.0/],
+    [{ purpose: 'p'.repeat(501) }, 400, /purpose: must be at most 500/],
+    [{ purpose: 5 }, 400, /purpose/],
+    [{ expires_at: Date.now() + 91 * DAY }, 400, /expires_at: must be at most 90 days/],
+    [{ expires_at: Date.now() - 1000 }, 400, /expires_at: must be in the future/],
+    [{ expires_at: 'tomorrow' }, 400, /expires_at/],
+  ];
+  for (const [body, status, re] of cases) {
+    const r = await patch(id, body);
+    t.is(r.status, status, JSON.stringify(body).slice(0, 60));
+    t.regex(String(r.body.message), re as RegExp);
+  }
+  const far = await patch(id, { expires_at: Date.now() + 91 * DAY });
+  t.is(far.body.error, 'expires_at_too_far');
+  for (const k of ['task_set', 'scope_policy', 'resolved_tools', 'permissions', 'scopes']) {
+    const r = await patch(id, { purpose: 'x', [k]: ['changed'] });
+    t.is(r.status, 400, k);
+    t.is(r.body.error, 'immutable_field', k);
+    t.true(String(r.body.message).includes(`body.${k}`), k);
+  }
+  const badId = await patch('grant_1', { purpose: 'x' });
+  t.is(badId.status, 400);
+  t.is((await patch('aag_doesnotexist', { purpose: 'x' })).status, 404);
+  t.is((await call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, undefined, { purpose: 'x' })).status, 401);
+  t.deepEqual(await snapshot(id), before, 'no refused PATCH changed anything');
+  // The limits themselves pass.
+  const ok = await patch(id, {
+    authorization_details: Array.from({ length: 20 }, () => detail),
+    purpose: 'p'.repeat(500),
+    expires_at: Date.now() + 90 * DAY - 60_000,
+  });
+  t.is(ok.status, 200);
+});
+
+test.serial('each ceiling refuses what exceeds it with its own code, and nothing changes', async (t) => {
+  const id = await create();
+  const before = await snapshot(id);
+  const cases: [Record<string, unknown>[], string][] = [
+    [[{ type: 'payments', actions: ['pay'] }], 'updater_ceiling_exceeded'],
+    [[{ type: 'calendar', actions: ['write'] }], 'updater_ceiling_exceeded'],
+    [[{ type: 'mail', actions: ['read'] }], 'grantor_ceiling_exceeded'],
+    [[{ type: 'docs' }], 'grantor_ceiling_exceeded'],
+    [[{ type: 'calendar', actions: ['read'] }], 'machine_principal_ceiling_exceeded'],
+  ];
+  for (const [details, code] of cases) {
+    const r = await patch(id, { authorization_details: details });
+    t.is(r.status, 403, code);
+    t.is(r.body.error, code);
+  }
+  // A delegator narrower than the grantor: a grant with its own ceilings.
+  const narrow = await create({
+    ceilings: {
+      updater: { docs: ['*'] },
+      grantor: { docs: ['read', 'write'] },
+      delegator: { docs: ['read'] },
+      machine_principal: { docs: ['read', 'write'] },
+    },
+  });
+  const del = await patch(narrow, { authorization_details: [{ type: 'docs', actions: ['write'] }] });
+  t.is(del.status, 403);
+  t.is(del.body.error, 'delegator_ceiling_exceeded');
+  t.deepEqual(await snapshot(id), before);
+});
+
+test.serial(
+  'PATCH: generation and consent raised, prior consent revoked, outbox entry, audit; old tokens inactive after the job',
+  async (t) => {
+    const id = await create();
+    const tok = await agentToken(d.url, a.agent, id);
+    t.is(tok.status, 200);
+    const claims = decodeJwt(String(tok.body.access_token));
+    t.is(claims.agent_grant_id, id);
+    t.is(claims.agent_grant_gen, 1);
+    const tok2 = await agentToken(d.url, a.agent, id);
+    const before = await introspectAs(d.url, a.agent, String(tok.body.access_token));
+    t.true(before.body.active, JSON.stringify(before.body));
+    // Another client cannot use the grant.
+    const foreign = await agentToken(d.url, a.machine, id);
+    t.is(foreign.status, 400);
+    t.is(foreign.body.error, 'invalid_grant');
+
+    const r = await patch(id, { purpose: 'recertified', expires_at: Date.now() + 60 * DAY });
+    t.is(r.status, 200);
+    t.deepEqual(Object.keys(r.body).sort(), [
+      'consent_required',
+      'consent_version',
+      'generation',
+      'grant_id',
+      'revocation_outbox_id',
+      'status',
+      'token_families_pending_revocation',
+    ]);
+    t.like(r.body, { grant_id: id, status: 'active', generation: 2, consent_version: 2, consent_required: true });
+    t.is(r.body.token_families_pending_revocation, 2);
+    t.regex(r.body.revocation_outbox_id, /^obx_/);
+    const snap = await snapshot(id);
+    t.is(snap.audit.length, 1);
+    const consents = snap.consents as { consent_version: number; revoked_at: unknown }[];
+    t.is(consents.length, 1);
+    t.not(consents[0].revoked_at, null, 'the prior consent is revoked');
+
+    // The job delivers the entry (kicked by the commit): both old tokens introspect false,
+    // through the introspection cache.
+    t.true(
+      await waitFor(async () => {
+        const rows = (await sql(db.url, db.dir, 'SELECT status FROM outbox WHERE id = ?', [
+          r.body.revocation_outbox_id,
+        ])) as { status: string }[];
+        return rows[0]?.status === 'delivered';
+      }, 15_000),
+    );
+    for (const tk of [tok, tok2]) {
+      const after = await introspectAs(d.url, a.agent, String(tk.body.access_token));
+      t.false(after.body.active);
+    }
+    // New tokens need the renewed consent; then they carry generation 2.
+    const refused = await agentToken(d.url, a.agent, id);
+    t.is(refused.status, 400);
+    t.regex(String(refused.body.error_description), /consent/);
+    const renewed = await call(d.url, 'POST', `/api/admin/agent-grants/${id}/consent`, admin);
+    t.is(renewed.status, 200);
+    t.false(renewed.body.consent_required);
+    const fresh = await agentToken(d.url, a.agent, id);
+    t.is(fresh.status, 200);
+    t.is(decodeJwt(String(fresh.body.access_token)).agent_grant_gen, 2);
+    t.true((await introspectAs(d.url, a.agent, String(fresh.body.access_token))).body.active);
+  },
+);
+
+test.serial('atomic: a failure injected right after the generation bump leaves nothing changed', async (t) => {
+  const id = await create();
+  const before = await snapshot(id);
+  const { ds } = await openServices(db.url, db.dir);
+  try {
+    const service = new AgentGrantService(ds, new Outbox(ds, TEST_SECRET_KEY), { failAfter: 'agent_grant_generation' });
+    await t.throwsAsync(
+      service.update(
+        s.tenantId,
+        id,
+        { purpose: 'changed', expires_at: Date.now() + 10 * DAY },
+        { type: 'cli', id: 't' },
+      ),
+      { message: /injected failure after agent_grant_generation/ },
+    );
+  } finally {
+    await ds.destroy();
+  }
+  t.deepEqual(await snapshot(id), before);
+  t.is((await grantRow(id)).generation, 1);
+});
+
+test.serial('auth purge deletes the records of expired agent grant tokens only', async (t) => {
+  const now = Date.now();
+  const ins =
+    'INSERT INTO agent_grant_tokens (tenant_id, jti, grant_id, generation, expires_at, created_at, revoked_at) ' +
+    'VALUES (?, ?, ?, 1, ?, ?, NULL)';
+  await sql(db.url, db.dir, ins, [s.tenantId, 'jti_purge_old', 'aag_x', now - 1000, now - 2000]);
+  await sql(db.url, db.dir, ins, [s.tenantId, 'jti_purge_live', 'aag_x', now + 600_000, now]);
+  const { ds } = await openServices(db.url, db.dir);
+  try {
+    const counts = await purgeAuth(ds, undefined, now);
+    t.true(counts.agent_grant_tokens >= 1);
+  } finally {
+    await ds.destroy();
+  }
+  const left = (await sql(db.url, db.dir, "SELECT jti FROM agent_grant_tokens WHERE grant_id = 'aag_x'")) as {
+    jti: string;
+  }[];
+  t.deepEqual(
+    left.map((r) => r.jti),
+    ['jti_purge_live'],
+  );
+});

@@ -1,0 +1,119 @@
+/** Agent grants and agent-write metadata over HTTP, and a tenant set up for them. */
+import { clientCredentialsToken, openServices } from './seed.js';
+
+export interface Answer {
+  status: number;
+  body: Record<string, any>;
+}
+
+export async function call(
+  baseUrl: string,
+  method: string,
+  path: string,
+  token: string | undefined,
+  body?: unknown,
+): Promise<Answer> {
+  const headers: Record<string, string> = {};
+  if (token) headers.authorization = `Bearer ${token}`;
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
+  });
+  const text = await res.text();
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+}
+
+export interface AgentSetup {
+  agent: { clientId: string; secret: string };
+  machine: { clientId: string; secret: string };
+  grantor: string;
+  delegator: string;
+}
+
+/** An agent client (client_credentials), a machine-principal client and two users. */
+export async function agentSetup(url: string, dir: string, tenantId: string): Promise<AgentSetup> {
+  const { ds, directory } = await openServices(url, dir);
+  try {
+    const actor = { type: 'system' as const, id: 'test' };
+    const agent = await directory.createClient(
+      tenantId,
+      { name: 'agent', grant_types: ['client_credentials'], scopes: ['tools'] },
+      actor,
+    );
+    const machine = await directory.createClient(
+      tenantId,
+      { name: 'machine', grant_types: ['client_credentials'], scopes: ['tools'] },
+      actor,
+    );
+    const grantor = await directory.createUser(tenantId, { email: `g-${Date.now()}@example.test`, name: 'G' }, actor);
+    const delegator = await directory.createUser(tenantId, { email: `d-${Date.now()}@example.test`, name: 'D' }, actor);
+    return {
+      agent: { clientId: agent.client.client_id, secret: agent.client_secret! },
+      machine: { clientId: machine.client.client_id, secret: machine.client_secret! },
+      grantor: grantor.id,
+      delegator: delegator.id,
+    };
+  } finally {
+    await ds.destroy();
+  }
+}
+
+export const DAY = 24 * 3600 * 1000;
+
+/** A grant body within every ceiling: `docs` read/write; ceilings allow `docs` and `mail`. */
+export function grantBody(s: AgentSetup, extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    client_id: s.agent.clientId,
+    grantor_user_id: s.grantor,
+    delegator_user_id: s.delegator,
+    machine_principal_id: s.machine.clientId,
+    authorization_details: [{ type: 'docs', actions: ['read'] }],
+    purpose: 'summarise documents',
+    expires_at: Date.now() + 30 * DAY,
+    task_set: ['summarise'],
+    scope_policy: { mode: 'least' },
+    resolved_tools: ['docs.search'],
+    permissions: ['docs:read'],
+    scopes: ['tools'],
+    ceilings: {
+      updater: { docs: ['*'], mail: ['*'], calendar: ['read'] },
+      grantor: { docs: ['read', 'write'], mail: ['send'], calendar: ['read'] },
+      delegator: { docs: ['read', 'write'], mail: ['send', 'read'], calendar: ['read'] },
+      machine_principal: { docs: ['read', 'write'], mail: ['send'] },
+    },
+    ...extra,
+  };
+}
+
+/** A client_credentials token bound to an agent grant, or the error answer. */
+export async function agentToken(
+  baseUrl: string,
+  agent: { clientId: string; secret: string },
+  grantId: string,
+): Promise<Answer> {
+  const res = await fetch(`${baseUrl}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization:
+        'Basic ' +
+        Buffer.from(`${encodeURIComponent(agent.clientId)}:${encodeURIComponent(agent.secret)}`).toString('base64'),
+    },
+    body: new URLSearchParams({ grant_type: 'client_credentials', agent_grant_id: grantId }),
+  });
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+}
+
+export { clientCredentialsToken };
+
+/** Polls an async condition until it holds or `timeoutMs` passes; returns whether it held. */
+export async function waitFor(pred: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
+  const end = Date.now() + timeoutMs;
+  while (Date.now() < end) {
+    if (await pred()) return true;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+  return pred();
+}
