@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import {
   AgentClientMetadataInput,
   AgentClientMetadataResult,
@@ -10,18 +9,11 @@ import {
   CreateAgentGrantInput,
   PatchAgentGrantInput,
 } from '../../../shared/schemas/agents.js';
-import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
-
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
+import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
 /**
  * Agent grants (create, show, PATCH, consent renewal) and the agent-safe client metadata PUT
@@ -31,11 +23,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
   const tags = ['admin: agents'];
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
   const e400 = { description: 'invalid input; the message names the field', schema: ErrorObject };
   const e404 = { description: 'no such grant, client or user in the tenant', schema: ErrorObject };
 

@@ -1,6 +1,5 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { tenantId } from '../../../shared/schemas/common.js';
 import {
   APPROVAL_STATUSES,
   APPROVALS_DEFAULT_LIMIT,
@@ -18,13 +17,8 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
 const RelationshipsQuery = TenantQuery.extend({
   direction: z
     .enum(['incoming', 'outgoing'])
@@ -70,12 +64,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
   const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
   const { relationships, approvals } = deps;
 
-  /** Before any lookup: another tenant's admin learns nothing, not even whether it exists. */
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
 
   let tags = ['admin: relationships'];
   api.add(

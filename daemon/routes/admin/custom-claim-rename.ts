@@ -1,18 +1,12 @@
 import Router from '@koa/router';
 import { z } from 'zod';
-import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { RenameInput, RenameResult } from '../../../shared/services/claim-rename.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant of the schema; default the token's own tenant. Another tenant needs iam.platform."),
-});
 const SchemaParam = z.strictObject({
   id: z.string().min(1).max(64).describe('The custom claim schema id'),
 });
@@ -29,12 +23,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
   const tags = ['admin: custom claims'];
   const path = '/api/admin/custom-claims/:id/rename';
 
-  /** Before any lookup: another tenant's admin learns nothing, not even whether the schema exists. */
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
 
   api.add(
     router,

@@ -11,13 +11,8 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf, queryTenant, requireTenantAccess, TenantQuery } from './directory.js';
 
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
 const IdParam = z.strictObject({ id: z.string().min(1).max(40) });
 const UserParams = z.strictObject({ tenantId, id: z.string().min(1).max(40) });
 const SchemaList = z.object({ schemas: z.array(CustomClaimSchemaRecord) });
@@ -45,12 +40,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const tags = ['admin: custom claims'];
   const base = '/api/admin/custom-claims';
 
-  /** Before any lookup: another tenant's admin learns nothing, not even whether it exists. */
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
 
   api.add(
     router,

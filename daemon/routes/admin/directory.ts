@@ -33,6 +33,27 @@ export function requireTenantAccess(ctx: Ctx, id: string): void {
   throw new ApiError(403, 'tenant_forbidden', 'This token is confined to another tenant.');
 }
 
+/**
+ * The query of the admin endpoints that name no tenant in their path (settings, custom claims,
+ * field mapping, approvals, agent grants): they act on the token's own tenant, or on
+ * `?tenant_id=` for a platform admin.
+ */
+export const TenantQuery = z.strictObject({
+  tenant_id: tenantId
+    .optional()
+    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
+});
+
+/**
+ * The tenant such an endpoint acts on (TenantQuery), checked before any lookup: another
+ * tenant's admin learns nothing, not even whether the thing asked for exists.
+ */
+export function queryTenant(ctx: Ctx): string {
+  const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
+  requireTenantAccess(ctx, id);
+  return id;
+}
+
 export const actorOf = (ctx: Ctx): Actor => ({
   type: 'client',
   id: String(ctx.state.auth?.client_id ?? 'unknown'),

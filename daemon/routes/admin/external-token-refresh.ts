@@ -1,18 +1,11 @@
 import Router from '@koa/router';
-import { z } from 'zod';
-import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { ExternalTokenRefreshResult } from '../../../shared/services/external-token-refresh/config.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
 const errors = {
   400: {
     description: 'a field out of its bounds or of the wrong type; the message names it (e.g. body.batchSize)',
@@ -34,12 +27,7 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
   const tags = ['admin: settings'];
   const path = '/api/admin/external-token-refresh/config';
 
-  /** Before any lookup: another tenant's admin learns nothing, not even whether it exists. */
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
 
   api.add(
     router,

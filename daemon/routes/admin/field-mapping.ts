@@ -1,7 +1,6 @@
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
-import { tenantId } from '../../../shared/schemas/common.js';
 import {
   FieldMappingSetInput,
   FieldMappingSetUpdateInput,
@@ -23,13 +22,8 @@ import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotency } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
-const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
 const Paging = TenantQuery.extend({
   limit: z.coerce.number().int().min(1).max(500).optional().describe('at most this many (default 100, at most 500)'),
   offset: z.coerce.number().int().min(0).optional(),
@@ -91,12 +85,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const base = '/api/admin/field-mapping';
   const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
 
-  /** Before any lookup: another tenant's admin learns nothing, not even whether it exists. */
-  const target = (ctx: Parameters<typeof requireTenantAccess>[0]): string => {
-    const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-    requireTenantAccess(ctx, id);
-    return id;
-  };
+  const target = queryTenant;
 
   // ---- source profiles ----------------------------------------------------------------------
   let tags = ['admin: field mapping'];
