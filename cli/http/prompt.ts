@@ -52,3 +52,15 @@ export function readHidden(prompt: string): Promise<string | undefined> {
     stdin.on('data', onData);
   });
 }
+
+/**
+ * All of stdin, without the final line ending (`printf %s "$SECRET" | …` and `echo` both work):
+ * how a secret is handed to a command without it appearing in argv or the shell history.
+ */
+export async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = [];
+  for await (const c of process.stdin) chunks.push(c as Buffer);
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '');
+}

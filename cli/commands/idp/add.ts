@@ -1,16 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, CliFailure } from '../../base.js';
 import { fields, list, time } from '../../format.js';
-import { readHidden } from '../../http/prompt.js';
-
-/** All of stdin, without the final line ending (`printf %s "$SECRET" | …` and `echo` both work). */
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-}
+import { readHidden, readStdin } from '../../http/prompt.js';
 
 export default class IdpAdd extends BaseCommand<typeof IdpAdd> {
   static override summary = "Register an upstream OpenID provider the tenant's users may sign in through.";

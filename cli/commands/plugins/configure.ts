@@ -1,16 +1,8 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand, CliFailure } from '../../base.js';
 import type { PluginStateResult } from '../../../shared/services/plugins/index.js';
+import { readStdin } from '../../http/prompt.js';
 import { describeState, scopeFlags } from '../../plugins.js';
-
-/** Reads all of stdin (a secret piped in, never typed on the command line). */
-async function readStdin(): Promise<string> {
-  const chunks: Buffer[] = [];
-  for await (const c of process.stdin) chunks.push(c as Buffer);
-  return Buffer.concat(chunks)
-    .toString('utf8')
-    .replace(/\r?\n$/, '');
-}
 
 export default class PluginsConfigure extends BaseCommand<typeof PluginsConfigure> {
   static override summary = "Set fields of a plugin's config for the platform or a tenant.";
