@@ -59,3 +59,62 @@ test('iam federation poll fetches and verifies now; resolve shows the decision a
   t.is(failed.code, 1);
   t.regex(failed.stdout, /failed: sourceState stale, lastErrorCode metadata_http_500/);
 });
+
+test('an aggregate expiring within 7 days: the poll raises metadata_expiring, resolved through the CLI, then replayed idempotently', async (t) => {
+  const server = await startMetadataServer();
+  t.teardown(() => server.close());
+  const signer = makeSigner();
+  const validUntil = new Date(Date.now() + 3 * 86_400_000).toISOString();
+  server.set('/soon.xml', signedAggregate({ entities: manyEntities(3, 'https://soon'), signer, validUntil }));
+  const db = await testDatabase(t);
+  const services = await openServices(db.url, db.dir);
+  const tenant = await activeTenant(services.provisioning, { name: 'Expiring' }, actor);
+  const source = await new TrustSourceService(services.ds, { allowLoopback: true }).create(
+    tenant.id,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'soon-fed',
+      displayName: 'Expiring federation',
+      protocolPayload: { metadataUrl: `${server.base}/soon.xml`, polling: { mode: 'manual', intervalSeconds: 3600 } },
+      certificates: [signer.certPem],
+    },
+    actor,
+  );
+  await services.ds.destroy();
+  const env = { IAM_OUTBOUND_ALLOW_LOOPBACK: '1', IAM_OUTBOUND_CA_FILE: server.cert.certFile };
+
+  // The poll accepts the copy (still valid) and raises the operator's notification.
+  const polled = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id, '--json'], env);
+  t.is(polled.code, 0, polled.stderr);
+  t.is(JSON.parse(polled.stdout).sourceState, 'healthy');
+  const open = await iamJson<{ id: string; condition: string; subjectId?: string }[]>(db, [
+    'notifications',
+    'list',
+    '--tenant',
+    tenant.id,
+    '--state',
+    'open',
+  ]);
+  t.deepEqual(
+    open.map((s) => s.condition),
+    ['metadata_expiring'],
+  );
+  const id = open[0].id;
+
+  const r1 = await iamJson(db, [
+    'notifications',
+    'resolve',
+    id,
+    '--tenant',
+    tenant.id,
+    '--assigned-to',
+    'noc@example.org',
+  ]);
+  t.deepEqual(r1, { id, previousState: 'open', state: 'resolved', idempotent: false });
+  const r2 = await iamJson(db, ['notifications', 'resolve', id, '--tenant', tenant.id]);
+  t.deepEqual(r2, { id, previousState: 'resolved', state: 'resolved', idempotent: true });
+  // Resolved by the operator while the condition holds: the next poll does not reopen it.
+  t.is((await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id], env)).code, 0);
+  const still = await iamJson<unknown[]>(db, ['notifications', 'list', '--tenant', tenant.id, '--state', 'open']);
+  t.deepEqual(still, []);
+});
