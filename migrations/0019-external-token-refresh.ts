@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { isMysql, runAll, tableSuffix } from './dialect.js';
+import { runAll, tableSuffix } from './dialect.js';
 
 /**
  * Keeping upstream tokens fresh (docs/identity-providers.md, "Keeping upstream tokens fresh"):
@@ -49,8 +49,9 @@ export class ExternalTokenRefresh1763769600019 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
+    // DROP TABLE takes the table's indexes with it; dropping one first fails on MySQL when a
+    // foreign key needs it (ER_DROP_INDEX_FK).
     await runAll(qr, [
-      isMysql(qr) ? 'DROP INDEX ix_etr_runs_started ON external_token_refresh_runs' : 'DROP INDEX ix_etr_runs_started',
       'DROP TABLE external_token_refresh_runs',
       'DROP TABLE external_token_refresh_circuits',
       'DROP TABLE external_token_refresh_state',

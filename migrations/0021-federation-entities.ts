@@ -53,12 +53,8 @@ export class FederationEntities1763769600021 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    await runAll(qr, [
-      isMysql(qr)
-        ? 'DROP INDEX ix_federation_entities_entity ON federation_entities'
-        : 'DROP INDEX ix_federation_entities_entity',
-      'DROP TABLE federation_entities',
-      'DROP TABLE federation_inventories',
-    ]);
+    // DROP TABLE takes the table's indexes with it; dropping one first fails on MySQL when a
+    // foreign key needs it (ER_DROP_INDEX_FK).
+    await runAll(qr, ['DROP TABLE federation_entities', 'DROP TABLE federation_inventories']);
   }
 }

@@ -133,17 +133,13 @@ export class Approvals1763769600022 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    const drop = (ix: string, table: string) => (isMysql(qr) ? `DROP INDEX ${ix} ON ${table}` : `DROP INDEX ${ix}`);
+    // DROP TABLE takes the table's indexes with it; dropping one first fails on MySQL when a
+    // foreign key needs it (ER_DROP_INDEX_FK).
     await runAll(qr, [
-      drop('ix_approval_notifications_request', 'approval_notifications'),
       'DROP TABLE approval_notifications',
       'DROP TABLE approval_grants',
-      drop('ix_approval_steps_due', 'approval_steps'),
       'DROP TABLE approval_steps',
-      drop('ix_approval_requests_investigation', 'approval_requests'),
-      drop('ix_approval_requests_list', 'approval_requests'),
       'DROP TABLE approval_requests',
-      drop('ix_user_relationships_related', 'user_relationships'),
       'DROP TABLE user_relationships',
     ]);
   }

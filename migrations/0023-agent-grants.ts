@@ -1,5 +1,5 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
-import { isMysql, runAll, tableSuffix } from './dialect.js';
+import { runAll, tableSuffix } from './dialect.js';
 
 /**
  * Agent grants and agent-safe client metadata (docs/agents.md):
@@ -65,12 +65,11 @@ export class AgentGrants1763769600023 implements MigrationInterface {
   }
 
   async down(qr: QueryRunner): Promise<void> {
-    const drop = (ix: string, table: string) => (isMysql(qr) ? `DROP INDEX ${ix} ON ${table}` : `DROP INDEX ${ix}`);
+    // DROP TABLE takes the table's indexes with it; dropping one first fails on MySQL when a
+    // foreign key needs it (ER_DROP_INDEX_FK).
     await runAll(qr, [
-      drop('ix_agent_grant_tokens_grant', 'agent_grant_tokens'),
       'DROP TABLE agent_grant_tokens',
       'DROP TABLE agent_grant_consents',
-      drop('ix_agent_grants_client', 'agent_grants'),
       'DROP TABLE agent_grants',
       'ALTER TABLE clients DROP COLUMN client_uri',
       'ALTER TABLE clients DROP COLUMN description',
