@@ -23,7 +23,6 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
   const tags = ['admin: agents'];
-  const target = queryTenant;
   const e400 = { description: 'invalid input; the message names the field', schema: ErrorObject };
   const e404 = { description: 'no such grant, client or user in the tenant', schema: ErrorObject };
 
@@ -47,7 +46,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = target(ctx);
+      const t = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = await deps.agentGrants.create(t, ctx.state.guard.body, actorOf(ctx));
     },
@@ -73,7 +72,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = target(ctx);
+      const t = queryTenant(ctx);
       ctx.body = await deps.agentGrants.get(t, ctx.state.guard.params.id);
     },
   );
@@ -105,7 +104,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = target(ctx);
+      const t = queryTenant(ctx);
       ctx.body = await deps.agentGrants.update(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -130,7 +129,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = target(ctx);
+      const t = queryTenant(ctx);
       ctx.body = await deps.agentGrants.renewConsent(t, ctx.state.guard.params.id, actorOf(ctx));
     },
   );
@@ -161,7 +160,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = target(ctx);
+      const t = queryTenant(ctx);
       ctx.body = await deps.agentClientMetadata.put(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );

@@ -64,8 +64,6 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
   const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
   const { relationships, approvals } = deps;
 
-  const target = queryTenant;
-
   let tags = ['admin: relationships'];
   api.add(
     router,
@@ -84,7 +82,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await relationships.list(id, ctx.state.guard.params.id, ctx.state.guard.query.direction);
     },
   );
@@ -107,7 +105,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await relationships.add(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
       ctx.status = 201;
     },
@@ -125,7 +123,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 204: { description: 'removed' }, ...common, ...notFound },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       await relationships.remove(id, ctx.state.guard.params.id, ctx.state.guard.params.relId, actorOf(ctx));
       ctx.status = 204;
     },
@@ -144,7 +142,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 200: { description: 'the requests and how many match', schema: ApprovalList }, ...common },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const q = ctx.state.guard.query;
       ctx.body = await approvals.list(id, { status: q.status, investigation_id: q.investigation_id }, q.limit);
     },
@@ -169,7 +167,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await approvals.create(id, ctx.state.guard.body, actorOf(ctx), 'admin_api');
       ctx.status = 201;
     },
@@ -187,7 +185,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 200: { description: 'the request', schema: ApprovalRequestView }, ...common, ...notFound },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await approvals.get(id, ctx.state.guard.params.id);
     },
   );
@@ -210,7 +208,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const p = ctx.state.guard.params;
       ctx.body = await approvals.decide(id, p.id, p.stepKey, ctx.state.guard.body, actorOf(ctx));
     },
@@ -234,7 +232,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await approvals.cancel(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );

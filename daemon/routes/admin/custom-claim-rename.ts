@@ -23,8 +23,6 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
   const tags = ['admin: custom claims'];
   const path = '/api/admin/custom-claims/:id/rename';
 
-  const target = queryTenant;
-
   api.add(
     router,
     {
@@ -64,7 +62,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       },
     },
     async (ctx) => {
-      const tenant = target(ctx);
+      const tenant = queryTenant(ctx);
       ctx.body = await service.start(tenant, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
       ctx.status = 202;
     },
@@ -90,7 +88,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       },
     },
     async (ctx) => {
-      const tenant = target(ctx);
+      const tenant = queryTenant(ctx);
       ctx.body = await service.status(tenant, ctx.state.guard.params.id);
     },
   );

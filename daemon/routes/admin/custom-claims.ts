@@ -40,8 +40,6 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const tags = ['admin: custom claims'];
   const base = '/api/admin/custom-claims';
 
-  const target = queryTenant;
-
   api.add(
     router,
     {
@@ -64,7 +62,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = await service.createSchema(id, ctx.state.guard.body, actorOf(ctx));
     },
@@ -84,7 +82,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       responses: { 200: { description: 'the schemas', schema: SchemaList }, ...errors },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { schemas: await service.listSchemas(id) };
     },
   );
@@ -104,7 +102,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       responses: { 200: { description: 'the schema', schema: CustomClaimSchemaRecord }, ...errors },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await service.getSchema(id, ctx.state.guard.params.id);
     },
   );
@@ -129,7 +127,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await service.updateSchema(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -153,7 +151,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await service.deactivateSchema(id, ctx.state.guard.params.id, actorOf(ctx));
     },
   );

@@ -27,8 +27,6 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
   const tags = ['admin: settings'];
   const path = '/api/admin/external-token-refresh/config';
 
-  const target = queryTenant;
-
   api.add(
     router,
     {
@@ -56,7 +54,7 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -75,7 +73,7 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
       responses: { 200: { description: 'the configuration in force', schema: ExternalTokenRefreshResult }, ...errors },
     },
     async (ctx) => {
-      ctx.body = await service.get(target(ctx));
+      ctx.body = await service.get(queryTenant(ctx));
     },
   );
 

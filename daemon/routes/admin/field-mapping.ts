@@ -85,8 +85,6 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const base = '/api/admin/field-mapping';
   const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
 
-  const target = queryTenant;
-
   // ---- source profiles ----------------------------------------------------------------------
   let tags = ['admin: field mapping'];
   api.add(
@@ -107,7 +105,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     idem,
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = await sourceProfiles.create(id, ctx.state.guard.body, actorOf(ctx), ctx.state.idempotency);
     },
@@ -127,7 +125,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const q = ctx.state.guard.query;
       ctx.body = { sourceProfiles: await sourceProfiles.list(id, q.limit, q.offset) };
     },
@@ -149,7 +147,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { result: await sourceProfiles.get(id, ctx.state.guard.params.id) };
     },
   );
@@ -170,7 +168,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { versions: await sourceProfiles.versions(id, ctx.state.guard.params.id) };
     },
   );
@@ -196,7 +194,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = await sourceProfiles.addVersion(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
@@ -220,7 +218,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = { result: await mappingSets.create(id, ctx.state.guard.body, actorOf(ctx)) };
     },
@@ -240,7 +238,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const q = ctx.state.guard.query;
       ctx.body = { fieldMappingSets: await mappingSets.list(id, q.limit, q.offset) };
     },
@@ -262,7 +260,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { result: await mappingSets.get(id, ctx.state.guard.params.id) };
     },
   );
@@ -284,7 +282,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = {
         result: await mappingSets.update(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx)),
       };
@@ -308,7 +306,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       await mappingSets.delete(id, ctx.state.guard.params.id, actorOf(ctx));
       ctx.status = 204;
     },
@@ -333,7 +331,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.status = 201;
       ctx.body = { result: await trustSources.create(id, ctx.state.guard.body, actorOf(ctx)) };
     },
@@ -356,7 +354,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const q = ctx.state.guard.query;
       ctx.body = { federationTrustSources: await trustSources.list(id, q.limit, q.offset) };
     },
@@ -378,7 +376,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { result: await trustSources.get(id, ctx.state.guard.params.id) };
     },
   );
@@ -410,7 +408,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     idem,
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await trustSources.update(
         id,
         ctx.state.guard.params.id,
@@ -441,7 +439,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const q = ctx.state.guard.query;
       ctx.body = {
         operationalNotificationStates: await notifications.list(
@@ -470,7 +468,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = { result: await notifications.get(id, ctx.state.guard.params.stateId) };
     },
   );
@@ -497,7 +495,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     markReplayedTransition,
     idem,
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await notifications.resolve(
         id,
         ctx.state.guard.params.stateId,

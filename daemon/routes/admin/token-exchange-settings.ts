@@ -26,8 +26,6 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
   const tags = ['admin: settings'];
   const path = '/api/admin/settings/token-exchange';
 
-  const target = queryTenant;
-
   api.add(
     router,
     {
@@ -51,7 +49,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -70,7 +68,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
     },
     async (ctx) => {
-      const id = target(ctx);
+      const id = queryTenant(ctx);
       const settings = await service.get(id);
       ctx.body = { success: true, settings, note: noteFor(id, settings) };
     },
