@@ -376,7 +376,11 @@ test('approvals: a step past its timeout is expired by the expiry job (auto-deny
     const service = new ApprovalService(ds, new Outbox(ds, config.secretKey));
     // Run the job's work at a time past the deadline (no waiting on the clock).
     t.true((await service.expireDue(made.body.expires_at + 1)) >= 1);
-    t.is(await service.expireDue(made.body.expires_at + 1), 0);
+    const first = (await call('GET', `/api/admin/approvals/${made.body.id}`, admin)).body;
+    // A second run leaves this request as the first left it. (Its count is not asserted: other
+    // tests in this file run at the same time and may have made their own requests due.)
+    await service.expireDue(made.body.expires_at + 1);
+    t.deepEqual((await call('GET', `/api/admin/approvals/${made.body.id}`, admin)).body, first);
   } finally {
     await ds.destroy();
   }

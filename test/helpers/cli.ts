@@ -9,6 +9,8 @@ export interface Run {
   stderr: string;
 }
 
+const CLI_GUARD_MS = 150_000;
+
 export const SCHEMA_MESSAGE = 'the database schema is not current: run `iam db migrate`';
 
 /** `stdin`: text written to the command's stdin, which is then closed (default: no stdin at all). */
@@ -34,10 +36,14 @@ export function iam(
     if (opts.stdin !== undefined) proc.stdin!.end(opts.stdin);
     let stdout = '';
     let stderr = '';
+    // A guard against a command that hangs, not a speed check: it stays below ava's 3-minute
+    // inactivity timeout so the failure names the command. On a loaded machine running the
+    // whole MariaDB lane, a fresh `db migrate` (some 300 DDL statements, each one waiting on
+    // the server's dictionary lock behind other tests' CREATE/DROP DATABASE) took over 60 s.
     const timer = setTimeout(() => {
       proc.kill('SIGKILL');
-      reject(new Error(`iam ${args.join(' ')} did not finish in 60 s\n${stdout}\n${stderr}`));
-    }, 60_000);
+      reject(new Error(`iam ${args.join(' ')} did not finish in ${CLI_GUARD_MS / 1000} s\n${stdout}\n${stderr}`));
+    }, CLI_GUARD_MS);
     proc.stdout!.on('data', (d: Buffer) => {
       stdout += d.toString();
     });
