@@ -48,6 +48,7 @@ import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
+import { httpMetrics } from './metrics/http.js';
 
 export const VERSION = '0.1.0';
 
@@ -64,6 +65,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
   let draining = false;
   configureCookies(app, { secure: deps.config.issuer.startsWith('https:') });
 
+  // Request rate and latency per route (docs/metrics.md): outermost, so it times the whole
+  // request and sees the final status; not mounted at all when metrics are off.
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
   // First, so that everything after it (sessions, sign-in history, logs) sees the client's
   // address and scheme as the trusted proxies report them (IAM_TRUSTED_PROXIES).
   const proxies = trustedProxies(deps.config.trustedProxies);
