@@ -204,7 +204,7 @@ export class Scheduler {
     const startedAt = Date.now();
     if (s.dueSince !== undefined) {
       // A run now serves every slot that passed since the earliest unserved one.
-      this.metrics?.jobLag(spec.name, (startedAt - s.dueSince) / 1000);
+      this.metrics?.jobLag(spec.name, Math.max(0, startedAt - s.dueSince) / 1000);
       s.dueSince = undefined;
     }
     if (leased) {
