@@ -50,7 +50,7 @@ test('runs are reported with their outcome: ok, error, and skipped while another
   const held = new Promise<void>((r) => (release = r));
   let started = false;
   for (const { scheduler } of [a, b]) {
-    scheduler.register({ name: 'fine', schedule: NEVER, leaseMs: 10_000, run: async () => undefined });
+    scheduler.register({ name: 'fine', schedule: NEVER, leaseMs: 10_000, run: () => Promise.resolve() });
     scheduler.register({
       name: 'broken',
       schedule: NEVER,
