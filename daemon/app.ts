@@ -1,6 +1,7 @@
 /**
  * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
- * once, in this visible order: trusted proxies (when configured) → request id + access log →
+ * once, in this visible order: request metrics (when IAM_METRICS_PORT is set; daemon/metrics/)
+ * → trusted proxies (when configured) → request id + access log →
  * error renderer → security headers → shutdown drain → POST /introspect's own short chain →
  * body parser → CORS (a few paths) → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
