@@ -1,6 +1,7 @@
 /**
  * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
- * once, in this visible order: trusted proxies (when configured) → request id + access log →
+ * once, in this visible order: request metrics (when IAM_METRICS_PORT is set; daemon/metrics/)
+ * → trusted proxies (when configured) → request id + access log →
  * error renderer → security headers → shutdown drain → POST /introspect's own short chain →
  * body parser → CORS (a few paths) → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
@@ -48,6 +49,7 @@ import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
+import { httpMetrics } from './metrics/http.js';
 
 export const VERSION = '0.1.0';
 
@@ -64,6 +66,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
   let draining = false;
   configureCookies(app, { secure: deps.config.issuer.startsWith('https:') });
 
+  // Request rate and latency per route (docs/metrics.md): outermost, so it times the whole
+  // request and sees the final status; not mounted at all when metrics are off.
+  if (deps.metrics) app.use(httpMetrics(deps.metrics));
   // First, so that everything after it (sessions, sign-in history, logs) sees the client's
   // address and scheme as the trusted proxies report them (IAM_TRUSTED_PROXIES).
   const proxies = trustedProxies(deps.config.trustedProxies);

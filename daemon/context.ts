@@ -31,6 +31,7 @@ import type { UpstreamBroker, UpstreamIdpRegistry } from '../shared/services/ups
 import type { PluginService } from '../shared/services/plugins/index.js';
 import type { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import type { AgentGrantService } from '../shared/services/agents/grants.js';
+import type { Metrics } from '../shared/metrics.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -87,6 +88,8 @@ export interface AppDeps {
   agentGrants: AgentGrantService;
   /** The agent-safe client metadata update. */
   agentClientMetadata: AgentClientMetadataService;
+  /** The Prometheus series (docs/metrics.md); only when IAM_METRICS_PORT is set. */
+  metrics?: Metrics;
 }
 
 /** What our middleware puts on ctx.state. */

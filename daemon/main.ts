@@ -61,6 +61,10 @@ import { NotificationStates } from '../shared/services/notification-states.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
+import { Metrics } from '../shared/metrics.js';
+import { poolStats } from '../shared/db/index.js';
+import { startMetricsListener, type MetricsListener } from './metrics/server.js';
+import { clusterSource, reportToSupervisor } from './metrics/cluster.js';
 
 /** EX_CONFIG (sysexits.h): systemd's unit does not restart on it; a restart would not help. */
 const EXIT_CONFIG = 78;
@@ -124,11 +128,27 @@ async function main(): Promise<void> {
         );
       }
       await ds.destroy();
+      // The supervisor serves /metrics: one scrape sums every worker (daemon/metrics/cluster.ts).
+      if (config.metricsPort !== undefined)
+        await startMetricsListener(clusterSource(), { host: config.metricsHost, port: config.metricsPort, logger });
       return supervise(config.workers, config.shutdownTimeoutMs, logger);
     }
   }
 
   const outbox = new Outbox(ds, config.secretKey);
+  // The Prometheus series (docs/metrics.md), only when a metrics listener is configured: off,
+  // nothing records and the HTTP middleware is not mounted.
+  const metrics =
+    config.metricsPort === undefined
+      ? undefined
+      : new Metrics({
+          onCollectError: (what, e) => logger.warn({ err: e, what }, 'a metric could not be collected'),
+        });
+  if (metrics) {
+    metrics.collectOutbox(() => outbox.backlog());
+    metrics.collectPool('app', () => poolStats(ds));
+    if (worker !== undefined) reportToSupervisor(metrics.registry);
+  }
   const tokens = new TokenService(config.issuer, keys);
   const outboundPolicy = {
     ...DEFAULT_OUTBOUND_POLICY,
@@ -196,7 +216,7 @@ async function main(): Promise<void> {
       logger: logger.child({ component: 'provisioning' }),
     }),
     tokens,
-    introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries }),
+    introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries, metrics }),
     throttle,
     codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, throttle),
     sessions: new SessionService(ds),
@@ -237,6 +257,7 @@ async function main(): Promise<void> {
     approvals: new ApprovalService(ds, outbox),
     agentGrants: new AgentGrantService(ds, outbox),
     agentClientMetadata: new AgentClientMetadataService(ds),
+    metrics,
   };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
@@ -259,6 +280,16 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => onSignal('SIGTERM'));
   process.on('SIGINT', () => onSignal('SIGINT'));
 
+  // One process: it serves its own /metrics, before the service port opens, so a scrape can
+  // follow the 'listening' line. Workers report to the supervisor instead.
+  let metricsListener: MetricsListener | undefined;
+  if (metrics && worker === undefined && config.metricsPort !== undefined)
+    metricsListener = await startMetricsListener(metrics, {
+      host: config.metricsHost,
+      port: config.metricsPort,
+      logger,
+    });
+
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(config.port, config.host, () => resolve());
@@ -270,6 +301,7 @@ async function main(): Promise<void> {
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
   // a second SQLite connection would only fight the first for the single writer lock.
   const jobsDs = config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs'));
+  if (metrics && jobsDs !== ds) metrics.collectPool('jobs', () => poolStats(jobsDs));
   // The provisioning runner works on the jobs connection; requests only kick it.
   const provisioningRunner =
     jobsDs === ds
@@ -312,6 +344,7 @@ async function main(): Promise<void> {
     }),
     approvalExpiry: new ApprovalService(jobsDs, outbox),
     agentGrants: deps.agentGrants,
+    metrics,
   });
 
   let stopping = false;
@@ -337,6 +370,7 @@ async function main(): Promise<void> {
     // Jobs after requests (a request's last commit may have kicked the outbox), before the
     // database closes; anything they leave is picked up by the next daemon.
     await jobs.stop(5_000);
+    await metricsListener?.close();
     await mail.close();
     if (jobsDs !== ds) await jobsDs.destroy();
     // Only now: every request that was going to commit has committed.

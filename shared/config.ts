@@ -93,6 +93,13 @@ export interface Config {
   trustedProxies: string[];
   /** Sign-in and client-authentication budgets (docs/security.md has the arithmetic). */
   throttle: ThrottleConfig;
+  /**
+   * IAM_METRICS_PORT: the Prometheus /metrics listener's port (docs/metrics.md); undefined =
+   * no listener and no metrics recorded, 0 = an ephemeral port (logged).
+   */
+  metricsPort: number | undefined;
+  /** IAM_METRICS_HOST: its address, 127.0.0.1 by default (the series show the traffic's shape). */
+  metricsHost: string;
 }
 
 /**
@@ -302,6 +309,38 @@ export function parseTrustedProxies(raw: string | undefined): string[] {
   return out;
 }
 
+/**
+ * IAM_METRICS_PORT and IAM_METRICS_HOST (docs/metrics.md). The metrics listener is a second
+ * socket, so it cannot share the service's port; a host without a port would be a listener the
+ * operator believes is there and is not, so it is refused rather than ignored.
+ */
+export function metricsListenerConfig(
+  env: NodeJS.ProcessEnv,
+  servicePort: number,
+): Pick<Config, 'metricsPort' | 'metricsHost'> {
+  const rawPort = env.IAM_METRICS_PORT?.trim();
+  const rawHost = env.IAM_METRICS_HOST?.trim();
+  if (!rawPort) {
+    if (rawHost)
+      throw new ConfigError('IAM_METRICS_HOST', 'is set but IAM_METRICS_PORT is not: set the port to serve /metrics');
+    return { metricsPort: undefined, metricsHost: '127.0.0.1' };
+  }
+  if (!/^\d+$/.test(rawPort))
+    throw new ConfigError('IAM_METRICS_PORT', `must be a port number from 0 to 65535, got "${env.IAM_METRICS_PORT}"`);
+  const metricsPort = Number(rawPort);
+  if (metricsPort > 65535)
+    throw new ConfigError('IAM_METRICS_PORT', `must be a port number from 0 to 65535, got ${metricsPort}`);
+  if (metricsPort !== 0 && metricsPort === servicePort)
+    throw new ConfigError(
+      'IAM_METRICS_PORT',
+      `must differ from IAM_PORT (${servicePort}): /metrics has its own listener`,
+    );
+  const metricsHost = rawHost || '127.0.0.1';
+  if (!/^[A-Za-z0-9.:_-]+$/.test(metricsHost) && metricsHost !== '::')
+    throw new ConfigError('IAM_METRICS_HOST', `is not a host name or address: "${metricsHost}"`);
+  return { metricsPort, metricsHost };
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = intVar(env, 'IAM_PORT', 8080, 0, 65535);
   const host = env.IAM_HOST?.trim() || '127.0.0.1';
@@ -413,5 +452,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     },
     trustedProxies: parseTrustedProxies(env.IAM_TRUSTED_PROXIES),
     throttle: throttleConfig(env),
+    ...metricsListenerConfig(env, port),
   };
 }

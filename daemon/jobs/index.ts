@@ -43,6 +43,7 @@ import { approvalExpiryJob } from './approval-expiry.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 import type { MetadataPoller } from '../../shared/services/federation/metadata-poller.js';
 import { federationPollJob } from './federation-poll.js';
+import type { JobObserver } from '../../shared/metrics.js';
 
 export interface Jobs {
   scheduler: Scheduler;
@@ -74,10 +75,12 @@ export interface JobDeps {
   approvalExpiry?: Pick<ApprovalService, 'expireDue'>;
   /** Agent grants: the revocation outbox entries' deliverer (its jobs run on `ds`). */
   agentGrants?: AgentGrantService;
+  /** Job runs, durations and lag for /metrics (docs/metrics.md), when IAM_METRICS_PORT is set. */
+  metrics?: JobObserver;
 }
 
 export function startJobs(deps: JobDeps): Jobs {
-  const scheduler = new Scheduler(deps.ds, deps.logger, { holder: deps.holder });
+  const scheduler = new Scheduler(deps.ds, deps.logger, { holder: deps.holder, metrics: deps.metrics });
   const deliverer = new MailDeliverer(deps.ds, deps.outbox, deps.mail, deps.logger, scheduler.holder, deps.mailOutbox);
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(deps.ds));

@@ -18,6 +18,7 @@ import { createTask, validate, type ScheduledTask } from 'node-cron';
 import type { Logger } from 'pino';
 import type { Database } from '../../shared/db/index.js';
 import { JobLeases } from '../../shared/services/job-leases.js';
+import type { JobObserver } from '../../shared/metrics.js';
 
 export type JobSpec = {
   /** Unique; the `job_leases` key (at most 64 characters: letters, digits, `.`, `_`, `-`). */
@@ -49,6 +50,11 @@ interface JobState {
   heartbeat?: { stop(): void };
   /** Whether the `job_leases` row is known to exist (then no insert is attempted). */
   rowExists: boolean;
+  /**
+   * The earliest schedule slot (ms epoch) not yet served by a run: set by a tick, kept while a
+   * run in progress makes ticks pass, cleared when a run starts (iam_job_lag_seconds).
+   */
+  dueSince?: number;
 }
 
 const NAME = /^[A-Za-z0-9._-]{1,64}$/;
@@ -66,14 +72,17 @@ export class Scheduler {
   private readonly leases: JobLeases;
   private started = false;
   private stopping = false;
+  private readonly metrics: JobObserver | undefined;
 
   /**
    * @param ds the jobs DataSource (its own connection; see shared/db/data-source.ts)
+   * @param opts.metrics runs, durations and lag for /metrics (docs/metrics.md), when it is on
    */
-  constructor(ds: Database, logger: Logger, opts: { holder?: string } = {}) {
+  constructor(ds: Database, logger: Logger, opts: { holder?: string; metrics?: JobObserver } = {}) {
     this.leases = new JobLeases(ds);
     this.holder = opts.holder ?? newHolderId();
     this.log = logger.child({ component: 'scheduler' });
+    this.metrics = opts.metrics;
   }
 
   register(spec: JobSpec): void {
@@ -147,8 +156,9 @@ export class Scheduler {
   private schedule(s: JobState): void {
     s.task = createTask(
       s.spec.schedule,
-      () => {
-        void this.runSoon(s, false);
+      (context) => {
+        // node-cron's `date` is the slot this tick was scheduled for.
+        void this.runSoon(s, false, context.date.getTime());
       },
       {
         name: s.spec.name,
@@ -165,8 +175,9 @@ export class Scheduler {
     void s.task.start();
   }
 
-  private runSoon(s: JobState, triggered: boolean): Promise<void> {
+  private runSoon(s: JobState, triggered: boolean, slot?: number): Promise<void> {
     if (this.stopping) return Promise.resolve();
+    if (slot !== undefined) s.dueSince ??= slot;
     if (s.running) {
       // Not started twice: a scheduled tick is dropped, a trigger is remembered.
       if (triggered) s.again = true;
@@ -191,16 +202,23 @@ export class Scheduler {
     const { spec } = s;
     const leased = spec.lease !== false;
     const startedAt = Date.now();
+    if (s.dueSince !== undefined) {
+      // A run now serves every slot that passed since the earliest unserved one.
+      this.metrics?.jobLag(spec.name, Math.max(0, startedAt - s.dueSince) / 1000);
+      s.dueSince = undefined;
+    }
     if (leased) {
       let won: boolean;
       try {
         won = await this.acquire(s, startedAt);
       } catch (e) {
         this.log.warn({ job: spec.name, err: e }, 'could not take the job lease; skipping this run');
+        this.metrics?.jobRun(spec.name, 'skipped', undefined);
         return 'skipped';
       }
       if (!won) {
         this.log.debug({ job: spec.name }, 'job lease held by another daemon; skipping this run');
+        this.metrics?.jobRun(spec.name, 'skipped', undefined);
         return 'skipped';
       }
     }
@@ -224,6 +242,7 @@ export class Scheduler {
       s.controller = undefined;
     }
     const finishedAt = Date.now();
+    this.metrics?.jobRun(spec.name, outcome, (finishedAt - startedAt) / 1000);
     if (leased) await this.release(spec.name, finishedAt, outcome, error);
     const line = { job: spec.name, durationMs: finishedAt - startedAt, outcome, ...(error ? { err: error } : {}) };
     if (outcome === 'error') this.log.error(line, 'job failed');

@@ -31,6 +31,8 @@ interface Gate {
   run<T>(fn: () => T, write: boolean): T | Promise<T>;
   /** Physical COMMITs so far (tests read it to see that transactions were grouped). */
   commits: number;
+  /** Transactions and queries holding or waiting for the gate (the metrics read it, shared/db/pool-stats.ts). */
+  readonly busy: number;
 }
 
 /** The better-sqlite3 connection underneath TypeORM's driver. */
@@ -68,7 +70,7 @@ export function runGated<T>(ds: DataSource, fn: () => T, write = false): T | Pro
 }
 
 /** The gate of a SQLite DataSource, if it has one. */
-export function sqliteGate(ds: DataSource): Pick<Gate, 'commits'> | undefined {
+export function sqliteGate(ds: DataSource): Pick<Gate, 'commits' | 'busy'> | undefined {
   return (ds as DataSource & { [GATE]?: Gate })[GATE];
 }
 
@@ -191,6 +193,9 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
 
   const gate: Gate = {
     commits: 0,
+    get busy() {
+      return pending;
+    },
     run<T>(fn: () => T, write: boolean): T | Promise<T> {
       if (inTx.getStore()) return fn();
       const step = (): T | Promise<T> => {

@@ -15,3 +15,4 @@ export type Tx = EntityManager;
 export type Db = Database | Tx;
 
 export { isTransient, isUniqueViolation, retryTransient } from './retry.js';
+export { poolStats, type PoolStats } from './pool-stats.js';

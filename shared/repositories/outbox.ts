@@ -206,6 +206,21 @@ export class OutboxRepository {
     );
   }
 
+  /**
+   * The rows not delivered, counted by kind and status, with the oldest `next_attempt_at` of
+   * each (the metrics read it at scrape time). The (kind, status, next_attempt_at) index of
+   * migration 0017 answers it without reading the rows; delivered rows are not counted.
+   */
+  async backlog(): Promise<{ kind: string; status: 'pending' | 'sending' | 'failed'; n: number; oldest: number }[]> {
+    const rows = await all<{ kind: string; status: 'pending' | 'sending' | 'failed'; n: unknown; oldest: unknown }>(
+      this.db,
+      'SELECT kind, status, COUNT(*) AS n, MIN(next_attempt_at) AS oldest FROM outbox ' +
+        "WHERE status IN ('pending', 'sending', 'failed') GROUP BY kind, status",
+      [],
+    );
+    return rows.map((r) => ({ kind: r.kind, status: r.status, n: num(r.n), oldest: num(r.oldest) }));
+  }
+
   /** Deletes rows in `status` last changed before `before`, in chunks; returns how many. */
   purge(status: 'delivered' | 'failed', before: number, signal?: AbortSignal): Promise<number> {
     return deleteInChunks(this.db, {

@@ -26,6 +26,7 @@ import {
   type OutboxStatus,
 } from '../repositories/outbox.js';
 import type { OutgoingEmail } from './mail/types.js';
+import type { OutboxBacklogRow } from '../metrics.js';
 
 export { OUTBOX_STATUSES, type ClaimedOutboxRow, type OutboxFailure, type OutboxStatus };
 
@@ -178,6 +179,20 @@ export class Outbox {
    */
   delivery(db: Database): OutboxDelivery {
     return new OutboxDelivery(db);
+  }
+
+  /**
+   * The entries not delivered yet (or given up on), by kind and status, for the metrics
+   * (docs/metrics.md): how many, and for pending ones how long the oldest has been due.
+   */
+  async backlog(now = Date.now()): Promise<OutboxBacklogRow[]> {
+    const rows = await new OutboxRepository(this.db).backlog();
+    return rows.map((r) => ({
+      kind: r.kind,
+      status: r.status,
+      count: r.n,
+      ...(r.status === 'pending' ? { oldestDueSeconds: Math.max(0, (now - r.oldest) / 1000) } : {}),
+    }));
   }
 
   /**

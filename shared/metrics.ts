@@ -1,0 +1,413 @@
+/**
+ * The daemon's Prometheus series (docs/metrics.md), on a registry of their own.
+ *
+ * Built once by daemon/main.ts when IAM_METRICS_PORT is set, and handed to what records into
+ * it: the HTTP middleware (daemon/metrics/http.ts), the introspection service, the job
+ * scheduler. When metrics are off nothing is built, and each of those sees `undefined`.
+ *
+ * The hot path. Introspection answers in tens of microseconds, so what a request records must
+ * cost next to nothing. prom-client's own `observe`/`inc` hash the label set and allocate on
+ * every call; the per-request series here are instead plain numbers in objects resolved once
+ * per (method, route) and then found with two Map lookups, and they are turned into
+ * Prometheus values only when /metrics is scraped (`SnapshotMetric`). The low-rate series
+ * (jobs, gauges read at scrape time) use prom-client's classes as they are.
+ *
+ * With IAM_WORKERS > 1 every worker keeps its own registry and the supervisor sums them with
+ * prom-client's AggregatorRegistry (daemon/metrics/cluster.ts): each metric names how it is
+ * aggregated (counters and histograms sum; a database-wide count is the same in every worker,
+ * so it takes the max instead of being counted once per worker).
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Aggregator, type Metric } from 'prom-client';
+
+/** Seconds. Introspection and cached reads answer in about a millisecond, so the low end is fine-grained. */
+export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+/** Seconds: jobs run from milliseconds (an empty outbox) to minutes (a federation poll). */
+export const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900] as const;
+
+/** The `route` label of a request no route matched (404, 405, a refused body before routing). */
+export const UNMATCHED = 'unmatched';
+
+/** HTTP methods get their own label value; anything else is `other` (the label set stays bounded). */
+const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
+
+/** What the introspection service records (shared/services/introspection.ts). */
+export interface IntrospectionObserver {
+  cacheHit(): void;
+  cacheMiss(): void;
+  /** One revocation check; `reason` is why the token is no longer good, undefined when it is. */
+  revocationCheck(reason: string | undefined): void;
+}
+
+export type JobOutcome = 'ok' | 'error' | 'aborted' | 'skipped';
+
+/** What the job scheduler records (daemon/jobs/scheduler.ts). */
+export interface JobObserver {
+  /** A run ended (`skipped`: another daemon held the lease); `seconds` is undefined for a run that did not start. */
+  jobRun(job: string, outcome: JobOutcome, seconds: number | undefined): void;
+  /** A scheduled run started `seconds` after the earliest schedule slot it serves. */
+  jobLag(job: string, seconds: number): void;
+}
+
+/** The outbox rows still to deliver (or given up on), as the outbox service counts them. */
+export interface OutboxBacklogRow {
+  kind: string;
+  status: 'pending' | 'sending' | 'failed';
+  count: number;
+  /** Seconds since the oldest row of this kind and status fell due (pending rows only; 0 if none is due). */
+  oldestDueSeconds?: number;
+}
+
+/** A database connection pool at one instant (shared/db/pool-stats.ts). */
+export interface PoolSnapshot {
+  /** Connections open and idle, and open and in use. */
+  idle: number;
+  inUse: number;
+  /** The most connections the pool opens. */
+  max: number;
+  /** Requests waiting for a connection (on SQLite: for the connection's gate). */
+  waiting: number;
+}
+
+/**
+ * The counts of one (method, route): the duration histogram (bucket i counts the durations in
+ * (b[i-1], b[i]], not cumulative until exported) and a count per status.
+ */
+class RouteSeries {
+  readonly buckets = new Float64Array(HTTP_BUCKETS.length);
+  sum = 0;
+  count = 0;
+  readonly statuses = new Map<number, number>();
+  constructor(
+    readonly method: string,
+    readonly route: string,
+  ) {}
+
+  observe(status: number, seconds: number): void {
+    this.count++;
+    this.sum += seconds;
+    let i = 0;
+    while (i < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[i]) i++;
+    if (i < HTTP_BUCKETS.length) this.buckets[i]++;
+    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
+  }
+}
+
+/** One sample as prom-client's registries read it (`metricName` for a histogram's _bucket, _sum, _count). */
+type Values = { metricName: string; labels: Record<string, string | number>; value: number }[];
+
+/**
+ * A metric whose values are read from plain counters when the registry is scraped. It has the
+ * shape prom-client's Registry and AggregatorRegistry read (`name`, `help`, `type`,
+ * `aggregator`, `get()`), which is all a registered metric needs.
+ */
+class SnapshotMetric {
+  constructor(
+    readonly name: string,
+    readonly help: string,
+    readonly type: 'counter' | 'histogram',
+    private readonly read: () => Values,
+    readonly aggregator: Aggregator = 'sum',
+  ) {}
+
+  get(): Promise<{ name: string; help: string; type: string; aggregator: Aggregator; values: Values }> {
+    return Promise.resolve({
+      name: this.name,
+      help: this.help,
+      type: this.type,
+      aggregator: this.aggregator,
+      values: this.read(),
+    });
+  }
+
+  /** Registry.resetMetrics: the counts are the process's own; nothing to reset from outside. */
+  reset(): void {}
+}
+
+export class Metrics implements IntrospectionObserver, JobObserver {
+  readonly registry = new Registry();
+  private readonly routes = new Map<string, Map<string, RouteSeries>>();
+  private cacheHits = 0;
+  private cacheMisses = 0;
+  private readonly revocations = new Map<string, number>([
+    ['ok', 0],
+    ['revoked', 0],
+  ]);
+  private readonly jobRuns: Counter<'job' | 'outcome'>;
+  private readonly jobDuration: Histogram<'job'>;
+  private readonly jobLagGauge: Gauge<'job'>;
+  private readonly jobLastSuccess: Gauge<'job'>;
+  private outboxSource: (() => Promise<OutboxBacklogRow[]>) | undefined;
+  /** The count in flight: the two outbox gauges of one scrape share one query. */
+  private outboxInFlight: Promise<OutboxBacklogRow[]> | undefined;
+  private readonly onCollectError: (what: string, e: unknown) => void;
+  private readonly pools = new Map<string, () => PoolSnapshot | undefined>();
+
+  constructor(opts: { defaultMetrics?: boolean; onCollectError?: (what: string, e: unknown) => void } = {}) {
+    const reg = this.registry;
+    this.onCollectError = opts.onCollectError ?? (() => undefined);
+    const add = (m: SnapshotMetric) => reg.registerMetric(m as unknown as Metric<string>);
+    add(
+      new SnapshotMetric(
+        'iam_http_requests_total',
+        'HTTP requests answered, by method, route template and status.',
+        'counter',
+        () => this.requestValues(),
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        'iam_http_request_duration_seconds',
+        'Time from the request reaching the application to its response being ready, by method and route template.',
+        'histogram',
+        () => this.durationValues(),
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        'iam_introspection_cache_total',
+        'Introspection response cache lookups (RFC 7662 requests with a token), by result: hit or miss.',
+        'counter',
+        () => [
+          { metricName: 'iam_introspection_cache_total', labels: { result: 'hit' }, value: this.cacheHits },
+          { metricName: 'iam_introspection_cache_total', labels: { result: 'miss' }, value: this.cacheMisses },
+        ],
+      ),
+    );
+    add(
+      new SnapshotMetric(
+        'iam_revocation_checks_total',
+        'Revocation checks of presented access tokens (every introspection, cache hits included), by result: ' +
+          'ok, or the reason the token is no longer good.',
+        'counter',
+        () =>
+          [...this.revocations].map(([result, value]) => ({
+            metricName: 'iam_revocation_checks_total',
+            labels: { result },
+            value,
+          })),
+      ),
+    );
+    this.jobRuns = new Counter({
+      name: 'iam_job_runs_total',
+      help: 'Background job runs, by job and outcome (ok, error, aborted, skipped: another daemon held the lease).',
+      labelNames: ['job', 'outcome'],
+      registers: [reg],
+    });
+    this.jobDuration = new Histogram({
+      name: 'iam_job_duration_seconds',
+      help: 'Duration of background job runs that started, by job.',
+      labelNames: ['job'],
+      buckets: [...JOB_BUCKETS],
+      registers: [reg],
+    });
+    this.jobLagGauge = new Gauge({
+      name: 'iam_job_lag_seconds',
+      help:
+        'How late the last scheduled run of a job started, against the earliest schedule slot it served ' +
+        '(slots that passed while a run was still going included).',
+      labelNames: ['job'],
+      registers: [reg],
+      aggregator: 'max',
+    });
+    this.jobLastSuccess = new Gauge({
+      name: 'iam_job_last_success_timestamp_seconds',
+      help: 'Unix time at which a run of the job last ended ok (on this daemon).',
+      labelNames: ['job'],
+      registers: [reg],
+      aggregator: 'max',
+    });
+    const outbox = () => this.outboxSnapshot();
+    // The same rows are counted by every worker of a daemon: the supervisor takes the max.
+    new Gauge({
+      name: 'iam_outbox_backlog',
+      help: 'Outbox entries not delivered, by kind and state (pending, sending, failed); counted at scrape time.',
+      labelNames: ['kind', 'state'],
+      registers: [reg],
+      aggregator: 'max',
+      async collect() {
+        const rows = await outbox();
+        this.reset();
+        for (const r of rows) this.set({ kind: r.kind, state: r.status }, r.count);
+      },
+    });
+    new Gauge({
+      name: 'iam_outbox_oldest_due_seconds',
+      help: 'Age of the oldest pending outbox entry that is due, by kind (0 when none is due); counted at scrape time.',
+      labelNames: ['kind'],
+      registers: [reg],
+      aggregator: 'max',
+      async collect() {
+        const rows = await outbox();
+        this.reset();
+        for (const r of rows) if (r.status === 'pending') this.set({ kind: r.kind }, r.oldestDueSeconds ?? 0);
+      },
+    });
+    const pools = this.pools;
+    new Gauge({
+      name: 'iam_db_pool_connections',
+      help: 'Database connections by pool (app: requests, jobs: background jobs) and state (idle, in_use).',
+      labelNames: ['pool', 'state'],
+      registers: [reg],
+      collect() {
+        this.reset();
+        for (const [pool, read] of pools) {
+          const s = read();
+          if (!s) continue;
+          this.set({ pool, state: 'idle' }, s.idle);
+          this.set({ pool, state: 'in_use' }, s.inUse);
+        }
+      },
+    });
+    new Gauge({
+      name: 'iam_db_pool_max_connections',
+      help: 'The most connections a pool opens, by pool.',
+      labelNames: ['pool'],
+      registers: [reg],
+      collect() {
+        this.reset();
+        for (const [pool, read] of pools) {
+          const s = read();
+          if (s) this.set({ pool }, s.max);
+        }
+      },
+    });
+    new Gauge({
+      name: 'iam_db_pool_waiting',
+      help: 'Queries or transactions waiting for a connection, by pool (SQLite: waiting for the connection gate).',
+      labelNames: ['pool'],
+      registers: [reg],
+      collect() {
+        this.reset();
+        for (const [pool, read] of pools) {
+          const s = read();
+          if (s) this.set({ pool }, s.waiting);
+        }
+      },
+    });
+    // Process and runtime series under their usual names (process_*, nodejs_*), so the
+    // standard Node.js dashboards work too; nodejs_eventloop_lag_seconds is the event-loop lag.
+    if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: reg });
+  }
+
+  /** The text format Prometheus scrapes. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  // ---- HTTP ----
+
+  /**
+   * The series of one (method, route template), made on first use and kept: a request after
+   * the first finds it with two Map lookups. `route` must be a template (never a raw path), so
+   * the set stays as small as the route table.
+   */
+  httpSeries(method: string, route: string | undefined): RouteSeries {
+    const m = METHODS.has(method) ? method : 'other';
+    let byRoute = this.routes.get(m);
+    if (!byRoute) {
+      byRoute = new Map();
+      this.routes.set(m, byRoute);
+    }
+    const r = route ?? UNMATCHED;
+    let s = byRoute.get(r);
+    if (!s) {
+      s = new RouteSeries(m, r);
+      byRoute.set(r, s);
+    }
+    return s;
+  }
+
+  private requestValues(): Values {
+    const out: Values = [];
+    for (const byRoute of this.routes.values())
+      for (const s of byRoute.values())
+        for (const [status, value] of s.statuses)
+          out.push({
+            metricName: 'iam_http_requests_total',
+            labels: { method: s.method, route: s.route, status: String(status) },
+            value,
+          });
+    return out;
+  }
+
+  private durationValues(): Values {
+    const out: Values = [];
+    const name = 'iam_http_request_duration_seconds';
+    for (const byRoute of this.routes.values())
+      for (const s of byRoute.values()) {
+        const labels = { method: s.method, route: s.route };
+        let cumulative = 0;
+        for (let i = 0; i < HTTP_BUCKETS.length; i++) {
+          cumulative += s.buckets[i];
+          out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: HTTP_BUCKETS[i] }, value: cumulative });
+        }
+        out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: s.count });
+        out.push({ metricName: `${name}_sum`, labels, value: s.sum });
+        out.push({ metricName: `${name}_count`, labels, value: s.count });
+      }
+    return out;
+  }
+
+  // ---- introspection ----
+
+  cacheHit(): void {
+    this.cacheHits++;
+  }
+
+  cacheMiss(): void {
+    this.cacheMisses++;
+  }
+
+  revocationCheck(reason: string | undefined): void {
+    const result = reason ?? 'ok';
+    this.revocations.set(result, (this.revocations.get(result) ?? 0) + 1);
+  }
+
+  // ---- jobs ----
+
+  jobRun(job: string, outcome: JobOutcome, seconds: number | undefined): void {
+    this.jobRuns.inc({ job, outcome });
+    if (seconds !== undefined) this.jobDuration.observe({ job }, seconds);
+    if (outcome === 'ok') this.jobLastSuccess.set({ job }, Date.now() / 1000);
+  }
+
+  jobLag(job: string, seconds: number): void {
+    this.jobLagGauge.set({ job }, Math.max(0, seconds));
+  }
+
+  // ---- read at scrape time ----
+
+  /** The outbox's backlog, counted when /metrics is scraped. */
+  collectOutbox(source: () => Promise<OutboxBacklogRow[]>): void {
+    this.outboxSource = source;
+  }
+
+  /**
+   * One count per scrape: the registry reads its metrics concurrently, so the second gauge
+   * finds the first one's query in flight. A failed count is reported and leaves the gauges
+   * empty for this scrape rather than failing the whole scrape.
+   */
+  private outboxSnapshot(): Promise<OutboxBacklogRow[]> {
+    const source = this.outboxSource;
+    if (!source) return Promise.resolve([]);
+    this.outboxInFlight ??= source()
+      .catch((e: unknown) => {
+        this.onCollectError('outbox backlog', e);
+        return [];
+      })
+      .finally(() => {
+        this.outboxInFlight = undefined;
+      });
+    return this.outboxInFlight;
+  }
+
+  /** A connection pool, read when /metrics is scraped; `undefined` from `read` leaves it out. */
+  collectPool(pool: string, read: () => PoolSnapshot | undefined): void {
+    this.pools.set(pool, read);
+  }
+
+  /** The scrape: every series in the text format. */
+  render(): Promise<string> {
+    return this.registry.metrics();
+  }
+}
