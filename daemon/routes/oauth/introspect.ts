@@ -133,9 +133,9 @@ export class Introspector {
     return entry.aud.some((a) => caller.resource_identifiers.includes(a));
   }
 
-  /** The active response, serialised once per verification and reused by cache hits. */
+  /** The active response, built from the entry and its shared profile. */
   private respond(entry: CachedToken): string {
-    return entry.json;
+    return entry.json();
   }
 }
 
