@@ -13,6 +13,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { configureCookies } from './cookies.js';
 import { bodyReadError } from './middleware/koa-body-errors.js';
+import { oauthFormFirst } from './middleware/koa-oauth-form.js';
 import { corsPolicy } from './middleware/koa-cors.js';
 import { requestFrame } from './middleware/koa-frame.js';
 import { trustedProxies } from './middleware/koa-trusted-proxies.js';
@@ -75,20 +76,23 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // allowedMethods, which sees this route in ctx.matched.
   app.use(introspectionEndpoint(deps, api, new Introspector(deps, deps.introspection)));
   app.use(
-    koaBody({
-      json: true,
-      urlencoded: true,
-      multipart: false,
-      text: false,
-      jsonLimit: deps.config.bodyLimitBytes,
-      formLimit: deps.config.bodyLimitBytes,
-      jsonStrict: true,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
-      onError: (err) => {
-        throw bodyReadError(err);
-      },
-    }),
+    oauthFormFirst(
+      koaBody({
+        json: true,
+        urlencoded: true,
+        multipart: false,
+        text: false,
+        jsonLimit: deps.config.bodyLimitBytes,
+        formLimit: deps.config.bodyLimitBytes,
+        jsonStrict: true,
+        parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+        // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
+        onError: (err) => {
+          throw bodyReadError(err);
+        },
+      }),
+      deps.config.bodyLimitBytes,
+    ),
   );
 
   // CORS after the body parser: /token and /revoke name their client in the form
