@@ -1,8 +1,8 @@
 /**
  * Builds the Koa application, which serves every endpoint. Cross-cutting middleware runs
  * once, in this visible order: request metrics (when IAM_METRICS_PORT is set; daemon/metrics/)
- * → trusted proxies (when configured) → request id + access log →
- * error renderer → security headers → shutdown drain → POST /introspect's own short chain →
+ * → trusted proxies (when configured) → the request frame (request id + access log, security
+ * headers, error renderer, shutdown drain) → POST /introspect →
  * body parser → CORS (a few paths) → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
  * parser and the router (it parses only its form body), but behind everything every response
@@ -14,10 +14,9 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { configureCookies } from './cookies.js';
 import { bodyReadError } from './middleware/koa-body-errors.js';
+import { oauthFormFirst } from './middleware/koa-oauth-form.js';
 import { corsPolicy } from './middleware/koa-cors.js';
-import { errorHandler } from './middleware/koa-error-handler.js';
-import { requestId } from './middleware/koa-request-id.js';
-import { securityHeaders } from './middleware/koa-security-headers.js';
+import { requestFrame } from './middleware/koa-frame.js';
 import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
@@ -39,7 +38,7 @@ import { healthRoutes } from './routes/health.js';
 import { metaRoutes } from './routes/meta.js';
 import { tokenRoutes } from './routes/oauth/token.js';
 import { accountPageRoutes } from './routes/account/page.js';
-import { Introspector, introspectionRoutes } from './routes/oauth/introspect.js';
+import { Introspector, introspectionEndpoint } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { loginFormRoutes } from './routes/oauth/login-forms.js';
 import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
@@ -73,40 +72,32 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // address and scheme as the trusted proxies report them (IAM_TRUSTED_PROXIES).
   const proxies = trustedProxies(deps.config.trustedProxies);
   if (proxies) app.use(proxies);
-  app.use(requestId(deps.logger));
-  app.use(errorHandler());
-  app.use(securityHeaders({ https: deps.config.issuer.startsWith('https:') }));
-  app.use(async (ctx, next) => {
-    try {
-      await next();
-    } finally {
-      // Checked after the handler: a request that was in flight when SIGTERM came closes its
-      // keep-alive connection so the client reconnects to another daemon.
-      if (draining) ctx.set('Connection', 'close');
-    }
-  });
+  // Request id + access log, security headers, error renderer and shutdown drain, in one.
+  app.use(requestFrame(deps.logger, { https: deps.config.issuer.startsWith('https:'), draining: () => draining }));
   // POST /introspect, ahead of the body parser and the main router: it reads only its own form
-  // (daemon/routes/oauth/introspect.ts). A one-route router rather than a path test, so that it
-  // matches paths as every route does, and another method is answered 405 by the main router's
+  // (daemon/routes/oauth/introspect.ts). Exactly POST /introspect goes straight to its steps;
+  // any other request for the path goes through its one-route router, so that it matches paths
+  // as every route does, and another method is answered 405 by the main router's
   // allowedMethods, which sees this route in ctx.matched.
+  app.use(introspectionEndpoint(deps, api, new Introspector(deps, deps.introspection)));
   app.use(
-    introspectionRoutes(deps, api, new Introspector(deps, deps.introspection)).routes() as Koa.Middleware<AppState>,
-  );
-  app.use(
-    koaBody({
-      json: true,
-      urlencoded: true,
-      multipart: false,
-      text: false,
-      jsonLimit: deps.config.bodyLimitBytes,
-      formLimit: deps.config.bodyLimitBytes,
-      jsonStrict: true,
-      parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
-      // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
-      onError: (err) => {
-        throw bodyReadError(err);
-      },
-    }),
+    oauthFormFirst(
+      koaBody({
+        json: true,
+        urlencoded: true,
+        multipart: false,
+        text: false,
+        jsonLimit: deps.config.bodyLimitBytes,
+        formLimit: deps.config.bodyLimitBytes,
+        jsonStrict: true,
+        parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH, HttpMethodEnum.DELETE],
+        // A body that does not decode, or an unknown Content-Encoding: 400 or 415, never a 500.
+        onError: (err) => {
+          throw bodyReadError(err);
+        },
+      }),
+      deps.config.bodyLimitBytes,
+    ),
   );
 
   // CORS after the body parser: /token and /revoke name their client in the form
@@ -150,7 +141,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   app.use(root.routes() as Koa.Middleware<AppState>);
   app.use(root.allowedMethods() as Koa.Middleware<AppState>);
 
-  // Errors are answered by errorHandler; Koa's own 'error' event would log them twice.
+  // Errors are answered by the request frame; Koa's own 'error' event would log them twice.
   app.silent = true;
   return {
     app,

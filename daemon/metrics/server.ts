@@ -13,7 +13,7 @@ import type { AddressInfo } from 'node:net';
 import Koa from 'koa';
 import type { Logger } from 'pino';
 import { ApiError } from '../../shared/errors.js';
-import { errorHandler } from '../middleware/koa-error-handler.js';
+import { renderError } from '../middleware/koa-error-handler.js';
 import type { AppState } from '../context.js';
 
 export interface MetricsSource {
@@ -26,11 +26,14 @@ export function buildMetricsApp(source: MetricsSource, logger: Logger): Koa<AppS
   const app = new Koa<AppState>({ proxy: false });
   // The error renderer logs through ctx.state.log. No request id or access-log line: a scrape
   // every few seconds would fill the log with them.
-  app.use((ctx, next) => {
+  app.use(async (ctx, next) => {
     ctx.state.log = logger;
-    return next();
+    try {
+      await next();
+    } catch (raw) {
+      renderError(ctx, raw);
+    }
   });
-  app.use(errorHandler());
   app.use(async (ctx) => {
     if (ctx.path !== '/metrics' || (ctx.method !== 'GET' && ctx.method !== 'HEAD'))
       throw new ApiError(

@@ -1,9 +1,9 @@
 /**
  * The one error renderer: every error body the daemon sends is made here, whatever raised it —
  * an OAuthError, an ApiError, the body parser's or the router's HTTP errors, or a failure
- * nobody expected. It runs early in the application (daemon/app.ts), around the body parser,
- * the introspection chain and the router, so an error raised before routing is rendered the
- * same way as one raised by a handler. docs/errors.md has the table.
+ * nobody expected. The request frame (koa-frame.ts), first in the application, calls it
+ * around the body parser, the introspection chain and the router, so an error raised before
+ * routing is rendered the same way as one raised by a handler. docs/errors.md has the table.
  *
  * The user-facing endpoints (`/api/user/…`, `/api/account/…`: data export, consents, devices)
  * add a stable `error_code` a user can quote to support and an `error_id` that is also in the
@@ -11,7 +11,7 @@
  * the body parser's refusals come before any route is matched.
  */
 import { randomUUID } from 'node:crypto';
-import type { Middleware, ParameterizedContext } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../shared/errors.js';
 import type { AppState } from '../context.js';
 
@@ -60,28 +60,20 @@ export function userErrorCode(error: string, status: number): string {
   );
 }
 
-export function errorHandler(): Middleware<AppState> {
-  return async (ctx, next) => {
-    try {
-      await next();
-      // The router answers 404/405/501 without a body; give them the error object too.
-      if (ctx.body === undefined || ctx.body === null || ctx.body === '') {
-        if (ctx.status === 404) throw new ApiError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
-        if (ctx.status === 405)
-          throw new ApiError(
-            405,
-            'method_not_allowed',
-            `${ctx.method} is not allowed on ${ctx.path}; see the Allow header.`,
-          );
-        if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `${ctx.method} is not implemented.`);
-      }
-    } catch (raw) {
-      render(ctx, raw);
-    }
-  };
+/**
+ * The router answers 404/405/501 without a body; this gives them the error object too (throws
+ * the ApiError for renderError). Called by the request frame (koa-frame.ts) after the chain.
+ */
+export function refuseEmpty(ctx: ParameterizedContext<AppState>): void {
+  if (ctx.body !== undefined && ctx.body !== null && ctx.body !== '') return;
+  if (ctx.status === 404) throw new ApiError(404, 'not_found', `No route for ${ctx.method} ${ctx.path}.`);
+  if (ctx.status === 405)
+    throw new ApiError(405, 'method_not_allowed', `${ctx.method} is not allowed on ${ctx.path}; see the Allow header.`);
+  if (ctx.status === 501) throw new ApiError(501, 'not_implemented', `${ctx.method} is not implemented.`);
 }
 
-function render(ctx: ParameterizedContext<AppState>, raw: unknown): void {
+/** Renders whatever was thrown as the error object (docs/errors.md). */
+export function renderError(ctx: ParameterizedContext<AppState>, raw: unknown): void {
   const err = raw as HttpishError & Error;
   let status: number;
   let body: Record<string, unknown>;

@@ -1,11 +1,10 @@
-import type { Middleware } from 'koa';
-
 /**
  * Defaults for every response; pages that render HTML set their own CSP on top.
- * The API answers JSON only, so nothing may frame, script or embed it.
+ * The API answers JSON only, so nothing may frame, script or embed it. Set by the request
+ * frame (koa-frame.ts) before the handler runs.
  */
-export function securityHeaders(opts: { https: boolean }): Middleware {
-  const list: [string, string][] = [
+export function securityHeaderList(opts: { https: boolean }): [string, string][] {
+  return [
     ['X-Content-Type-Options', 'nosniff'],
     ['X-Frame-Options', 'DENY'],
     ['Referrer-Policy', 'no-referrer'],
@@ -15,8 +14,4 @@ export function securityHeaders(opts: { https: boolean }): Middleware {
     ['Cache-Control', 'no-store'],
     ...(opts.https ? [['Strict-Transport-Security', 'max-age=31536000; includeSubDomains'] as [string, string]] : []),
   ];
-  return async (ctx, next) => {
-    for (const [k, v] of list) ctx.set(k, v);
-    await next();
-  };
 }

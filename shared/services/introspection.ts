@@ -18,37 +18,125 @@ import type { IntrospectionObserver } from '../metrics.js';
 export const CACHE_TTL_MS = 60_000;
 
 /**
- * A verified token, kept compact because the cache may hold a million of them: the fields the
- * per-request checks read, and the active response already serialised (built once, at
- * verification, instead of keeping the parsed claims object beside it).
+ * What the tokens of one client share: the claims that repeat from token to token (issuer,
+ * client, tenant, scope, audience and any other claim but the per-token five), kept once and
+ * already serialised. Cache entries point at one of these instead of each holding a copy.
  */
-export interface CachedToken {
-  jti: string;
-  fid: string;
-  clientId: string;
-  tenantId: string;
-  sub: string;
-  aud: string[];
-  /** ms epoch: the entry is dropped at min(insert + 60 s, exp). */
-  until: number;
-  expMs: number;
-  /** The active response body. */
-  json: string;
+export class TokenProfile {
+  constructor(
+    readonly tenantId: string,
+    readonly clientId: string,
+    readonly aud: readonly string[],
+    /** `"iss":…,"aud":…,…,"token_type":"Bearer","tenant":…`: the tail of the active response. */
+    readonly tail: string,
+  ) {}
 }
 
-export function toCachedToken(c: AccessTokenClaims, now: number): CachedToken {
-  const expMs = (c.exp ?? 0) * 1000;
-  return {
-    jti: String(c.jti ?? ''),
-    fid: typeof c.fid === 'string' ? c.fid : '',
-    clientId: c.client_id,
-    tenantId: c.tenant_id,
-    sub: String(c.sub ?? ''),
-    aud: c.aud === undefined ? [] : Array.isArray(c.aud) ? c.aud : [c.aud],
-    until: Math.min(now + CACHE_TTL_MS, expMs),
-    expMs,
-    json: JSON.stringify({ ...c, active: true, token_type: 'Bearer', tenant: c.tenant_id }),
-  };
+/**
+ * A verified token, kept small because the cache may hold a million of them (bench/results/
+ * introspect-sqlite-million.md: about 1.1 KB an entry when each held its claims and its
+ * serialised response; the goal is 300 bytes). Only the five claims that differ from token
+ * to token are held here, the times as whole seconds (small integers V8 stores in the object
+ * itself, not as boxed numbers); the rest is the shared TokenProfile. The active response is
+ * built on the way out (`json()`), which costs a few string concatenations per cache hit.
+ */
+export class CachedToken {
+  constructor(
+    readonly jti: string,
+    /** '' when the token has no subject. */
+    readonly sub: string,
+    /** The token family; '' for a token without one (client_credentials). */
+    readonly fid: string,
+    /** Seconds; -1 when the token has no iat. */
+    readonly iat: number,
+    /** Seconds; -1 when exp is not a whole number (it is then in the profile, and never cached). */
+    readonly exp: number,
+    /** Seconds: the entry is dropped at min(insert + 60 s, exp). */
+    readonly until: number,
+    readonly profile: TokenProfile,
+  ) {}
+  get tenantId(): string {
+    return this.profile.tenantId;
+  }
+  get clientId(): string {
+    return this.profile.clientId;
+  }
+  get aud(): readonly string[] {
+    return this.profile.aud;
+  }
+  /** The active response body (RFC 7662 §2.2): the token's claims, `active`, `token_type` and `tenant`. */
+  json(): string {
+    let s = '{"active":true';
+    if (this.sub !== '') s += ',"sub":' + JSON.stringify(this.sub);
+    if (this.jti !== '') s += ',"jti":' + JSON.stringify(this.jti);
+    if (this.fid !== '') s += ',"fid":' + JSON.stringify(this.fid);
+    if (this.iat >= 0) s += ',"iat":' + this.iat;
+    if (this.exp >= 0) s += ',"exp":' + this.exp;
+    return s + ',' + this.profile.tail + '}';
+  }
+}
+
+/**
+ * Interning of what repeats across entries. Each table is bounded: past its limit it starts
+ * afresh (entries keep what they point at; only the sharing of new entries with old ones is
+ * lost), so a stream of distinct values cannot grow it without end.
+ */
+const INTERN_MAX = 50_000;
+class Interner<V> {
+  private map = new Map<string, V>();
+  get(key: string, make: () => V): V {
+    let v = this.map.get(key);
+    if (v === undefined) {
+      if (this.map.size >= INTERN_MAX) this.map = new Map();
+      v = make();
+      this.map.set(key, v);
+    }
+    return v;
+  }
+}
+
+/** The claims held per entry; every other claim belongs to the profile. */
+const PER_TOKEN = new Set(['sub', 'jti', 'fid', 'iat', 'exp']);
+
+export class CachedTokenFactory {
+  private readonly profiles = new Interner<TokenProfile>();
+  private readonly strings = new Interner<string>();
+
+  create(c: AccessTokenClaims, now: number): CachedToken {
+    const shared: Record<string, unknown> = {};
+    const irregular: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(c)) {
+      if (!PER_TOKEN.has(k)) shared[k] = v;
+      // A per-token claim of an unexpected type is kept as it is, in the profile.
+      else if (k === 'iat' || k === 'exp' ? !Number.isSafeInteger(v) || (v as number) < 0 : typeof v !== 'string')
+        irregular[k] = v;
+    }
+    Object.assign(shared, irregular, { token_type: 'Bearer', tenant: c.tenant_id });
+    const tail = JSON.stringify(shared).slice(1, -1);
+    const profile = this.profiles.get(
+      tail,
+      () =>
+        new TokenProfile(
+          String(c.tenant_id ?? ''),
+          String(c.client_id ?? ''),
+          c.aud === undefined ? [] : Array.isArray(c.aud) ? c.aud : [c.aud],
+          tail,
+        ),
+    );
+    const str = (v: unknown) => (typeof v === 'string' ? this.strings.get(v, () => v) : '');
+    const int = (v: unknown) => (Number.isSafeInteger(v) && (v as number) >= 0 ? (v as number) : -1);
+    const exp = int(c.exp);
+    return new CachedToken(
+      typeof c.jti === 'string' ? c.jti : '',
+      str(c.sub),
+      str(c.fid),
+      int(c.iat),
+      exp,
+      // Whole seconds, rounded down: never later than 60 s after now, never past exp.
+      exp >= 0 ? Math.min(Math.floor((now + CACHE_TTL_MS) / 1000), exp) : 0,
+      profile,
+    );
+  }
 }
 
 /** A small LRU over Map's insertion order: a hit re-inserts the key at the young end. */
@@ -83,6 +171,7 @@ export class IntrospectionService {
   readonly cache: LruCache<CachedToken>;
   /** The metrics (docs/metrics.md) when IAM_METRICS_PORT is set; undefined costs nothing. */
   private readonly metrics: IntrospectionObserver | undefined;
+  private readonly entries = new CachedTokenFactory();
 
   constructor(
     private readonly db: Database,
@@ -93,8 +182,12 @@ export class IntrospectionService {
     this.metrics = opts.metrics;
   }
 
+  /**
+   * The cache key: 128 bits of the token's SHA-256, as 22 characters (a flat string; a slice of
+   * the full digest's text would keep all 43 characters alive behind it).
+   */
   static key(token: string): string {
-    return createHash('sha256').update(token).digest('base64url').slice(0, 27);
+    return createHash('sha256').update(token).digest().toString('base64url', 0, 16);
   }
 
   /** Steps 2 and 3 of the spec's order: signature (or a cached verification), then expiry. */
@@ -102,7 +195,7 @@ export class IntrospectionService {
     const key = IntrospectionService.key(token);
     const hit = this.cache.get(key);
     if (hit) {
-      if (hit.until > now && hit.expMs > now) {
+      if (hit.until * 1000 > now) {
         this.metrics?.cacheHit();
         return { entry: hit, cached: true };
       }
@@ -116,7 +209,7 @@ export class IntrospectionService {
       return { reason: (e as { code?: string }).code === 'ERR_JWT_EXPIRED' ? 'expired' : 'invalid' };
     }
     if ((claims.exp ?? 0) * 1000 <= now) return { reason: 'expired' };
-    return { entry: toCachedToken(claims, now), cached: false };
+    return { entry: this.entries.create(claims, now), cached: false };
   }
 
   /** Step 4: revocation, on every request. Returns the reason when the token is no longer good. */

@@ -234,6 +234,48 @@ test('/introspect: another method is a 405 naming POST', async (t) => {
   t.is(((await r.json()) as { error: string }).error, 'method_not_allowed');
 });
 
+test('/introspect/ (through the one-route router) answers as /introspect (the direct path) does', async (t) => {
+  const basic = 'Basic ' + Buffer.from(`${s.platform.clientId}:${s.platform.secret}`).toString('base64');
+  const answers = [];
+  for (const path of ['/introspect', '/introspect/']) {
+    const r = await fetch(`${d.url}${path}`, {
+      method: 'POST',
+      headers: { ...form, authorization: basic },
+      body: new URLSearchParams({ token }),
+    });
+    t.is(r.status, 200, path);
+    t.is(r.headers.get('x-frame-options'), 'DENY', `${path}: the frame's headers`);
+    const body = (await r.json()) as Record<string, unknown>;
+    t.is(body.active, true, path);
+    answers.push(body);
+  }
+  t.deepEqual(answers[1], answers[0]);
+});
+
+test('/token: its form, read ahead of koa-body, keeps the limit, the errors and a charset parameter', async (t) => {
+  const basic = 'Basic ' + Buffer.from(`${s.platform.clientId}:${s.platform.secret}`).toString('base64');
+  const post = (headers: Record<string, string>, body: string | Uint8Array<ArrayBuffer>) =>
+    fetch(`${d.url}/token`, { method: 'POST', headers: { authorization: basic, ...headers }, body });
+  const big = await post(form, `grant_type=client_credentials&pad=${'a'.repeat(10_000)}`);
+  t.is(big.status, 413);
+  t.deepEqual(await big.json(), await tooLargeBody());
+  const zipped = await post(
+    { ...form, 'content-encoding': 'gzip' },
+    new Uint8Array(gzipSync('grant_type=client_credentials')),
+  );
+  t.is(zipped.status, 200);
+  const charset = await post(
+    { 'content-type': 'application/x-www-form-urlencoded; charset=utf-8' },
+    'grant_type=client_credentials',
+  );
+  t.is(charset.status, 200, 'through koa-body, as before');
+  const twice = await post(form, 'grant_type=client_credentials&grant_type=client_credentials');
+  t.is(twice.status, 400);
+  t.is(((await twice.json()) as { error: string }).error, 'invalid_request');
+  const bad = await post({ ...form, 'content-encoding': 'compress' }, 'grant_type=client_credentials');
+  t.is(bad.status, 415);
+});
+
 test('a body of the wrong media type: 415', async (t) => {
   const r = await fetch(`${d.url}/api/admin/tenants`, {
     method: 'POST',

@@ -53,8 +53,10 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
   const sidOf = sessionSid(deps.config.secretKey);
 
   const requireForm: Middleware<ClientAuthState> = async (ctx, next) => {
-    // RFC 6749 §3.2: the token endpoint takes application/x-www-form-urlencoded.
-    if (!ctx.is('application/x-www-form-urlencoded'))
+    // RFC 6749 §3.2: the token endpoint takes application/x-www-form-urlencoded (the exact
+    // header, as clients send it, is recognised without type-is parsing it).
+    const type = ctx.req.headers['content-type'];
+    if (type !== 'application/x-www-form-urlencoded' && !ctx.is('application/x-www-form-urlencoded'))
       throw new InvalidRequest('The token request must be application/x-www-form-urlencoded.');
     await next();
   };
