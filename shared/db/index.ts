@@ -14,4 +14,4 @@ export type Database = DataSource;
 export type Tx = EntityManager;
 export type Db = Database | Tx;
 
-export { isTransient, isUniqueViolation, retryTransient } from './retry.js';
+export { isDatabaseUnavailable, isTransient, isUniqueViolation, retryTransient } from './retry.js';

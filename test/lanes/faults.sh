@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Fault-injection lane: the daemon killed (SIGKILL) in the middle of each kind of write, and the
+# MariaDB server restarted under load (test/faults/, ava.faults.config.js).
+#
+#   npm run test:faults                  # both passes
+#   FAULTS_LANE_ONLY=sqlite npm run test:faults   # or mariadb: one pass only
+#
+# What it does:
+#   1. `npm run build` (skip with FAULTS_LANE_SKIP_BUILD=1).
+#   2. SQLite pass: the SIGKILL tests (dist/test/faults/*.test.js) on embedded SQLite.
+#   3. MariaDB pass: through test/lanes/mariadb.sh (its throwaway server, and its restart hook
+#      MARIADB_LANE_RESTART): the SIGKILL tests again, and dist/test/faults/mariadb/, which
+#      restarts that server under load.
+# Exits non-zero if either pass fails (both run).
+set -euo pipefail
+
+log() { printf '[faults-lane] %s\n' "$*" >&2; }
+
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
+cd "$ROOT"
+LANE_START=$SECONDS
+
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 129' HUP
+
+if [ "${FAULTS_LANE_SKIP_BUILD:-0}" != 1 ]; then
+  log "building (npm run build)"
+  npm run build --silent
+fi
+
+ONLY="${FAULTS_LANE_ONLY:-}"
+rc=0
+if [ -z "$ONLY" ] || [ "$ONLY" = sqlite ]; then
+  log "SQLite pass"
+  # IAM_TEST_DATABASE_URL from the caller's environment would turn this pass into a MySQL one.
+  env -u IAM_TEST_DATABASE_URL npx ava --config ava.faults.config.js 'dist/test/faults/*.test.js' "$@" || rc=$?
+  log "SQLite pass exited with $rc after $((SECONDS - LANE_START)) s"
+fi
+if [ -z "$ONLY" ] || [ "$ONLY" = mariadb ]; then
+  log "MariaDB pass"
+  m=0
+  MARIADB_LANE_SKIP_BUILD=1 MARIADB_LANE_AVA_CONFIG=ava.faults.config.js bash test/lanes/mariadb.sh "$@" || m=$?
+  log "MariaDB pass exited with $m"
+  [ "$m" -eq 0 ] || rc=$m
+fi
+log "faults lane done in $((SECONDS - LANE_START)) s, exit $rc"
+exit "$rc"
