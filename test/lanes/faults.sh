@@ -34,7 +34,10 @@ rc=0
 if [ -z "$ONLY" ] || [ "$ONLY" = sqlite ]; then
   log "SQLite pass"
   # IAM_TEST_DATABASE_URL from the caller's environment would turn this pass into a MySQL one.
-  env -u IAM_TEST_DATABASE_URL npx ava --config ava.faults.config.js 'dist/test/faults/*.test.js' "$@" || rc=$?
+  # Without arguments, the SIGKILL tests: dist/test/faults/mariadb/ needs the lane's server.
+  if [ "$#" -eq 0 ]; then set -- 'dist/test/faults/*.test.js'; fi
+  env -u IAM_TEST_DATABASE_URL npx ava --config ava.faults.config.js "$@" || rc=$?
+  if [ "$1" = 'dist/test/faults/*.test.js' ]; then shift; fi
   log "SQLite pass exited with $rc after $((SECONDS - LANE_START)) s"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = mariadb ]; then
