@@ -89,9 +89,10 @@ test('SIGKILL mid rotation: no family half-rotated, acknowledged tokens spent or
   const loops = families.map((f) => rotate(f));
   t.true(await until(() => total >= KILL_AFTER_ROTATIONS && inFlight >= 4, 120_000, 1), 'rotations under way');
   killed = true;
+  const inFlightAtKill = inFlight;
   await d.stop('SIGKILL');
   await Promise.all(loops);
-  t.log(`killed after ${total} acknowledged rotations`);
+  t.log(`killed after ${total} acknowledged rotations, ${inFlightAtKill} in flight`);
 
   d = await startDaemon(db.url, db.dir, env);
   daemons.push(d);
