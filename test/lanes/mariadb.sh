@@ -36,6 +36,7 @@
 #                           (same port, datadir and socket) and returns once it answers again;
 #                           `"$MARIADB_LANE_RESTART" 3` stays down 3 s in between. The fault
 #                           tests (test/faults/) use it to restart the database under load.
+#   MARIADB_LANE_AVA_CONFIG     Run ava with this config file instead of ava.mariadb.config.js.
 #   MARIADB_LANE_SKIP_BUILD=1   Do not run `npm run build` first.
 #   MARIADB_LANE_KEEP=1         Keep the temp dir (data and err.log) after exit, for debugging.
 #                               The server is still stopped.
