@@ -31,21 +31,30 @@ fi
 
 ONLY="${FAULTS_LANE_ONLY:-}"
 rc=0
+# Both passes' output, to print one total at the end (.ci/run reads the last "N tests passed").
+OUT="$(mktemp)"
+trap 'rm -f "$OUT"' EXIT
 if [ -z "$ONLY" ] || [ "$ONLY" = sqlite ]; then
   log "SQLite pass"
   # IAM_TEST_DATABASE_URL from the caller's environment would turn this pass into a MySQL one.
   # Without arguments, the SIGKILL tests: dist/test/faults/mariadb/ needs the lane's server.
   if [ "$#" -eq 0 ]; then set -- 'dist/test/faults/*.test.js'; fi
-  env -u IAM_TEST_DATABASE_URL npx ava --config ava.faults.config.js "$@" || rc=$?
+  env -u IAM_TEST_DATABASE_URL npx ava --config ava.faults.config.js "$@" 2>&1 | tee -a "$OUT" || rc=$?
   if [ "$1" = 'dist/test/faults/*.test.js' ]; then shift; fi
   log "SQLite pass exited with $rc after $((SECONDS - LANE_START)) s"
 fi
 if [ -z "$ONLY" ] || [ "$ONLY" = mariadb ]; then
   log "MariaDB pass"
   m=0
-  MARIADB_LANE_SKIP_BUILD=1 MARIADB_LANE_AVA_CONFIG=ava.faults.config.js bash test/lanes/mariadb.sh "$@" || m=$?
+  MARIADB_LANE_SKIP_BUILD=1 MARIADB_LANE_AVA_CONFIG=ava.faults.config.js bash test/lanes/mariadb.sh "$@" 2>&1 |
+    tee -a "$OUT" || m=$?
   log "MariaDB pass exited with $m"
   [ "$m" -eq 0 ] || rc=$m
 fi
+total() { { grep -Eo "^ *[0-9]+ tests? $1" "$OUT" || true; } | awk '{ n += $1 } END { print n + 0 }'; }
+passed="$(total passed)"
+failed="$(total failed)"
 log "faults lane done in $((SECONDS - LANE_START)) s, exit $rc"
+printf '\n  %d tests passed (both passes)\n' "$passed"
+[ "$failed" -eq 0 ] || printf '  %d tests failed (both passes)\n' "$failed"
 exit "$rc"
