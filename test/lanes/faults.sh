@@ -55,6 +55,7 @@ total() { { grep -Eo "^ *[0-9]+ tests? $1" "$OUT" || true; } | awk '{ n += $1 } 
 passed="$(total passed)"
 failed="$(total failed)"
 log "faults lane done in $((SECONDS - LANE_START)) s, exit $rc"
-printf '\n  %d tests passed (both passes)\n' "$passed"
-[ "$failed" -eq 0 ] || printf '  %d tests failed (both passes)\n' "$failed"
+plural() { [ "$1" -eq 1 ] && echo test || echo tests; }
+printf '\n  %d %s passed (both passes)\n' "$passed" "$(plural "$passed")"
+[ "$failed" -eq 0 ] || printf '  %d %s failed (both passes)\n' "$failed" "$(plural "$failed")"
 exit "$rc"
