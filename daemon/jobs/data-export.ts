@@ -7,13 +7,14 @@
  * | `data-export-purge` | every 10 min | deletes exports past `expires_at` (24 h retention)  |
  */
 import type { Database } from '../../shared/db/index.js';
-import { buildPendingExports, purgeExpiredExports } from '../../shared/services/data-export.js';
+import { buildPendingExports, purgeExpiredExports, type ExportNotifier } from '../../shared/services/data-export.js';
 import type { JobSpec } from './scheduler.js';
 
 export const DATA_EXPORT_JOB = 'data-export';
 export const DATA_EXPORT_PURGE_JOB = 'data-export-purge';
 
-export function dataExportJob(db: Database): JobSpec {
+/** `notify`: the outbox that tells each user their export is ready (the daemon always passes it). */
+export function dataExportJob(db: Database, notify?: ExportNotifier): JobSpec {
   return {
     name: DATA_EXPORT_JOB,
     schedule: '*/2 * * * * *',
@@ -21,7 +22,7 @@ export function dataExportJob(db: Database): JobSpec {
     leaseMs: 60_000,
     logLevel: 'debug',
     run: async (signal) => {
-      await buildPendingExports(db, signal);
+      await buildPendingExports(db, signal, 20, notify);
     },
   };
 }

@@ -85,7 +85,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(deps.ds));
   scheduler.register(authPurgeJob(deps.ds));
-  scheduler.register(dataExportJob(deps.ds));
+  scheduler.register(dataExportJob(deps.ds, { mail: deps.outbox }));
   scheduler.register(dataExportPurgeJob(deps.ds));
   scheduler.register(idempotencyPurgeJob(deps.ds));
   if (deps.approvalExpiry) scheduler.register(approvalExpiryJob(deps.approvalExpiry));

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../shared/errors.js';
+import { isDatabaseUnavailable } from '../../shared/db/index.js';
 import type { AppState } from '../context.js';
 
 interface HttpishError {
@@ -37,6 +38,7 @@ export const USER_ERROR_CODES: Record<string, string> = {
   rate_limited: 'UR429001',
   server_error: 'US500001',
   method_not_allowed: 'UR405001',
+  temporarily_unavailable: 'US503001',
 };
 
 const USER_FACING = /^\/api\/(user|account)(\/|$)/;
@@ -45,6 +47,9 @@ const USER_FACING = /^\/api\/(user|account)(\/|$)/;
 export function isUserFacing(path: string): boolean {
   return USER_FACING.test(path);
 }
+
+/** Seconds a client is asked to wait when the database is unreachable (a restart takes seconds). */
+export const DB_UNAVAILABLE_RETRY_AFTER_S = 2;
 
 /** The code of an error category; unknown categories fall back to their status class. */
 export function userErrorCode(error: string, status: number): string {
@@ -98,6 +103,14 @@ export function renderError(ctx: ParameterizedContext<AppState>, raw: unknown): 
       body = { error: code, error_description: text, message: text };
       if (err.headers)
         for (const [k, v] of Object.entries(err.headers)) if (/^(allow|retry-after)$/i.test(k)) ctx.set(k, v);
+    } else if (isDatabaseUnavailable(raw)) {
+      // The database is restarting or unreachable: nothing is wrong with the request, and
+      // retrying it shortly will work (RFC 9110 §15.6.4, §10.2.3). The connection pool drops
+      // the dead connections, so the daemon recovers by itself once the server answers.
+      status = 503;
+      const text = 'The service is temporarily unavailable; retry the request shortly.';
+      body = { error: 'temporarily_unavailable', error_description: text, message: text };
+      ctx.set('Retry-After', String(DB_UNAVAILABLE_RETRY_AFTER_S));
     } else {
       status = 500;
       body = {
@@ -116,7 +129,8 @@ export function renderError(ctx: ParameterizedContext<AppState>, raw: unknown): 
     ctx.state.errorId = errorId;
     if (userFacing) body.error_code = userErrorCode(String(body.error), status);
     // The same id in the log, so support can go from the user's screenshot to the log line.
-    if (status >= 500) ctx.state.log.error({ err: raw, error_id: errorId }, 'unhandled error');
+    if (status === 503) ctx.state.log.warn({ err: raw, error_id: errorId }, 'database unavailable');
+    else if (status >= 500) ctx.state.log.error({ err: raw, error_id: errorId }, 'unhandled error');
     else
       ctx.state.log.info(
         { status, error: body.error, error_code: body.error_code, error_id: errorId },

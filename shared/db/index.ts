@@ -14,5 +14,5 @@ export type Database = DataSource;
 export type Tx = EntityManager;
 export type Db = Database | Tx;
 
-export { isTransient, isUniqueViolation, retryTransient } from './retry.js';
+export { isDatabaseUnavailable, isTransient, isUniqueViolation, retryTransient } from './retry.js';
 export { poolStats, type PoolStats } from './pool-stats.js';

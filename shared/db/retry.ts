@@ -40,6 +40,55 @@ export function isTransient(e: unknown): boolean {
   );
 }
 
+/** mysql2's codes for a server that is gone, going, or not there yet. */
+const UNAVAILABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'PROTOCOL_CONNECTION_LOST',
+  'PROTOCOL_SEQUENCE_TIMEOUT',
+  'ER_SERVER_SHUTDOWN', // 1053: the server is shutting down
+  'ER_CONNECTION_KILLED', // 1927 (MariaDB): a shutdown killed the connection mid-statement
+  'ER_CON_COUNT_ERROR',
+  'ER_SERVER_GONE_ERROR',
+  'ER_SERVER_LOST',
+  'CR_SERVER_GONE_ERROR',
+  'CR_SERVER_LOST',
+]);
+const UNAVAILABLE_ERRNOS = new Set([1053, 1927, 2002, 2003, 2006, 2013]);
+const UNAVAILABLE_MESSAGE = new RegExp(
+  [
+    'connection is in closed state',
+    'Connection lost',
+    'server closed the connection',
+    'Pool is closed',
+    'Server shutdown in progress',
+    'Connection was killed',
+  ].join('|'),
+  'i',
+);
+
+/**
+ * The database cannot be reached right now (a restart, a failover, the network): not the
+ * request's fault and not a bug. The error renderer answers 503 `temporarily_unavailable`
+ * with Retry-After for it instead of a 500 (docs/errors.md). mysql2's pool drops a connection
+ * that failed this way, so once the server is back the next query opens a fresh one.
+ */
+export function isDatabaseUnavailable(e: unknown): boolean {
+  for (let err = e as DriverishError & { cause?: unknown }, depth = 0; err && depth < 4; depth++) {
+    if (err.code && UNAVAILABLE_CODES.has(err.code)) return true;
+    if (typeof err.errno === 'number' && UNAVAILABLE_ERRNOS.has(err.errno)) return true;
+    const d = err.driverError;
+    if (d?.code && UNAVAILABLE_CODES.has(d.code)) return true;
+    if (d?.errno && UNAVAILABLE_ERRNOS.has(d.errno)) return true;
+    if (UNAVAILABLE_MESSAGE.test(err.message ?? '')) return true;
+    err = err.cause as typeof err;
+  }
+  return false;
+}
+
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /**

@@ -8,7 +8,8 @@
  * what a section's columns are called and how the export is written.
  */
 import { newId } from '../crypto.js';
-import type { Database, Db } from '../db/index.js';
+import { retryTransient, type Database, type Db } from '../db/index.js';
+import type { MailQueue } from './auth/codes.js';
 import { ExportHousekeeping, Lookups, TenantScope, type PagedExportSection } from '../repositories/index.js';
 
 export const EXPORT_SECTIONS = ['profile', 'consents', 'sessions', 'auth_history', 'custom_claims'] as const;
@@ -273,7 +274,32 @@ export async function findExport(
  * The `data-export` job's work: builds pending exports one at a time, oldest first, of any
  * tenant. Returns how many were built. A failure marks the row `failed` (the user asks again).
  */
-export async function buildPendingExports(db: Database, signal?: AbortSignal, max = 20): Promise<number> {
+/**
+ * Tells a user their background export is ready: one mail through the outbox, written in the
+ * transaction that completes the export. That UPDATE is conditional on the export still being
+ * pending, so an export built twice (its builder killed after the build, before the commit, or
+ * racing another daemon) completes, and mails, once; the outbox delivers the mail after commit,
+ * and a crash then leaves the row to be delivered by the next daemon (shared/services/outbox.ts).
+ */
+export interface ExportNotifier {
+  mail: Pick<MailQueue, 'enqueueEmail' | 'kick'>;
+}
+
+/** How long completing an export keeps retrying through lock contention (SQLite's jobs connection). */
+const COMPLETE_RETRY_MS = 30_000;
+
+/**
+ * The `data-export` job's work: builds pending exports, oldest first, at most `max` per run.
+ * Returns how many were completed. A builder that dies mid-build leaves the export pending; the
+ * next run (this daemon's or another's, once the job's lease has passed) builds it again from
+ * the start: a build writes nothing until it completes.
+ */
+export async function buildPendingExports(
+  db: Database,
+  signal?: AbortSignal,
+  max = 20,
+  notify?: ExportNotifier,
+): Promise<number> {
   const lookups = new Lookups(db);
   let done = 0;
   for (let i = 0; i < max && !signal?.aborted; i++) {
@@ -290,7 +316,26 @@ export async function buildPendingExports(db: Database, signal?: AbortSignal, ma
         signal,
       );
       const now = Date.now();
-      await scope.exports.complete(r.id, data, now, now + EXPORT_RETENTION_MS);
+      const mailed = await retryTransient(
+        () =>
+          db.transaction(async (tx) => {
+            const s = new TenantScope(tx, r.tenant_id);
+            if ((await s.exports.complete(r.id, data, now, now + EXPORT_RETENTION_MS)) !== 1) return false;
+            const user = notify ? await s.users.withTenantState(r.user_id) : undefined;
+            if (!notify || !user) return false;
+            await notify.mail.enqueueEmail(tx, {
+              tenantId: r.tenant_id,
+              to: user.email,
+              subject: 'Your data export is ready',
+              text:
+                `The export of your data you asked for (${r.id}) is ready. ` +
+                `Fetch it with GET /api/user/data-export/${r.id} within 24 hours; after that it is deleted.`,
+            });
+            return true;
+          }),
+        COMPLETE_RETRY_MS,
+      );
+      if (mailed) notify?.mail.kick();
       done++;
     } catch (e) {
       if (signal?.aborted) throw e;

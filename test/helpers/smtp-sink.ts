@@ -8,6 +8,9 @@
  *   - `reject: 'temporary'` answers 451 at the end of DATA (RFC 5321 §4.2.5: try again later);
  *   - `reject: 'permanent'` answers 550.
  * A sink that is down is simply a closed one; `startSmtpSink({ port })` brings it back.
+ * `delayMs` holds each message that long before accepting it (a slow relay), so a test can
+ * kill the sender while many messages are in flight; a message counts as received when the
+ * sink accepts it, as at a real relay.
  */
 import { SMTPServer } from 'smtp-server';
 import type { AddressInfo } from 'node:net';
@@ -37,6 +40,8 @@ export interface SmtpSinkOptions {
   reject?: RejectMode | true;
   /** Ask for a login (any username and password are accepted; they are recorded). */
   auth?: boolean;
+  /** Wait this long after DATA before accepting a message (default 0); change later with setDelay. */
+  delayMs?: number;
 }
 
 export interface SmtpSink {
@@ -47,6 +52,7 @@ export interface SmtpSink {
   /** How many messages were refused because of `reject`. */
   rejected(): number;
   setReject(mode: RejectMode | true): void;
+  setDelay(ms: number): void;
   /** The first message, already received or still to come, that satisfies `pred`. */
   waitFor(pred: (m: SinkMessage) => boolean, timeoutMs?: number): Promise<SinkMessage>;
   close(): Promise<void>;
@@ -57,6 +63,7 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
   const waiters = new Set<{ pred: (m: SinkMessage) => boolean; resolve: (m: SinkMessage) => void }>();
   let reject: RejectMode = opts.reject === true ? 'temporary' : opts.reject || false;
   let rejectedCount = 0;
+  let delayMs = opts.delayMs ?? 0;
 
   const server = new SMTPServer({
     // STARTTLS would offer the package's self-signed test certificate, which nodemailer rightly refuses.
@@ -72,7 +79,9 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
       const chunks: Buffer[] = [];
       stream.on('data', (c: Buffer) => chunks.push(c));
       stream.on('error', (e) => callback(e));
-      stream.on('end', () => {
+      stream.on('end', () => void accept());
+      const accept = async () => {
+        if (delayMs > 0) await new Promise((r) => setTimeout(r, delayMs));
         if (reject) {
           rejectedCount++;
           const err = new Error(
@@ -97,10 +106,13 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
           }
         }
         callback(null);
-      });
+      };
     },
   });
 
+  // A client that dies mid-conversation (a daemon killed by a test) resets its connection:
+  // that is the client's business, not a failure of the sink.
+  server.on('error', () => undefined);
   await new Promise<void>((resolve, reject_) => {
     server.server.once('error', reject_);
     server.listen(opts.port ?? 0, '127.0.0.1', () => resolve());
@@ -114,6 +126,9 @@ export async function startSmtpSink(opts: SmtpSinkOptions = {}): Promise<SmtpSin
     rejected: () => rejectedCount,
     setReject: (mode) => {
       reject = mode === true ? 'temporary' : mode || false;
+    },
+    setDelay: (ms) => {
+      delayMs = ms;
     },
     waitFor(pred, timeoutMs = 10_000) {
       const found = messages.find(pred);

@@ -1,7 +1,9 @@
 /**
  * A webhook receiver on loopback for the plugin tests: a real HTTPS server (a throwaway
  * certificate from https-issuer.ts; the daemon trusts it through IAM_OUTBOUND_CA_FILE) that
- * records every request and answers each path with the status the test sets.
+ * records every request and answers each path with the status the test sets. `delayMs` holds
+ * each request that long before it is recorded and answered (a slow receiver), so a test can
+ * kill the sender with deliveries in flight.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { rmSync } from 'node:fs';
@@ -26,7 +28,7 @@ export interface WebhookReceiver {
   close(): Promise<void>;
 }
 
-export async function startWebhookReceiver(): Promise<WebhookReceiver> {
+export async function startWebhookReceiver(opts: { delayMs?: number } = {}): Promise<WebhookReceiver> {
   const cert = makeCert();
   const received: Received[] = [];
   const statuses = new Map<string, number>();
@@ -34,7 +36,9 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
   const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
+    req.on('error', () => undefined);
+    req.on('end', () => (opts.delayMs ? void setTimeout(answer, opts.delayMs) : answer()));
+    const answer = () => {
       const body = Buffer.concat(chunks).toString('utf8');
       let json: Record<string, unknown> = {};
       try {
@@ -54,8 +58,10 @@ export async function startWebhookReceiver(): Promise<WebhookReceiver> {
       }
       res.writeHead(status, { 'content-type': 'application/json' });
       res.end('{}');
-    });
+    };
   });
+  // A sender killed mid-request resets its connection: its business, not the receiver's.
+  server.on('clientError', (_e, sock) => sock.destroy());
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const { port } = server.address() as AddressInfo;
   return {

@@ -15,7 +15,8 @@
 #      database `iam`.
 #   5. Exports IAM_TEST_DATABASE_URL=mysql://iam:<pw>@127.0.0.1:<port>/iam and runs ava with
 #      ava.mariadb.config.js (the default suite plus dist/test/mariadb/**),
-#      exiting with ava's exit code.
+#      exiting with ava's exit code (MARIADB_LANE_AVA_CONFIG names another ava config; the
+#      faults lane, test/lanes/faults.sh, uses ava.faults.config.js).
 #   6. On any exit (success, failure, Ctrl-C, SIGTERM) stops the server and deletes the
 #      temporary directory.
 #
@@ -30,7 +31,12 @@
 #                               IAM_DATA_DIR=$(mktemp -d) node dist/daemon/main.js' npm run test:mariadb
 #                           The command also sees MARIADB_LANE_HOST, MARIADB_LANE_PORT,
 #                           MARIADB_LANE_USER, MARIADB_LANE_PASSWORD and MARIADB_LANE_SOCKET
-#                           (root@localhost without password over that socket).
+#                           (root@localhost without password over that socket), and
+#                           MARIADB_LANE_RESTART: a script that restarts the server in place
+#                           (same port, datadir and socket) and returns once it answers again;
+#                           `"$MARIADB_LANE_RESTART" 3` stays down 3 s in between. The fault
+#                           tests (test/faults/) use it to restart the database under load.
+#   MARIADB_LANE_AVA_CONFIG     Run ava with this config file instead of ava.mariadb.config.js.
 #   MARIADB_LANE_SKIP_BUILD=1   Do not run `npm run build` first.
 #   MARIADB_LANE_KEEP=1         Keep the temp dir (data and err.log) after exit, for debugging.
 #                               The server is still stopped.
@@ -52,6 +58,11 @@ SERVER_PID=""
 
 # shellcheck disable=SC2317 # (runs from the EXIT trap)
 stop_server() {
+  # After a MARIADB_LANE_RESTART the server running is the one its pid file names.
+  if [ -n "$TMP" ] && [ -s "$TMP/mariadbd.pid" ] && { [ -z "$SERVER_PID" ] || ! kill -0 "$SERVER_PID" 2>/dev/null; }; then
+    wait "$SERVER_PID" 2>/dev/null || true
+    SERVER_PID="$(cat "$TMP/mariadbd.pid" 2>/dev/null || true)"
+  fi
   [ -n "$SERVER_PID" ] || return 0
   if kill -0 "$SERVER_PID" 2>/dev/null; then
     log "stopping mariadbd (pid $SERVER_PID)"
@@ -142,15 +153,20 @@ root_sql() { "$CLIENT" --no-defaults --protocol=socket -S "$SOCK" -uroot "$@"; }
 
 # Starts mariadbd on $PORT and waits up to 30 s. Returns 0 when it answers, 2 when the port was
 # taken in the meantime (caller retries with another), 1 on any other failure.
-start_server() {
-  : >"$ERRLOG"
-  mariadbd --no-defaults \
+server_args() { # the mariadbd command line, one word a line (the restart script reuses it)
+  printf '%s\n' "$(command -v mariadbd)" --no-defaults \
     --datadir="$DATA" --socket="$SOCK" --pid-file="$TMP/mariadbd.pid" --log-error="$ERRLOG" \
     --port="$PORT" --bind-address=127.0.0.1 --skip-name-resolve \
     ${USER_OPT[@]+"${USER_OPT[@]}"} \
     --character-set-server=utf8mb4 --max-connections=500 \
-    --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0 \
-    </dev/null >>"$ERRLOG" 2>&1 &
+    --innodb-flush-log-at-trx-commit=0 --innodb-doublewrite=0 --sync-binlog=0
+}
+
+start_server() {
+  : >"$ERRLOG"
+  local args
+  mapfile -t args < <(server_args)
+  "${args[@]}" </dev/null >>"$ERRLOG" 2>&1 &
   SERVER_PID=$!
   local i
   for ((i = 0; i < 300; i++)); do # 300 x 0.1 s = 30 s
@@ -194,6 +210,33 @@ FLUSH PRIVILEGES;
 SQL
 log "created user 'iam'@'127.0.0.1' (ALL on *.*) and database iam"
 
+# The restart hook: stop the server cleanly (connections in use get an error, as in a real
+# restart), stay down "$1" seconds (default 0), start it again with the same command line and
+# wait until it answers. It reads the pid from the pid file, so it works more than once.
+{
+  printf '#!/usr/bin/env bash\nset -euo pipefail\n'
+  printf 'ARGS=('
+  server_args | while IFS= read -r a; do printf '%q ' "$a"; done
+  printf ')\n'
+  printf 'PIDFILE=%q\nCLIENT=%q\nSOCK=%q\nERRLOG=%q\n' "$TMP/mariadbd.pid" "$CLIENT" "$SOCK" "$ERRLOG"
+  cat <<'SCRIPT'
+pid="$(cat "$PIDFILE")"
+kill -TERM "$pid"
+for ((i = 0; i < 600; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+kill -0 "$pid" 2>/dev/null && { echo "mariadbd $pid did not stop in 60 s" >&2; exit 1; }
+sleep "${1:-0}"
+setsid "${ARGS[@]}" </dev/null >>"$ERRLOG" 2>&1 &
+for ((i = 0; i < 600; i++)); do
+  "$CLIENT" --no-defaults --protocol=socket -S "$SOCK" -uroot -e 'select 1' >/dev/null 2>&1 && exit 0
+  sleep 0.1
+done
+echo "mariadbd did not answer within 60 s of its restart" >&2
+exit 1
+SCRIPT
+} >"$TMP/restart"
+chmod +x "$TMP/restart"
+export MARIADB_LANE_RESTART="$TMP/restart"
+
 export IAM_TEST_DATABASE_URL="mysql://iam:$PASSWORD@127.0.0.1:$PORT/iam"
 export MARIADB_LANE_HOST=127.0.0.1 MARIADB_LANE_PORT="$PORT" MARIADB_LANE_USER=iam
 export MARIADB_LANE_PASSWORD="$PASSWORD" MARIADB_LANE_SOCKET="$SOCK"
@@ -206,8 +249,9 @@ if [ -n "${MARIADB_LANE_CMD:-}" ]; then
   bash -c "$MARIADB_LANE_CMD" mariadb-lane "$@" || rc=$?
   log "MARIADB_LANE_CMD exited with $rc"
 else
-  log "running: npx ava --config ava.mariadb.config.js $*"
-  npx ava --config ava.mariadb.config.js "$@" || rc=$?
+  AVA_CONFIG="${MARIADB_LANE_AVA_CONFIG:-ava.mariadb.config.js}"
+  log "running: npx ava --config $AVA_CONFIG $*"
+  npx ava --config "$AVA_CONFIG" "$@" || rc=$?
   log "ava exited with $rc"
 fi
 exit "$rc"
