@@ -15,16 +15,15 @@
  *
  * Results: bench/results/introspect-<sqlite|mariadb>[-million].{json,md}.
  */
-import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
-import { startDaemon, freePort, type Daemon } from '../test/helpers/daemon.js';
+import { startDaemon, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
+import { PEER_RS, startPeer } from './lib/peer.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { machine, summarize, writeResults } from './lib/stats.js';
 
@@ -146,19 +145,10 @@ const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined
 let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv);
 const token = await clientCredentialsToken(ours.url, app.client.client_id, app.client_secret!);
 const body = new URLSearchParams({ token }).toString();
-const peerPort = await freePort();
-const peer = spawn(process.execPath, [join(import.meta.dirname, 'oidc-provider-peer.js'), String(peerPort)], {
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-await new Promise<void>((resolve, reject) => {
-  peer.stdout.on('data', (d: Buffer) => {
-    if (d.toString().includes('ready')) resolve();
-  });
-  peer.on('exit', (c) => reject(new Error(`oidc-provider exited ${c}`)));
-});
-const peerAuth = 'Basic ' + Buffer.from('bench-rs:bench-rs-secret-0123456789abcdef').toString('base64');
+const peer = await startPeer();
+const peerAuth = 'Basic ' + Buffer.from(`${PEER_RS.id}:${PEER_RS.secret}`).toString('base64');
 const peerTok = (await (
-  await fetch(`http://127.0.0.1:${peerPort}/token`, {
+  await fetch(`${peer.url}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: peerAuth },
     body: 'grant_type=client_credentials&scope=api',
@@ -171,26 +161,13 @@ const active = (b: string) => b.includes('"active":true');
 // Unrecorded first, so that neither is measured while its JIT compiler is still at work.
 if (WARMUP_S > 0) {
   await load('warm-up, iam', `${ours.url}/introspect`, body, rsAuth, active, WARMUP_S);
-  await load(
-    'warm-up, node-oidc-provider',
-    `http://127.0.0.1:${peerPort}/token/introspection`,
-    peerBody,
-    peerAuth,
-    active,
-    WARMUP_S,
-  );
+  await load('warm-up, node-oidc-provider', `${peer.url}/token/introspection`, peerBody, peerAuth, active, WARMUP_S);
 }
 const rounds: { hit: Run; peer: Run; ratio: number }[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   const oursRun = () => load(`iam cache hit, round ${i + 1}`, `${ours.url}/introspect`, body, rsAuth, active);
   const peerRun = () =>
-    load(
-      `node-oidc-provider, round ${i + 1}`,
-      `http://127.0.0.1:${peerPort}/token/introspection`,
-      peerBody,
-      peerAuth,
-      active,
-    );
+    load(`node-oidc-provider, round ${i + 1}`, `${peer.url}/token/introspection`, peerBody, peerAuth, active);
   let hit: Run;
   let other: Run;
   if (i % 2 === 0) {
@@ -204,7 +181,7 @@ for (let i = 0; i < ROUNDS; i++) {
   rounds.push({ hit, peer: other, ratio: Math.round((hit.requestsPerSec / other.requestsPerSec) * 100) / 100 });
 }
 memory.afterHitRunMiB = rssMiB(ours.proc.pid!);
-peer.kill('SIGTERM');
+await peer.stop();
 await ours.stop();
 
 // ---- ours, cache off: every request verifies the signature (the miss path) ----
