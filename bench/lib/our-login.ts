@@ -22,6 +22,17 @@ export interface OurLoginOptions {
   concurrency: number;
   /** mysql://… for MariaDB; the default is a fresh SQLite database. */
   databaseUrl?: string;
+  /**
+   * Also a resource server (`Bench API`, may introspect) and a machine client (`Bench app`,
+   * client_credentials for it), as bench/introspect.ts seeds them, for benches that mix
+   * introspection and token issuance with logins.
+   */
+  apiClients?: boolean;
+}
+
+export interface ApiClients {
+  resourceServer: { id: string; secret: string };
+  app: { id: string; secret: string };
 }
 
 export interface OurDaemonOptions {
@@ -85,6 +96,28 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
     users.push(
       (await directory.createUser(tenant.id, { email: `bench${i}@bench.test`, name: `Bench ${i}` }, actor)).email,
     );
+  let api: ApiClients | undefined;
+  if (opts.apiClients) {
+    const rs = await directory.createClient(
+      tenant.id,
+      {
+        name: 'Bench API',
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        resource_identifiers: ['https://api.bench.test'],
+      },
+      actor,
+    );
+    const app = await directory.createClient(
+      tenant.id,
+      { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
+      actor,
+    );
+    api = {
+      resourceServer: { id: rs.client.client_id, secret: rs.client_secret! },
+      app: { id: app.client.client_id, secret: app.client_secret! },
+    };
+  }
   await ds.destroy();
   const clientId = client.client_id;
   const basic = 'Basic ' + Buffer.from(`${clientId}:${client_secret}`).toString('base64');
@@ -211,6 +244,7 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
     kind,
     tenantId: tenant.id,
     clientId,
+    api,
     start,
     mailsReceived: () => mailsReceived,
     async close() {
