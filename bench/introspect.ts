@@ -17,15 +17,15 @@
  */
 import { readFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
 import { startDaemon, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
+import { formLoad, type Run } from './lib/autocannon-load.js';
 import { PEER_RS, startPeer } from './lib/peer.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
-import { machine, summarize, writeResults } from './lib/stats.js';
+import { machine, writeResults } from './lib/stats.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -76,64 +76,15 @@ function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
   return m ? Math.round(Number(m[1]) / 1024) : NaN;
 }
 
-interface Run {
-  name: string;
-  requestsPerSec: number;
-  p50: number;
-  p95: number;
-  p99: number;
-  errors: number;
-  non2xx: number;
-  total: number;
-}
-
-async function load(
+/** One autocannon run at this bench's connections and duration (bench/lib/autocannon-load.ts). */
+const load = (
   name: string,
   url: string,
   body: string,
   authorization: string,
   check?: (b: string) => boolean,
   duration = DURATION,
-): Promise<Run> {
-  // Validate once outside the load, so a broken setup cannot pass as a fast one.
-  const probe = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
-    body,
-  });
-  const text = await probe.text();
-  if (probe.status !== 200 || (check && !check(text))) throw new Error(`${name}: probe failed ${probe.status} ${text}`);
-  // Every response time is kept, so P95 is computed exactly (autocannon reports P90 and P97.5).
-  const times: number[] = [];
-  const inst = autocannon({
-    url,
-    method: 'POST',
-    connections: CONNECTIONS,
-    duration,
-    body,
-    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization },
-  }) as unknown as import('node:events').EventEmitter;
-  inst.on('response', (_c: unknown, _status: number, _bytes: number, ms: number) => {
-    times.push(ms);
-  });
-  const r = await new Promise<autocannon.Result>((resolve) => inst.on('done', resolve));
-  const lat = summarize(times);
-  const run = {
-    name,
-    requestsPerSec: Math.round(r.requests.average),
-    p50: lat.p50,
-    p95: lat.p95,
-    p99: lat.p99,
-    errors: r.errors + r.timeouts,
-    non2xx: r.non2xx,
-    total: r.requests.total,
-  };
-  console.log(
-    `${name}: ${run.requestsPerSec} req/s, P50 ${run.p50} ms, P99 ${run.p99} ms,` +
-      ` errors ${run.errors}, non-2xx ${run.non2xx}`,
-  );
-  return run;
-}
+): Promise<Run> => formLoad(name, url, body, authorization, { connections: CONNECTIONS, duration, check });
 
 // One issuer for every daemon of the run, so tokens from one verify at the others.
 const daemonEnv = { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' };

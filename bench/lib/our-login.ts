@@ -110,7 +110,12 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
     );
     const app = await directory.createClient(
       tenant.id,
-      { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
+      {
+        name: 'Bench app',
+        grant_types: ['client_credentials'],
+        scopes: ['api'],
+        audiences: ['https://api.bench.test'],
+      },
       actor,
     );
     api = {
