@@ -33,6 +33,8 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic',
+      // The provider's only key is ES256 (below); a client left at the RS256 default is invalid.
+      id_token_signed_response_alg: 'ES256',
     },
     {
       client_id: PEER_WEB.id,

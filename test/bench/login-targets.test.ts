@@ -8,9 +8,10 @@ import test from 'ava';
 import { setImmediate as nextTurn } from 'node:timers/promises';
 import { alternate, measureLogins, type LoginTarget } from '../../bench/lib/login-driver.js';
 import { OUR_STEPS, prepareOurLogin } from '../../bench/lib/our-login.js';
+import { PEER_RS } from '../../bench/lib/peer.js';
 import { PEER_STEPS, startPeerLogin } from '../../bench/login-peer.js';
 
-test('the peer flow signs in through its login and consent forms and gets tokens', async (t) => {
+test('the peer signs in through its login and consent forms, and introspects its tokens', async (t) => {
   const peer = await startPeerLogin(2);
   t.teardown(() => peer.stop());
   const marks = await peer.login(1);
@@ -20,6 +21,23 @@ test('the peer flow signs in through its login and consent forms and gets tokens
   await t.throwsAsync(() => peer.login(2), { message: 'login 400' });
   // Each login starts a fresh browser session, so the next one is a full sign-in again.
   t.is((await peer.login(0)).length, PEER_STEPS.length + 1);
+  // The same peer serves the introspection bench: client_credentials, then introspection.
+  const basic = 'Basic ' + Buffer.from(`${PEER_RS.id}:${PEER_RS.secret}`).toString('base64');
+  const form = { 'content-type': 'application/x-www-form-urlencoded', authorization: basic };
+  const tok = await fetch(`${peer.url}/token`, {
+    method: 'POST',
+    headers: form,
+    body: 'grant_type=client_credentials&scope=api',
+  });
+  t.is(tok.status, 200);
+  const { access_token } = (await tok.json()) as { access_token: string };
+  const intro = await fetch(`${peer.url}/token/introspection`, {
+    method: 'POST',
+    headers: form,
+    body: new URLSearchParams({ token: access_token }).toString(),
+  });
+  t.is(intro.status, 200);
+  t.like(await intro.json(), { active: true, client_id: PEER_RS.id });
 });
 
 test('our flow signs in with the code delivered over SMTP and gets tokens', async (t) => {
