@@ -11,14 +11,15 @@
  * the servers' CPU per request, and the ratios (the median of the rounds'). Every answer of the
  * probe is checked: a token must come back, so a broken setup cannot pass as a fast one.
  */
-import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KeyService } from '../shared/services/keys.js';
-import { startDaemon, freePort } from '../test/helpers/daemon.js';
+import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { openServices, activeTenant } from '../test/helpers/seed.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
-import { load, loadAverage, mdRow, median, startPeer, type Run } from './lib/load.js';
+import { load, loadStamp, mdRow, type Run } from './lib/load.js';
+import { startPeer } from './lib/peer.js';
+import { median } from './lib/stats.js';
 import { machine, writeResults } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -60,20 +61,19 @@ const peerAuth = basic('bench-app', 'bench-app-secret-0123456789abcdef');
 const body = 'grant_type=client_credentials&scope=api';
 const jwt = (b: string) => /"access_token":"eyJ[^"]+\.[^"]+\.[^"]+"/.test(b);
 
-const loadBefore = loadAverage();
+const loadBefore = loadStamp();
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 const ours = await startDaemon(db.url, db.dir, { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' });
-const peerPort = await freePort();
-const peer = await startPeer(join(import.meta.dirname, 'oidc-provider-cc-peer.js'), peerPort);
+const peer = await startPeer({ script: 'oidc-provider-cc-peer.js' });
 const oursUrl = `${ours.url}/token`;
-const peerUrl = `http://127.0.0.1:${peerPort}/token`;
+const peerUrl = `${peer.url}/token`;
 const run = (name: string, which: 'ours' | 'peer', duration = DURATION) =>
   load({
     name,
     url: which === 'ours' ? oursUrl : peerUrl,
     body,
     authorization: which === 'ours' ? ourAuth : peerAuth,
-    pid: which === 'ours' ? ours.proc.pid! : peer.pid!,
+    pid: which === 'ours' ? ours.proc.pid! : peer.proc.pid!,
     connections: CONNECTIONS,
     duration,
     check: jwt,
@@ -106,7 +106,7 @@ for (let i = 0; i < ROUNDS; i++) {
     cpuRatio: Math.round((p.cpuUsPerRequest / o.cpuUsPerRequest) * 100) / 100,
   });
 }
-peer.kill('SIGTERM');
+await peer.stop();
 await ours.stop();
 await db.drop();
 const speedAfter = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
@@ -141,7 +141,7 @@ const result = {
   ratioToOidcProvider: ratio,
   cpuRatioToOidcProvider: cpuRatio,
   goal: { ratio: 1.5 },
-  load: { before: loadBefore, after: loadAverage() },
+  load: { before: loadBefore, after: loadStamp() },
   machine: { ...machine(), ...(speed ? { speed } : {}) },
 };
 const m = result.machine;

@@ -16,16 +16,18 @@
  * Results: bench/results/introspect-<sqlite|mariadb>[-million].{json,md}.
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
-import { startDaemon, freePort, type Daemon } from '../test/helpers/daemon.js';
+import { startDaemon, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
+import { PEER_RS, startPeer } from './lib/peer.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
-import { load, loadAverage, mdRow, median, startPeer, type Run } from './lib/load.js';
+import { load, loadStamp, mdRow, type Run } from './lib/load.js';
+import { rssMiB } from './lib/proc.js';
+import { median } from './lib/stats.js';
 import { machine, writeResults } from './lib/stats.js';
 
 const { values: args } = parseArgs({
@@ -71,12 +73,6 @@ await keys.ensureActive();
 
 const rsAuth = 'Basic ' + Buffer.from(`${rs.client.client_id}:${rs.client_secret}`).toString('base64');
 
-/** Peak (VmHWM) or current (VmRSS) resident memory of a process, MiB. */
-function rssMiB(pid: number, field: 'VmHWM' | 'VmRSS' = 'VmHWM'): number {
-  const m = new RegExp(`${field}:\\s+(\\d+) kB`).exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  return m ? Math.round(Number(m[1]) / 1024) : NaN;
-}
-
 const loadOf = (name: string, url: string, body: string, authorization: string, pid: number, duration = DURATION) =>
   load({ name, url, body, authorization, pid, connections: CONNECTIONS, duration, check: active });
 const active = (b: string) => b.includes('"active":true');
@@ -85,18 +81,17 @@ const active = (b: string) => b.includes('"active":true');
 const daemonEnv = { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' };
 const runs: Run[] = [];
 const memory: Record<string, unknown> = {};
-const loadBefore = loadAverage();
+const loadBefore = loadStamp();
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 
 // ---- both servers up, side by side ----
 let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv);
 const token = await clientCredentialsToken(ours.url, app.client.client_id, app.client_secret!);
 const body = new URLSearchParams({ token }).toString();
-const peerPort = await freePort();
-const peer = await startPeer(join(import.meta.dirname, 'oidc-provider-peer.js'), peerPort);
-const peerAuth = 'Basic ' + Buffer.from('bench-rs:bench-rs-secret-0123456789abcdef').toString('base64');
+const peer = await startPeer();
+const peerAuth = 'Basic ' + Buffer.from(`${PEER_RS.id}:${PEER_RS.secret}`).toString('base64');
 const peerTok = (await (
-  await fetch(`http://127.0.0.1:${peerPort}/token`, {
+  await fetch(`${peer.url}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: peerAuth },
     body: 'grant_type=client_credentials&scope=api',
@@ -110,10 +105,10 @@ if (WARMUP_S > 0) {
   await loadOf('warm-up, iam', `${ours.url}/introspect`, body, rsAuth, ours.proc.pid!, WARMUP_S);
   await loadOf(
     'warm-up, node-oidc-provider',
-    `http://127.0.0.1:${peerPort}/token/introspection`,
+    `${peer.url}/token/introspection`,
     peerBody,
     peerAuth,
-    peer.pid!,
+    peer.proc.pid!,
     WARMUP_S,
   );
 }
@@ -121,13 +116,7 @@ const rounds: { hit: Run; peer: Run; ratio: number; cpuRatio: number }[] = [];
 for (let i = 0; i < ROUNDS; i++) {
   const oursRun = () => loadOf(`iam cache hit, round ${i + 1}`, `${ours.url}/introspect`, body, rsAuth, ours.proc.pid!);
   const peerRun = () =>
-    loadOf(
-      `node-oidc-provider, round ${i + 1}`,
-      `http://127.0.0.1:${peerPort}/token/introspection`,
-      peerBody,
-      peerAuth,
-      peer.pid!,
-    );
+    loadOf(`node-oidc-provider, round ${i + 1}`, `${peer.url}/token/introspection`, peerBody, peerAuth, peer.proc.pid!);
   let hit: Run;
   let other: Run;
   if (i % 2 === 0) {
@@ -145,8 +134,8 @@ for (let i = 0; i < ROUNDS; i++) {
     cpuRatio: Math.round((other.cpuUsPerRequest / hit.cpuUsPerRequest) * 100) / 100,
   });
 }
-memory.afterHitRunMiB = rssMiB(ours.proc.pid!);
-peer.kill('SIGTERM');
+memory.afterHitRunMiB = rssMiB(ours.proc.pid!, 'VmHWM');
+await peer.stop();
 await ours.stop();
 
 // ---- ours, cache off: every request verifies the signature (the miss path) ----
@@ -160,7 +149,7 @@ if (args.million) {
   const N = 1_000_000;
   ours = await startDaemon(db.url, db.dir, { ...daemonEnv, IAM_INTROSPECTION_CACHE_ENTRIES: String(N) });
   const tokens = new TokenService(daemonEnv.IAM_ISSUER, keys);
-  const before = rssMiB(ours.proc.pid!);
+  const before = rssMiB(ours.proc.pid!, 'VmHWM');
   let sent = 0;
   const started = Date.now();
   const batch = 500;
@@ -197,7 +186,7 @@ if (args.million) {
     if (sent % 100_000 === 0)
       console.log(
         `  ${sent} distinct tokens cached, daemon RSS ${rssMiB(ours.proc.pid!, 'VmRSS')} MiB` +
-          ` (peak ${rssMiB(ours.proc.pid!)} MiB)`,
+          ` (peak ${rssMiB(ours.proc.pid!, 'VmHWM')} MiB)`,
       );
   }
   // Every token is still cached: one more pass over a sample must be all cache hits.
@@ -205,7 +194,7 @@ if (args.million) {
     tokens: N,
     rssBeforeMiB: before,
     rssAfterMiB: rssMiB(ours.proc.pid!, 'VmRSS'),
-    peakRssMiB: rssMiB(ours.proc.pid!),
+    peakRssMiB: rssMiB(ours.proc.pid!, 'VmHWM'),
     seconds: Math.round((Date.now() - started) / 1000),
   };
   await ours.stop();
@@ -252,7 +241,7 @@ const result = {
   runs,
   ratioCacheHitToOidcProvider: ratio,
   cpuRatioCacheHitToOidcProvider: cpuRatio,
-  load: { before: loadBefore, after: loadAverage() },
+  load: { before: loadBefore, after: loadStamp() },
   meanCacheHitRps: mean(rounds.map((r) => r.hit.requestsPerSec)),
   meanOidcProviderRps: mean(rounds.map((r) => r.peer.requestsPerSec)),
   cacheMissRps: missRun.requestsPerSec,

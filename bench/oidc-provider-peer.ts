@@ -1,23 +1,60 @@
 /**
- * node-oidc-provider as the comparison peer for the introspection benchmark: its default
- * in-memory adapter, opaque access tokens (it refuses to introspect JWT access tokens), the
- * client_credentials grant and the introspection endpoint. Runs as its own process, like our
- * daemon, and prints "ready <port>" when it listens.
+ * node-oidc-provider as the comparison peer for the introspection and login benchmarks, with
+ * its default in-memory adapter. Runs as its own process, like our daemon, and prints
+ * "ready <port>" when it listens.
+ *
+ * - Introspection: opaque access tokens (it refuses to introspect JWT access tokens), the
+ *   client_credentials grant and the introspection endpoint.
+ * - Login: its own authorization-code flow with PKCE, through its interaction API as its
+ *   documentation shows it: devInteractions off, a login form whose POST looks the account up
+ *   in a map (the trivial account lookup) and a consent form whose POST saves a Grant, each
+ *   finished with `interactionResult` and a 303 back to the authorization endpoint. ID tokens
+ *   are signed with ES256, as ours are.
  */
+import { generateKeyPairSync } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
 import Provider from 'oidc-provider';
+import { PEER_REDIRECT, PEER_RS, PEER_WEB } from './lib/peer.js';
+
+/** Accounts bench0 … bench<n-1>, n from argv[3]. */
+const ACCOUNTS = Number(process.argv[3] ?? 256);
 
 const port = Number(process.argv[2] ?? 0);
+const { privateKey } = generateKeyPairSync('ec', { namedCurve: 'P-256' });
+const accounts = new Map<string, { email: string }>();
+for (let i = 0; i < ACCOUNTS; i++) accounts.set(`bench${i}`, { email: `bench${i}@bench.test` });
+
 const provider = new Provider(`http://127.0.0.1:${port}`, {
   clients: [
     {
-      client_id: 'bench-rs',
-      client_secret: 'bench-rs-secret-0123456789abcdef',
+      client_id: PEER_RS.id,
+      client_secret: PEER_RS.secret,
       grant_types: ['client_credentials'],
       redirect_uris: [],
       response_types: [],
       token_endpoint_auth_method: 'client_secret_basic',
+      // The provider's only key is ES256 (below); a client left at the RS256 default is invalid.
+      id_token_signed_response_alg: 'ES256',
+    },
+    {
+      client_id: PEER_WEB.id,
+      client_secret: PEER_WEB.secret,
+      grant_types: ['authorization_code'],
+      response_types: ['code'],
+      redirect_uris: [PEER_REDIRECT],
+      token_endpoint_auth_method: 'client_secret_basic',
+      id_token_signed_response_alg: 'ES256',
     },
   ],
+  jwks: { keys: [{ ...privateKey.export({ format: 'jwk' }), kid: 'bench', use: 'sig', alg: 'ES256' }] },
+  cookies: { keys: ['bench-cookie-key-0123456789abcdef0123'] },
+  claims: { openid: ['sub'], email: ['email', 'email_verified'] },
+  findAccount: (_ctx: unknown, id: string) => {
+    const a = accounts.get(id);
+    return a ? { accountId: id, claims: () => ({ sub: id, email: a.email, email_verified: true }) } : undefined;
+  },
+  interactions: { url: (_ctx: unknown, interaction: { uid: string }) => `/interaction/${interaction.uid}` },
+  pkce: { required: () => true },
   features: {
     clientCredentials: { enabled: true },
     introspection: { enabled: true },
@@ -25,6 +62,69 @@ const provider = new Provider(`http://127.0.0.1:${port}`, {
   },
   scopes: ['api'],
 });
+
+const page = (title: string, action: string, fields: string) =>
+  `<!doctype html><html><head><meta charset="utf-8"><title>${title}</title></head><body>` +
+  `<h1>${title}</h1><form method="post" action="${action}">${fields}<button type="submit">Continue</button>` +
+  `</form></body></html>`;
+
+function readForm(req: IncomingMessage): Promise<URLSearchParams> {
+  return new Promise((resolve, reject) => {
+    let body = '';
+    req.setEncoding('utf8');
+    req.on('data', (c: string) => {
+      body += c;
+      if (body.length > 8192) reject(new Error('body too large'));
+    });
+    req.on('end', () => resolve(new URLSearchParams(body)));
+    req.on('error', reject);
+  });
+}
+
+// The interaction endpoints, in front of the provider's own routes.
+provider.use(async (ctx, next) => {
+  const m = /^\/interaction\/([\w-]+)(\/login|\/confirm)?$/.exec(ctx.path);
+  if (!m) return next();
+  const uid = m[1];
+  const details = await provider.interactionDetails(ctx.req, ctx.res);
+  if (ctx.method === 'GET' && !m[2]) {
+    ctx.type = 'html';
+    ctx.body =
+      details.prompt.name === 'login'
+        ? page('Sign in', `/interaction/${uid}/login`, '<input name="login" autocomplete="username">')
+        : page('Authorize', `/interaction/${uid}/confirm`, `<p>${details.params.scope as string}</p>`);
+    return;
+  }
+  if (ctx.method !== 'POST') return next();
+  let result: Record<string, unknown>;
+  if (m[2] === '/login') {
+    const login = (await readForm(ctx.req)).get('login') ?? '';
+    if (details.prompt.name !== 'login' || !accounts.has(login)) {
+      ctx.status = 400;
+      ctx.body = 'invalid login';
+      return;
+    }
+    result = { login: { accountId: login } };
+  } else {
+    await readForm(ctx.req);
+    if (details.prompt.name !== 'consent') {
+      ctx.status = 400;
+      ctx.body = 'nothing to consent to';
+      return;
+    }
+    const d = details.prompt.details as { missingOIDCScope?: string[]; missingOIDCClaims?: string[] };
+    const grant = details.grantId
+      ? (await provider.Grant.find(details.grantId))!
+      : new provider.Grant({ accountId: details.session!.accountId, clientId: details.params.client_id as string });
+    if (d.missingOIDCScope) grant.addOIDCScope(d.missingOIDCScope.join(' '));
+    if (d.missingOIDCClaims) grant.addOIDCClaims(d.missingOIDCClaims);
+    result = { consent: { grantId: await grant.save() } };
+  }
+  const to = await provider.interactionResult(ctx.req, ctx.res, result, { mergeWithLastSubmission: true });
+  ctx.redirect(to);
+  ctx.status = 303;
+});
+
 const server = provider.listen(port, '127.0.0.1', () => {
   const addr = server.address();
   console.log(`ready ${typeof addr === 'object' && addr ? addr.port : port}`);

@@ -1,17 +1,17 @@
 /**
  * One measured load of an HTTP endpoint (autocannon), shared by the benches that compare our
  * daemon with node-oidc-provider in alternating rounds (bench/introspect.ts,
- * bench/client-credentials.ts), and the peer process they start.
+ * bench/client-credentials.ts, bench/workers.ts).
  *
  * Besides requests/s and latency, each run records the server process's CPU time per request
  * (user + system, from /proc/<pid>/stat, over the run): on a shared machine whose other tenants
  * take a changing share of the cores, requests/s swing with them, while the CPU a request costs
  * the server stays close to constant, so its ratio is the steadier comparison.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import type { EventEmitter } from 'node:events';
 import autocannon from 'autocannon';
+import { loadAverage } from './proc.js';
 import { summarize } from './stats.js';
 
 export interface Run {
@@ -40,8 +40,8 @@ export interface LoadOptions {
   url: string;
   body: string;
   authorization: string;
-  /** The server's process, for its CPU time. */
-  pid: number;
+  /** The server's process, for its CPU time (without it, cpuUsPerRequest is NaN). */
+  pid?: number;
   connections: number;
   duration: number;
   /** Checks the probe's answer, so a broken setup cannot pass as a fast one. */
@@ -56,7 +56,7 @@ export async function load(o: LoadOptions): Promise<Run> {
     throw new Error(`${o.name}: probe failed ${probe.status} ${text}`);
   // Every response time is kept, so P95 is computed exactly (autocannon reports P90 and P97.5).
   const times: number[] = [];
-  const cpuBefore = cpuUs(o.pid);
+  const cpuBefore = o.pid === undefined ? NaN : cpuUs(o.pid);
   const inst = autocannon({
     url: o.url,
     method: 'POST',
@@ -69,7 +69,7 @@ export async function load(o: LoadOptions): Promise<Run> {
     times.push(ms);
   });
   const r = await new Promise<autocannon.Result>((resolve) => inst.on('done', resolve));
-  const cpu = cpuUs(o.pid) - cpuBefore;
+  const cpu = o.pid === undefined ? NaN : cpuUs(o.pid) - cpuBefore;
   const lat = summarize(times);
   const run: Run = {
     name: o.name,
@@ -89,29 +89,9 @@ export async function load(o: LoadOptions): Promise<Run> {
   return run;
 }
 
-/** Starts a peer script (bench/oidc-provider-peer.ts) as its own process; resolves once it prints "ready". */
-export async function startPeer(script: string, port: number): Promise<ChildProcess> {
-  const peer = spawn(process.execPath, [script, String(port)], { stdio: ['ignore', 'pipe', 'pipe'] });
-  await new Promise<void>((resolve, reject) => {
-    peer.stdout.on('data', (d: Buffer) => {
-      if (d.toString().includes('ready')) resolve();
-    });
-    peer.on('exit', (c) => reject(new Error(`${script} exited ${c}`)));
-  });
-  return peer;
-}
-
-/** The median; an even count gives the mean of the middle two, to two decimals. */
-export function median(xs: number[]): number {
-  const sorted = [...xs].sort((x, y) => x - y);
-  const m = sorted.length >> 1;
-  return sorted.length % 2 ? sorted[m] : Math.round(((sorted[m - 1] + sorted[m]) / 2) * 100) / 100;
-}
-
 /** The 1-minute load average and the time, for the results files (the machine is shared). */
-export function loadAverage(): { at: string; loadAverage1m: number } {
-  const l = readFileSync('/proc/loadavg', 'utf8').split(' ');
-  return { at: new Date().toISOString(), loadAverage1m: Number(l[0]) };
+export function loadStamp(): { at: string; loadAverage1m: number } {
+  return { at: new Date().toISOString(), loadAverage1m: loadAverage()[0] };
 }
 
 /** One row of a Markdown table. */

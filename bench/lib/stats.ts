@@ -41,3 +41,10 @@ export function writeResults(name: string, json: unknown, markdown: string): voi
   writeFileSync(join(RESULTS_DIR, `${name}.md`), markdown.trimEnd() + '\n');
   console.log(`wrote bench/results/${name}.json and .md`);
 }
+
+/** The median; an even count gives the mean of the middle two, to three decimals. */
+export function median(xs: number[]): number {
+  const s = [...xs].sort((x, y) => x - y);
+  const m = s.length >> 1;
+  return s.length % 2 ? s[m] : Math.round(((s[m - 1] + s[m]) / 2) * 1000) / 1000;
+}
