@@ -2,9 +2,10 @@
 // `npx ava --config ava.mariadb.config.js`): the whole default suite against MariaDB, plus
 // dist/test/mariadb/**, tests that need a MariaDB server for what they show (row locks held by
 // the test, several daemons on one server). The default suite (package.json "ava") leaves that
-// directory out, since `npm test` has no server to give them.
+// directory out, since `npm test` has no server to give them. dist/test/galera/** needs a
+// cluster: the Galera lane (ava.galera.config.js) runs it.
 export default {
-  files: ['dist/test/**/*.test.js', '!dist/test/browser/**'],
+  files: ['dist/test/**/*.test.js', '!dist/test/browser/**', '!dist/test/galera/**'],
   timeout: '3m',
   workerThreads: false,
   concurrency: 2,
