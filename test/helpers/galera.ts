@@ -77,17 +77,22 @@ export async function galeraDatabase(t: ExecutionContext): Promise<GaleraDb> {
   return { name, urls: nodes.map((u) => withDatabase(u, name)), dir };
 }
 
-/** One connection to one node (no failover), closed after `fn`. */
-export async function withNode<T>(url: string, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
+/** mysql2 options for one node's URL. */
+export function connOpts(url: string): mysql.ConnectionOptions {
   const u = new URL(url);
-  const c = await mysql.createConnection({
+  return {
     host: u.hostname,
     port: Number(u.port || 3306),
     user: decodeURIComponent(u.username),
     password: decodeURIComponent(u.password),
     database: u.pathname.length > 1 ? decodeURIComponent(u.pathname.slice(1)) : undefined,
     supportBigNumbers: true,
-  });
+  };
+}
+
+/** One connection to one node (no failover), closed after `fn`. */
+export async function withNode<T>(url: string, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
+  const c = await mysql.createConnection(connOpts(url));
   try {
     return await fn(c);
   } finally {
