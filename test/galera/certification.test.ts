@@ -47,7 +47,7 @@ test('the same row changed through two nodes at once: one COMMIT fails with a tr
   const results = await Promise.allSettled([bump(c1), bump(c2)]);
   const failed = results.filter((r) => r.status === 'rejected');
   t.is(failed.length, 1, 'exactly one of the two transactions is refused');
-  const err = (failed[0] as PromiseRejectedResult).reason as { code?: string; errno?: number; message?: string };
+  const err = failed[0].reason as { code?: string; errno?: number; message?: string };
   t.log(`the loser got ${err.code} (${err.errno}): ${err.message}`);
   t.is(err.code, 'ER_LOCK_DEADLOCK');
   t.true(isTransient(err), 'the service counts it as transient');

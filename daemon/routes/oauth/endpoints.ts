@@ -188,14 +188,17 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       const tryRefresh = () => deps.oauth.revokeRefreshToken(token, client.client_id);
       const tryAccess = async () => {
         if (token.split('.').length !== 3) return false;
+        let claims: Awaited<ReturnType<typeof deps.tokens.verifyAccessToken>>;
         try {
-          const claims = await deps.tokens.verifyAccessToken(token);
-          if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
-          await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
-          return true;
+          claims = await deps.tokens.verifyAccessToken(token);
         } catch {
           return false;
         }
+        if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
+        // A failed write is not an unknown token: it fails the request (5xx), so that a 200 always
+        // means the revocation was recorded (RFC 7009 §2.2.1 lets the server answer 503).
+        await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
+        return true;
       };
       if (hint === 'access_token') {
         if (!(await tryAccess())) await tryRefresh();
