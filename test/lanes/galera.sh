@@ -50,6 +50,7 @@ PROVIDER=/usr/lib/galera/libgalera_smm.so
 CTL_SCRIPT="$ROOT/test/lanes/galera-ctl.sh"
 LANE_START=$SECONDS
 TMP=""
+CHILD_PID=""
 
 ctl() { bash "$CTL_SCRIPT" "$TMP" "$@"; }
 
@@ -58,6 +59,10 @@ cleanup() {
   local rc=$?
   set +e
   trap - EXIT INT TERM HUP
+  if [ -n "$CHILD_PID" ]; then
+    log "stopping the tests (pid $CHILD_PID)"
+    stop_pid "$CHILD_PID" 10
+  fi
   if [ -n "$TMP" ] && [ -f "$TMP/nodes" ]; then
     if [ "$rc" -ne 0 ]; then
       local n
@@ -224,14 +229,18 @@ export IAM_GALERA_URLS="$URLS" IAM_GALERA_CTL="$TMP/ctl"
 export IAM_TEST_DATABASE_URL="${URLS%%,*}"
 log "IAM_GALERA_URLS=${URLS//$PASSWORD/***}"
 
+# In the background and waited for, so that a signal to this script runs its trap at once
+# (bash defers traps until a foreground child exits); the cleanup stops the child too.
 rc=0
 if [ -n "${GALERA_LANE_CMD:-}" ]; then
   log "running GALERA_LANE_CMD: $GALERA_LANE_CMD"
-  bash -c "$GALERA_LANE_CMD" galera-lane "$@" || rc=$?
-  log "GALERA_LANE_CMD exited with $rc"
+  bash -c "$GALERA_LANE_CMD" galera-lane "$@" &
 else
   log "running: npx ava --config ava.galera.config.js $*"
-  npx ava --config ava.galera.config.js "$@" || rc=$?
-  log "ava exited with $rc"
+  npx ava --config ava.galera.config.js "$@" &
 fi
+CHILD_PID=$!
+wait "$CHILD_PID" || rc=$?
+CHILD_PID=""
+log "tests exited with $rc after $((SECONDS - LANE_START)) s of lane"
 exit "$rc"
