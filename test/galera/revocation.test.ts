@@ -34,12 +34,11 @@ test('a revoke acknowledged through node 1 is seen by introspection through node
   const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };
   const daemons: Daemon[] = [];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
-  const [a, b, c] = [
-    await startDaemon(db.urls[0], db.dir, { ...env, IAM_PORT: String(port) }),
-    await startDaemon(db.urls[1], db.dir, env),
-    await startDaemon(db.urls[2], db.dir, { ...env, IAM_GALERA_SYNC_WAIT: '0' }),
-  ];
-  daemons.push(a, b, c);
+  // Each is stopped at teardown as soon as it has started, whatever fails after.
+  daemons.push(await startDaemon(db.urls[0], db.dir, { ...env, IAM_PORT: String(port) }));
+  daemons.push(await startDaemon(db.urls[1], db.dir, env));
+  daemons.push(await startDaemon(db.urls[2], db.dir, { ...env, IAM_GALERA_SYNC_WAIT: '0' }));
+  const [a, b, c] = daemons;
 
   const revoke = (token: string) =>
     fetch(`${a.url}/revoke`, {

@@ -90,9 +90,14 @@ export function connOpts(url: string): mysql.ConnectionOptions {
   };
 }
 
-/** One connection to one node (no failover), closed after `fn`. */
+/**
+ * One connection to one node (no failover), closed after `fn`. Its reads are causal
+ * (wsrep_sync_wait = 1): a check must see every write the cluster committed before it, not
+ * only those this node has applied so far.
+ */
 export async function withNode<T>(url: string, fn: (c: mysql.Connection) => Promise<T>): Promise<T> {
   const c = await mysql.createConnection(connOpts(url));
+  await c.query('SET SESSION wsrep_sync_wait = 1');
   try {
     return await fn(c);
   } finally {

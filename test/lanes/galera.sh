@@ -60,8 +60,15 @@ cleanup() {
   set +e
   trap - EXIT INT TERM HUP
   if [ -n "$CHILD_PID" ]; then
-    log "stopping the tests (pid $CHILD_PID)"
-    stop_pid "$CHILD_PID" 10
+    # The whole process group: ava, its workers and the daemons the tests started.
+    log "stopping the tests (process group $CHILD_PID)"
+    kill -TERM -- "-$CHILD_PID" 2>/dev/null || true
+    local i
+    for ((i = 0; i < 100; i++)); do
+      kill -0 -- "-$CHILD_PID" 2>/dev/null || break
+      sleep 0.1
+    done
+    kill -KILL -- "-$CHILD_PID" 2>/dev/null || true
   fi
   if [ -n "$TMP" ] && [ -f "$TMP/nodes" ]; then
     if [ "$rc" -ne 0 ]; then
@@ -230,14 +237,15 @@ export IAM_TEST_DATABASE_URL="${URLS%%,*}"
 log "IAM_GALERA_URLS=${URLS//$PASSWORD/***}"
 
 # In the background and waited for, so that a signal to this script runs its trap at once
-# (bash defers traps until a foreground child exits); the cleanup stops the child too.
+# (bash defers traps until a foreground child exits), and in a process group of its own
+# (setsid), which the cleanup stops as a whole.
 rc=0
 if [ -n "${GALERA_LANE_CMD:-}" ]; then
   log "running GALERA_LANE_CMD: $GALERA_LANE_CMD"
-  bash -c "$GALERA_LANE_CMD" galera-lane "$@" &
+  setsid bash -c "$GALERA_LANE_CMD" galera-lane "$@" &
 else
   log "running: npx ava --config ava.galera.config.js $*"
-  npx ava --config ava.galera.config.js "$@" &
+  setsid npx ava --config ava.galera.config.js "$@" &
 fi
 CHILD_PID=$!
 wait "$CHILD_PID" || rc=$?
