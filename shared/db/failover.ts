@@ -91,7 +91,12 @@ export class FailoverPool extends EventEmitter {
   private readonly downUntil: number[];
   /** Per host: whether wsrep is on there (undefined until its first connection says). */
   private readonly galera: (boolean | undefined)[];
-  private readonly prepared = new WeakSet<object>();
+  /** Per connection: the host generation it was checked in (see hostFailed). */
+  private readonly prepared = new WeakMap<object, number>();
+  /** Per host: bumped when the host fails, so its pooled connections are checked again. */
+  private readonly generation: number[];
+  /** Connections that saw their host fail: destroyed, not pooled, when released. */
+  private readonly doomed = new WeakSet<object>();
   private current = 0;
   private readonly retryDownMs: number;
   private readonly syncWait: number;
@@ -105,6 +110,7 @@ export class FailoverPool extends EventEmitter {
     this.pools = new Array<Pool | undefined>(n).fill(undefined);
     this.downUntil = new Array<number>(n).fill(0);
     this.galera = new Array<boolean | undefined>(n).fill(undefined);
+    this.generation = new Array<number>(n).fill(0);
     this.retryDownMs = failover.retryDownMs ?? 1_000;
     this.syncWait = failover.syncWait ?? 1;
   }
@@ -164,9 +170,11 @@ export class FailoverPool extends EventEmitter {
       let c: PoolConnection | undefined;
       try {
         c = await this.fromPool(i);
-        if (!this.prepared.has(c)) {
+        const seen = this.prepared.get(c);
+        if (seen !== this.generation[i]) {
           await this.prepare(c, i);
-          this.prepared.add(c);
+          if (seen === undefined) this.watch(c, i);
+          this.prepared.set(c, this.generation[i]);
         }
         this.downUntil[i] = 0;
         if (this.current !== i) {
@@ -190,6 +198,44 @@ export class FailoverPool extends EventEmitter {
       }
     }
     throw last;
+  }
+
+  /**
+   * Watches a connection's statements: one that fails because the host is gone or not ready
+   * (a node that left the primary component answers ER_UNKNOWN_COM_ERROR to everything) passes
+   * the host over, has the host's other pooled connections checked again before reuse, and is
+   * itself destroyed when released. Without this, connections opened while the node was fine
+   * would keep failing until they closed.
+   */
+  private watch(c: PoolConnection, i: number): void {
+    const conn = c as unknown as Record<'query' | 'execute', (...a: unknown[]) => unknown> & { release(): void };
+    for (const m of ['query', 'execute'] as const) {
+      const original = conn[m].bind(c);
+      conn[m] = (...args: unknown[]) => {
+        const k = args.length - 1;
+        const cb = args[k];
+        if (typeof cb === 'function') {
+          args[k] = (err: unknown, ...rest: unknown[]) => {
+            if (err && isHostError(err)) this.hostFailed(i, err, c);
+            (cb as (...x: unknown[]) => void)(err, ...rest);
+          };
+        }
+        return original(...args);
+      };
+    }
+    const release = conn.release.bind(c);
+    conn.release = () => (this.doomed.has(c) ? c.destroy() : release());
+  }
+
+  private hostFailed(i: number, err: unknown, c: PoolConnection): void {
+    this.doomed.add(c);
+    if (this.downUntil[i] > Date.now()) return; // already known
+    this.downUntil[i] = Date.now() + this.retryDownMs;
+    this.generation[i]++;
+    this.failover.log?.warn(
+      { database_host: this.label(i), err: (err as ErrLike).code ?? String(err) },
+      'database host failed during a statement; new connections go to the next host',
+    );
   }
 
   private label(i: number): string {
