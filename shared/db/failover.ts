@@ -5,9 +5,9 @@
  * Failover. New connections go to the first host in the list that answers and is ready; a host
  * that refuses, resets, times out or is not ready is skipped for `retryDownMs` and the next one
  * is tried at once, so a daemon whose node dies is on the next node with its next connection
- * (in the lane, the daemon on a killed node answered again within about a second; see
- * docs/deployment.md). Connections to the dead node close with it and mysql2 drops them from
- * its pool. The first host is tried again once its pause ends, so the daemon goes back to its
+ * (docs/deployment.md has the lane's figures). Connections to the dead node close with it and
+ * mysql2 drops them from its pool; a statement that finds its host gone or not ready has the
+ * host's pooled connections checked again before reuse (see watch). The first host is tried again once its pause ends, so the daemon goes back to its
  * own node when that returns. A statement that was running when the node died fails, as it
  * would on a single server; nothing is replayed blindly (a COMMIT cut off is ambiguous).
  *
