@@ -17,7 +17,7 @@ import { openServices, activeTenant } from '../helpers/seed.js';
 
 const RECOVERY_BOUND_MS = 5_000;
 
-test('a node killed under load: no acknowledged write is lost, and its daemon answers again', async (t) => {
+test.serial('a node killed under load: no acknowledged write is lost, and its daemon answers again', async (t) => {
   t.timeout(240_000);
   const db = await galeraDatabase(t);
   const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
@@ -139,61 +139,64 @@ test('a node killed under load: no acknowledged write is lost, and its daemon an
   t.is(await missingOn(db.urls[2]), 0, 'every acknowledged revocation is on node 3 after it rejoined');
 });
 
-test('a node cut off from the cluster: its daemon leaves the pooled connections there and fails over', async (t) => {
-  t.timeout(180_000);
-  const db = await galeraDatabase(t);
-  const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
-  const actor = { type: 'system' as const, id: 'test' };
-  const tenant = await activeTenant(provisioning, { name: 'Isolation' }, actor);
-  const c = await directory.createClient(
-    tenant.id,
-    { name: 'worker', grant_types: ['client_credentials'], scopes: ['api'] },
-    actor,
-  );
-  await ds.destroy();
-  const basic = 'Basic ' + Buffer.from(`${c.client.client_id}:${c.client_secret!}`).toString('base64');
-  const token = async (d: Daemon) =>
-    (
-      await fetch(`${d.url}/token`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-        body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }),
-        signal: AbortSignal.timeout(10_000),
-      })
-    ).status;
+test.serial(
+  'a node cut off from the cluster: its daemon leaves the pooled connections there and fails over',
+  async (t) => {
+    t.timeout(180_000);
+    const db = await galeraDatabase(t);
+    const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
+    const actor = { type: 'system' as const, id: 'test' };
+    const tenant = await activeTenant(provisioning, { name: 'Isolation' }, actor);
+    const c = await directory.createClient(
+      tenant.id,
+      { name: 'worker', grant_types: ['client_credentials'], scopes: ['api'] },
+      actor,
+    );
+    await ds.destroy();
+    const basic = 'Basic ' + Buffer.from(`${c.client.client_id}:${c.client_secret!}`).toString('base64');
+    const token = async (d: Daemon) =>
+      (
+        await fetch(`${d.url}/token`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
+          body: new URLSearchParams({ grant_type: 'client_credentials', scope: 'api' }),
+          signal: AbortSignal.timeout(10_000),
+        })
+      ).status;
 
-  // Node 3 first: the daemon's pooled connections are there when node 3 leaves the cluster.
-  const d = await startDaemon(failoverUrl(db.urls, 2), db.dir);
-  const isolate = (on: 0 | 1) =>
-    galeraCtl('sql', '3', '-e', `SET GLOBAL wsrep_provider_options = 'gmcast.isolate=${on}'`);
-  t.teardown(async () => {
-    await d.stop();
-    await isolate(0).catch(() => undefined);
-    // Until node 3 is Synced in a cluster of three again.
-    const end = Date.now() + 60_000;
-    while (Date.now() < end && !/^3 Synced 3$/m.test(await galeraCtl('status').catch(() => ''))) await sleep(250);
-  });
-  for (let i = 0; i < 5; i++) t.is(await token(d), 200);
-  t.true((await connectionsPerNode(db.urls, db.name))[2] > 0, 'the daemon is on node 3');
+    // Node 3 first: the daemon's pooled connections are there when node 3 leaves the cluster.
+    const d = await startDaemon(failoverUrl(db.urls, 2), db.dir);
+    const isolate = (on: 0 | 1) =>
+      galeraCtl('sql', '3', '-e', `SET GLOBAL wsrep_provider_options = 'gmcast.isolate=${on}'`);
+    t.teardown(async () => {
+      await d.stop();
+      await isolate(0).catch(() => undefined);
+      // Until node 3 is Synced in a cluster of three again.
+      const end = Date.now() + 60_000;
+      while (Date.now() < end && !/^3 Synced 3$/m.test(await galeraCtl('status').catch(() => ''))) await sleep(250);
+    });
+    for (let i = 0; i < 5; i++) t.is(await token(d), 200);
+    t.true((await connectionsPerNode(db.urls, db.name))[2] > 0, 'the daemon is on node 3');
 
-  // Node 3 alive but out of the primary component: every statement there fails (1047).
-  await isolate(1);
-  const cutAt = Date.now();
-  let recoveredMs: number | undefined;
-  let failed = 0;
-  while (Date.now() - cutAt < RECOVERY_BOUND_MS) {
-    if ((await token(d).catch(() => 0)) === 200) {
-      recoveredMs = Date.now() - cutAt;
-      break;
+    // Node 3 alive but out of the primary component: every statement there fails (1047).
+    await isolate(1);
+    const cutAt = Date.now();
+    let recoveredMs: number | undefined;
+    let failed = 0;
+    while (Date.now() - cutAt < RECOVERY_BOUND_MS) {
+      if ((await token(d).catch(() => 0)) === 200) {
+        recoveredMs = Date.now() - cutAt;
+        break;
+      }
+      failed++;
+      await sleep(50);
     }
-    failed++;
-    await sleep(50);
-  }
-  t.log(`node 3 isolated: the daemon answered again after ${recoveredMs} ms (${failed} failed requests)`);
-  t.not(recoveredMs, undefined, `the daemon answered again within ${RECOVERY_BOUND_MS} ms`);
-  for (let i = 0; i < 5; i++) t.is(await token(d), 200, 'and goes on answering');
-  t.true(
-    d.logs.some((l) => /database host failed/.test(String(l.msg))),
-    'the daemon logged the failed host',
-  );
-});
+    t.log(`node 3 isolated: the daemon answered again after ${recoveredMs} ms (${failed} failed requests)`);
+    t.not(recoveredMs, undefined, `the daemon answered again within ${RECOVERY_BOUND_MS} ms`);
+    for (let i = 0; i < 5; i++) t.is(await token(d), 200, 'and goes on answering');
+    t.true(
+      d.logs.some((l) => /database host failed/.test(String(l.msg))),
+      'the daemon logged the failed host',
+    );
+  },
+);

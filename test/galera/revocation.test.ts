@@ -16,7 +16,7 @@ import { clientCredentialsToken, introspectAs, openServices, activeTenant } from
 
 const ROUNDS = 40;
 
-test('a revoke acknowledged through node 1 is seen by introspection through node 2 at once', async (t) => {
+test.serial('a revoke acknowledged through node 1 is seen by introspection through node 2 at once', async (t) => {
   t.timeout(180_000);
   const db = await galeraDatabase(t);
   const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
@@ -70,57 +70,62 @@ test('a revoke acknowledged through node 1 is seen by introspection through node
   t.is(staleCausal, 0, 'no introspection through node 2 saw a revoked token as active');
 });
 
-test('causal reads: a session of the daemon on node 2 sees every commit made on node 1 before it read', async (t) => {
-  t.timeout(180_000);
-  const db = await galeraDatabase(t);
-  await withNode(db.urls[0], (c) =>
-    c.query('CREATE TABLE probe (id INT NOT NULL PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB'),
-  );
-  // node 2 as the daemon opens it (causal reads on), and the same node with them off.
-  const causal = await connect(createDataSource(parseDatabaseUrl(db.urls[1])));
-  const off = await connect(createDataSource({ ...parseDatabaseUrl(db.urls[1]), galeraSyncWait: 0 } as DatabaseConfig));
-  t.teardown(() => Promise.all([causal.destroy(), off.destroy()]));
-  const setting = async (ds: DataSource) =>
-    Number((await ds.query<{ w: unknown }[]>('SELECT @@SESSION.wsrep_sync_wait AS w'))[0].w);
-  t.is(await setting(causal), 1, 'the daemon sessions on a Galera node wait for causality');
-  t.is(await setting(off), 0);
+test.serial(
+  'causal reads: a session of the daemon on node 2 sees every commit made on node 1 before it read',
+  async (t) => {
+    t.timeout(180_000);
+    const db = await galeraDatabase(t);
+    await withNode(db.urls[0], (c) =>
+      c.query('CREATE TABLE probe (id INT NOT NULL PRIMARY KEY, v INT NOT NULL) ENGINE=InnoDB'),
+    );
+    // node 2 as the daemon opens it (causal reads on), and the same node with them off.
+    const causal = await connect(createDataSource(parseDatabaseUrl(db.urls[1])));
+    const off = await connect(
+      createDataSource({ ...parseDatabaseUrl(db.urls[1]), galeraSyncWait: 0 } as DatabaseConfig),
+    );
+    t.teardown(() => Promise.all([causal.destroy(), off.destroy()]));
+    const setting = async (ds: DataSource) =>
+      Number((await ds.query<{ w: unknown }[]>('SELECT @@SESSION.wsrep_sync_wait AS w'))[0].w);
+    t.is(await setting(causal), 1, 'the daemon sessions on a Galera node wait for causality');
+    t.is(await setting(off), 0);
 
-  const writer = await mysql.createConnection(connOpts(db.urls[0]));
-  t.teardown(() => writer.end());
-  const N = 300;
-  let staleCausal = 0;
-  let staleOff = 0;
-  let causalMs = 0;
-  let offMs = 0;
-  for (let i = 1; i <= N; i++) {
-    await writer.query('INSERT INTO probe (id, v) VALUES (?, ?)', [i, i]);
-    // Alternate which session reads first, so neither always gets the other's wait for free.
-    const order: [DataSource, boolean][] =
-      i % 2
-        ? [
-            [causal, true],
-            [off, false],
-          ]
-        : [
-            [off, false],
-            [causal, true],
-          ];
-    for (const [ds, isCausal] of order) {
-      const t0 = performance.now();
-      const rows = await ds.query<unknown[]>('SELECT v FROM probe WHERE id = ?', [i]);
-      const ms = performance.now() - t0;
-      if (isCausal) {
-        causalMs += ms;
-        if (rows.length !== 1) staleCausal++;
-      } else {
-        offMs += ms;
-        if (rows.length !== 1) staleOff++;
+    const writer = await mysql.createConnection(connOpts(db.urls[0]));
+    t.teardown(() => writer.end());
+    const N = 300;
+    let staleCausal = 0;
+    let staleOff = 0;
+    let causalMs = 0;
+    let offMs = 0;
+    for (let i = 1; i <= N; i++) {
+      await writer.query('INSERT INTO probe (id, v) VALUES (?, ?)', [i, i]);
+      // Alternate which session reads first, so neither always gets the other's wait for free.
+      const order: [DataSource, boolean][] =
+        i % 2
+          ? [
+              [causal, true],
+              [off, false],
+            ]
+          : [
+              [off, false],
+              [causal, true],
+            ];
+      for (const [ds, isCausal] of order) {
+        const t0 = performance.now();
+        const rows = await ds.query<unknown[]>('SELECT v FROM probe WHERE id = ?', [i]);
+        const ms = performance.now() - t0;
+        if (isCausal) {
+          causalMs += ms;
+          if (rows.length !== 1) staleCausal++;
+        } else {
+          offMs += ms;
+          if (rows.length !== 1) staleOff++;
+        }
       }
     }
-  }
-  t.log(
-    `${N} commits on node 1, each read at once on node 2: stale with causal reads ${staleCausal}, ` +
-      `without ${staleOff}; mean read ${(causalMs / N).toFixed(2)} ms causal vs ${(offMs / N).toFixed(2)} ms without`,
-  );
-  t.is(staleCausal, 0, 'a causal read never missed a commit acknowledged before it began');
-});
+    t.log(
+      `${N} commits on node 1, each read at once on node 2: stale with causal reads ${staleCausal}, ` +
+        `without ${staleOff}; mean read ${(causalMs / N).toFixed(2)} ms causal vs ${(offMs / N).toFixed(2)} ms without`,
+    );
+    t.is(staleCausal, 0, 'a causal read never missed a commit acknowledged before it began');
+  },
+);
