@@ -7,8 +7,8 @@
  * is tried at once, so a daemon whose node dies is on the next node with its next connection
  * (docs/deployment.md has the lane's figures). Connections to the dead node close with it and
  * mysql2 drops them from its pool; a statement that finds its host gone or not ready has the
- * host's pooled connections checked again before reuse (see watch). The first host is tried again once its pause ends, so the daemon goes back to its
- * own node when that returns. A statement that was running when the node died fails, as it
+ * host's pooled connections checked again before reuse (see watch). The first host is tried
+ * again once its pause ends, so the daemon goes back to its own node when that returns. A statement that was running when the node died fails, as it
  * would on a single server; nothing is replayed blindly (a COMMIT cut off is ambiguous).
  *
  * Galera. A node can accept connections before it may serve queries (joining, or cut off from
