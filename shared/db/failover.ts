@@ -8,8 +8,9 @@
  * (docs/deployment.md has the lane's figures). Connections to the dead node close with it and
  * mysql2 drops them from its pool; a statement that finds its host gone or not ready has the
  * host's pooled connections checked again before reuse (see watch). The first host is tried
- * again once its pause ends, so the daemon goes back to its own node when that returns. A statement that was running when the node died fails, as it
- * would on a single server; nothing is replayed blindly (a COMMIT cut off is ambiguous).
+ * again once its pause ends, so the daemon goes back to its own node when that returns. A
+ * statement that was running when the node died fails, as it would on a single server; nothing
+ * is replayed blindly (a COMMIT cut off is ambiguous).
  *
  * Galera. A node can accept connections before it may serve queries (joining, or cut off from
  * the primary component, where every statement fails with ER_UNKNOWN_COM_ERROR "WSREP has not
