@@ -179,7 +179,12 @@ test.serial(
     t.true((await connectionsPerNode(db.urls, db.name))[2] > 0, 'the daemon is on node 3');
 
     // Node 3 alive but out of the primary component: every statement there fails (1047).
+    // The cut takes effect once the others' suspect timeout has passed: node 3 then sees a
+    // cluster of one (non-primary). The clock starts there.
     await isolate(1);
+    const isolatedBy = Date.now() + 30_000;
+    while (Date.now() < isolatedBy && !/^3 \S+ 1$/m.test(await galeraCtl('status'))) await sleep(100);
+    t.regex(await galeraCtl('status'), /^3 \S+ 1$/m, 'node 3 is out of the primary component');
     const cutAt = Date.now();
     let recoveredMs: number | undefined;
     let failed = 0;
