@@ -99,7 +99,7 @@ async function main(): Promise<void> {
   // worker processes each would hold the write lock for a whole event-loop turn, and the
   // others wait for it asleep (busy_timeout).
   const ds = await connect(
-    createDataSource(config.database, 'app', { sqliteSynchronous: config.sqliteSynchronous }),
+    createDataSource(config.database, 'app', { sqliteSynchronous: config.sqliteSynchronous, log: logger }),
     undefined,
     {
       groupCommit: config.workers <= 1,
@@ -107,7 +107,9 @@ async function main(): Promise<void> {
   );
   const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
   if (worker === undefined) {
-    const applied = await migrate(ds);
+    const applied = await migrate(ds, {
+      lock: { onWait: (holder) => logger.info({ holder }, 'waiting for another process to finish the migrations') },
+    });
     if (applied.length) logger.info({ migrations: applied }, 'migrations applied');
     try {
       await bindSecretKey(ds, config.secretKey);
@@ -300,7 +302,8 @@ async function main(): Promise<void> {
   // Background jobs: on MySQL a pool of their own. On SQLite they share the request
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
   // a second SQLite connection would only fight the first for the single writer lock.
-  const jobsDs = config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs'));
+  const jobsDs =
+    config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs', { log: logger }));
   if (metrics && jobsDs !== ds) metrics.collectPool('jobs', () => poolStats(jobsDs));
   // The provisioning runner works on the jobs connection; requests only kick it.
   const provisioningRunner =

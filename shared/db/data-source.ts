@@ -2,13 +2,17 @@
  * Builds the TypeORM DataSource for the configured database and applies migrations.
  * `synchronize` is never on: the schema changes only through migrations/.
  */
+import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
+import { hostname } from 'node:os';
 import { dirname } from 'node:path';
 import { DataSource, MigrationExecutor } from 'typeorm';
 import type { DatabaseConfig, SqliteSynchronous } from '../config.js';
 import { entities } from './entities.js';
 import { migrations } from '../../migrations/index.js';
 import { installSqliteGate, installTransactionRetry } from './concurrency.js';
+import { failoverDriver, type FailoverLog } from './failover.js';
+import { isTransient, isUniqueViolation } from './retry.js';
 
 /**
  * `jobs` is the background workers' own connection (scheduler leases, outbox delivery). With
@@ -29,7 +33,7 @@ export type DataSourceRole = 'app' | 'jobs';
 export function createDataSource(
   db: DatabaseConfig,
   role: DataSourceRole = 'app',
-  opts: { sqliteSynchronous?: SqliteSynchronous } = {},
+  opts: { sqliteSynchronous?: SqliteSynchronous; log?: FailoverLog } = {},
 ): DataSource {
   const synchronous = opts.sqliteSynchronous ?? 'FULL';
   if (db.kind === 'sqlite') {
@@ -68,7 +72,11 @@ export function createDataSource(
     charset: 'utf8mb4_bin',
     timezone: 'Z',
     poolSize: role === 'jobs' ? 5 : 20,
-    connectTimeout: 10_000,
+    // With other hosts to fail over to, a host that does not answer is given up sooner: a
+    // blackholed node must not hold a request for longer than the 5 s a failover may take.
+    connectTimeout: db.hosts.length > 1 ? 2_500 : 10_000,
+    // One mysql2 pool per listed host, failing over in order; Galera-aware (failover.ts).
+    driver: failoverDriver({ hosts: db.hosts, syncWait: db.galeraSyncWait ?? 1, log: opts.log }),
   });
 }
 
@@ -94,17 +102,19 @@ export async function connect(
   }
 }
 
-const LOCK_NAME = 'iam_schema_migrations';
-
 /**
- * Applies pending migrations. On MySQL several daemons may start at once against one cluster,
- * so a named lock (GET_LOCK) lets exactly one of them migrate while the others wait.
- * `onApplied` hears of each migration as soon as it is applied (`iam db migrate` prints them).
+ * Applies pending migrations. Several daemons may start at once against one database (or one
+ * Galera cluster, each on its own node), so a lock lets exactly one of them migrate while the
+ * others wait, then find nothing left to apply. `onApplied` hears of each migration as soon as
+ * it is applied (`iam db migrate` prints them).
  */
-export async function migrate(ds: DataSource, opts: { onApplied?: (name: string) => void } = {}): Promise<string[]> {
+export async function migrate(
+  ds: DataSource,
+  opts: { onApplied?: (name: string) => void; lock?: MigrationLockOptions } = {},
+): Promise<string[]> {
   const restore = opts.onApplied ? reportApplied(ds, opts.onApplied) : () => undefined;
   try {
-    return await applyMigrations(ds);
+    return await applyMigrations(ds, opts.lock);
   } finally {
     restore();
   }
@@ -129,22 +139,115 @@ function reportApplied(ds: DataSource, onApplied: (name: string) => void): () =>
   };
 }
 
-async function applyMigrations(ds: DataSource): Promise<string[]> {
+export interface MigrationLockOptions {
+  /** How long a taken lock lasts unless renewed: a crashed migrator blocks the others this long. */
+  leaseMs?: number;
+  /** How often the holder renews it. */
+  renewMs?: number;
+  /** How long a daemon waits for another's migration before it gives up. */
+  waitMs?: number;
+  /** Told once when this process starts waiting for another holder. */
+  onWait?: (holder: string) => void;
+}
+
+/**
+ * The migration lock on MySQL/MariaDB: one row in a table of its own, taken with an INSERT.
+ *
+ * GET_LOCK, used before, is local to the server it runs on: MariaDB does not replicate user
+ * locks through Galera, so two daemons on two nodes both got "the" lock and both ran the DDL
+ * (one then failed on a table that already existed). A row is replicated and certified: of two
+ * INSERTs of the same key on two nodes one commits and the other fails (ER_DUP_ENTRY, or a
+ * certification conflict that the server reports as ER_LOCK_DEADLOCK), on a single server as in
+ * a cluster. The holder renews `expires_at` while it works; a lock whose holder crashed expires
+ * and is taken over with a conditional UPDATE (one winner again).
+ *
+ * The table is created here, not by a migration, since it guards the migrations themselves
+ * (CREATE TABLE IF NOT EXISTS is replicated in total order on Galera, so concurrent creators
+ * are harmless). It holds at most one row.
+ */
+const LOCK_TABLE = 'iam_migration_lock';
+const LOCK_KEY = 'schema';
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function withMigrationLock<T>(ds: DataSource, opts: MigrationLockOptions, fn: () => Promise<T>): Promise<T> {
+  const leaseMs = opts.leaseMs ?? 60_000;
+  const renewMs = opts.renewMs ?? Math.max(100, Math.floor(leaseMs / 4));
+  const waitMs = opts.waitMs ?? 600_000;
+  const holder = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
+  await ds.query(
+    `CREATE TABLE IF NOT EXISTS ${LOCK_TABLE} (name VARCHAR(32) NOT NULL PRIMARY KEY, holder VARCHAR(200) NOT NULL, ` +
+      'expires_at BIGINT NOT NULL) ENGINE=InnoDB',
+  );
+  const tryTake = async (): Promise<boolean> => {
+    const now = Date.now();
+    try {
+      await ds.query(`INSERT INTO ${LOCK_TABLE} (name, holder, expires_at) VALUES (?, ?, ?)`, [
+        LOCK_KEY,
+        holder,
+        now + leaseMs,
+      ]);
+      return true;
+    } catch (e) {
+      if (!isUniqueViolation(e) && !isTransient(e)) throw e;
+    }
+    // Taken: take it over only if it expired (its holder stopped renewing).
+    try {
+      const r = await ds.query<{ affectedRows?: number }>(
+        `UPDATE ${LOCK_TABLE} SET holder = ?, expires_at = ? WHERE name = ? AND expires_at < ?`,
+        [holder, now + leaseMs, LOCK_KEY, now],
+      );
+      return (r.affectedRows ?? 0) === 1;
+    } catch (e) {
+      if (isTransient(e)) return false;
+      throw e;
+    }
+  };
+  const end = Date.now() + waitMs;
+  let told = false;
+  while (!(await tryTake())) {
+    if (Date.now() >= end) throw new Error('timed out waiting for the schema migration lock');
+    if (!told && opts.onWait) {
+      const [row] = await ds.query<{ holder?: string }[]>(`SELECT holder FROM ${LOCK_TABLE} WHERE name = ?`, [
+        LOCK_KEY,
+      ]);
+      if (row?.holder) {
+        told = true;
+        opts.onWait(row.holder);
+      }
+    }
+    await sleep(100 + Math.random() * 150);
+  }
+  let lost: Error | undefined;
+  const renew = setInterval(() => {
+    ds.query(`UPDATE ${LOCK_TABLE} SET expires_at = ? WHERE name = ? AND holder = ?`, [
+      Date.now() + leaseMs,
+      LOCK_KEY,
+      holder,
+    ]).then(
+      (r: { affectedRows?: number }) => {
+        if ((r.affectedRows ?? 1) === 0) lost = new Error('the schema migration lock was taken over');
+      },
+      () => undefined, // a missed renewal is retried at the next tick; the lease has room for several
+    );
+  }, renewMs);
+  try {
+    const out = await fn();
+    if (lost) throw lost;
+    return out;
+  } finally {
+    clearInterval(renew);
+    await ds
+      .query(`DELETE FROM ${LOCK_TABLE} WHERE name = ? AND holder = ?`, [LOCK_KEY, holder])
+      .catch(() => undefined); // not released: it expires
+  }
+}
+
+async function applyMigrations(ds: DataSource, lock: MigrationLockOptions = {}): Promise<string[]> {
   if (ds.options.type !== 'mysql') {
     return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
   }
-  const qr = ds.createQueryRunner();
-  try {
-    const [row] = (await qr.query('SELECT GET_LOCK(?, 60) AS got', [LOCK_NAME])) as { got: unknown }[];
-    if (Number(row?.got) !== 1) throw new Error('timed out waiting for the schema migration lock');
-    try {
-      return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
-    } finally {
-      await qr.query('SELECT RELEASE_LOCK(?)', [LOCK_NAME]);
-    }
-  } finally {
-    await qr.release();
-  }
+  return withMigrationLock(ds, lock, async () => (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name));
 }
 
 /** True when every migration the code knows has been applied. */

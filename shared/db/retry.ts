@@ -25,18 +25,29 @@ export function isUniqueViolation(e: unknown): boolean {
   );
 }
 
+const errnoOf = (e: unknown): number | undefined => {
+  const err = e as DriverishError;
+  return err?.driverError?.errno ?? err?.errno;
+};
+
 /**
  * Contention that goes away by itself: SQLite's writer lock (the jobs connection has no busy
- * timeout, see data-source.ts), InnoDB deadlocks and lock-wait timeouts.
+ * timeout, see data-source.ts), InnoDB deadlocks and lock-wait timeouts, and Galera's
+ * certification conflicts: a transaction that lost to another node's write of the same rows
+ * fails at COMMIT, or is aborted by the winner's replicated write, with ER_LOCK_DEADLOCK (1213,
+ * "WSREP detected deadlock/conflict"); nothing of it was applied, so it may run again.
  */
 export function isTransient(e: unknown): boolean {
   const code = codeOf(e);
+  const errno = errnoOf(e);
   return (
     code === 'SQLITE_BUSY' ||
     code === 'SQLITE_LOCKED' ||
     code === 'ER_LOCK_DEADLOCK' ||
     code === 'ER_LOCK_WAIT_TIMEOUT' ||
-    /database is locked|SQLITE_BUSY/.test((e as Error)?.message ?? '')
+    errno === 1213 ||
+    errno === 1205 ||
+    /database is locked|SQLITE_BUSY|WSREP detected deadlock/.test((e as Error)?.message ?? '')
   );
 }
 

@@ -155,6 +155,12 @@ export class TokenService {
   }
 }
 
+/**
+ * True for a token that fails verification (jose's errors: signature, claims, format, unknown
+ * key); false for anything else, such as the database failing while the signing keys load.
+ */
+export const isTokenInvalid = (e: unknown): boolean => e instanceof errors.JOSEError;
+
 function peekKid(token: string): string | undefined {
   try {
     const h = JSON.parse(Buffer.from(token.split('.')[0] ?? '', 'base64url').toString('utf8')) as { kid?: unknown };

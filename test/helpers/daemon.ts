@@ -54,7 +54,10 @@ export async function startDaemon(
   dataDir: string,
   extra: Record<string, string> = {},
   execArgv: string[] = [],
+  /** How long it may take to listen (a first start migrates; on a Galera cluster that is slow). */
+  opts: { startTimeoutMs?: number } = {},
 ): Promise<Daemon> {
+  const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
   const p = extra.IAM_PORT ?? String(await freePort());
   const env = daemonEnv(databaseUrl, dataDir, { IAM_PORT: p, IAM_ISSUER: `http://127.0.0.1:${p}`, ...extra });
   const proc = spawn(process.execPath, [...execArgv, DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
@@ -76,8 +79,8 @@ export async function startDaemon(
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       clearInterval(poll);
-      reject(new Error(`daemon did not start in 30 s:\n${raw}`));
-    }, 30_000);
+      reject(new Error(`daemon did not start in ${startTimeoutMs / 1000} s:\n${raw}`));
+    }, startTimeoutMs);
     const onLine = (line: string) => {
       try {
         const rec = JSON.parse(line) as Record<string, unknown>;

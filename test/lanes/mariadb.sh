@@ -45,12 +45,11 @@ set -euo pipefail
 log() { printf '[mariadb-lane] %s\n' "$*" >&2; }
 die() { log "ERROR: $*"; exit 1; }
 
-# mariadbd and friends live in /usr/sbin on Debian, which a non-root PATH may lack.
-PATH="$PATH:/usr/sbin:/usr/local/sbin"
-
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
 # shellcheck source=test/lanes/apt.sh
 source "$ROOT/test/lanes/apt.sh"
+# shellcheck source=test/lanes/mysqld.sh
+source "$ROOT/test/lanes/mysqld.sh"
 cd "$ROOT"
 
 TMP=""
@@ -64,20 +63,8 @@ stop_server() {
     SERVER_PID="$(cat "$TMP/mariadbd.pid" 2>/dev/null || true)"
   fi
   [ -n "$SERVER_PID" ] || return 0
-  if kill -0 "$SERVER_PID" 2>/dev/null; then
-    log "stopping mariadbd (pid $SERVER_PID)"
-    kill -TERM "$SERVER_PID" 2>/dev/null || true
-    local i
-    for ((i = 0; i < 300; i++)); do # up to 30 s for a clean shutdown
-      kill -0 "$SERVER_PID" 2>/dev/null || break
-      sleep 0.1
-    done
-    if kill -0 "$SERVER_PID" 2>/dev/null; then
-      log "mariadbd did not stop in 30 s; killing it"
-      kill -KILL "$SERVER_PID" 2>/dev/null || true
-    fi
-  fi
-  wait "$SERVER_PID" 2>/dev/null || true
+  log "stopping mariadbd (pid $SERVER_PID)"
+  stop_pid "$SERVER_PID" 30
   SERVER_PID=""
 }
 
@@ -110,18 +97,7 @@ if [ "${MARIADB_LANE_SKIP_BUILD:-0}" != 1 ]; then
 fi
 
 # --- 2. make sure MariaDB is installed -----------------------------------------------------
-if ! command -v mariadbd >/dev/null 2>&1; then
-  apt_install mariadbd mariadb-server
-  command -v mariadbd >/dev/null 2>&1 || die "mariadb-server installed but mariadbd is still not on PATH"
-fi
-
-first_cmd() { # first of the given commands that exists
-  local c
-  for c in "$@"; do
-    if command -v "$c" >/dev/null 2>&1; then echo "$c"; return 0; fi
-  done
-  return 1
-}
+ensure_mariadbd
 INSTALL_DB="$(first_cmd mariadb-install-db mysql_install_db)" || die "mariadb-install-db not found"
 CLIENT="$(first_cmd mariadb mysql)" || die "mariadb client not found"
 log "using $(mariadbd --version 2>/dev/null | head -n1)"
@@ -144,10 +120,6 @@ if ! "$INSTALL_DB" --no-defaults --datadir="$DATA" --auth-root-authentication-me
   tail -n 40 "$TMP/install-db.log" >&2 || true
   die "$INSTALL_DB failed"
 fi
-
-free_port() {
-  node -e "const s=require('net').createServer();s.listen(0,'127.0.0.1',()=>{console.log(s.address().port);s.close()})"
-}
 
 root_sql() { "$CLIENT" --no-defaults --protocol=socket -S "$SOCK" -uroot "$@"; }
 

@@ -57,6 +57,22 @@ test("IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer's host", (t
 test('mysql URLs are parsed', (t) => {
   const c = loadConfig({ ...base(dir()), IAM_DATABASE_URL: 'mysql://iam:p%40ss@db.internal:3307/iam' });
   t.like(c.database, { kind: 'mysql', host: 'db.internal', port: 3307, user: 'iam', database: 'iam' });
+  t.deepEqual(c.database.kind === 'mysql' && c.database.hosts, [{ host: 'db.internal', port: 3307 }]);
+});
+
+test('a mysql URL may list several hosts (a Galera cluster), tried in order', (t) => {
+  const c = loadConfig({
+    ...base(dir()),
+    IAM_DATABASE_URL: 'mysql://iam:p%40ss@db1.internal:3307,db2.internal,[::1]:3309/iam?connectTimeout=5000',
+  });
+  t.like(c.database, { kind: 'mysql', host: 'db1.internal', port: 3307, user: 'iam', database: 'iam' });
+  t.deepEqual(c.database.kind === 'mysql' && c.database.hosts, [
+    { host: 'db1.internal', port: 3307 },
+    { host: 'db2.internal', port: 3306 },
+    { host: '::1', port: 3309 },
+  ]);
+  // TypeORM gets the first host alone, with the rest of the URL as written.
+  t.is(c.database.kind === 'mysql' && c.database.url, 'mysql://iam:p%40ss@db1.internal:3307/iam?connectTimeout=5000');
 });
 
 const bad: [Record<string, string>, string, RegExp][] = [
@@ -68,6 +84,10 @@ const bad: [Record<string, string>, string, RegExp][] = [
   [{ IAM_ISSUER: 'ftp://id.example' }, 'IAM_ISSUER', /http or https/],
   [{ IAM_DATABASE_URL: 'postgres://x/y' }, 'IAM_DATABASE_URL', /sqlite: or mysql:/],
   [{ IAM_DATABASE_URL: 'mysql://u:p@host:3306/' }, 'IAM_DATABASE_URL', /no database name/],
+  [{ IAM_DATABASE_URL: 'mysql://u:p@h1:3306,,h3:3306/iam' }, 'IAM_DATABASE_URL', /empty host.*host 2/],
+  [{ IAM_DATABASE_URL: 'mysql://u:p@h1:3306,h2:99999/iam' }, 'IAM_DATABASE_URL', /host 2 \("h2:99999"\)/],
+  [{ IAM_DATABASE_URL: 'mysql://u:p@h1:3306,h1:3306/iam' }, 'IAM_DATABASE_URL', /same host:port twice/],
+  [{ IAM_DATABASE_URL: 'mysql://u:p@h1/iam', IAM_GALERA_SYNC_WAIT: '16' }, 'IAM_GALERA_SYNC_WAIT', /between 0 and 15/],
   [{ IAM_SMTP_URL: 'http://mail' }, 'IAM_SMTP_URL', /smtp/],
   // SMTP on, no IAM_MAIL_FROM, and an issuer host that makes no mail domain.
   [

@@ -8,6 +8,7 @@ import { sessionSid } from '../../../shared/crypto.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-auth.js';
+import { isTokenInvalid } from '../../../shared/services/tokens.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -188,14 +189,19 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       const tryRefresh = () => deps.oauth.revokeRefreshToken(token, client.client_id);
       const tryAccess = async () => {
         if (token.split('.').length !== 3) return false;
+        let claims: Awaited<ReturnType<typeof deps.tokens.verifyAccessToken>>;
         try {
-          const claims = await deps.tokens.verifyAccessToken(token);
-          if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
-          await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
-          return true;
-        } catch {
-          return false;
+          claims = await deps.tokens.verifyAccessToken(token);
+        } catch (e) {
+          // An invalid token is not ours to revoke; the keys failing to load is an outage.
+          if (isTokenInvalid(e)) return false;
+          throw e;
         }
+        if (claims.client_id !== client.client_id) return false; // RFC 7009 §2.1: only the owner may revoke
+        // A failed write is not an unknown token: it fails the request (5xx), so that a 200 always
+        // means the revocation was recorded (RFC 7009 §2.2.1 lets the server answer 503).
+        await deps.oauth.revokeAccessToken(String(claims.jti), String(claims.tenant_id), (claims.exp ?? 0) * 1000);
+        return true;
       };
       if (hint === 'access_token') {
         if (!(await tryAccess())) await tryRefresh();

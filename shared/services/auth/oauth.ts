@@ -11,7 +11,7 @@
  */
 import { newId, randomToken } from '../../crypto.js';
 import type { Client } from '../../db/entities.js';
-import type { Database, Db, Tx } from '../../db/index.js';
+import { isUniqueViolation, retryTransient, type Database, type Db, type Tx } from '../../db/index.js';
 import { InvalidGrant, InvalidScope } from '../../errors.js';
 import {
   Lookups,
@@ -287,9 +287,14 @@ export class OAuthService {
   /** RFC 7009 for an access token: its jti is refused until it expires. Idempotent. */
   async revokeAccessToken(jti: string, tenantId: string, expiresAtMs: number): Promise<void> {
     try {
-      await new TenantScope(this.db, tenantId).tokens.revokeAccessToken(jti, expiresAtMs, Date.now());
-    } catch {
-      // Already revoked: revocation is idempotent.
+      // A lost certification race or deadlock left nothing written: it may run again.
+      await retryTransient(() =>
+        new TenantScope(this.db, tenantId).tokens.revokeAccessToken(jti, expiresAtMs, Date.now()),
+      );
+    } catch (e) {
+      // Already revoked: revocation is idempotent. Anything else (the database failing) is
+      // passed on, so that /revoke never acknowledges a revocation it did not record.
+      if (!isUniqueViolation(e)) throw e;
     }
   }
 

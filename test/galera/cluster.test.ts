@@ -1,0 +1,51 @@
+/**
+ * Daemons on different nodes of the lane's 3-node Galera cluster are one service: what one
+ * writes, another reads, and each talks to its own node.
+ */
+import test from 'ava';
+import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
+import { galeraDatabase, connectionsPerNode, galeraUrls } from '../helpers/galera.js';
+import { clientCredentialsToken, introspectAs, openServices, activeTenant } from '../helpers/seed.js';
+
+test('three daemons, one per node, share one service', async (t) => {
+  t.is(galeraUrls().length, 3, 'the lane runs three nodes');
+  const db = await galeraDatabase(t);
+  const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
+  const actor = { type: 'system' as const, id: 'test' };
+  const tenant = await activeTenant(provisioning, { name: 'Cluster' }, actor);
+  const mk = async (input: Record<string, unknown>) => {
+    const c = await directory.createClient(tenant.id, { grant_types: ['client_credentials'], ...input }, actor);
+    return { clientId: c.client.client_id, secret: c.client_secret! };
+  };
+  const api = await mk({ name: 'API', scopes: ['api'], resource_identifiers: ['https://api.example.test'] });
+  const worker = await mk({ name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] });
+  await ds.destroy();
+
+  // One service: one issuer, whichever daemon answers.
+  const port = await freePort();
+  const issuer = `http://127.0.0.1:${port}`;
+  const daemons: Daemon[] = [];
+  t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
+  for (const [i, url] of db.urls.entries()) {
+    daemons.push(
+      await startDaemon(url, db.dir, { IAM_ISSUER: issuer, ...(i === 0 ? { IAM_PORT: String(port) } : {}) }),
+    );
+  }
+
+  // Each daemon holds connections to its own node (and only there).
+  const conns = await connectionsPerNode(db.urls, db.name);
+  t.true(
+    conns.every((n) => n > 0),
+    `every node has connections from its daemon: ${conns.join(', ')}`,
+  );
+
+  // A token issued through one node is active when introspected through each of the others.
+  for (const [i, issuing] of daemons.entries()) {
+    const token = await clientCredentialsToken(issuing.url, worker.clientId, worker.secret, 'api');
+    for (const [j, reading] of daemons.entries()) {
+      const r = await introspectAs(reading.url, api, token);
+      t.is(r.status, 200);
+      t.is(r.body.active, true, `token from daemon ${i + 1} active at daemon ${j + 1}`);
+    }
+  }
+});
