@@ -16,6 +16,7 @@ import { KeyService } from '../shared/services/keys.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { openServices, activeTenant } from '../test/helpers/seed.js';
+import { basicAuth, createApiClients } from './lib/api-clients.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { load, loadStamp, mdRow, type Run } from './lib/load.js';
 import { startPeer } from './lib/peer.js';
@@ -44,20 +45,15 @@ const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
 const { ds, directory, config, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const app = await directory.createClient(
-  tenant.id,
-  { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
-  actor,
-);
+const { app } = await createApiClients(directory, tenant.id, actor);
 const keys = new KeyService(ds, config.secretKey, 86_400);
 await keys.ensureActive();
 const { alg } = await keys.signingKey();
 await ds.destroy();
 if (alg !== 'ES256') throw new Error(`the daemon signs with ${alg}; this bench compares ES256`);
 
-const basic = (id: string, secret: string) => 'Basic ' + Buffer.from(`${id}:${secret}`).toString('base64');
-const ourAuth = basic(app.client.client_id, app.client_secret!);
-const peerAuth = basic('bench-app', 'bench-app-secret-0123456789abcdef');
+const ourAuth = basicAuth(app);
+const peerAuth = basicAuth({ id: 'bench-app', secret: 'bench-app-secret-0123456789abcdef' });
 const body = 'grant_type=client_credentials&scope=api';
 const jwt = (b: string) => /"access_token":"eyJ[^"]+\.[^"]+\.[^"]+"/.test(b);
 

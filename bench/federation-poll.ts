@@ -33,6 +33,7 @@ import { createTestDatabase } from '../test/helpers/db.js';
 import { makeSigner, manyEntities, signedAggregate } from '../test/helpers/federation-metadata.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../test/helpers/seed.js';
 import { machine, summarize, writeResults } from './lib/stats.js';
+import { basicAuth, createApiClients } from './lib/api-clients.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -89,21 +90,7 @@ const server = await new Promise<{ base: string; certFile: string }>((resolve, r
 });
 const { ds, directory, provisioning, config } = await openServices(db.url, db.dir);
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const rs = await directory.createClient(
-  tenant.id,
-  {
-    name: 'Bench API',
-    grant_types: ['client_credentials'],
-    scopes: ['api'],
-    resource_identifiers: ['https://api.bench.test'],
-  },
-  actor,
-);
-const app = await directory.createClient(
-  tenant.id,
-  { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
-  actor,
-);
+const { resourceServer: rs, app } = await createApiClients(directory, tenant.id, actor);
 await new KeyService(ds, config.secretKey, 86_400).ensureActive();
 const sources = new TrustSourceService(ds, { allowLoopback: true });
 
@@ -159,9 +146,9 @@ const daemon = await startDaemon(db.url, db.dir, {
   IAM_OUTBOUND_CA_FILE: server.certFile,
 });
 const pid = daemon.proc.pid!;
-const token = await clientCredentialsToken(daemon.url, app.client.client_id, app.client_secret!);
+const token = await clientCredentialsToken(daemon.url, app.id, app.secret);
 const body = new URLSearchParams({ token }).toString();
-const rsAuth = 'Basic ' + Buffer.from(`${rs.client.client_id}:${rs.client_secret}`).toString('base64');
+const rsAuth = basicAuth(rs);
 
 interface Run {
   name: string;

@@ -24,6 +24,7 @@ import { startDaemon, type Daemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
 import { clientCredentialsToken, openServices, activeTenant } from '../test/helpers/seed.js';
 import { PEER_RS, startPeer } from './lib/peer.js';
+import { basicAuth, createApiClients } from './lib/api-clients.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { load, loadStamp, mdRow, type Run } from './lib/load.js';
 import { rssMiB } from './lib/proc.js';
@@ -53,25 +54,11 @@ const kind = db.url.startsWith('mysql') ? 'mariadb' : 'sqlite';
 const { ds, directory, config, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const rs = await directory.createClient(
-  tenant.id,
-  {
-    name: 'Bench API',
-    grant_types: ['client_credentials'],
-    scopes: ['api'],
-    resource_identifiers: ['https://api.bench.test'],
-  },
-  actor,
-);
-const app = await directory.createClient(
-  tenant.id,
-  { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
-  actor,
-);
+const { resourceServer: rs, app } = await createApiClients(directory, tenant.id, actor);
 const keys = new KeyService(ds, config.secretKey, 86_400);
 await keys.ensureActive();
 
-const rsAuth = 'Basic ' + Buffer.from(`${rs.client.client_id}:${rs.client_secret}`).toString('base64');
+const rsAuth = basicAuth(rs);
 
 const loadOf = (name: string, url: string, body: string, authorization: string, pid: number, duration = DURATION) =>
   load({ name, url, body, authorization, pid, connections: CONNECTIONS, duration, check: active });
@@ -86,7 +73,7 @@ const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined
 
 // ---- both servers up, side by side ----
 let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv);
-const token = await clientCredentialsToken(ours.url, app.client.client_id, app.client_secret!);
+const token = await clientCredentialsToken(ours.url, app.id, app.secret);
 const body = new URLSearchParams({ token }).toString();
 const peer = await startPeer();
 const peerAuth = 'Basic ' + Buffer.from(`${PEER_RS.id}:${PEER_RS.secret}`).toString('base64');
@@ -158,8 +145,8 @@ if (args.million) {
     const toks = await Promise.all(
       Array.from({ length: batch }, () =>
         tokens.issueAccessToken({
-          sub: app.client.client_id,
-          clientId: app.client.client_id,
+          sub: app.id,
+          clientId: app.id,
           tenantId: tenant.id,
           scope: ['api'],
           audience: ['https://api.bench.test'],

@@ -16,7 +16,7 @@
  * The peer keeps everything in its in-memory adapter: no database and no mail.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { BenchHttpClient, type BenchResponse } from './lib/http-client.js';
+import { BenchHttpClient, type BenchResponse, redeemCode } from './lib/http-client.js';
 import type { LoginTarget } from './lib/login-driver.js';
 import { PEER_REDIRECT, PEER_WEB, startPeer } from './lib/peer.js';
 
@@ -110,18 +110,7 @@ export async function startPeerLogin(concurrency: number): Promise<PeerLogin> {
     const code = location.searchParams.get('code');
     if (location.origin + location.pathname !== PEER_REDIRECT || !code) throw new Error('callback without code');
     mark();
-    const token = await http.request(
-      'POST',
-      '/token',
-      { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-      new URLSearchParams({
-        grant_type: 'authorization_code',
-        code,
-        redirect_uri: PEER_REDIRECT,
-        code_verifier: verifier,
-      }).toString(),
-    );
-    if (token.status !== 200 || !token.body.includes('id_token')) throw new Error(`token ${token.status}`);
+    await redeemCode(http, basic, { code, redirect_uri: PEER_REDIRECT, code_verifier: verifier });
     mark();
     return t;
   }

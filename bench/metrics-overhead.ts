@@ -25,6 +25,7 @@ import { activeTenant, clientCredentialsToken, openServices } from '../test/help
 import { machine, summarize, writeResults } from './lib/stats.js';
 import { Metrics } from '../shared/metrics.js';
 import { httpMetrics } from '../daemon/metrics/http.js';
+import { basicAuth, createApiClients } from './lib/api-clients.js';
 
 const { values: args } = parseArgs({
   options: {
@@ -79,23 +80,9 @@ const db = await createTestDatabase();
 const { ds, directory, config, provisioning } = await openServices(db.url, db.dir);
 const actor = { type: 'system' as const, id: 'bench' };
 const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
-const rs = await directory.createClient(
-  tenant.id,
-  {
-    name: 'Bench API',
-    grant_types: ['client_credentials'],
-    scopes: ['api'],
-    resource_identifiers: ['https://api.bench.test'],
-  },
-  actor,
-);
-const app = await directory.createClient(
-  tenant.id,
-  { name: 'Bench app', grant_types: ['client_credentials'], scopes: ['api'], audiences: ['https://api.bench.test'] },
-  actor,
-);
+const { resourceServer: rs, app } = await createApiClients(directory, tenant.id, actor);
 await new KeyService(ds, config.secretKey, 86_400).ensureActive();
-const rsAuth = 'Basic ' + Buffer.from(`${rs.client.client_id}:${rs.client_secret}`).toString('base64');
+const rsAuth = basicAuth(rs);
 
 /** CPU time (user + system) a process has used so far, ms. */
 function cpuMs(pid: number): number {
@@ -173,7 +160,7 @@ const off: Daemon = await startDaemon(db.url, db.dir, env);
 const metricsPort = await freePort();
 const on: Daemon = await startDaemon(db.url, db.dir, { ...env, IAM_METRICS_PORT: String(metricsPort) });
 const scrapeUrl = `http://127.0.0.1:${metricsPort}/metrics`;
-const token = await clientCredentialsToken(off.url, app.client.client_id, app.client_secret!);
+const token = await clientCredentialsToken(off.url, app.id, app.secret);
 const body = new URLSearchParams({ token }).toString();
 
 if (WARMUP_S > 0) {

@@ -258,32 +258,27 @@ export class Metrics implements IntrospectionObserver, JobObserver {
         }
       },
     });
-    new Gauge({
-      name: 'iam_db_pool_max_connections',
-      help: 'The most connections a pool opens, by pool.',
-      labelNames: ['pool'],
-      registers: [reg],
-      collect() {
-        this.reset();
-        for (const [pool, read] of pools) {
-          const s = read();
-          if (s) this.set({ pool }, s.max);
-        }
-      },
-    });
-    new Gauge({
-      name: 'iam_db_pool_waiting',
-      help: 'Queries or transactions waiting for a connection, by pool (SQLite: waiting for the connection gate).',
-      labelNames: ['pool'],
-      registers: [reg],
-      collect() {
-        this.reset();
-        for (const [pool, read] of pools) {
-          const s = read();
-          if (s) this.set({ pool }, s.waiting);
-        }
-      },
-    });
+    // One gauge per figure of a pool, each read from the pools' stats at scrape time.
+    const perPool = (name: string, help: string, pick: (s: PoolSnapshot) => number) =>
+      new Gauge({
+        name,
+        help,
+        labelNames: ['pool'],
+        registers: [reg],
+        collect() {
+          this.reset();
+          for (const [pool, read] of pools) {
+            const s = read();
+            if (s) this.set({ pool }, pick(s));
+          }
+        },
+      });
+    perPool('iam_db_pool_max_connections', 'The most connections a pool opens, by pool.', (s) => s.max);
+    perPool(
+      'iam_db_pool_waiting',
+      'Queries or transactions waiting for a connection, by pool (SQLite: waiting for the connection gate).',
+      (s) => s.waiting,
+    );
     // Process and runtime series under their usual names (process_*, nodejs_*), so the
     // standard Node.js dashboards work too; nodejs_eventloop_lag_seconds is the event-loop lag.
     if (opts.defaultMetrics !== false) collectDefaultMetrics({ register: reg });

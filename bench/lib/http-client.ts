@@ -58,3 +58,21 @@ export class BenchHttpClient {
     return (this.#closed ??= this.#pool.destroy());
   }
 }
+
+/**
+ * The last step of a login: the authorization code for tokens (RFC 6749 §4.1.3, with the PKCE
+ * verifier of RFC 7636 §4.5), client_secret_basic. Throws unless an ID token comes back.
+ */
+export async function redeemCode(
+  http: BenchHttpClient,
+  authorization: string,
+  form: { code: string; redirect_uri: string; code_verifier: string },
+): Promise<void> {
+  const token = await http.request(
+    'POST',
+    '/token',
+    { 'content-type': 'application/x-www-form-urlencoded', authorization },
+    new URLSearchParams({ grant_type: 'authorization_code', ...form }).toString(),
+  );
+  if (token.status !== 200 || !token.body.includes('id_token')) throw new Error(`token ${token.status}`);
+}

@@ -12,7 +12,8 @@ import { SMTPServer } from 'smtp-server';
 import { startDaemon } from '../../test/helpers/daemon.js';
 import { createTestDatabase } from '../../test/helpers/db.js';
 import { activeTenant, openServices } from '../../test/helpers/seed.js';
-import { BenchHttpClient } from './http-client.js';
+import { createApiClients, type ApiClients } from './api-clients.js';
+import { BenchHttpClient, redeemCode } from './http-client.js';
 import type { LoginTarget } from './login-driver.js';
 
 export const REDIRECT = 'https://rp.bench.test/callback';
@@ -30,10 +31,7 @@ export interface OurLoginOptions {
   apiClients?: boolean;
 }
 
-export interface ApiClients {
-  resourceServer: { id: string; secret: string };
-  app: { id: string; secret: string };
-}
+export type { ApiClients } from './api-clients.js';
 
 export interface OurDaemonOptions {
   name?: string;
@@ -98,30 +96,7 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
     );
   let api: ApiClients | undefined;
   if (opts.apiClients) {
-    const rs = await directory.createClient(
-      tenant.id,
-      {
-        name: 'Bench API',
-        grant_types: ['client_credentials'],
-        scopes: ['api'],
-        resource_identifiers: ['https://api.bench.test'],
-      },
-      actor,
-    );
-    const app = await directory.createClient(
-      tenant.id,
-      {
-        name: 'Bench app',
-        grant_types: ['client_credentials'],
-        scopes: ['api'],
-        audiences: ['https://api.bench.test'],
-      },
-      actor,
-    );
-    api = {
-      resourceServer: { id: rs.client.client_id, secret: rs.client_secret! },
-      app: { id: app.client.client_id, secret: app.client_secret! },
-    };
+    api = await createApiClients(directory, tenant.id, actor);
   }
   await ds.destroy();
   const clientId = client.client_id;
@@ -213,18 +188,7 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
       if (cont.status !== 302) throw new Error(`continue ${cont.status}`);
       const authCode = new URL(String(cont.headers.location)).searchParams.get('code')!;
       mark();
-      const token = await http.request(
-        'POST',
-        '/token',
-        { 'content-type': 'application/x-www-form-urlencoded', authorization: basic },
-        new URLSearchParams({
-          grant_type: 'authorization_code',
-          code: authCode,
-          redirect_uri: REDIRECT,
-          code_verifier: verifier,
-        }).toString(),
-      );
-      if (token.status !== 200 || !token.body.includes('id_token')) throw new Error(`token ${token.status}`);
+      await redeemCode(http, basic, { code: authCode, redirect_uri: REDIRECT, code_verifier: verifier });
       mark();
       return t;
     }

@@ -8,11 +8,10 @@
 import test from 'ava';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { loadConfig } from '../../shared/config.js';
 import { ConfigError } from '../../shared/config.js';
 import { createTestDatabase, TEST_SECRET_KEY, usingMysql, type TestDb } from '../helpers/db.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon, healthz } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
 import { projectRoot } from '../helpers/architecture.js';
@@ -250,23 +249,6 @@ test('wrong metrics settings stop the start, naming the variable', async (t) => 
   t.regex(err?.message ?? '', /exited with 78/);
   t.regex(err?.message ?? '', /IAM_METRICS_PORT: must be a port number/);
 });
-
-/** One request on a connection of its own, so the supervisor hands each to the next worker. */
-function healthz(url: string): Promise<number> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: u.hostname, port: u.port, path: '/healthz', headers: { connection: 'close' }, agent: false },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(5_000, () => req.destroy(new Error('no answer in 5 s')));
-    req.end();
-  });
-}
 
 test('with two workers the supervisor serves /metrics and sums them', async (t) => {
   const wdb = await createTestDatabase();

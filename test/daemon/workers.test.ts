@@ -4,27 +4,9 @@
  * the supervisor drains and stops every worker.
  */
 import test from 'ava';
-import { request } from 'node:http';
 import { testDatabase } from '../helpers/db.js';
-import { eventually, startDaemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, healthz } from '../helpers/daemon.js';
 import { seed } from '../helpers/seed.js';
-
-/** One request on a connection of its own, so the supervisor hands each to the next worker. */
-function healthz(url: string): Promise<number> {
-  const u = new URL(url);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      { host: u.hostname, port: u.port, path: '/healthz', headers: { connection: 'close' }, agent: false },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.setTimeout(5_000, () => req.destroy(new Error('no answer in 5 s')));
-    req.end();
-  });
-}
 
 const alive = (pid: number) => {
   try {

@@ -5,7 +5,14 @@
 import test from 'ava';
 import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
 import { galeraDatabase, connectionsPerNode, galeraUrls } from '../helpers/galera.js';
-import { clientCredentialsToken, introspectAs, openServices, activeTenant } from '../helpers/seed.js';
+import {
+  clientCredentialsToken,
+  introspectAs,
+  openServices,
+  activeTenant,
+  credentialsClient,
+  TEST_API,
+} from '../helpers/seed.js';
 
 test('three daemons, one per node, share one service', async (t) => {
   t.is(galeraUrls().length, 3, 'the lane runs three nodes');
@@ -13,12 +20,13 @@ test('three daemons, one per node, share one service', async (t) => {
   const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const tenant = await activeTenant(provisioning, { name: 'Cluster' }, actor);
-  const mk = async (input: Record<string, unknown>) => {
-    const c = await directory.createClient(tenant.id, { grant_types: ['client_credentials'], ...input }, actor);
-    return { clientId: c.client.client_id, secret: c.client_secret! };
-  };
-  const api = await mk({ name: 'API', scopes: ['api'], resource_identifiers: ['https://api.example.test'] });
-  const worker = await mk({ name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] });
+  const api = await credentialsClient(directory, tenant.id, TEST_API, actor);
+  const worker = await credentialsClient(
+    directory,
+    tenant.id,
+    { name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] },
+    actor,
+  );
   await ds.destroy();
 
   // One service: one issuer, whichever daemon answers.

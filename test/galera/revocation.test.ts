@@ -12,7 +12,14 @@ import { parseDatabaseUrl, type DatabaseConfig } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
 import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
 import { connOpts, galeraDatabase, withNode } from '../helpers/galera.js';
-import { clientCredentialsToken, introspectAs, openServices, activeTenant } from '../helpers/seed.js';
+import {
+  clientCredentialsToken,
+  introspectAs,
+  openServices,
+  activeTenant,
+  credentialsClient,
+  TEST_API,
+} from '../helpers/seed.js';
 
 const ROUNDS = 40;
 
@@ -22,12 +29,13 @@ test.serial('a revoke acknowledged through node 1 is seen by introspection throu
   const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const tenant = await activeTenant(provisioning, { name: 'Revocation' }, actor);
-  const mk = async (input: Record<string, unknown>) => {
-    const c = await directory.createClient(tenant.id, { grant_types: ['client_credentials'], ...input }, actor);
-    return { clientId: c.client.client_id, secret: c.client_secret! };
-  };
-  const api = await mk({ name: 'API', scopes: ['api'], resource_identifiers: ['https://api.example.test'] });
-  const worker = await mk({ name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] });
+  const api = await credentialsClient(directory, tenant.id, TEST_API, actor);
+  const worker = await credentialsClient(
+    directory,
+    tenant.id,
+    { name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] },
+    actor,
+  );
   await ds.destroy();
 
   const port = await freePort();

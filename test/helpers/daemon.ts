@@ -3,6 +3,7 @@
  * port, against a given database, and reads its JSON log lines.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { request } from 'node:http';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { dirname, join } from 'node:path';
@@ -150,4 +151,21 @@ export async function eventually(pred: () => boolean, timeoutMs = 5000): Promise
     await new Promise((r) => setTimeout(r, 25));
   }
   return pred();
+}
+
+/** One request on a connection of its own, so the supervisor hands each to the next worker. */
+export function healthz(url: string): Promise<number> {
+  const u = new URL(url);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      { host: u.hostname, port: u.port, path: '/healthz', headers: { connection: 'close' }, agent: false },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(5_000, () => req.destroy(new Error('no answer in 5 s')));
+    req.end();
+  });
 }

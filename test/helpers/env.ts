@@ -6,7 +6,7 @@
 import { createTestDatabase, type TestDb } from './db.js';
 import { startDaemon, type Daemon } from './daemon.js';
 import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
-import { introspectAs as introspectAsClient, openServices } from './seed.js';
+import { credentialsClient, introspectAs as introspectAsClient, openServices, TEST_API } from './seed.js';
 import type { ClientCreds } from './login.js';
 import { seedApp, type App } from './oauth.js';
 
@@ -22,20 +22,11 @@ export async function startLoginEnv(): Promise<LoginEnv> {
   const db = await createTestDatabase();
   const app = await seedApp(db.url, db.dir);
   const { ds, directory } = await openServices(db.url, db.dir);
-  const c = await directory.createClient(
-    app.tenantId,
-    {
-      name: 'API',
-      grant_types: ['client_credentials'],
-      scopes: ['api'],
-      resource_identifiers: ['https://api.example.test'],
-    },
-    { type: 'system', id: 'test' },
-  );
+  const api = await credentialsClient(directory, app.tenantId, TEST_API);
   await ds.destroy();
   const sink = await startSmtpSink();
   const d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
-  return { db, d, app, sink, api: { clientId: c.client.client_id, secret: c.client_secret! } };
+  return { db, d, app, sink, api };
 }
 
 export async function stopLoginEnv(e: Partial<LoginEnv>): Promise<void> {

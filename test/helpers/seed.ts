@@ -59,6 +59,20 @@ export async function activeTenant(
   return tenant;
 }
 
+/** A client_credentials client (a resource server, or a caller of one) and its credentials. */
+export async function credentialsClient(
+  directory: DirectoryService,
+  tenantId: string,
+  input: Record<string, unknown>,
+  actor: Actor = { type: 'system', id: 'test' },
+): Promise<{ clientId: string; secret: string }> {
+  const c = await directory.createClient(tenantId, { grant_types: ['client_credentials'], ...input }, actor);
+  return { clientId: c.client.client_id, secret: c.client_secret! };
+}
+
+/** The resource server most tests introspect with: audience https://api.example.test. */
+export const TEST_API = { name: 'API', scopes: ['api'], resource_identifiers: ['https://api.example.test'] };
+
 export async function seed(databaseUrl: string, dataDir: string): Promise<Seeded> {
   const { ds, directory, provisioning } = await openServices(databaseUrl, dataDir);
   try {

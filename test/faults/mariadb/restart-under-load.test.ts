@@ -17,7 +17,7 @@ import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
 import { freePort, startDaemon, type Daemon } from '../../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../../helpers/db.js';
-import { clientCredentialsToken, openServices, seed } from '../../helpers/seed.js';
+import { clientCredentialsToken, openServices, seed, credentialsClient, TEST_API } from '../../helpers/seed.js';
 
 const run = promisify(execFile);
 const CLIENTS = 6;
@@ -42,18 +42,8 @@ test('MariaDB restarted under load: 503s bounded to the outage, the daemons reco
   const db = await testDatabase(t);
   const s = await seed(db.url, db.dir);
   const { ds, directory } = await openServices(db.url, db.dir);
-  const api = await directory.createClient(
-    s.tenantId,
-    {
-      name: 'API',
-      grant_types: ['client_credentials'],
-      scopes: ['api'],
-      resource_identifiers: ['https://api.example.test'],
-    },
-    { type: 'system', id: 'test' },
-  );
+  const creds = await credentialsClient(directory, s.tenantId, TEST_API);
   await ds.destroy();
-  const creds = { clientId: api.client.client_id, secret: api.client_secret! };
 
   const port = await freePort();
   const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };
