@@ -53,8 +53,22 @@ export async function createTestDatabase(): Promise<TestDb> {
         user: decodeURIComponent(u.username),
         password: decodeURIComponent(u.password),
       });
-      await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
-      await c.end();
+      try {
+        // Under heavy I/O, InnoDB may still be deleting a dropped table's .ibd file when DROP
+        // DATABASE removes the directory (ER_DB_DROP_RMDIR, errno 39): the tables are gone, the
+        // directory not yet. Dropping again once the file is gone finishes the job.
+        for (let attempt = 1; ; attempt++) {
+          try {
+            await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
+            break;
+          } catch (e) {
+            if ((e as { errno?: number }).errno !== 1010 || attempt === 10) throw e;
+            await new Promise((r) => setTimeout(r, 500));
+          }
+        }
+      } finally {
+        await c.end();
+      }
       rmSync(dir, { recursive: true, force: true });
     },
   };
