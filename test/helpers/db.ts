@@ -54,17 +54,16 @@ export async function createTestDatabase(): Promise<TestDb> {
         password: decodeURIComponent(u.password),
       });
       try {
-        // Under heavy I/O, InnoDB may still be deleting a dropped table's .ibd file when DROP
-        // DATABASE removes the directory (ER_DB_DROP_RMDIR, errno 39): the tables are gone, the
-        // directory not yet. Dropping again once the file is gone finishes the job.
-        for (let attempt = 1; ; attempt++) {
-          try {
-            await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
-            break;
-          } catch (e) {
-            if ((e as { errno?: number }).errno !== 1010 || attempt === 10) throw e;
-            await new Promise((r) => setTimeout(r, 500));
-          }
+        // Since the Galera and metrics work, DROP DATABASE on the lane's MariaDB 10.11 now and then
+        // leaves a trigger file's backup (`<table>.TRG-`) behind and fails with ER_DB_DROP_RMDIR
+        // (1010, errno 39) after dropping every table. Not reproduced on the previous build;
+        // the service never drops a database, and the lane's server and files are thrown away
+        // at its end, so the test's cleanup notes it and goes on rather than failing the test.
+        try {
+          await c.query(`DROP DATABASE IF EXISTS \`${name}\``);
+        } catch (e) {
+          if ((e as { errno?: number }).errno !== 1010) throw e;
+          console.warn(`test database ${name}: ${(e as Error).message}; left to the lane's cleanup`);
         }
       } finally {
         await c.end();
