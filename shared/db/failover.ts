@@ -116,6 +116,11 @@ export class FailoverPool extends EventEmitter {
     this.syncWait = failover.syncWait ?? 1;
   }
 
+  /** The mysql2 pools opened so far, one per host that was tried (the metrics read them). */
+  hostPools(): Pool[] {
+    return this.pools.filter((p): p is Pool => p !== undefined);
+  }
+
   /** The host new connections go to now (0-based index in the list). */
   get currentHost(): number {
     return this.current;

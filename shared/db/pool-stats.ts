@@ -13,6 +13,7 @@
  */
 import type { DataSource } from 'typeorm';
 import { sqliteGate } from './concurrency.js';
+import { FailoverPool } from './failover.js';
 
 export interface PoolStats {
   idle: number;
@@ -37,10 +38,23 @@ export function poolStats(ds: DataSource): PoolStats | undefined {
     const inUse = busy > 0 || conn?.inTransaction ? 1 : 0;
     return { idle: 1 - inUse, inUse, max: 1, waiting: Math.max(0, busy - 1) };
   }
-  const pool = (ds.driver as unknown as { pool?: Mysql2Pool }).pool;
-  const all = pool?._allConnections?.length;
-  const free = pool?._freeConnections?.length;
-  const queued = pool?._connectionQueue?.length;
-  if (all === undefined || free === undefined || queued === undefined) return undefined;
-  return { idle: free, inUse: all - free, max: pool?.config?.connectionLimit ?? all, waiting: queued };
+  // With the failover driver (failover.ts) the driver's pool holds one mysql2 pool per host.
+  const top = (ds.driver as unknown as { pool?: unknown }).pool;
+  const pools = (top instanceof FailoverPool ? top.hostPools() : [top]) as (Mysql2Pool | undefined)[];
+  let all = 0;
+  let free = 0;
+  let queued = 0;
+  let max = 0;
+  for (const pool of pools) {
+    const a = pool?._allConnections?.length;
+    const f = pool?._freeConnections?.length;
+    const q = pool?._connectionQueue?.length;
+    if (a === undefined || f === undefined || q === undefined) return undefined;
+    all += a;
+    free += f;
+    queued += q;
+    max = Math.max(max, pool?.config?.connectionLimit ?? a);
+  }
+  if (pools.length === 0) return undefined; // no connection asked for yet
+  return { idle: free, inUse: all - free, max, waiting: queued };
 }
