@@ -4,30 +4,13 @@
  */
 import test from 'ava';
 import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
-import { galeraDatabase, connectionsPerNode, galeraUrls } from '../helpers/galera.js';
-import {
-  clientCredentialsToken,
-  introspectAs,
-  openServices,
-  activeTenant,
-  credentialsClient,
-  TEST_API,
-} from '../helpers/seed.js';
+import { galeraDatabase, seedApiAndWorker, connectionsPerNode, galeraUrls } from '../helpers/galera.js';
+import { clientCredentialsToken, introspectAs } from '../helpers/seed.js';
 
 test('three daemons, one per node, share one service', async (t) => {
   t.is(galeraUrls().length, 3, 'the lane runs three nodes');
   const db = await galeraDatabase(t);
-  const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
-  const actor = { type: 'system' as const, id: 'test' };
-  const tenant = await activeTenant(provisioning, { name: 'Cluster' }, actor);
-  const api = await credentialsClient(directory, tenant.id, TEST_API, actor);
-  const worker = await credentialsClient(
-    directory,
-    tenant.id,
-    { name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] },
-    actor,
-  );
-  await ds.destroy();
+  const { api, worker } = await seedApiAndWorker(db, 'Cluster');
 
   // One service: one issuer, whichever daemon answers.
   const port = await freePort();

@@ -11,32 +11,15 @@ import type { DataSource } from 'typeorm';
 import { parseDatabaseUrl, type DatabaseConfig } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
 import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
-import { connOpts, galeraDatabase, withNode } from '../helpers/galera.js';
-import {
-  clientCredentialsToken,
-  introspectAs,
-  openServices,
-  activeTenant,
-  credentialsClient,
-  TEST_API,
-} from '../helpers/seed.js';
+import { connOpts, galeraDatabase, seedApiAndWorker, withNode } from '../helpers/galera.js';
+import { clientCredentialsToken, introspectAs } from '../helpers/seed.js';
 
 const ROUNDS = 40;
 
 test.serial('a revoke acknowledged through node 1 is seen by introspection through node 2 at once', async (t) => {
   t.timeout(180_000);
   const db = await galeraDatabase(t);
-  const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
-  const actor = { type: 'system' as const, id: 'test' };
-  const tenant = await activeTenant(provisioning, { name: 'Revocation' }, actor);
-  const api = await credentialsClient(directory, tenant.id, TEST_API, actor);
-  const worker = await credentialsClient(
-    directory,
-    tenant.id,
-    { name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] },
-    actor,
-  );
-  await ds.destroy();
+  const { api, worker } = await seedApiAndWorker(db, 'Revocation');
 
   const port = await freePort();
   const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import type { ExecutionContext } from 'ava';
 import mysql from 'mysql2/promise';
+import { activeTenant, credentialsClient, openServices, TEST_API } from './seed.js';
 
 /** The nodes' URLs (database `iam`), node 1 first. Outside the lane this is a mistake, not a skip. */
 export function galeraUrls(): string[] {
@@ -125,3 +126,22 @@ export async function connectionsPerNode(urls: string[], database: string): Prom
 }
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** A tenant with the API (a resource server) and a worker client whose tokens are for it. */
+export async function seedApiAndWorker(db: GaleraDb, tenantName: string) {
+  const { ds, directory, provisioning } = await openServices(db.urls[0], db.dir);
+  try {
+    const actor = { type: 'system' as const, id: 'test' };
+    const tenant = await activeTenant(provisioning, { name: tenantName }, actor);
+    const api = await credentialsClient(directory, tenant.id, TEST_API, actor);
+    const worker = await credentialsClient(
+      directory,
+      tenant.id,
+      { name: 'worker', scopes: ['api'], audiences: ['https://api.example.test'] },
+      actor,
+    );
+    return { tenant, api, worker };
+  } finally {
+    await ds.destroy();
+  }
+}
