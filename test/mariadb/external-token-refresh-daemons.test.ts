@@ -125,7 +125,7 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
   const scanner = scheduled.map((r) => holders.findIndex((h) => h.endsWith(r.holder)));
   t.true(
     scanner.every((i) => i >= 0),
-    `the scheduled runs are the daemons' own: ${JSON.stringify(scheduled.map((r) => r.holder))} of ${JSON.stringify(holders)}`,
+    `the scheduled runs are the daemons' own: ${scheduled.map((r) => r.holder).join(', ')} of ${holders.join(', ')}`,
   );
 
   // Exactly one upstream refresh per link, each presenting that link's refresh token, and every
