@@ -4,7 +4,10 @@
  * code grant, a short access token lifetime, and `rotateRefreshToken` as the test wants it.
  * Interactions are answered by the helper itself (login as the account the test names, consent
  * to everything asked), so `signIn` runs a real authorization code flow with PKCE and returns
- * the upstream's own tokens. Every POST to the token endpoint is counted, by grant type.
+ * the upstream's own tokens. Every POST to the token endpoint is counted, by grant type; every
+ * refresh_token grant is also logged (the refresh token presented, what was answered, and how
+ * many refreshes were in flight at once), so a test can tell concurrent scanners apart from
+ * serial ones and match each stored token with the answer that issued it.
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { createServer, type Server } from 'node:https';
@@ -41,6 +44,20 @@ export interface UpstreamTokens {
   expires_in: number;
 }
 
+/** One refresh_token grant as the upstream saw it. */
+export interface RefreshCall {
+  /** The refresh token presented. */
+  presented: string;
+  /** Refresh grants in flight when this one arrived, itself included. */
+  inFlightAtArrival: number;
+  arrivedAt: number;
+  /** Set once the answer is written. */
+  answeredAt?: number;
+  status?: number;
+  /** The tokens the answer carried (after omitRefreshTokenOnRefresh, if set). */
+  issued?: { access_token?: string; refresh_token?: string };
+}
+
 export interface RefreshUpstream {
   issuer: string;
   clientId: string;
@@ -48,6 +65,10 @@ export interface RefreshUpstream {
   cert: TestCert;
   /** POSTs to the token endpoint, by grant_type. */
   tokenCalls: Record<string, number>;
+  /** Every refresh_token grant, in arrival order. */
+  refreshes: RefreshCall[];
+  /** Refresh grants being answered right now, and the most there ever were at once. */
+  refreshInFlight: { now: number; max: number };
   /** Refresh answers from which a refresh_token was removed (omitRefreshTokenOnRefresh). */
   stripped: { count: number };
   /** Runs an authorization code flow (PKCE) as `accountId`; the upstream's tokens. */
@@ -60,6 +81,22 @@ export interface RefreshUpstream {
 }
 
 const b64url = (b: Buffer) => b.toString('base64url');
+
+/** Hands the complete answer body to `onBody` once written, passing it through unchanged. */
+function tapBody(res: ServerResponse, onBody: (body: Buffer) => void): void {
+  const chunks: Buffer[] = [];
+  const write = res.write.bind(res);
+  const end = res.end.bind(res);
+  res.write = ((c: unknown, ...rest: unknown[]) => {
+    if (c && typeof c !== 'function') chunks.push(Buffer.from(c as Buffer));
+    return (write as (...a: unknown[]) => boolean)(c, ...rest);
+  }) as typeof res.write;
+  res.end = ((c?: unknown, ...rest: unknown[]) => {
+    if (c && typeof c !== 'function') chunks.push(Buffer.from(c as Buffer));
+    onBody(Buffer.concat(chunks));
+    return (end as (...a: unknown[]) => ServerResponse)(c, ...rest);
+  }) as typeof res.end;
+}
 
 /** Rewrites a JSON answer without its refresh_token, whatever the provider wrote. */
 function stripRefreshToken(res: ServerResponse, onStripped: () => void): void {
@@ -103,6 +140,8 @@ export async function startRefreshUpstream(
   const redirectUri = 'https://rp.example.test/cb';
   const tokenCalls: Record<string, number> = {};
   const stripped = { count: 0 };
+  const refreshes: RefreshCall[] = [];
+  const refreshInFlight = { now: 0, max: 0 };
   const failing: number[] = [];
   // Made once the server listens (the issuer names its port); the handler runs only after that.
   const late: { provider?: OidcProvider; cb?: (req: IncomingMessage, res: ServerResponse) => void } = {};
@@ -139,6 +178,27 @@ export async function startRefreshUpstream(
         const body = Buffer.concat(chunks);
         const grantType = new URLSearchParams(body.toString()).get('grant_type') ?? '(none)';
         tokenCalls[grantType] = (tokenCalls[grantType] ?? 0) + 1;
+        if (grantType === 'refresh_token') {
+          refreshInFlight.now++;
+          refreshInFlight.max = Math.max(refreshInFlight.max, refreshInFlight.now);
+          const call: RefreshCall = {
+            presented: new URLSearchParams(body.toString()).get('refresh_token') ?? '',
+            inFlightAtArrival: refreshInFlight.now,
+            arrivedAt: Date.now(),
+          };
+          refreshes.push(call);
+          res.once('close', () => refreshInFlight.now--);
+          tapBody(res, (out) => {
+            call.answeredAt = Date.now();
+            call.status = res.statusCode;
+            try {
+              const json = JSON.parse(out.toString()) as { access_token?: string; refresh_token?: string };
+              call.issued = { access_token: json.access_token, refresh_token: json.refresh_token };
+            } catch {
+              // not JSON (a failNext answer): nothing issued
+            }
+          });
+        }
         const failStatus = failing.shift();
         if (failStatus !== undefined) {
           res.writeHead(failStatus, { 'content-type': 'text/plain', 'retry-after': '1' });
@@ -265,6 +325,8 @@ export async function startRefreshUpstream(
     clientSecret,
     cert,
     tokenCalls,
+    refreshes,
+    refreshInFlight,
     stripped,
     signIn,
     revoke: async (refreshToken) => {

@@ -4,7 +4,8 @@
  * `iam external-tokens refresh`, would): the per-link lease (a conditional UPDATE with its row
  * count checked) lets exactly one of them call the upstream for each link. The upstream is a
  * real node-oidc-provider that counts its token endpoint calls and holds each refresh a while,
- * so the scanners' runs overlap.
+ * so the scanners' runs overlap. external-token-refresh-daemons.test.ts shows the same with real
+ * processes: two daemons running the job and two `iam external-tokens refresh` runs.
  */
 import test from 'ava';
 import { createExternalTokenRefresh } from '../../shared/services/external-token-refresh/index.js';
