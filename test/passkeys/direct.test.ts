@@ -14,7 +14,7 @@ import type { LoginUser } from '../../shared/repositories/index.js';
 import { PasskeyService } from '../../shared/services/auth/passkeys.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { pkce, seedApp, type App } from '../helpers/oauth.js';
+import { authorizeUrl, CookieJar, get, pkce, postJson, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { SoftAuthenticator, type SoftOptions } from '../helpers/soft-authenticator.js';
 
@@ -301,4 +301,62 @@ test("a challenge is bound to its client: another client's verify is refused", a
   });
   t.is(r.status, 400);
   t.regex(r.body.error_description, /challenge_id/);
+});
+
+test('the passkey session signs the user in to an app: the ID token carries its acr and amr', async (t) => {
+  const auth = new SoftAuthenticator(issuer, {}, 1);
+  const { user } = await registered(auth);
+  const v = await verify(auth);
+  const jar = new CookieJar();
+  const s = await postJson(
+    `${d.url}/api/v1/auth/direct/session`,
+    {
+      direct_auth_artifact: v.body.direct_auth_artifact,
+      client_id: app.web.clientId,
+      code_verifier: v.verifier,
+      channel: 'browser',
+    },
+    jar,
+  );
+  t.is(s.status, 200);
+  const p = pkce();
+  const r = await get(
+    authorizeUrl(d.url, {
+      response_type: 'code',
+      client_id: app.web.clientId,
+      redirect_uri: REDIRECT,
+      scope: 'openid email',
+      state: 's1',
+      nonce: 'n1',
+      code_challenge: p.challenge,
+      code_challenge_method: 'S256',
+      prompt: 'none',
+    }),
+    jar,
+  );
+  const loc = new URL(r.headers.get('location')!);
+  const code = loc.searchParams.get('code');
+  t.truthy(code, loc.toString());
+  const res = await fetch(`${d.url}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${app.web.clientId}:${app.web.secret}`).toString('base64'),
+    },
+    body: new URLSearchParams({
+      grant_type: 'authorization_code',
+      code: code!,
+      redirect_uri: REDIRECT,
+      code_verifier: p.verifier,
+    }),
+  });
+  t.is(res.status, 200);
+  const tokens = (await res.json()) as { id_token: string };
+  const claims = JSON.parse(Buffer.from(tokens.id_token.split('.')[1], 'base64url').toString('utf8')) as Record<
+    string,
+    unknown
+  >;
+  t.is(claims.sub, user.id);
+  t.is(claims.acr, 'phrh');
+  t.deepEqual(claims.amr, ['hwk', 'user']);
 });
