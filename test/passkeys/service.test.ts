@@ -16,6 +16,7 @@ import {
 } from '../../shared/services/auth/passkeys.js';
 import { ApiError } from '../../shared/errors.js';
 import { buildExport } from '../../shared/services/data-export.js';
+import { purgeExpiredAuth } from '../../shared/services/auth/purge.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
 import { seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
@@ -333,4 +334,16 @@ test('the data export lists the passkeys, public data only', async (t) => {
   }
   t.true(csv.includes("'=Phone"), 'formula neutralised');
   t.true(csv.includes('internal hybrid'));
+});
+
+test('the auth purge deletes expired challenges and keeps live ones', async (t) => {
+  const live = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const old = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const now = Date.now();
+  await ds.query('UPDATE webauthn_challenges SET expires_at = ? WHERE id = ?', [now - 1, old.challengeId]);
+  const counts = await purgeExpiredAuth(ds, undefined, now);
+  t.true(counts.webauthn_challenges >= 1);
+  const left = (await ds.query<{ id: string }[]>('SELECT id FROM webauthn_challenges')).map((r) => r.id);
+  t.false(left.includes(old.challengeId));
+  t.true(left.includes(live.challengeId));
 });
