@@ -8,6 +8,7 @@ import type { AccessTokenClaims } from '../shared/services/tokens.js';
 import type { ArtifactService } from '../shared/services/auth/artifacts.js';
 import type { EmailCodeService } from '../shared/services/auth/codes.js';
 import type { OAuthService } from '../shared/services/auth/oauth.js';
+import type { Passkeys } from '../shared/services/auth/passkeys.js';
 import type { FoundSession, SessionService } from '../shared/services/auth/sessions.js';
 import type { Throttle } from '../shared/services/auth/throttle.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
@@ -47,6 +48,8 @@ export interface AppDeps {
   throttle: Throttle;
   sessions: SessionService;
   artifacts: ArtifactService;
+  /** Passkeys: registration, sign-in, the user's list (docs/passkeys.md). */
+  passkeys: Passkeys;
   oauth: OAuthService;
   introspection: IntrospectionService;
   /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */

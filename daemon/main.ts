@@ -17,6 +17,7 @@ import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { TokenService } from '../shared/services/tokens.js';
 import { ArtifactService } from '../shared/services/auth/artifacts.js';
+import { PasskeyService } from '../shared/services/auth/passkeys.js';
 import { EmailCodeService } from '../shared/services/auth/codes.js';
 import { Throttle } from '../shared/services/auth/throttle.js';
 import { OAuthService } from '../shared/services/auth/oauth.js';
@@ -223,6 +224,7 @@ async function main(): Promise<void> {
     codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, throttle),
     sessions: new SessionService(ds),
     artifacts: new ArtifactService(ds),
+    passkeys: new PasskeyService(ds, { issuer: config.issuer, secretKey: config.secretKey }),
     oauth: new OAuthService(ds),
     mail,
     recovery: new RecoveryService(ds, keys, config.issuer),

@@ -25,6 +25,7 @@ import { Federation1763769600020 } from './0020-federation.js';
 import { FederationEntities1763769600021 } from './0021-federation-entities.js';
 import { Approvals1763769600022 } from './0022-approvals.js';
 import { AgentGrants1763769600023 } from './0023-agent-grants.js';
+import { Passkeys1763769600024 } from './0024-passkeys.js';
 
 export const migrations = [
   Core1763769600001,
@@ -50,4 +51,5 @@ export const migrations = [
   FederationEntities1763769600021,
   Approvals1763769600022,
   AgentGrants1763769600023,
+  Passkeys1763769600024,
 ];

@@ -139,7 +139,7 @@ export class Lookups {
     const r = await one<Record<string, unknown>>(
       this.db,
       `SELECT id, tenant_id, client_id, user_id, channel, provider_id, code_challenge, auth_request_id, auth_time, amr,
-              expires_at, consumed_at
+              acr, passkey_id, expires_at, consumed_at
          FROM direct_auth_artifacts WHERE id = ?`,
       [hash],
     );

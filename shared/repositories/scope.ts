@@ -18,6 +18,7 @@ import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
+import { ScopedPasskeys, ScopedWebauthnChallenges } from './passkeys.js';
 import { ScopedPluginSettings } from './plugins.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
@@ -67,6 +68,8 @@ export class TenantScope implements ScopeRef {
   #relationships?: ScopedRelationships;
   #approvals?: ScopedApprovals;
   #agentGrants?: ScopedAgentGrants;
+  #passkeys?: ScopedPasskeys;
+  #webauthnChallenges?: ScopedWebauthnChallenges;
 
   constructor(
     readonly db: Db,
@@ -191,5 +194,13 @@ export class TenantScope implements ScopeRef {
   /** Agent grants, their consent versions and the tokens issued under them (docs/agents.md). */
   get agentGrants(): ScopedAgentGrants {
     return (this.#agentGrants ??= new ScopedAgentGrants(this));
+  }
+  /** The users' passkeys (docs/passkeys.md). */
+  get passkeys(): ScopedPasskeys {
+    return (this.#passkeys ??= new ScopedPasskeys(this));
+  }
+  /** Single-use WebAuthn registration and authentication challenges. */
+  get webauthnChallenges(): ScopedWebauthnChallenges {
+    return (this.#webauthnChallenges ??= new ScopedWebauthnChallenges(this));
   }
 }

@@ -290,6 +290,10 @@ export interface ArtifactRow {
   authRequestId: string | null;
   authTime: number;
   amr: string[];
+  /** The acr the session gets; null for an email-code artifact (its acr is the email code's). */
+  acr: string | null;
+  /** The passkey of a passkey sign-in, re-checked at redemption; null otherwise. */
+  passkeyId: string | null;
   expiresAt: number;
   consumed: boolean;
 }
@@ -307,6 +311,8 @@ export function toArtifactRow(r: Row): ArtifactRow {
     authRequestId: (r.auth_request_id as string) ?? null,
     authTime: num(r.auth_time),
     amr: json<string[]>(r.amr),
+    acr: (r.acr as string | null) ?? null,
+    passkeyId: (r.passkey_id as string | null) ?? null,
     expiresAt: num(r.expires_at),
     consumed: r.consumed_at !== null && r.consumed_at !== undefined,
   };
@@ -320,8 +326,8 @@ export class ScopedArtifacts {
     await exec(
       this.s.db,
       `INSERT INTO direct_auth_artifacts (id, tenant_id, client_id, user_id, channel, provider_id, code_challenge,
-         auth_request_id, auth_time, amr, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+         auth_request_id, auth_time, amr, acr, passkey_id, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
       [
         a.id,
         this.s.tenantId,
@@ -333,6 +339,8 @@ export class ScopedArtifacts {
         a.authRequestId,
         a.authTime,
         JSON.stringify(a.amr),
+        a.acr,
+        a.passkeyId,
         a.createdAt,
         a.expiresAt,
       ],

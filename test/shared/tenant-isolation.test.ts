@@ -716,6 +716,61 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await b.countLiveBelow(row.id, 5, now), 1, "A's revocation did not touch B's token family");
   },
 
+  async passkeys({ t, b, directory, scopeA, scopeB }) {
+    const user = await directory.createUser(b.id, { email: 'b-pk@example.com', name: 'B passkey' }, actor);
+    const now = Date.now();
+    const row = {
+      id: 'pk_b',
+      userId: user.id,
+      credentialId: 'Y3JlZC1i',
+      credentialHash: createHash('sha256').update('Y3JlZC1i').digest('hex'),
+      userHandle: 'aGFuZGxl',
+      publicKey: 'cHVibGlj',
+      counter: 3,
+      transports: ['internal'],
+      deviceType: 'singleDevice' as const,
+      backedUp: false,
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      name: 'B key',
+      createdAt: now,
+      lastUsedAt: null,
+    };
+    await scopeB.passkeys.insert(row);
+    const a = scopeA.passkeys;
+    t.is(await a.byCredentialHash(row.credentialHash), undefined);
+    t.deepEqual(await a.listByUser(user.id), []);
+    t.false(await a.exists(row.id));
+    t.false(await a.rename(user.id, row.id, 'Mine'));
+    t.false(await a.recordUse(row.id, 3, { counter: 9, backedUp: true, now }));
+    t.false(await a.remove(user.id, row.id));
+    // The same credential in A is A's own row (the unique key is per tenant).
+    await a.insert({ ...row, id: 'pk_a' });
+    t.is((await a.byCredentialHash(row.credentialHash))!.id, 'pk_a');
+    const theirs = (await scopeB.passkeys.byCredentialHash(row.credentialHash))!;
+    t.deepEqual([theirs.id, theirs.name, theirs.counter, theirs.lastUsedAt], ['pk_b', 'B key', 3, null]);
+    t.true(await scopeB.passkeys.exists(row.id));
+  },
+
+  async webauthnChallenges({ t, scopeA, scopeB }) {
+    const now = Date.now();
+    const ch = {
+      id: 'wac_b',
+      purpose: 'authentication' as const,
+      challenge: 'Y2hhbGxlbmdl',
+      userId: null,
+      sessionId: null,
+      clientId: 'c',
+      authRequestId: null,
+      createdAt: now,
+      expiresAt: now + 60_000,
+    };
+    await scopeB.webauthnChallenges.insert(ch);
+    t.is(await scopeA.webauthnChallenges.find(ch.id), undefined);
+    t.false(await scopeA.webauthnChallenges.consume(ch.id, 'authentication', now));
+    t.is((await scopeB.webauthnChallenges.find(ch.id))!.consumedAt, null);
+    t.true(await scopeB.webauthnChallenges.consume(ch.id, 'authentication', now));
+  },
+
   async consents(w) {
     const { t, scopeA, scopeB } = w;
     const { user, client, consent } = await signedInB(w);

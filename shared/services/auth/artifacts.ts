@@ -33,6 +33,10 @@ export class ArtifactService {
     authRequestId: string | null;
     authTime: number;
     amr: string[];
+    /** The session's acr when it is not the email code's (a passkey's). */
+    acr?: string | null;
+    /** The passkey of a passkey sign-in, so redemption can check it is still registered. */
+    passkeyId?: string | null;
   }): Promise<{ artifact: string; expiresIn: number }> {
     const artifact = randomToken(32);
     const now = Date.now();
@@ -46,6 +50,8 @@ export class ArtifactService {
       authRequestId: p.authRequestId,
       authTime: p.authTime,
       amr: p.amr,
+      acr: p.acr ?? null,
+      passkeyId: p.passkeyId ?? null,
       createdAt: now,
       expiresAt: now + ARTIFACT_TTL_MS,
     });

@@ -10,15 +10,22 @@
  *   a regression is refused as a possibly cloned authenticator (WebAuthn §6.1.1).
  * - Registration needs a fresh sign-in: the session's auth_time within STEP_UP_MAX_AGE_MS.
  */
-import type {
-  AuthenticationResponseJSON,
-  PublicKeyCredentialCreationOptionsJSON,
-  PublicKeyCredentialRequestOptionsJSON,
-  RegistrationResponseJSON,
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+  type AuthenticationResponseJSON,
+  type PublicKeyCredentialCreationOptionsJSON,
+  type PublicKeyCredentialRequestOptionsJSON,
+  type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { Tx } from '../../db/index.js';
+import { deriveKey, newId } from '../../crypto.js';
+import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
-import type { LoginUser } from '../../repositories/index.js';
+import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
+import { audit } from '../audit.js';
 
 /** How long a registration or authentication challenge may be answered. */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
@@ -119,4 +126,400 @@ export interface Passkeys {
   remove(tenantId: string, userId: string, id: string): Promise<boolean>;
   /** Whether a passkey (by its row id) is still registered, for artifact redemption. */
   stillRegistered(tenantId: string, id: string): Promise<boolean>;
+}
+
+/** The longest credential id: 1023 bytes (WebAuthn §5.8.3 credentialIdLength), in base64url. */
+export const MAX_CREDENTIAL_ID_CHARS = 1366;
+/** A passkey's name, as its owner gives it (account page). */
+export const MAX_PASSKEY_NAME = 64;
+
+/**
+ * COSE algorithms offered at registration, most preferred first: EdDSA (-8), ES256 (-7),
+ * RS256 (-257), the set every platform authenticator supports (WebAuthn §5.4.3 advises -7
+ * and -257 at least).
+ */
+const ALGORITHMS = [-8, -7, -257];
+
+const sha256Hex = (v: string) => createHash('sha256').update(v, 'utf8').digest('hex');
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** The amr and acr of an assertion made with a credential of this kind (docs/passkeys.md). */
+export function passkeyContext(
+  deviceType: PasskeyView['deviceType'],
+  backedUp: boolean,
+): { acr: string; amr: string[] } {
+  // RFC 8176 §2: hwk is a proof of possession of a hardware-secured key; a key that can be
+  // synced (multiDevice, WebAuthn §6.1.3 BE flag) or is backed up is a software-secured one (swk).
+  const hardware = deviceType === 'singleDevice' && !backedUp;
+  return hardware
+    ? { acr: ACR_PASSKEY_HARDWARE, amr: ['hwk', 'user'] }
+    : { acr: ACR_PASSKEY_SYNCED, amr: ['swk', 'user'] };
+}
+
+/** What the owner sees of a stored passkey: never its public key or counter. */
+export function passkeyView(r: PasskeyRow): PasskeyView {
+  return {
+    id: r.id,
+    name: r.name,
+    credentialId: r.credentialId,
+    deviceType: r.deviceType,
+    backedUp: r.backedUp,
+    transports: r.transports,
+    aaguid: r.aaguid,
+    createdAt: r.createdAt,
+    lastUsedAt: r.lastUsedAt,
+  };
+}
+
+/** The client data an assertion or attestation signed (WebAuthn §5.8.1), or undefined when unreadable. */
+function clientData(b64: unknown): { type?: unknown; challenge?: unknown; origin?: unknown } | undefined {
+  if (typeof b64 !== 'string') return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(b64, 'base64url').toString('utf8'));
+    return v && typeof v === 'object' ? v : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The passkey service over the tenant's `passkeys` and `webauthn_challenges` rows. The RP ID is
+ * the issuer's host name and the one accepted origin is the issuer's origin (docs/passkeys.md).
+ */
+export class PasskeyService implements Passkeys {
+  readonly rpId: string;
+  readonly origin: string;
+  private readonly rpName: string;
+  private readonly handleKey: Buffer;
+
+  constructor(
+    private readonly db: Database,
+    p: { issuer: string; secretKey: string },
+  ) {
+    const url = new URL(p.issuer);
+    this.rpId = url.hostname;
+    this.origin = url.origin;
+    this.rpName = url.host;
+    this.handleKey = deriveKey(p.secretKey, 'webauthn-user-handle');
+  }
+
+  /** WebAuthn §7.1: registration needs a recent sign-in; 403 step_up_required otherwise. */
+  private stepUp(authTime: number): void {
+    if (!(Date.now() - authTime <= STEP_UP_MAX_AGE_MS))
+      throw new ApiError(
+        403,
+        'step_up_required',
+        `Adding a passkey needs a sign-in within the last ${STEP_UP_MAX_AGE_MS / 60_000} minutes; sign in again.`,
+      );
+  }
+
+  /**
+   * The user handle (WebAuthn §5.4.3 user.id): opaque, no personal data (§14.6.1), the same for
+   * all of a user's passkeys. The first one's is kept, so it never changes with the secret key.
+   */
+  private userHandle(user: LoginUser, existing: PasskeyRow[]): string {
+    return (
+      existing[0]?.userHandle ??
+      createHmac('sha256', this.handleKey).update(`${user.tenant_id}\n${user.id}`).digest('base64url')
+    );
+  }
+
+  private validName(name: string): string {
+    const n = name.trim();
+    if (n.length < 1 || n.length > MAX_PASSKEY_NAME)
+      throw new ApiError(400, 'invalid_request', `name must be 1 to ${MAX_PASSKEY_NAME} characters.`);
+    return n;
+  }
+
+  async registrationOptions(p: { user: LoginUser; sessionId: string; authTime: number }) {
+    this.stepUp(p.authTime);
+    const scope = new TenantScope(this.db, p.user.tenant_id);
+    const existing = await scope.passkeys.listByUser(p.user.id);
+    const options = await generateRegistrationOptions({
+      rpName: this.rpName,
+      rpID: this.rpId,
+      userName: p.user.email,
+      userDisplayName: p.user.name,
+      userID: Buffer.from(this.userHandle(p.user, existing), 'base64url'),
+      timeout: PASSKEY_CHALLENGE_TTL_MS,
+      attestationType: 'none',
+      // WebAuthn §5.4.3: the authenticator refuses to make a second credential for this account.
+      excludeCredentials: existing.map((k) => ({ id: k.credentialId, transports: k.transports })),
+      authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
+      supportedAlgorithmIDs: ALGORITHMS,
+    });
+    const challengeId = await this.saveChallenge(p.user.tenant_id, {
+      purpose: 'registration',
+      challenge: options.challenge,
+      userId: p.user.id,
+      sessionId: p.sessionId,
+    });
+    return { challengeId, options, expiresIn: PASSKEY_CHALLENGE_TTL_MS / 1000 };
+  }
+
+  async verifyRegistration(p: {
+    user: LoginUser;
+    sessionId: string;
+    authTime: number;
+    challengeId: string;
+    name: string;
+    response: RegistrationResponseJSON;
+  }): Promise<PasskeyView> {
+    this.stepUp(p.authTime);
+    const name = this.validName(p.name);
+    const scope = new TenantScope(this.db, p.user.tenant_id);
+    const ch = await this.takeChallenge(scope, p.challengeId, 'registration', (c) => {
+      return c.userId === p.user.id && c.sessionId === p.sessionId;
+    });
+    this.checkClientData(p.response?.response?.clientDataJSON, 'webauthn.create', ch.challenge);
+    let verified;
+    try {
+      verified = await verifyRegistrationResponse({
+        response: p.response,
+        expectedChallenge: ch.challenge,
+        expectedOrigin: this.origin,
+        expectedRPID: this.rpId,
+        // 'preferred' at registration: a passkey without user verification is still a passkey.
+        requireUserVerification: false,
+        supportedAlgorithmIDs: ALGORITHMS,
+      });
+    } catch (e) {
+      throw new PasskeyRefused(`The passkey registration was refused: ${(e as Error).message}`);
+    }
+    if (!verified.verified)
+      throw new PasskeyRefused('The passkey registration was refused: its attestation did not verify.');
+    const info = verified.registrationInfo;
+    const credentialId = info.credential.id;
+    if (credentialId.length > MAX_CREDENTIAL_ID_CHARS)
+      throw new PasskeyRefused('The passkey registration was refused: its credential id is longer than 1023 bytes.');
+    const existing = await scope.passkeys.listByUser(p.user.id);
+    const row: PasskeyRow = {
+      id: newId('pk'),
+      userId: p.user.id,
+      credentialId,
+      credentialHash: sha256Hex(credentialId),
+      userHandle: this.userHandle(p.user, existing),
+      publicKey: Buffer.from(info.credential.publicKey).toString('base64url'),
+      counter: info.credential.counter,
+      transports: (p.response.response.transports ?? []).filter((t) => typeof t === 'string').slice(0, 8),
+      deviceType: info.credentialDeviceType,
+      backedUp: info.credentialBackedUp,
+      aaguid: info.aaguid,
+      name,
+      createdAt: Date.now(),
+      lastUsedAt: null,
+    };
+    try {
+      await this.db.transaction(async (tx) => {
+        await scope.in(tx).passkeys.insert(row);
+        await audit(
+          tx,
+          { type: 'user', id: p.user.id },
+          {
+            tenantId: p.user.tenant_id,
+            action: 'passkey.register',
+            targetType: 'passkey',
+            targetId: row.id,
+            summary: { name, device_type: row.deviceType, backed_up: row.backedUp, aaguid: row.aaguid },
+          },
+        );
+      });
+    } catch (e) {
+      if (isUniqueViolation(e)) throw new PasskeyRefused('This passkey is already registered.');
+      throw e;
+    }
+    return passkeyView(row);
+  }
+
+  async authenticationOptions(p: { tenantId: string; clientId: string; authRequestId?: string | null }) {
+    // Discoverable credentials (WebAuthn §5.4.4 allowCredentials empty): the authenticator
+    // offers the user's passkeys, so the service learns who signs in only from the assertion.
+    const options = await generateAuthenticationOptions({
+      rpID: this.rpId,
+      userVerification: 'preferred',
+      timeout: PASSKEY_CHALLENGE_TTL_MS,
+    });
+    const challengeId = await this.saveChallenge(p.tenantId, {
+      purpose: 'authentication',
+      challenge: options.challenge,
+      clientId: p.clientId,
+      authRequestId: p.authRequestId ?? null,
+    });
+    return { challengeId, options, expiresIn: PASSKEY_CHALLENGE_TTL_MS / 1000 };
+  }
+
+  async verifyAuthentication<T = void>(
+    p: { tenantId: string; clientId: string; challengeId: string; response: AuthenticationResponseJSON },
+    then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
+  ): Promise<{ signIn: PasskeySignIn; result: T | undefined }> {
+    const scope = new TenantScope(this.db, p.tenantId);
+    // The challenge is spent before anything else is looked at: a refused assertion cannot be
+    // tried again with the same challenge (WebAuthn §13.4.3).
+    const ch = await this.takeChallenge(scope, p.challengeId, 'authentication', (c) => c.clientId === p.clientId);
+    const r = p.response;
+    this.checkClientData(r?.response?.clientDataJSON, 'webauthn.get', ch.challenge);
+    if (typeof r.id !== 'string' || r.id !== r.rawId)
+      throw new PasskeyRefused('credential.id and credential.rawId must be the same base64url value.');
+    // WebAuthn §7.2 step 6: the credential must be one registered here.
+    const row = await scope.passkeys.byCredentialHash(sha256Hex(r.id));
+    if (!row) throw new PasskeyRefused('This passkey is not registered with this service.', true);
+    // §7.2 step 6: when the authenticator returns the user handle, it must be the credential's owner's.
+    const handle = r.response.userHandle;
+    if (handle && !sameText(handle, row.userHandle))
+      throw new PasskeyRefused('credential.response.userHandle does not belong to this passkey.');
+    const user = await scope.users.find(row.userId);
+    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    let verified;
+    try {
+      verified = await verifyAuthenticationResponse({
+        response: r,
+        expectedChallenge: ch.challenge,
+        expectedOrigin: this.origin,
+        expectedRPID: this.rpId,
+        expectedType: 'webauthn.get',
+        // The counter is checked below, after the signature, with our own policy and audit.
+        credential: { id: row.credentialId, publicKey: Buffer.from(row.publicKey, 'base64url'), counter: 0 },
+        requireUserVerification: false,
+      });
+    } catch (e) {
+      throw new PasskeyRefused(`The passkey assertion was refused: ${(e as Error).message}`);
+    }
+    if (!verified.verified)
+      throw new PasskeyRefused('The passkey assertion was refused: its signature did not verify.');
+    const info = verified.authenticationInfo;
+    // WebAuthn §6.1.1 / §7.2 step 22: when either counter is non-zero the new one must be
+    // greater; else the authenticator may have been cloned. 0 and 0: an authenticator that
+    // does not count (many synced passkeys).
+    if ((info.newCounter > 0 || row.counter > 0) && info.newCounter <= row.counter) {
+      await audit(
+        this.db,
+        { type: 'user', id: row.userId },
+        {
+          tenantId: p.tenantId,
+          action: 'passkey.counter_regression',
+          targetType: 'passkey',
+          targetId: row.id,
+          outcome: 'failure',
+          summary: { stored_counter: row.counter, presented_counter: info.newCounter },
+        },
+      );
+      throw new PasskeyRefused(
+        'The passkey assertion was refused: its signature counter did not increase (possibly cloned authenticator).',
+      );
+    }
+    const authTime = Date.now();
+    const ctx = passkeyContext(info.credentialDeviceType, info.credentialBackedUp);
+    const view = passkeyView({
+      ...row,
+      counter: info.newCounter,
+      deviceType: info.credentialDeviceType,
+      backedUp: info.credentialBackedUp,
+      lastUsedAt: authTime,
+    });
+    const signIn: PasskeySignIn = { user, passkey: view, acr: ctx.acr, amr: ctx.amr, authTime };
+    const result = await this.db.transaction(async (tx) => {
+      // One winner between two assertions that read the same counter.
+      if (
+        !(await scope.in(tx).passkeys.recordUse(row.id, row.counter, {
+          counter: info.newCounter,
+          backedUp: info.credentialBackedUp,
+          now: authTime,
+        }))
+      )
+        throw new PasskeyRefused('The passkey was used by another sign-in at the same moment; try again.');
+      return then ? await then(tx, signIn) : undefined;
+    });
+    return { signIn, result };
+  }
+
+  async list(tenantId: string, userId: string): Promise<PasskeyView[]> {
+    return (await new TenantScope(this.db, tenantId).passkeys.listByUser(userId)).map(passkeyView);
+  }
+
+  async rename(tenantId: string, userId: string, id: string, name: string): Promise<boolean> {
+    const n = this.validName(name);
+    return new TenantScope(this.db, tenantId).passkeys.rename(userId, id, n);
+  }
+
+  async remove(tenantId: string, userId: string, id: string): Promise<boolean> {
+    return this.db.transaction(async (tx) => {
+      const removed = await new TenantScope(tx, tenantId).passkeys.remove(userId, id);
+      if (removed)
+        await audit(
+          tx,
+          { type: 'user', id: userId },
+          { tenantId, action: 'passkey.remove', targetType: 'passkey', targetId: id },
+        );
+      return removed;
+    });
+  }
+
+  stillRegistered(tenantId: string, id: string): Promise<boolean> {
+    return new TenantScope(this.db, tenantId).passkeys.exists(id);
+  }
+
+  private async saveChallenge(
+    tenantId: string,
+    c: {
+      purpose: 'registration' | 'authentication';
+      challenge: string;
+      userId?: string;
+      sessionId?: string;
+      clientId?: string;
+      authRequestId?: string | null;
+    },
+  ): Promise<string> {
+    const id = newId('wac', 18);
+    const now = Date.now();
+    await new TenantScope(this.db, tenantId).webauthnChallenges.insert({
+      id,
+      purpose: c.purpose,
+      challenge: c.challenge,
+      userId: c.userId ?? null,
+      sessionId: c.sessionId ?? null,
+      clientId: c.clientId ?? null,
+      authRequestId: c.authRequestId ?? null,
+      createdAt: now,
+      expiresAt: now + PASSKEY_CHALLENGE_TTL_MS,
+    });
+    return id;
+  }
+
+  /** Finds and consumes a live challenge of this purpose and binding (one winner), or refuses. */
+  private async takeChallenge(
+    scope: TenantScope,
+    id: string,
+    purpose: 'registration' | 'authentication',
+    bound: (c: { userId: string | null; sessionId: string | null; clientId: string | null }) => boolean,
+  ) {
+    const ch = await scope.webauthnChallenges.find(id);
+    if (
+      !ch ||
+      ch.purpose !== purpose ||
+      !bound(ch) ||
+      !(await scope.webauthnChallenges.consume(id, purpose, Date.now()))
+    )
+      throw new PasskeyRefused('challenge_id is unknown, expired, already used, or not bound to this request.');
+    return ch;
+  }
+
+  /**
+   * WebAuthn §7.1 steps 7–9 / §7.2 steps 11–13, checked here first for a clear refusal: the
+   * type, our challenge, and our origin compared exactly (another port, scheme or a suffix
+   * differs). The library checks them again.
+   */
+  private checkClientData(b64: unknown, type: string, challenge: string): void {
+    const c = clientData(b64);
+    if (!c) throw new PasskeyRefused('credential.response.clientDataJSON is not base64url JSON.');
+    if (c.type !== type) throw new PasskeyRefused(`credential.response.clientDataJSON type must be ${type}.`);
+    if (typeof c.challenge !== 'string' || !sameText(c.challenge, challenge))
+      throw new PasskeyRefused('credential.response.clientDataJSON challenge is not the challenge of challenge_id.');
+    if (c.origin !== this.origin)
+      throw new PasskeyRefused(`credential.response.clientDataJSON origin must be exactly ${this.origin}.`);
+  }
 }

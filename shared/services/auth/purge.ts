@@ -12,6 +12,7 @@
  * | sessions | expired or revoked 30 days ago (they list as the user's devices until then) |
  * | rate_limits | the budget's window (or lock) ended |
  * | upstream_login_states | expired (a pending sign-in at an upstream provider, 10 minutes) |
+ * | webauthn_challenges | expired (a passkey registration or sign-in challenge, 5 minutes) |
  */
 import type { Database } from '../../db/index.js';
 import {
@@ -20,6 +21,7 @@ import {
   RateLimitHousekeeping,
   TokenHousekeeping,
   UpstreamLoginStateHousekeeping,
+  WebauthnChallengeHousekeeping,
 } from '../../repositories/index.js';
 
 const HOUR = 3_600_000;
@@ -47,6 +49,7 @@ export async function purgeExpiredAuth(
     ['sessions', () => login.sessions(now - 30 * DAY, signal)],
     ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
     ['upstream_login_states', () => new UpstreamLoginStateHousekeeping(db).expired(now, signal)],
+    ['webauthn_challenges', () => new WebauthnChallengeHousekeeping(db).expired(now, signal)],
   ];
   const counts: Record<string, number> = {};
   for (const [table, purge] of plan) {

@@ -1,0 +1,301 @@
+/**
+ * PasskeyService against a real database, with a software authenticator: registration (step-up,
+ * several passkeys, user handle), discoverable sign-in with hwk/swk, single-use and expiring
+ * challenges, the counter policy, exact origins and RP ID, and that only the owner renames or
+ * removes a passkey.
+ */
+import test from 'ava';
+import type { Database } from '../../shared/db/index.js';
+import type { LoginUser } from '../../shared/repositories/index.js';
+import {
+  ACR_PASSKEY_HARDWARE,
+  ACR_PASSKEY_SYNCED,
+  PasskeyRefused,
+  PasskeyService,
+  STEP_UP_MAX_AGE_MS,
+} from '../../shared/services/auth/passkeys.js';
+import { ApiError } from '../../shared/errors.js';
+import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
+import { seedApp, type App } from '../helpers/oauth.js';
+import { openServices } from '../helpers/seed.js';
+import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+
+const ISSUER = 'http://localhost:4455';
+let db: TestDb;
+let app: App;
+let ds: Database;
+let svc: PasskeyService;
+let n = 0;
+
+test.before(async () => {
+  db = await createTestDatabase();
+  app = await seedApp(db.url, db.dir);
+  ds = (await openServices(db.url, db.dir)).ds;
+  svc = new PasskeyService(ds, { issuer: ISSUER, secretKey: TEST_SECRET_KEY });
+});
+test.after.always(async () => {
+  await ds?.destroy();
+  await db?.drop();
+});
+
+async function newUser(): Promise<LoginUser> {
+  const { ds: d, directory } = await openServices(db.url, db.dir);
+  try {
+    const u = await directory.createUser(
+      app.tenantId,
+      { email: `pk${++n}-${Date.now()}@example.com`, name: `Passkey ${n}` },
+      { type: 'system', id: 'test' },
+    );
+    return { id: u.id, tenant_id: app.tenantId, email: u.email, name: u.name, status: 'active' };
+  } finally {
+    await d.destroy();
+  }
+}
+
+async function register(user: LoginUser, auth: SoftAuthenticator, name = 'Laptop') {
+  const sessionId = `sess-${user.id}`;
+  const o = await svc.registrationOptions({ user, sessionId, authTime: Date.now() });
+  return svc.verifyRegistration({
+    user,
+    sessionId,
+    authTime: Date.now(),
+    challengeId: o.challengeId,
+    name,
+    response: auth.register(o.options),
+  });
+}
+
+async function signIn(auth: SoftAuthenticator, over: Parameters<SoftAuthenticator['assert']>[1] = {}) {
+  const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  return svc.verifyAuthentication({
+    tenantId: app.tenantId,
+    clientId: app.web.clientId,
+    challengeId: o.challengeId,
+    response: auth.assert(o.options, over),
+  });
+}
+
+test('RP ID and origin come from the issuer', (t) => {
+  t.is(svc.rpId, 'localhost');
+  t.is(svc.origin, ISSUER);
+});
+
+test('registration options: discoverable, none attestation, opaque user handle, existing passkeys excluded', async (t) => {
+  const user = await newUser();
+  const first = await svc.registrationOptions({ user, sessionId: 's1', authTime: Date.now() });
+  t.is(first.options.rp.id, 'localhost');
+  t.is(first.options.attestation, 'none');
+  t.is(first.options.authenticatorSelection?.residentKey, 'required');
+  t.is(first.options.authenticatorSelection?.userVerification, 'preferred');
+  t.not(first.options.user.id, user.id);
+  t.false(Buffer.from(first.options.user.id, 'base64url').toString('utf8').includes(user.email));
+  t.deepEqual(first.options.excludeCredentials, []);
+  const auth = new SoftAuthenticator(ISSUER);
+  await register(user, auth);
+  const second = await svc.registrationOptions({ user, sessionId: 's1', authTime: Date.now() });
+  t.deepEqual(
+    second.options.excludeCredentials?.map((c) => c.id),
+    [auth.credentialId],
+  );
+  t.is(second.options.user.id, first.options.user.id, 'the same user handle for every passkey of a user');
+});
+
+test('a registered passkey signs in: hwk without backup, swk when synced', async (t) => {
+  const user = await newUser();
+  const hw = new SoftAuthenticator(ISSUER, {}, 1);
+  const view = await register(user, hw, 'Security key');
+  t.is(view.deviceType, 'singleDevice');
+  t.false(view.backedUp);
+  t.false('publicKey' in view);
+  const a = await signIn(hw);
+  t.is(a.signIn.user.id, user.id);
+  t.is(a.signIn.acr, ACR_PASSKEY_HARDWARE);
+  t.deepEqual(a.signIn.amr, ['hwk', 'user']);
+  t.is(a.signIn.passkey.id, view.id);
+
+  const synced = new SoftAuthenticator(ISSUER, { backupEligible: true, backedUp: true });
+  const v2 = await register(user, synced, 'Phone');
+  t.is(v2.deviceType, 'multiDevice');
+  const b = await signIn(synced);
+  t.is(b.signIn.acr, ACR_PASSKEY_SYNCED);
+  t.deepEqual(b.signIn.amr, ['swk', 'user']);
+
+  const list = await svc.list(app.tenantId, user.id);
+  t.deepEqual(list.map((k) => k.name).sort(), ['Phone', 'Security key']);
+  t.true(list.every((k) => k.lastUsedAt !== null));
+});
+
+test('the `then` callback runs in the transaction and its result is returned', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  await register(user, auth);
+  const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const r = await svc.verifyAuthentication(
+    {
+      tenantId: app.tenantId,
+      clientId: app.web.clientId,
+      challengeId: o.challengeId,
+      response: auth.assert(o.options),
+    },
+    (_tx, s) => Promise.resolve(`ok:${s.user.id}`),
+  );
+  t.is(r.result, `ok:${user.id}`);
+});
+
+test('an unknown credential is refused with the unknown-credential signal', async (t) => {
+  const stranger = new SoftAuthenticator(ISSUER);
+  const e = await t.throwsAsync(signIn(stranger), { instanceOf: PasskeyRefused });
+  t.true(e.unknownCredential);
+  t.is(e.status, 400);
+  t.is(e.error, 'invalid_grant');
+  t.deepEqual(e.extra, { webauthn_signal: { unknown_credential: true } });
+});
+
+test('a removed passkey is unknown; only its owner can rename or remove it', async (t) => {
+  const owner = await newUser();
+  const other = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  const view = await register(owner, auth);
+  t.false(await svc.rename(app.tenantId, other.id, view.id, 'Mine now'));
+  t.false(await svc.remove(app.tenantId, other.id, view.id));
+  t.true(await svc.rename(app.tenantId, owner.id, view.id, 'Renamed'));
+  t.is((await svc.list(app.tenantId, owner.id))[0].name, 'Renamed');
+  t.true(await svc.stillRegistered(app.tenantId, view.id));
+  t.true(await svc.remove(app.tenantId, owner.id, view.id));
+  t.false(await svc.stillRegistered(app.tenantId, view.id));
+  const e = await t.throwsAsync(signIn(auth), { instanceOf: PasskeyRefused });
+  t.true(e.unknownCredential);
+});
+
+test('a challenge is single use and expires', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  await register(user, auth);
+  const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const req = { tenantId: app.tenantId, clientId: app.web.clientId, challengeId: o.challengeId };
+  await svc.verifyAuthentication({ ...req, response: auth.assert(o.options) });
+  const replay = await t.throwsAsync(svc.verifyAuthentication({ ...req, response: auth.assert(o.options) }), {
+    instanceOf: PasskeyRefused,
+  });
+  t.regex(replay.message, /challenge_id/);
+
+  const o2 = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  await ds.query('UPDATE webauthn_challenges SET expires_at = ? WHERE id = ?', [Date.now() - 1, o2.challengeId]);
+  await t.throwsAsync(
+    svc.verifyAuthentication({ ...req, challengeId: o2.challengeId, response: auth.assert(o2.options) }),
+    { instanceOf: PasskeyRefused, message: /challenge_id/ },
+  );
+  // A challenge of another client is not this one's.
+  const o3 = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.native.clientId });
+  await t.throwsAsync(
+    svc.verifyAuthentication({ ...req, challengeId: o3.challengeId, response: auth.assert(o3.options) }),
+    { instanceOf: PasskeyRefused, message: /challenge_id/ },
+  );
+});
+
+test('the counter must grow; 0 and 0 is an authenticator that does not count', async (t) => {
+  const user = await newUser();
+  const counting = new SoftAuthenticator(ISSUER, {}, 5);
+  const view = await register(user, counting);
+  await signIn(counting, { counter: 6 });
+  const equal = await t.throwsAsync(signIn(counting, { counter: 6 }), { instanceOf: PasskeyRefused });
+  t.regex(equal.message, /possibly cloned authenticator/);
+  const lower = await t.throwsAsync(signIn(counting, { counter: 2 }), { instanceOf: PasskeyRefused });
+  t.regex(lower.message, /possibly cloned authenticator/);
+  const zero = await t.throwsAsync(signIn(counting, { counter: 0 }), { instanceOf: PasskeyRefused });
+  t.regex(zero.message, /possibly cloned authenticator/);
+  await signIn(counting, { counter: 7 });
+  const events = await ds.query<{ outcome: string }[]>(
+    "SELECT outcome, target_id FROM audit_events WHERE action = 'passkey.counter_regression' AND target_id = ?",
+    [view.id],
+  );
+  t.is(events.length, 3);
+  t.true(events.every((e) => e.outcome === 'failure'));
+
+  const nonCounting = new SoftAuthenticator(ISSUER);
+  await register(user, nonCounting);
+  await signIn(nonCounting, { counter: 0 });
+  await signIn(nonCounting, { counter: 0 });
+  t.pass();
+});
+
+test('origins are compared exactly and the RP ID hash must be ours', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  await register(user, auth);
+  for (const origin of [
+    'http://localhost:4456',
+    'https://localhost:4455',
+    'http://localhost:4455.evil.test',
+    'http://evil.localhost:4455',
+    'http://localhost',
+  ]) {
+    const e = await t.throwsAsync(signIn(auth, { origin }), { instanceOf: PasskeyRefused });
+    t.regex(e.message, /origin/, origin);
+  }
+  const rp = await t.throwsAsync(signIn(auth, { rpId: 'example.com' }), { instanceOf: PasskeyRefused });
+  t.regex(rp.message, /RP ID/);
+  await t.throwsAsync(signIn(auth, { up: false }), { instanceOf: PasskeyRefused, message: /not present/ });
+  await t.throwsAsync(signIn(auth, { userHandle: Buffer.from('someone else').toString('base64url') }), {
+    instanceOf: PasskeyRefused,
+    message: /userHandle/,
+  });
+  // Without a user handle (an authenticator may omit it) the credential id alone decides.
+  const ok = await signIn(auth, { userHandle: null });
+  t.is(ok.signIn.user.id, user.id);
+});
+
+test('registration needs a recent sign-in and a fresh challenge of the same session', async (t) => {
+  const user = await newUser();
+  const stale = Date.now() - STEP_UP_MAX_AGE_MS - 1000;
+  const e = await t.throwsAsync(svc.registrationOptions({ user, sessionId: 's', authTime: stale }), {
+    instanceOf: ApiError,
+  });
+  t.is(e.status, 403);
+  t.is(e.error, 'step_up_required');
+  const o = await svc.registrationOptions({ user, sessionId: 's', authTime: Date.now() });
+  const auth = new SoftAuthenticator(ISSUER);
+  const response = auth.register(o.options);
+  const late = await t.throwsAsync(
+    svc.verifyRegistration({ user, sessionId: 's', authTime: stale, challengeId: o.challengeId, name: 'x', response }),
+    { instanceOf: ApiError },
+  );
+  t.is(late.error, 'step_up_required');
+  await t.throwsAsync(
+    svc.verifyRegistration({
+      user,
+      sessionId: 'another',
+      authTime: Date.now(),
+      challengeId: o.challengeId,
+      name: 'x',
+      response,
+    }),
+    { instanceOf: PasskeyRefused, message: /challenge_id/ },
+  );
+  const bad = await t.throwsAsync(
+    svc.verifyRegistration({
+      user,
+      sessionId: 's',
+      authTime: Date.now(),
+      challengeId: o.challengeId,
+      name: ' ',
+      response,
+    }),
+    { instanceOf: ApiError },
+  );
+  t.regex(bad.message, /name/);
+  // Wrong origin at registration.
+  const o2 = await svc.registrationOptions({ user, sessionId: 's', authTime: Date.now() });
+  await t.throwsAsync(
+    svc.verifyRegistration({
+      user,
+      sessionId: 's',
+      authTime: Date.now(),
+      challengeId: o2.challengeId,
+      name: 'x',
+      response: auth.register(o2.options, { origin: 'http://127.0.0.1:4455' }),
+    }),
+    { instanceOf: PasskeyRefused, message: /origin/ },
+  );
+  t.deepEqual(await svc.list(app.tenantId, user.id), []);
+});
