@@ -33,7 +33,6 @@ import type { PluginService } from '../shared/services/plugins/index.js';
 import type { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import type { AgentGrantService } from '../shared/services/agents/grants.js';
 import type { Metrics } from '../shared/metrics.js';
-import type { Passkeys } from '../shared/services/auth/passkeys.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -92,8 +91,6 @@ export interface AppDeps {
   agentGrants: AgentGrantService;
   /** The agent-safe client metadata update. */
   agentClientMetadata: AgentClientMetadataService;
-  /** Passkeys (WebAuthn): registration, sign-in, the user's list (docs/passkeys.md). */
-  passkeys: Passkeys;
   /** The Prometheus series (docs/metrics.md); only when IAM_METRICS_PORT is set. */
   metrics?: Metrics;
 }
