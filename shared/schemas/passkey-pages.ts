@@ -43,7 +43,7 @@ export const AuthenticationCredential = z.looseObject({
     clientDataJSON: b64url(16_384),
     authenticatorData: b64url(16_384),
     signature: b64url(4_096),
-    userHandle: b64url(1_024).optional(),
+    userHandle: b64url(1_024).nullable().optional(),
   }),
 });
 
