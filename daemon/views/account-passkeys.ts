@@ -67,7 +67,10 @@ ${list}
 }
 
 /** GET /account/reauth: what will happen, and the button that sends the code. */
-export function reauthStartPage(ctx: ParameterizedContext, p: { email: string; csrf: string; error?: string; status?: number }): void {
+export function reauthStartPage(
+  ctx: ParameterizedContext,
+  p: { email: string; csrf: string; error?: string; status?: number },
+): void {
   const err = p.error ? `<p class="error" role="alert">${esc(p.error)}</p>` : '';
   renderPage(ctx, {
     title: 'Confirm it is you',
@@ -96,7 +99,8 @@ export function reauthCodePage(
     status: p.status,
     body: `<h1>Check your email</h1>
 ${notice}
-<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong>. It expires in 10 minutes.</p>
+<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong>.
+It expires in 10 minutes.</p>
 <form method="post" action="/account/reauth/verify" novalidate>
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <label for="code">Confirmation code</label>

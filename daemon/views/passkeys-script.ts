@@ -73,7 +73,8 @@ export const PASSKEYS_SCRIPT = `'use strict';
           root.setAttribute('data-result', 'unknown_credential');
           var P = window.PublicKeyCredential;
           if (P && typeof P.signalUnknownCredential === 'function') {
-            P.signalUnknownCredential({ rpId: options.options.rpId, credentialId: credential.id }).catch(function () {});
+            P.signalUnknownCredential({ rpId: options.options.rpId, credentialId: credential.id })
+              .catch(function () {});
           }
           say(msg, 'This passkey is no longer registered for your account, so it cannot sign you in. ' +
             'Sign in with an email code, then add a new passkey on your account page.');
@@ -132,7 +133,8 @@ export const PASSKEYS_SCRIPT = `'use strict';
         challengeId = o.data.challenge_id;
         return W.startRegistration({ optionsJSON: o.data.options });
       }).then(function (credential) {
-        return postJson('/account/passkeys', { csrf: csrf, name: name, challenge_id: challengeId, credential: credential });
+        var body = { csrf: csrf, name: name, challenge_id: challengeId, credential: credential };
+        return postJson('/account/passkeys', body);
       }).then(function (v) {
         if (v.status === 201) {
           window.location.assign('/account?done=passkey_added#passkeys');

@@ -108,7 +108,12 @@ test('register from the account page: listed with its name and kind; several per
   t.is(first.body.credential_id, first.auth.credentialId);
   t.is(first.body.device_type, 'singleDevice');
   t.false('public_key' in first.body || 'publicKey' in first.body);
-  const second = await register(jar, csrf, '  Phone  ', new SoftAuthenticator(d.url, { backupEligible: true, backedUp: true }));
+  const second = await register(
+    jar,
+    csrf,
+    '  Phone  ',
+    new SoftAuthenticator(d.url, { backupEligible: true, backedUp: true }),
+  );
   t.is(second.status, 201, JSON.stringify(second.body));
   t.is(second.body.name, 'Phone', 'the name is trimmed');
 
@@ -210,9 +215,12 @@ test('step-up: a sign-in older than five minutes is refused; an email code at /a
   const ok = await form('/account/reauth/verify', { csrf, code }, jar);
   t.is(ok.status, 303);
   t.is(ok.location, '/account?done=reauth#passkeys');
-  const rows = (await sql(db.url, db.dir, 'SELECT id, auth_time, acr, amr FROM sessions WHERE user_id = ? ORDER BY created_at', [
-    user.id,
-  ])) as { auth_time: number; acr: string; amr: string }[];
+  const rows = (await sql(
+    db.url,
+    db.dir,
+    'SELECT id, auth_time, acr, amr FROM sessions WHERE user_id = ? ORDER BY created_at',
+    [user.id],
+  )) as { auth_time: number; acr: string; amr: string }[];
   t.true(Number(rows[0].auth_time) >= before, 'auth_time is now');
   t.is(rows[0].acr, 'urn:iam:acr:email-code');
   t.deepEqual(JSON.parse(rows[0].amr), ['otp', 'email']);

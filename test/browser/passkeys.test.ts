@@ -60,7 +60,11 @@ async function newUser(): Promise<{ id: string; email: string }> {
   const email = `passkey${++seq}-${Date.now()}@example.com`;
   const { ds, directory } = await openServices(db.url, db.dir);
   try {
-    const u = await directory.createUser(app.tenantId, { email, name: `Passkey ${seq}` }, { type: 'system', id: 'test' });
+    const u = await directory.createUser(
+      app.tenantId,
+      { email, name: `Passkey ${seq}` },
+      { type: 'system', id: 'test' },
+    );
     return { id: u.id, email };
   } finally {
     await ds.destroy();
@@ -272,30 +276,33 @@ test.serial(
   },
 );
 
-test.serial('autofill: with conditional mediation the login page signs in with the passkey the browser offers', async (t) => {
-  const user = await newUser();
-  const { page, errors } = await pageWithAuthenticator(t, { autofill: true });
-  await emailSignIn(page, user.email);
-  await addPasskey(t, page, 'Autofill key');
-  await signOut(t, page);
+test.serial(
+  'autofill: with conditional mediation the login page signs in with the passkey the browser offers',
+  async (t) => {
+    const user = await newUser();
+    const { page, errors } = await pageWithAuthenticator(t, { autofill: true });
+    await emailSignIn(page, user.email);
+    await addPasskey(t, page, 'Autofill key');
+    await signOut(t, page);
 
-  // No click: the page starts a conditional request on load, and the virtual authenticator
-  // answers it as a user picking the passkey from the email field's suggestions would.
-  const { url, checks } = await authorization();
-  const callback = interceptCallback(page);
-  await page.goto(url);
-  const cb = await withTimeout(callback, 20_000, 'redirect to the client after the autofill sign-in');
-  const tokens = await oidc.authorizationCodeGrant(rp, cb, {
-    pkceCodeVerifier: checks.verifier,
-    expectedState: checks.state,
-    expectedNonce: checks.nonce,
-    idTokenExpected: true,
-  });
-  t.is(tokens.claims()!.sub, user.id);
-  t.deepEqual(tokens.claims()!.amr, ['hwk', 'user']);
-  t.deepEqual(
-    errors.filter((e) => !/status of 401/.test(e)),
-    [],
-    'no console errors apart from the 401 of the signed-out page',
-  );
-});
+    // No click: the page starts a conditional request on load, and the virtual authenticator
+    // answers it as a user picking the passkey from the email field's suggestions would.
+    const { url, checks } = await authorization();
+    const callback = interceptCallback(page);
+    await page.goto(url);
+    const cb = await withTimeout(callback, 20_000, 'redirect to the client after the autofill sign-in');
+    const tokens = await oidc.authorizationCodeGrant(rp, cb, {
+      pkceCodeVerifier: checks.verifier,
+      expectedState: checks.state,
+      expectedNonce: checks.nonce,
+      idTokenExpected: true,
+    });
+    t.is(tokens.claims()!.sub, user.id);
+    t.deepEqual(tokens.claims()!.amr, ['hwk', 'user']);
+    t.deepEqual(
+      errors.filter((e) => !/status of 401/.test(e)),
+      [],
+      'no console errors apart from the 401 of the signed-out page',
+    );
+  },
+);

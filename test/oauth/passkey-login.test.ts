@@ -12,16 +12,7 @@ import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { loginKit } from '../helpers/login.js';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import {
-  authorizeUrl,
-  challengeFrom,
-  CookieJar,
-  csrfFrom,
-  get,
-  pkce,
-  REDIRECT,
-  type App,
-} from '../helpers/oauth.js';
+import { authorizeUrl, challengeFrom, CookieJar, csrfFrom, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { ACR_PASSKEY_HARDWARE, ACR_PASSKEY_SYNCED } from '../../shared/services/auth/passkeys.js';
 import { KNOWN_DEVICE_COOKIE } from '../../shared/services/auth/policy.js';
@@ -87,7 +78,12 @@ test('the login page: the passkey button is hidden until the script shows it; sc
   t.truthy(nonce, csp);
   t.regex(csp, /connect-src 'self'/);
   t.regex(csp, /default-src 'none'/);
-  t.is([...html.matchAll(new RegExp(`<script src="/assets/[a-z]+\\.js\\?v=[0-9a-f]{16}" nonce="${nonce}"`, 'g'))].length, 2);
+  const scripts = [...html.matchAll(/<script src="\/assets\/[a-z]+\.js\?v=[0-9a-f]{16}" nonce="([^"]+)"/g)];
+  t.is(scripts.length, 2);
+  t.true(
+    scripts.every((m) => m[1] === nonce),
+    'each script carries the CSP nonce',
+  );
   t.regex(html, /<input id="email" name="email" type="email" autocomplete="username webauthn"/);
   t.regex(html, /<div id="passkey-login" hidden data-challenge="[^"]+" data-csrf="[^"]+">/);
   t.regex(html, /<button type="button" id="passkey-button" class="secondary">Sign in with a passkey<\/button>/);

@@ -67,7 +67,8 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
       const consents = await service.listConsents(session.tenant_id, user.id);
       const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
-      const done = typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
+      const done =
+        typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
       const notice = done ? `<p role="status">${esc(done)}</p>` : '';
       const hidden = `<input type="hidden" name="csrf" value="${esc(token)}">`;
       const deviceRows = devices

@@ -13,7 +13,6 @@
  */
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
-import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
 import {
@@ -126,7 +125,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         authTime: session.auth_time,
         challengeId: body.challenge_id,
         name: body.name,
-        response: body.credential as unknown as RegistrationResponseJSON,
+        response: body.credential,
       });
       ctx.status = 201;
       ctx.body = passkeyRecord(view);
