@@ -45,6 +45,7 @@ import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
 import { consentRoutes } from './routes/oauth/consent.js';
 import { oauthEndpoints } from './routes/oauth/endpoints.js';
 import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
+import { directPasskeyRoutes } from './routes/direct-auth/passkeys.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
@@ -118,6 +119,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     consentRoutes(deps),
     tokenRoutes(deps, api),
     directAuthRoutes(deps, api),
+    directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     auditRoutes(deps, api),

@@ -12,7 +12,14 @@ import { retryTransient, type Database, type Db } from '../db/index.js';
 import type { MailQueue } from './auth/codes.js';
 import { ExportHousekeeping, Lookups, TenantScope, type PagedExportSection } from '../repositories/index.js';
 
-export const EXPORT_SECTIONS = ['profile', 'consents', 'sessions', 'auth_history', 'custom_claims'] as const;
+export const EXPORT_SECTIONS = [
+  'profile',
+  'consents',
+  'sessions',
+  'auth_history',
+  'custom_claims',
+  'passkeys',
+] as const;
 export type ExportSection = (typeof EXPORT_SECTIONS)[number];
 export type ExportFormat = 'json' | 'csv';
 
@@ -78,6 +85,36 @@ async function customClaimRows(scope: TenantScope, userId: string) {
   }));
 }
 
+/**
+ * The `passkeys` section: the user's passkeys, public data only (docs/passkeys.md). Never the
+ * public key, the signature counter or the user handle: they identify the credential to the
+ * service and are of no use to the user.
+ */
+const PASSKEY_COLUMNS = [
+  'id',
+  'name',
+  'credential_id',
+  'device_type',
+  'backed_up',
+  'transports',
+  'aaguid',
+  'created_at',
+  'last_used_at',
+] as const;
+async function passkeyRows(scope: TenantScope, userId: string) {
+  return (await scope.passkeys.listByUser(userId)).map((k) => ({
+    id: k.id,
+    name: k.name,
+    credential_id: k.credentialId,
+    device_type: k.deviceType,
+    backed_up: k.backedUp,
+    transports: k.transports,
+    aaguid: k.aaguid,
+    created_at: k.createdAt,
+    last_used_at: k.lastUsedAt,
+  }));
+}
+
 /** Rows the export would contain: what decides inline or pending. */
 export async function countExportRows(
   db: Db,
@@ -90,6 +127,7 @@ export async function countExportRows(
   for (const s of sections) {
     if (s === 'profile') total += 1;
     else if (s === 'custom_claims') total += (await scope.customClaims.exportRows(userId)).length;
+    else if (s === 'passkeys') total += (await scope.passkeys.listByUser(userId)).length;
     else total += await scope.exports.countRows(s, userId);
   }
   return total;
@@ -159,6 +197,9 @@ export async function buildExport(
         parts.push(csvLine([...CUSTOM_CLAIM_COLUMNS]));
         for (const r of await customClaimRows(scope, userId))
           parts.push(csvLine(CUSTOM_CLAIM_COLUMNS.map((c) => r[c])));
+      } else if (s === 'passkeys') {
+        parts.push(csvLine([...PASSKEY_COLUMNS]));
+        for (const r of await passkeyRows(scope, userId)) parts.push(csvLine(PASSKEY_COLUMNS.map((c) => r[c])));
       } else {
         parts.push(csvLine(PAGED[s].columns));
         await pages(
@@ -177,6 +218,8 @@ export async function buildExport(
         parts.push(JSON.stringify(profile ? Object.fromEntries(PROFILE_COLUMNS.map((c, i) => [c, profile[i]])) : null));
       } else if (s === 'custom_claims') {
         parts.push(JSON.stringify(await customClaimRows(scope, userId)));
+      } else if (s === 'passkeys') {
+        parts.push(JSON.stringify(await passkeyRows(scope, userId)));
       } else {
         const cols = PAGED[s].columns;
         let first = true;

@@ -15,6 +15,8 @@ import {
   STEP_UP_MAX_AGE_MS,
 } from '../../shared/services/auth/passkeys.js';
 import { ApiError } from '../../shared/errors.js';
+import { buildExport } from '../../shared/services/data-export.js';
+import { purgeExpiredAuth } from '../../shared/services/auth/purge.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
 import { seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
@@ -298,4 +300,50 @@ test('registration needs a recent sign-in and a fresh challenge of the same sess
     { instanceOf: PasskeyRefused, message: /origin/ },
   );
   t.deepEqual(await svc.list(app.tenantId, user.id), []);
+});
+
+test('the data export lists the passkeys, public data only', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER, { backupEligible: true, backedUp: true });
+  const view = await register(user, auth, '=Phone');
+  const data = JSON.parse(await buildExport(ds, app.tenantId, user.id, ['passkeys'], 'json')) as {
+    passkeys: Record<string, unknown>[];
+  };
+  t.deepEqual(data.passkeys, [
+    {
+      id: view.id,
+      name: '=Phone',
+      credential_id: auth.credentialId,
+      device_type: 'multiDevice',
+      backed_up: true,
+      transports: ['internal', 'hybrid'],
+      aaguid: '00000000-0000-0000-0000-000000000000',
+      created_at: view.createdAt,
+      last_used_at: null,
+    },
+  ]);
+  const [row] = await ds.query<{ public_key: string; user_handle: string }[]>(
+    'SELECT public_key, user_handle FROM passkeys WHERE id = ?',
+    [view.id],
+  );
+  const csv = (JSON.parse(await buildExport(ds, app.tenantId, user.id, ['passkeys'], 'csv')) as { csv: string }).csv;
+  for (const text of [JSON.stringify(data), csv]) {
+    t.false(text.includes(row.public_key), 'never the public key');
+    t.false(text.includes(row.user_handle), 'never the user handle');
+    t.false(/counter/.test(text));
+  }
+  t.true(csv.includes("'=Phone"), 'formula neutralised');
+  t.true(csv.includes('internal hybrid'));
+});
+
+test('the auth purge deletes expired challenges and keeps live ones', async (t) => {
+  const live = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const old = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+  const now = Date.now();
+  await ds.query('UPDATE webauthn_challenges SET expires_at = ? WHERE id = ?', [now - 1, old.challengeId]);
+  const counts = await purgeExpiredAuth(ds, undefined, now);
+  t.true(counts.webauthn_challenges >= 1);
+  const left = (await ds.query<{ id: string }[]>('SELECT id FROM webauthn_challenges')).map((r) => r.id);
+  t.false(left.includes(old.challengeId));
+  t.true(left.includes(live.challengeId));
 });

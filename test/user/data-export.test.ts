@@ -112,7 +112,14 @@ test('small export: completed inline, JSON, every section by default', async (t)
   t.is(r.body.format, 'json');
   t.is(typeof r.body.requestId, 'string');
   t.true(Number.isInteger(r.body.exportedAt) && r.body.exportedAt > 1e12, 'epoch ms');
-  t.deepEqual(Object.keys(r.body.data).sort(), ['auth_history', 'consents', 'custom_claims', 'profile', 'sessions']);
+  t.deepEqual(Object.keys(r.body.data).sort(), [
+    'auth_history',
+    'consents',
+    'custom_claims',
+    'passkeys',
+    'profile',
+    'sessions',
+  ]);
   t.deepEqual(r.body.data.profile, {
     id: u.user.id,
     email: u.email,
@@ -184,7 +191,8 @@ test('CSV: one table per section, formula cells neutralised', async (t) => {
   t.is(lines[1], 'id,email,name,status,created_at');
   t.true(lines[2].includes(`,'=cmd(),`), lines[2]);
   t.false(/(^|,)=cmd/.test(csv));
-  for (const s of ['# consents', '# sessions', '# auth_history', '# custom_claims']) t.true(lines.includes(s), s);
+  for (const s of ['# consents', '# sessions', '# auth_history', '# custom_claims', '# passkeys'])
+    t.true(lines.includes(s), s);
   t.is(csvCell('+1'), "'+1");
   t.is(csvCell('-1'), "'-1");
   t.is(csvCell('@x'), "'@x");

@@ -22,6 +22,8 @@ import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../
 import { email } from '../../../shared/schemas/common.js';
 import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
+import { PasskeyRefused } from '../../../shared/services/auth/passkeys.js';
+import { WebauthnSignal } from '../../../shared/schemas/passkeys.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
 import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -63,6 +65,9 @@ const SessionBody = z.strictObject({
   defer_authorization_continuation: z.boolean().optional(),
 });
 
+/** The error object of the direct-session endpoint: it may carry `webauthn_signal` (the interface's Error object). */
+export const DirectSessionError = ErrorObject.extend({ webauthn_signal: WebauthnSignal.optional() });
+
 export const DirectSessionResult = z.object({
   ok: z.boolean(),
   expires_in: z.number().int(),
@@ -81,13 +86,9 @@ export const DirectSessionResult = z.object({
 
 type Ctx = ParameterizedContext<AppState>;
 
-export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
-  const router = new Router<AppState>();
-  const issuer = deps.config.issuer;
-  const secure = issuer.startsWith('https:');
-  const { continuationUrl } = authorizationFlow(deps);
-  const tags = ['direct auth'];
-
+/** The checks every direct-auth endpoint starts with (passkeys.ts shares them). */
+export function directAuthChecks(deps: AppDeps) {
+  /** The active client of an active tenant, or 401 invalid_client / 403 access_denied. */
   const activeClient = async (clientId: string) => {
     const found = await deps.directory.resolveClient(clientId);
     if (!found || found.client.status !== 'active') throw new InvalidClient('Unknown or disabled client.');
@@ -104,6 +105,16 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       throw new InvalidGrant('authorization_challenge_id is unknown, expired, used, or belongs to another client.');
     return req;
   };
+  return { activeClient, challengeFor };
+}
+
+export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const issuer = deps.config.issuer;
+  const secure = issuer.startsWith('https:');
+  const { continuationUrl } = authorizationFlow(deps);
+  const tags = ['direct auth'];
+  const { activeClient, challengeFor } = directAuthChecks(deps);
 
   /** The login transaction of a send (see the file header). */
   const sendBinding = (clientId: string, challengeId?: string, codeChallenge?: string): string =>
@@ -285,6 +296,12 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       responses: {
         200: { description: 'Direct-session result', schema: DirectSessionResult },
         ...errors,
+        400: {
+          description:
+            'invalid request or grant; webauthn_signal.unknown_credential when the passkey of a passkey sign-in ' +
+            'was removed since (docs/passkeys.md)',
+          schema: DirectSessionError,
+        },
         403: { description: 'tenant or account unavailable', schema: ErrorObject },
       },
     },
@@ -306,6 +323,11 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           'The direct-auth artifact is invalid, expired, already used, or not bound to this client, channel, ' +
             'provider or code_verifier.',
         );
+      // A passkey sign-in's artifact is only as good as its passkey: one removed since (from the
+      // account page, or by an administrator) is refused with the signal that lets the client
+      // drop the credential (WebAuthn L3 §5.1.10 signalUnknownCredential; docs/passkeys.md).
+      if (a.passkeyId !== null && !(await deps.passkeys.stillRegistered(a.tenantId, a.passkeyId)))
+        throw new PasskeyRefused('The passkey of this sign-in is no longer registered.', true);
       const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
       const user = await deps.sessions.findUser(client.tenant_id, a.userId);
       if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
@@ -317,7 +339,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         deps.sessions.createSession(tx, {
           user,
           authTime: a.authTime,
-          acr: ACR_EMAIL_CODE,
+          // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
+          acr: a.acr ?? ACR_EMAIL_CODE,
           amr: a.amr,
           clientId: client.client_id,
           meta: requestMeta(ctx),

@@ -24,7 +24,7 @@ import {
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
-import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
+import { TenantScope, type LoginUser, type PasskeyRow, type WebauthnChallengeRow } from '../../repositories/index.js';
 import { audit } from '../audit.js';
 
 /** How long a registration or authentication challenge may be answered. */
@@ -114,7 +114,14 @@ export interface Passkeys {
    * that also runs `then` (which creates the session or the artifact). Throws PasskeyRefused.
    */
   verifyAuthentication<T = void>(
-    p: { tenantId: string; clientId: string; challengeId: string; response: AuthenticationResponseJSON },
+    p: {
+      tenantId: string;
+      clientId: string;
+      challengeId: string;
+      response: AuthenticationResponseJSON;
+      /** When given (null included), the challenge must have been made for this authorization request. */
+      authRequestId?: string | null;
+    },
     then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
   ): Promise<{ signIn: PasskeySignIn; result: T | undefined }>;
 
@@ -354,13 +361,24 @@ export class PasskeyService implements Passkeys {
   }
 
   async verifyAuthentication<T = void>(
-    p: { tenantId: string; clientId: string; challengeId: string; response: AuthenticationResponseJSON },
+    p: {
+      tenantId: string;
+      clientId: string;
+      challengeId: string;
+      response: AuthenticationResponseJSON;
+      authRequestId?: string | null;
+    },
     then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
   ): Promise<{ signIn: PasskeySignIn; result: T | undefined }> {
     const scope = new TenantScope(this.db, p.tenantId);
     // The challenge is spent before anything else is looked at: a refused assertion cannot be
     // tried again with the same challenge (WebAuthn §13.4.3).
-    const ch = await this.takeChallenge(scope, p.challengeId, 'authentication', (c) => c.clientId === p.clientId);
+    const ch = await this.takeChallenge(
+      scope,
+      p.challengeId,
+      'authentication',
+      (c) => c.clientId === p.clientId && (p.authRequestId === undefined || c.authRequestId === p.authRequestId),
+    );
     const r = p.response;
     this.checkClientData(r?.response?.clientDataJSON, 'webauthn.get', ch.challenge);
     if (typeof r.id !== 'string' || r.id !== r.rawId)
@@ -495,7 +513,7 @@ export class PasskeyService implements Passkeys {
     scope: TenantScope,
     id: string,
     purpose: 'registration' | 'authentication',
-    bound: (c: { userId: string | null; sessionId: string | null; clientId: string | null }) => boolean,
+    bound: (c: WebauthnChallengeRow) => boolean,
   ) {
     const ch = await scope.webauthnChallenges.find(id);
     if (
