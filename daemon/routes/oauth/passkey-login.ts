@@ -11,7 +11,8 @@
  *   script sends the browser. A credential the service does not know answers 400
  *   `invalid_grant` with `webauthn_signal: {unknown_credential: true}`.
  *
- * Both count against the posting IP's form budget. No known-device cookie is set: that cookie
+ * Both count against the posting IP's form budget, and the assertion against the IP's and the
+ * tenant's check budgets, as a code check does. No known-device cookie is set: that cookie
  * relaxes the email-code budgets of one address, which a passkey sign-in never touches.
  */
 import Router from '@koa/router';
@@ -83,6 +84,9 @@ export function passkeyLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     async (ctx) => {
       await deps.throttle.formPost(ctx.ip);
       const f = (await formContext(ctx, 'json'))!;
+      // Every assertion checked is a sign-in attempt: the IP's and the tenant's check budgets,
+      // as a code check at /login/verify and the direct API's passkey verify spend them.
+      await deps.throttle.verify({ tenantId: f.client.tenant_id, ip: ctx.ip });
       const body = ctx.state.guard.body;
       // The assertion, the session and the consumed request commit together (PasskeyRefused
       // is thrown before anything is written, and rendered as the error object).
