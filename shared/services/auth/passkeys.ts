@@ -215,7 +215,10 @@ export class PasskeyService implements Passkeys {
     this.handleKey = deriveKey(p.secretKey, 'webauthn-user-handle');
   }
 
-  /** WebAuthn §7.1: registration needs a recent sign-in; 403 step_up_required otherwise. */
+  /**
+   * Adding a sign-in method is a sensitive change: it needs a recent sign-in (re-authentication,
+   * NIST SP 800-63B §6.1.2.1 binding an additional authenticator); 403 step_up_required otherwise.
+   */
   private stepUp(authTime: number): void {
     if (!(Date.now() - authTime <= STEP_UP_MAX_AGE_MS))
       throw new ApiError(
