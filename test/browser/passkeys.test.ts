@@ -14,9 +14,9 @@ import type { Browser, CDPSession, Page } from 'playwright-core';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
-import { codeFrom, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
+import { codeFrom, REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
-import { ACR_PASSKEY_HARDWARE, ACR_PASSKEY_SYNCED } from '../../shared/services/auth/passkeys.js';
+import { ACR_PASSKEY_HARDWARE, ACR_PASSKEY_SYNCED, STEP_UP_MAX_AGE_MS } from '../../shared/services/auth/passkeys.js';
 import { interceptCallback, launchBrowser, newPage, screenshot, withTimeout } from './helpers.js';
 
 let db: TestDb;
@@ -306,3 +306,52 @@ test.serial(
     );
   },
 );
+
+test.serial('step-up: a stale sign-in confirms it is the user with an email code, then adds a passkey', async (t) => {
+  const user = await newUser();
+  const { page, cdp, authenticatorId, errors } = await pageWithAuthenticator(t);
+  await emailSignIn(page, user.email);
+  // The sign-in is now older than the step-up window.
+  await sql(db.url, db.dir, 'UPDATE sessions SET auth_time = ? WHERE user_id = ?', [
+    Date.now() - STEP_UP_MAX_AGE_MS - 60_000,
+    user.id,
+  ]);
+
+  await page.goto(`${issuer}/account`);
+  t.false(await page.getByRole('button', { name: 'Add a passkey' }).isVisible(), 'no add form while stale');
+  await page.getByRole('link', { name: 'confirm it is you with an email code' }).click();
+  await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
+  t.regex(await page.locator('main').innerText(), new RegExp(user.email.replace(/[.+]/g, '\\$&')));
+  const earlier = new Set(sink.messages);
+  await page.getByRole('button', { name: 'Email me a code' }).click();
+  const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(user.email), 15_000);
+  await page.getByLabel('Confirmation code').fill(codeFrom(mail.text));
+  await Promise.all([
+    page.waitForURL(`${issuer}/account?done=reauth#passkeys`),
+    page.getByRole('button', { name: 'Confirm' }).click(),
+  ]);
+  t.regex(await page.getByRole('status').innerText(), /confirming it is you/);
+
+  await page.getByLabel('Name of the new passkey').fill('After step-up');
+  await Promise.all([
+    page.waitForURL(`${issuer}/account?done=passkey_added#passkeys`),
+    page.getByRole('button', { name: 'Add a passkey' }).click(),
+  ]);
+  t.is(await page.locator('ul.passkeys > li', { hasText: 'After step-up' }).count(), 1);
+  t.is((await credentials(cdp, authenticatorId)).length, 1);
+  t.deepEqual(errors, [], 'no console errors');
+});
+
+test.serial('without JavaScript the login page is the email form alone, and it still signs in', async (t) => {
+  const user = await newUser();
+  const context = await browser.newContext({ javaScriptEnabled: false, locale: 'en-US' });
+  t.teardown(() => context.close());
+  const page = await context.newPage();
+  const cb = await emailSignIn(page, user.email);
+  t.truthy(cb.searchParams.get('code'), 'the email code flow works without scripts');
+  const { url } = await authorization();
+  await context.clearCookies();
+  await page.goto(url);
+  t.false(await page.getByRole('button', { name: 'Sign in with a passkey' }).isVisible());
+  t.true(await page.getByRole('button', { name: 'Email me a code' }).isVisible());
+});
