@@ -321,7 +321,7 @@ test.serial('step-up: a stale sign-in confirms it is the user with an email code
   t.false(await page.getByRole('button', { name: 'Add a passkey' }).isVisible(), 'no add form while stale');
   await page.getByRole('link', { name: 'confirm it is you with an email code' }).click();
   await page.getByRole('heading', { name: 'Confirm it is you' }).waitFor();
-  t.regex(await page.locator('main').innerText(), new RegExp(user.email.replace(/[.+]/g, '\\$&')));
+  t.true((await page.locator('main').innerText()).includes(user.email), 'the page names the address');
   const earlier = new Set(sink.messages);
   await page.getByRole('button', { name: 'Email me a code' }).click();
   const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(user.email), 15_000);
