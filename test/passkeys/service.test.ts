@@ -347,3 +347,46 @@ test('the auth purge deletes expired challenges and keeps live ones', async (t) 
   t.false(left.includes(old.challengeId));
   t.true(left.includes(live.challengeId));
 });
+
+test('two assertions with the same counter at once: exactly one passes', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER, {}, 1);
+  await register(user, auth);
+  const results = await Promise.allSettled([signIn(auth, { counter: 5 }), signIn(auth, { counter: 5 })]);
+  t.is(results.filter((r) => r.status === 'fulfilled').length, 1);
+  const refused = results.find((r) => r.status === 'rejected');
+  t.true(refused?.reason instanceof PasskeyRefused);
+  t.is((await svc.list(app.tenantId, user.id)).length, 1);
+  const [row] = await ds.query<{ counter: number | string }[]>('SELECT counter FROM passkeys WHERE user_id = ?', [
+    user.id,
+  ]);
+  t.is(Number(row.counter), 5);
+});
+
+test('registration and removal are audited; a disabled user cannot sign in with a passkey', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  const view = await register(user, auth, 'Audited');
+  const actions = async () =>
+    (
+      await ds.query<{ action: string; actor_id: string }[]>(
+        "SELECT action, actor_id FROM audit_events WHERE target_id = ? AND action LIKE 'passkey.%'",
+        [view.id],
+      )
+    )
+      .map((r) => [r.action, r.actor_id])
+      .sort();
+  t.deepEqual(await actions(), [['passkey.register', user.id]]);
+
+  await ds.query("UPDATE users SET status = 'disabled' WHERE id = ?", [user.id]);
+  const e = await t.throwsAsync(signIn(auth), { instanceOf: ApiError });
+  t.is(e.status, 403);
+  t.is(e.error, 'access_denied');
+  await ds.query("UPDATE users SET status = 'active' WHERE id = ?", [user.id]);
+
+  t.true(await svc.remove(app.tenantId, user.id, view.id));
+  t.deepEqual(await actions(), [
+    ['passkey.register', user.id],
+    ['passkey.remove', user.id],
+  ]);
+});
