@@ -49,6 +49,10 @@ import { directPasskeyRoutes } from './routes/direct-auth/passkeys.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
+import { accountPasskeyRoutes } from './routes/account/passkeys.js';
+import { accountReauthRoutes } from './routes/account/reauth.js';
+import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
+import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
 
 export const VERSION = '0.1.0';
@@ -135,6 +139,11 @@ export function buildApp(deps: AppDeps): BuiltApp {
     accountDeviceRoutes(deps, api),
     dataExportRoutes(deps, api),
     accountPageRoutes(deps, api),
+    // Passkeys from the pages (docs/passkeys.md, "Pages"), and the scripts those pages load.
+    passkeyLoginRoutes(deps, api),
+    accountPasskeyRoutes(deps, api),
+    accountReauthRoutes(deps),
+    assetRoutes(),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.

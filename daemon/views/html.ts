@@ -30,15 +30,31 @@ const STYLE = `
   table { width: 100%; border-collapse: collapse; }
   td, th { text-align: left; padding: .4rem; border-bottom: 1px solid GrayText; }
   .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; }
+  [hidden] { display: none !important; }
+  ul.passkeys { list-style: none; padding: 0; }
+  ul.passkeys > li { border-bottom: 1px solid GrayText; padding: .6rem 0; }
+  ul.passkeys form { display: inline; }
+  ul.passkeys button, details button { width: auto; margin-top: .5rem; padding: .4rem .8rem; font-size: .95rem; }
 `;
 
-/** Renders a full page with its own CSP (a nonce for the one inline stylesheet, nothing else). */
-export function renderPage(ctx: ParameterizedContext, p: { title: string; body: string; status?: number }): void {
+/**
+ * Renders a full page with its own CSP: a nonce for the one inline stylesheet and, on a page
+ * that names `scripts` (same-origin URLs, see daemon/views/assets.ts), for those script
+ * elements, which may then call back to this origin (`connect-src 'self'`). A page without
+ * scripts allows no script and no fetch at all, and every page works without JavaScript.
+ */
+export function renderPage(
+  ctx: ParameterizedContext,
+  p: { title: string; body: string; status?: number; scripts?: readonly string[] },
+): void {
   const nonce = randomBase64(16);
+  const scripts = p.scripts ?? [];
+  const scriptPolicy = scripts.length ? ` script-src 'nonce-${nonce}'; connect-src 'self';` : '';
   // RFC 6749 §10.13 clickjacking: no framing, by CSP and by X-Frame-Options for old browsers.
   ctx.set(
     'Content-Security-Policy',
-    `default-src 'none'; style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; frame-ancestors 'none'`,
+    `default-src 'none';${scriptPolicy} style-src 'nonce-${nonce}'; img-src 'self' data:; base-uri 'none'; ` +
+      `frame-ancestors 'none'`,
   );
   ctx.set('X-Frame-Options', 'DENY');
   ctx.set('Referrer-Policy', 'no-referrer');
@@ -53,6 +69,7 @@ export function renderPage(ctx: ParameterizedContext, p: { title: string; body: 
 <meta name="referrer" content="no-referrer">
 <title>${esc(p.title)}</title>
 <style nonce="${nonce}">${STYLE}</style>
+${scripts.map((src) => `<script src="${esc(src)}" nonce="${esc(nonce)}" defer></script>`).join('\n')}
 </head>
 <body>
 <a class="skip" href="#main">Skip to content</a>

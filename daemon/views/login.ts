@@ -1,5 +1,6 @@
 import type { ParameterizedContext } from 'koa';
 import { isAdminScope } from '../../shared/scopes.js';
+import { PASSKEY_SCRIPTS } from './assets.js';
 import { esc, renderPage } from './html.js';
 
 interface Common {
@@ -33,9 +34,23 @@ function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
   return `\n<p class="hint">Or</p>\n${forms}`;
 }
 
-/** Step 1: the email address. `type=email` + `autocomplete=email` let browsers and password
- * managers fill it; errors are tied to the field with aria-describedby and announced. Below it,
- * a "Continue with <name>" button per upstream provider of the tenant. */
+/**
+ * "Sign in with a passkey" (docs/passkeys.md, "Pages"): rendered hidden, shown by the page's
+ * script when the browser can do WebAuthn, so without JavaScript the page is the email form
+ * alone. The script posts the authorization request and its CSRF token, as the forms do.
+ */
+function passkeyButton(p: Common): string {
+  return `<div id="passkey-login" hidden data-challenge="${esc(p.challenge)}" data-csrf="${esc(p.csrf)}">
+  <p class="hint">Or</p>
+  <button type="button" id="passkey-button" class="secondary">Sign in with a passkey</button>
+  <p id="passkey-message" role="alert" hidden></p>
+</div>`;
+}
+
+/** Step 1: the email address. `type=email` lets browsers and password managers fill it, and
+ * `autocomplete="username webauthn"` offers the user's passkeys in that autofill too (conditional
+ * mediation); errors are tied to the field with aria-describedby and announced. Below it, the
+ * passkey button and a "Continue with <name>" button per upstream provider of the tenant. */
 export function emailStep(
   ctx: ParameterizedContext,
   p: Common & { email?: string; error?: string; status?: number; providers?: ProviderButton[] },
@@ -44,19 +59,21 @@ export function emailStep(
   renderPage(ctx, {
     title: `Sign in to ${p.clientName}`,
     status: p.status,
+    scripts: PASSKEY_SCRIPTS,
     body: `<h1>Sign in to ${esc(p.clientName)}</h1>
 <p class="hint" id="email-hint">We will email you a six-digit code.</p>
 <form method="post" action="/login/email-code" novalidate>
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <label for="email">Email address</label>
-  <input id="email" name="email" type="email" autocomplete="email" inputmode="email" required autofocus
+  <input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus
     value="${esc(p.email ?? '')}" aria-describedby="email-hint${p.error ? ' email-error' : ''}"${
       p.error ? ' aria-invalid="true"' : ''
     }>
   ${err}
   <button type="submit">Email me a code</button>
-</form>${providerButtons(p)}`,
+</form>
+${passkeyButton(p)}${providerButtons(p)}`,
   });
 }
 

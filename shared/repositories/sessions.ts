@@ -205,6 +205,18 @@ export class ScopedSessions {
     ]);
   }
 
+  /**
+   * A fresh sign-in on a live session (step-up re-authentication): its auth_time, acr and amr
+   * become those of the new sign-in. 0 when the session has ended (or is not this tenant's).
+   */
+  reauthenticate(id: string, authTime: number, acr: string, amr: string[]): Promise<number> {
+    return exec(
+      this.s.db,
+      'UPDATE sessions SET auth_time = ?, acr = ?, amr = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL',
+      [authTime, acr, JSON.stringify(amr), this.s.tenantId, id],
+    );
+  }
+
   /** Ends the session; 0 when it had already ended (or is not this tenant's). */
   revoke(id: string, now: number): Promise<number> {
     return exec(this.s.db, 'UPDATE sessions SET revoked_at = ? WHERE tenant_id = ? AND id = ? AND revoked_at IS NULL', [

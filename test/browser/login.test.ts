@@ -53,7 +53,7 @@ async function startLogin(t: ExecutionContext, page: Page) {
   const email = page.getByLabel('Email address');
   t.is(await email.count(), 1, 'one field labelled "Email address"');
   t.is(await email.getAttribute('type'), 'email');
-  t.is(await email.getAttribute('autocomplete'), 'email');
+  t.is(await email.getAttribute('autocomplete'), 'username webauthn', 'autofill offers addresses and passkeys');
   t.is(await page.getByRole('button', { name: 'Email me a code' }).count(), 1, 'a button named "Email me a code"');
   t.true(
     await isFocused(page, '#email'),

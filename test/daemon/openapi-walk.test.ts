@@ -108,6 +108,10 @@ const FORM_ROUTES = [
   '/authorize/consent',
   '/account/devices/dummy_1/sign-out',
   '/account/consents/dummy_1/withdraw',
+  '/account/passkeys/dummy_1/rename',
+  '/account/passkeys/dummy_1/delete',
+  '/account/reauth/send',
+  '/account/reauth/verify',
   '/userinfo',
   '/introspect',
 ];

@@ -471,7 +471,7 @@ test('the login page: accessible fields and protective headers', async (t) => {
   const r = await get(authorizeUrl(d.url, base(app.web.clientId, challenge, { login_hint: 'hint@example.com' })));
   t.is(r.status, 200);
   const html = await r.text();
-  t.regex(html, /<input id="email" name="email" type="email" autocomplete="email"/);
+  t.regex(html, /<input id="email" name="email" type="email" autocomplete="username webauthn"/);
   t.regex(html, /<label for="email">/);
   t.regex(html, /value="hint@example.com"/);
   t.regex(r.headers.get('content-security-policy')!, /frame-ancestors 'none'/);

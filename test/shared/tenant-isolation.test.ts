@@ -570,6 +570,7 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     const now = Date.now();
     t.is(await scopeA.sessions.touch(session.id, now + 120_000), 0);
     t.is(await scopeA.sessions.revoke(session.id, now), 0);
+    t.is(await scopeA.sessions.reauthenticate(session.id, now, 'x', ['x']), 0);
     t.false(await scopeA.sessions.isLiveWithActiveUser(session.id));
     t.deepEqual(await scopeA.sessions.listLive(user.id, now, 10), []);
     t.deepEqual(await scopeA.sessions.liveIds(user.id, now), []);
@@ -580,6 +581,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.true(await scopeB.sessions.isLiveWithActiveUser(session.id));
     const [mine] = await scopeB.sessions.listLive(user.id, now, 10);
     t.is(mine.last_seen_at, session.last_seen_at);
+    const theirs = await new Lookups(scopeB.db).sessionByCookieHash(session.id);
+    t.is(theirs?.session.acr, session.acr, 'the step-up from tenant A left the session alone');
   },
 
   async artifacts(w) {

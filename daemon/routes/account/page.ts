@@ -1,9 +1,9 @@
 /**
  * The account page at /account: server-rendered, authenticated by the session cookie. It
  * lists the user's devices (the current one marked) and granted consents, each with a button
- * that signs the device out or withdraws the consent. The forms carry a CSRF token bound to
- * the session (an HMAC of its id), and the page sends the same security headers as the login
- * page.
+ * that signs the device out or withdraws the consent, and the user's passkeys (passkeys.ts,
+ * reauth.ts). The forms carry a CSRF token bound to the session (an HMAC of its id), and the
+ * page sends the same security headers as the login page.
  */
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
@@ -11,7 +11,11 @@ import type { AppDeps, AppState } from '../../context.js';
 import { sessionCsrf } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { passkeySection } from '../../views/account-passkeys.js';
+import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
+import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
+import { ACCOUNT_CSRF_PURPOSE } from './passkeys.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -19,6 +23,16 @@ const ACTION_HEADING = '<th scope="col"><span class="skip">Action</span></th>';
 const DEVICE_HEADINGS =
   '<th scope="col">Device</th><th scope="col">App</th><th scope="col">Last seen</th>' + ACTION_HEADING;
 const CONSENT_HEADINGS = '<th scope="col">App</th><th scope="col">Access</th>' + ACTION_HEADING;
+/** The page's notice after one of its forms (`?done=`). */
+const NOTICES: Record<string, string> = {
+  device: 'The device was signed out.',
+  consent: 'Access was removed.',
+  passkey_added: 'The passkey was added.',
+  passkey_renamed: 'The passkey was renamed.',
+  passkey_removed: 'The passkey was removed.',
+  reauth: 'Thank you for confirming it is you. You can add a passkey in the next five minutes.',
+};
+
 const REFUSED_BODY =
   '<h1>Request refused</h1>' +
   '<p role="alert">The form could not be verified. Reload the account page and try again.</p>';
@@ -26,7 +40,7 @@ const REFUSED_BODY =
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const service = deps.account;
-  const csrf = sessionCsrf(deps.config.secretKey, 'account-csrf');
+  const csrf = sessionCsrf(deps.config.secretKey, ACCOUNT_CSRF_PURPOSE);
 
   const signedIn = sessionAuth(deps, { page: true });
 
@@ -38,7 +52,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     {
       method: 'get',
       path: '/account',
-      summary: 'The account page: devices and consents',
+      summary: 'The account page: devices, consents and passkeys',
       tags: ['account'],
       security: 'cookie',
       authenticate: signedIn,
@@ -52,12 +66,10 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       const token = csrf.tokenFor(session.id);
       const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
       const consents = await service.listConsents(session.tenant_id, user.id);
-      const notice =
-        ctx.query.done === 'device'
-          ? '<p role="status">The device was signed out.</p>'
-          : ctx.query.done === 'consent'
-            ? '<p role="status">Access was removed.</p>'
-            : '';
+      const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
+      const done =
+        typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
+      const notice = done ? `<p role="status">${esc(done)}</p>` : '';
       const hidden = `<input type="hidden" name="csrf" value="${esc(token)}">`;
       const deviceRows = devices
         .map((d) => {
@@ -91,6 +103,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
         : '<p>No app has access to your account.</p>';
       renderPage(ctx, {
         title: 'Your account',
+        scripts: PASSKEY_SCRIPTS,
         body: `<h1>Your account</h1>
 <p>Signed in as <strong>${esc(user.email)}</strong>.</p>
 ${notice}
@@ -98,7 +111,8 @@ ${notice}
 <table aria-labelledby="devices"><thead><tr>${DEVICE_HEADINGS}</tr></thead>
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
-${consentTable}`,
+${consentTable}
+${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS })}`,
       });
     },
   );

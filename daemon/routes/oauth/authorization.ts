@@ -9,7 +9,7 @@ import type { ParameterizedContext } from 'koa';
 import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import { redirectUriMatches as matchRedirectUri } from '../../../shared/redirect-uris.js';
-import type { ApiError } from '../../../shared/errors.js';
+import { ApiError } from '../../../shared/errors.js';
 import type { LoginUser } from '../../../shared/services/auth/codes.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
 import type { RequestMeta } from '../../../shared/services/auth/history.js';
@@ -166,34 +166,37 @@ export function authorizationFlow(deps: AppDeps) {
     redirectTo(ctx, p.redirect_uri, { code, state: p.state });
   };
 
-  /** Loads the authorization request a form belongs to and checks its CSRF token. */
-  const formContext = async (ctx: Ctx) => {
+  /**
+   * Loads the authorization request a form belongs to and checks its CSRF token. A refusal is
+   * a page; for the passkey endpoints, which the page's script calls with JSON (`json`), it is
+   * the error object instead (thrown).
+   */
+  const formContext = async (ctx: Ctx, mode: 'page' | 'json' = 'page') => {
+    const refuse = (status: number, error: string, title: string, message: string): undefined => {
+      if (mode === 'json') throw new ApiError(status, error, message);
+      errorPage(ctx, status, title, message);
+      return undefined;
+    };
     const b = (ctx.request.body ?? {}) as Record<string, unknown>;
     const challenge = typeof b.challenge === 'string' ? b.challenge : '';
     const req = await deps.oauth.getAuthRequest(challenge);
-    if (!req || req.consumed) {
-      errorPage(
-        ctx,
+    if (!req || req.consumed)
+      return refuse(
         400,
+        'invalid_request',
         'Sign-in expired',
         'This sign-in request has expired. Go back to the application and start again.',
       );
-      return undefined;
-    }
-    if (!csrfOk(ctx, challenge, b.csrf)) {
-      errorPage(
-        ctx,
+    if (!csrfOk(ctx, challenge, b.csrf))
+      return refuse(
         403,
+        'forbidden',
         'Request refused',
         'The form could not be verified. Go back to the application and start again.',
       );
-      return undefined;
-    }
     const found = await deps.directory.resolveClient(req.params.client_id);
-    if (!found || found.client.status !== 'active' || found.tenantState !== 'active') {
-      errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
-      return undefined;
-    }
+    if (!found || found.client.status !== 'active' || found.tenantState !== 'active')
+      return refuse(403, 'access_denied', 'Unavailable', 'This application is not available at the moment.');
     return {
       b,
       challenge,

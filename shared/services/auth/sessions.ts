@@ -98,6 +98,21 @@ export class SessionService {
     };
   }
 
+  /**
+   * Step-up re-authentication (docs/passkeys.md, "Pages"): the session's user has just signed
+   * in again, so the session's auth_time becomes `p.authTime` and its acr and amr those of that
+   * sign-in (OIDC Core §2: auth_time is the time of the last active authentication). `db`: the
+   * caller's transaction, the one that consumed the proof. False when the session has ended.
+   */
+  async reauthenticate(
+    db: Db,
+    tenantId: string,
+    sessionId: string,
+    p: { authTime: number; acr: string; amr: string[] },
+  ): Promise<boolean> {
+    return (await new TenantScope(db, tenantId).sessions.reauthenticate(sessionId, p.authTime, p.acr, p.amr)) === 1;
+  }
+
   /** Ends a session and revokes every token family granted through it. */
   async revokeSession(tenantId: string, sessionId: string, reason: string): Promise<void> {
     const now = Date.now();

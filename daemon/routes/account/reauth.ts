@@ -1,0 +1,136 @@
+/**
+ * Step-up re-authentication of the account page's session (docs/passkeys.md, "Pages"):
+ * registering a passkey needs a sign-in from the last five minutes, so a user whose session is
+ * older confirms it here with an email code sent to the session's own address.
+ *
+ * - GET /account/reauth: "we will email a code to <address>";
+ * - POST /account/reauth/send: sends the code, bound to this session (`reauth:<session id>`),
+ *   so only this session's code form can use it, and shows the code form;
+ * - POST /account/reauth/verify: a right code makes the session's auth_time now and its acr and
+ *   amr the email code's, in the transaction that consumes the code; back to /account.
+ *
+ * The forms carry the account page's CSRF token, and count against the IP's login form budget
+ * like the login forms; the code's own budgets are the email-code service's.
+ */
+import Router from '@koa/router';
+import type { ParameterizedContext } from 'koa';
+import { ApiError, OAuthError } from '../../../shared/errors.js';
+import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
+import { KNOWN_DEVICE_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { readCookie } from '../../cookies.js';
+import { sessionCsrf } from '../../csrf.js';
+import { sessionAuth } from '../../middleware/koa-session.js';
+import { renderPage } from '../../views/html.js';
+import { reauthCodePage, reauthStartPage } from '../../views/account-passkeys.js';
+import { requestMeta, retryAfter } from '../oauth/authorization.js';
+import { ACCOUNT_CSRF_PURPOSE } from './passkeys.js';
+
+type Ctx = ParameterizedContext<AppState>;
+
+/**
+ * The client a re-authentication's code is recorded for: the account page is the service's
+ * own, not a registered client's (the code's binding, not this name, ties it to the session).
+ */
+export const ACCOUNT_CLIENT_ID = 'account';
+
+const REFUSED_BODY =
+  '<h1>Request refused</h1>' +
+  '<p role="alert">The form could not be verified. Go back to <a href="/account">your account</a> and try again.</p>';
+
+export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
+  const router = new Router<AppState>();
+  const csrf = sessionCsrf(deps.config.secretKey, ACCOUNT_CSRF_PURPOSE);
+  const signedIn = sessionAuth(deps, { page: true });
+  const binding = (sessionId: string) => `reauth:${sessionId}`;
+
+  /** The signed-in user's form context, or the refusal page (undefined). */
+  const form = (ctx: Ctx) => {
+    const me = ctx.state.session!;
+    const b = (ctx.request.body ?? {}) as Record<string, unknown>;
+    if (!csrf.verify(me.session.id, b.csrf)) {
+      renderPage(ctx, { status: 403, title: 'Refused', body: REFUSED_BODY });
+      return undefined;
+    }
+    return { me, b, token: csrf.tokenFor(me.session.id) };
+  };
+
+  router.get('/account/reauth', signedIn, (ctx) => {
+    const me = ctx.state.session!;
+    reauthStartPage(ctx, { email: me.user.email, csrf: csrf.tokenFor(me.session.id) });
+  });
+
+  router.post('/account/reauth/send', signedIn, async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
+    const f = form(ctx);
+    if (!f) return;
+    const { me, token } = f;
+    try {
+      await deps.codes.sendCode({
+        tenantId: me.session.tenant_id,
+        clientId: ACCOUNT_CLIENT_ID,
+        email: me.user.email,
+        binding: binding(me.session.id),
+        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+        allowSignup: false,
+        meta: requestMeta(ctx),
+      });
+    } catch (e) {
+      if (e instanceof ApiError && e.status === 429) {
+        ctx.set('Retry-After', retryAfter(e));
+        return reauthStartPage(ctx, { email: me.user.email, csrf: token, error: e.message, status: 429 });
+      }
+      throw e;
+    }
+    reauthCodePage(ctx, { email: me.user.email, csrf: token, notice: 'Code sent.' });
+  });
+
+  router.post('/account/reauth/verify', signedIn, async (ctx) => {
+    await deps.throttle.formPost(ctx.ip);
+    const f = form(ctx);
+    if (!f) return;
+    const { me, b, token } = f;
+    const code = typeof b.code === 'string' ? b.code.trim() : '';
+    try {
+      await deps.codes.verifyCode(
+        {
+          tenantId: me.session.tenant_id,
+          clientId: ACCOUNT_CLIENT_ID,
+          email: me.user.email,
+          code,
+          binding: binding(me.session.id),
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+          allowSignup: false,
+          meta: requestMeta(ctx),
+        },
+        async (tx, user) => {
+          // The code went to the session's own address, so this is the session's user; a
+          // session that ended meanwhile is not renewed (and the code stays unspent).
+          const renewed =
+            user.id === me.user.id &&
+            (await deps.sessions.reauthenticate(tx, me.session.tenant_id, me.session.id, {
+              authTime: Date.now(),
+              acr: ACR_EMAIL_CODE,
+              amr: AMR_EMAIL_CODE,
+            }));
+          if (!renewed) throw new ApiError(401, 'invalid_token', 'Your session has ended; sign in again.');
+        },
+      );
+    } catch (e) {
+      if (e instanceof OAuthError || e instanceof ApiError) {
+        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
+        return reauthCodePage(ctx, {
+          email: me.user.email,
+          csrf: token,
+          error: e.message,
+          status: e instanceof ApiError ? e.status : 400,
+        });
+      }
+      throw e;
+    }
+    ctx.status = 303; // RFC 9110 §15.4.4
+    ctx.redirect('/account?done=reauth#passkeys');
+  });
+
+  return router;
+}
