@@ -239,6 +239,27 @@ test('refused: a replayed challenge, a counter regression; neither signs in', as
   t.is(cloned.body.webauthn_signal, undefined, 'a known credential: no unknown-credential signal');
 });
 
+test("a challenge made for another login page's authorization request is refused there", async (t) => {
+  const { auth } = await userWithPasskey();
+  const mine = await loginPage();
+  const other = await loginPage();
+  // Options for the other page's request, answered on this page: the binding differs.
+  const o = await json('/login/passkey/options', { challenge: other.challenge, csrf: other.csrf }, other.jar);
+  const crossed = await json(
+    '/login/passkey',
+    {
+      challenge: mine.challenge,
+      csrf: mine.csrf,
+      challenge_id: o.body.challenge_id,
+      credential: auth.assert(o.body.options),
+    },
+    mine.jar,
+  );
+  t.is(crossed.status, 400, JSON.stringify(crossed.body));
+  t.is(crossed.body.error, 'invalid_grant');
+  t.false(mine.jar.cookies.has('service_session'));
+});
+
 test('a removed passkey: 400 invalid_grant with webauthn_signal.unknown_credential', async (t) => {
   const { auth, passkeyId, accountJar, accountCsrf } = await userWithPasskey();
   const del = await fetch(`${d.url}/account/passkeys/${passkeyId}/delete`, {

@@ -96,6 +96,9 @@ export function passkeyLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
           clientId: f.client.client_id,
           challengeId: body.challenge_id,
           response: body.credential as unknown as AuthenticationResponseJSON,
+          // The challenge was made for this authorization request (its options call): an
+          // assertion over another request's challenge is refused.
+          authRequestId: f.challenge,
         },
         async (tx, signIn) => {
           const created = await deps.sessions.createSession(tx, {
