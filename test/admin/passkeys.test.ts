@@ -197,6 +197,11 @@ test('reach: 401 without a token, 403 for another tenant’s admin, 404 for no s
   t.is(viaPlatform.status, 200);
   t.is(viaPlatform.body.passkeys.length, 1);
 
+  const tooLong = await call('DELETE', `${listPath(user.id)}/${'p'.repeat(41)}`, admin);
+  t.is(tooLong.status, 400);
+  t.is(tooLong.body.error, 'invalid_request');
+  t.regex(tooLong.body.message, /passkeyId/);
+
   // The passkey is still there after every refusal.
   t.is((await svc.list(app.tenantId, user.id)).length, 1);
 });
