@@ -14,6 +14,18 @@ import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 const actor = { type: 'system' as const, id: 'test' };
 const issuer = 'http://localhost:8080';
 
+test('help: both commands show their flags and examples', async (t) => {
+  const db = { url: 'sqlite:/nonexistent/never-opened.db', dir: '/nonexistent' };
+  const topic = await iam(db, ['users', 'passkeys', '--help']);
+  t.is(topic.code, 0, topic.stderr);
+  t.regex(topic.stdout, /users passkeys list\s+\S/);
+  t.regex(topic.stdout, /users passkeys remove\s+\S/);
+  const remove = await iam(db, ['users', 'passkeys', 'remove', '--help']);
+  t.is(remove.code, 0, remove.stderr);
+  for (const flag of ['--tenant', '--user', '--json', 'PASSKEY']) t.true(remove.stdout.includes(flag), flag);
+  t.regex(remove.stdout, /EXAMPLES[\s\S]*\$ iam users passkeys remove --tenant/);
+});
+
 test('list and remove a user’s passkeys; refusals name what was not found', async (t) => {
   const db = await testDatabase(t);
   const { ds, directory, provisioning } = await openServices(db.url, db.dir);
