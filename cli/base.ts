@@ -19,6 +19,7 @@ import type { Database } from '../shared/db/index.js';
 import { ApiError, type FieldIssue } from '../shared/errors.js';
 import type { Actor } from '../shared/services/audit.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
+import { PasskeyService } from '../shared/services/auth/passkeys.js';
 import { DirectoryService } from '../shared/services/directory.js';
 import { KeyService } from '../shared/services/keys.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
@@ -156,6 +157,11 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   /** Custom claim schemas and users' values (docs/claims.md). */
   protected customClaims(): CustomClaimsService {
     return new CustomClaimsService(this.ds);
+  }
+
+  /** Users' passkeys, with the daemon's issuer (RP ID) and secret key (docs/passkeys.md, "Operators"). */
+  protected passkeys(): PasskeyService {
+    return new PasskeyService(this.ds, { issuer: this.settings.issuer, secretKey: this.settings.secretKey });
   }
 
   /** Agent grants (docs/agents.md); a PATCH's revocation entry is delivered by a daemon's job. */

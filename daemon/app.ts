@@ -29,6 +29,7 @@ import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { agentRoutes } from './routes/admin/agents.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
+import { adminPasskeyRoutes } from './routes/admin/passkeys.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { fieldMappingRoutes } from './routes/admin/field-mapping.js';
 import { approvalRoutes } from './routes/admin/approvals.js';
@@ -128,6 +129,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     emailSettingsRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
+    adminPasskeyRoutes(deps, api),
     customClaimRenameRoutes(deps, api),
     fieldMappingRoutes(deps, api),
     externalTokenRefreshRoutes(deps, api),

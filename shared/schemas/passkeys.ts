@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { PKCE_VALUE } from '../services/auth/pkce.js';
-import { MAX_CREDENTIAL_ID_CHARS } from '../services/auth/passkeys.js';
+import { MAX_CREDENTIAL_ID_CHARS, type PasskeyView } from '../services/auth/passkeys.js';
 
 /** A base64url string (RFC 4648 §5, no padding) of at most `max` characters. */
 export const base64url = (max: number, min = 1) =>
@@ -112,3 +112,40 @@ export const PasskeyArtifactResult = z.object({
 
 /** The signal of an error about a credential (WebAuthn L3 §5.1.10 signalUnknownCredential). */
 export const WebauthnSignal = z.object({ unknown_credential: z.boolean() });
+
+/**
+ * A passkey as an operator sees it (admin API, CLI; docs/passkeys.md "Operators"): public data
+ * only, never the public key, the signature counter or the user handle. The AAGUID names the
+ * authenticator model (all zeros when it is not attested), which helps tell the devices apart.
+ */
+export const AdminPasskeyRecord = z.object({
+  id: z.string(),
+  user_id: z.string(),
+  name: z.string(),
+  credential_id: z.string(),
+  device_type: z.enum(['singleDevice', 'multiDevice']),
+  backed_up: z.boolean(),
+  transports: z.array(z.string()),
+  aaguid: z.string(),
+  created_at: z.int(),
+  last_used_at: z.int().nullable(),
+});
+export type AdminPasskeyRecord = z.infer<typeof AdminPasskeyRecord>;
+
+export const AdminPasskeyList = z.object({ passkeys: z.array(AdminPasskeyRecord) });
+
+/** The operator's view of one of the user's passkeys (AdminPasskeyRecord). */
+export function adminPasskeyRecord(userId: string, p: PasskeyView): AdminPasskeyRecord {
+  return {
+    id: p.id,
+    user_id: userId,
+    name: p.name,
+    credential_id: p.credentialId,
+    device_type: p.deviceType,
+    backed_up: p.backedUp,
+    transports: p.transports,
+    aaguid: p.aaguid,
+    created_at: p.createdAt,
+    last_used_at: p.lastUsedAt,
+  };
+}

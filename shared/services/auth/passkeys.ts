@@ -23,9 +23,9 @@ import {
 } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
-import { ApiError } from '../../errors.js';
+import { ApiError, notFound } from '../../errors.js';
 import { TenantScope, type LoginUser, type PasskeyRow, type WebauthnChallengeRow } from '../../repositories/index.js';
-import { audit } from '../audit.js';
+import { audit, type Actor } from '../audit.js';
 
 /** How long a registration or authentication challenge may be answered. */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
@@ -129,8 +129,16 @@ export interface Passkeys {
   list(tenantId: string, userId: string): Promise<PasskeyView[]>;
   /** Renames one of the user's passkeys; false when it is not theirs. */
   rename(tenantId: string, userId: string, id: string, name: string): Promise<boolean>;
-  /** Removes one of the user's passkeys; false when it is not theirs. */
-  remove(tenantId: string, userId: string, id: string): Promise<boolean>;
+  /**
+   * The user's passkeys as an operator sees them (admin API, CLI): 404 `not_found` when the
+   * tenant has no such user, where `list` answers an empty list.
+   */
+  listForOperator(tenantId: string, userId: string): Promise<PasskeyView[]>;
+  /**
+   * Removes one of the user's passkeys; false when it is not theirs. The `passkey.remove` audit
+   * event names `actor` (an operator helping the user) or, by default, the user.
+   */
+  remove(tenantId: string, userId: string, id: string, actor?: Actor): Promise<boolean>;
   /** Whether a passkey (by its row id) is still registered, for artifact redemption. */
   stillRegistered(tenantId: string, id: string): Promise<boolean>;
 }
@@ -467,14 +475,22 @@ export class PasskeyService implements Passkeys {
     return new TenantScope(this.db, tenantId).passkeys.rename(userId, id, n);
   }
 
-  async remove(tenantId: string, userId: string, id: string): Promise<boolean> {
+  async listForOperator(tenantId: string, userId: string): Promise<PasskeyView[]> {
+    const scope = new TenantScope(this.db, tenantId);
+    // An operator asking about a user who does not exist should hear so, not see "no passkeys".
+    if ((await scope.users.status(userId)) === undefined) throw notFound(`User ${userId}`);
+    return (await scope.passkeys.listByUser(userId)).map(passkeyView);
+  }
+
+  async remove(tenantId: string, userId: string, id: string, actor?: Actor): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const removed = await new TenantScope(tx, tenantId).passkeys.remove(userId, id);
       if (removed)
         await audit(
           tx,
-          { type: 'user', id: userId },
-          { tenantId, action: 'passkey.remove', targetType: 'passkey', targetId: id },
+          actor ?? { type: 'user', id: userId },
+          // The owner is in the summary: an operator's removal names the user it was done for.
+          { tenantId, action: 'passkey.remove', targetType: 'passkey', targetId: id, summary: { user_id: userId } },
         );
       return removed;
     });
