@@ -12,10 +12,10 @@ import type { LoginUser } from '../../shared/repositories/index.js';
 import { SCOPE_PLATFORM, SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { PasskeyService } from '../../shared/services/auth/passkeys.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
 import { pkce, seedApp, type App } from '../helpers/oauth.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
-import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { registerPasskey, SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -33,15 +33,7 @@ const actor = { type: 'system' as const, id: 'test' };
 test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
-  const port = await freePort();
-  // A host name, not an IP address: a browser allows no IP address as an RP ID (docs/passkeys.md).
-  issuer = `http://localhost:${port}`;
-  d = await startDaemon(db.url, db.dir, {
-    IAM_PORT: String(port),
-    IAM_ISSUER: issuer,
-    IAM_THROTTLE_IP_FORM_POSTS: '100000',
-    IAM_THROTTLE_IP_VERIFIES: '100000',
-  });
+  ({ d, issuer } = await startLocalhostDaemon(db.url, db.dir));
   const services = await openServices(db.url, db.dir);
   ds = services.ds;
   svc = new PasskeyService(ds, { issuer, secretKey: TEST_SECRET_KEY });
@@ -81,17 +73,8 @@ async function newUser(tenantId = app.tenantId): Promise<LoginUser> {
   }
 }
 
-async function register(auth: SoftAuthenticator, user: LoginUser, name = 'Test key') {
-  const o = await svc.registrationOptions({ user, sessionId: 'account-page', authTime: Date.now() });
-  return svc.verifyRegistration({
-    user,
-    sessionId: 'account-page',
-    authTime: Date.now(),
-    challengeId: o.challengeId,
-    name,
-    response: auth.register(o.options),
-  });
-}
+const register = (auth: SoftAuthenticator, user: LoginUser, name = 'Test key') =>
+  registerPasskey(svc, user, auth, name);
 
 async function call(method: string, path: string, token?: string) {
   const res = await fetch(`${d.url}${path}`, {

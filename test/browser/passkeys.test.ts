@@ -12,7 +12,7 @@ import test, { type ExecutionContext } from 'ava';
 import * as oidc from 'openid-client';
 import type { Browser, CDPSession, Page } from 'playwright-core';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { codeFrom, REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
@@ -31,14 +31,10 @@ test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
   sink = await startSmtpSink();
-  const port = await freePort();
-  issuer = `http://localhost:${port}`;
-  d = await startDaemon(db.url, db.dir, {
-    IAM_PORT: String(port),
-    IAM_ISSUER: issuer,
+  ({ d, issuer } = await startLocalhostDaemon(db.url, db.dir, {
     IAM_SMTP_URL: sink.url,
     IAM_EMAIL_CODE_RESEND_SECONDS: '0',
-  });
+  }));
   rp = await oidc.discovery(
     new URL(issuer),
     app.web.clientId,

@@ -9,7 +9,7 @@ import { PasskeyService } from '../../shared/services/auth/passkeys.js';
 import { iam, iamJson } from '../helpers/cli.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
-import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { registerPasskey, SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 const issuer = 'http://localhost:8080';
@@ -36,17 +36,7 @@ test('list and remove a user’s passkeys; refusals name what was not found', as
     const u = await directory.createUser(tenant.id, { email, name: email }, actor);
     users.push({ id: u.id, tenant_id: tenant.id, email: u.email, name: u.name, status: 'active' });
   }
-  const register = async (user: LoginUser, name: string) => {
-    const o = await svc.registrationOptions({ user, sessionId: 'account-page', authTime: Date.now() });
-    return svc.verifyRegistration({
-      user,
-      sessionId: 'account-page',
-      authTime: Date.now(),
-      challengeId: o.challengeId,
-      name,
-      response: new SoftAuthenticator(issuer).register(o.options),
-    });
-  };
+  const register = (user: LoginUser, name: string) => registerPasskey(svc, user, new SoftAuthenticator(issuer), name);
   const [ann, ben] = users;
   const annKey = await register(ann, 'Lost phone');
   const benKey = await register(ben, 'Ben key');

@@ -50,6 +50,28 @@ export async function freePort(): Promise<number> {
   });
 }
 
+/**
+ * A daemon whose issuer is `http://localhost:<port>`, for passkeys: browsers allow no IP address
+ * as a WebAuthn RP ID (docs/passkeys.md). The sign-in budgets of 127.0.0.1 are widened, since a
+ * test signs in many times from it.
+ */
+export async function startLocalhostDaemon(
+  databaseUrl: string,
+  dataDir: string,
+  extra: Record<string, string> = {},
+): Promise<{ d: Daemon; issuer: string }> {
+  const port = await freePort();
+  const issuer = `http://localhost:${port}`;
+  const d = await startDaemon(databaseUrl, dataDir, {
+    IAM_PORT: String(port),
+    IAM_ISSUER: issuer,
+    IAM_THROTTLE_IP_FORM_POSTS: '100000',
+    IAM_THROTTLE_IP_VERIFIES: '100000',
+    ...extra,
+  });
+  return { d, issuer };
+}
+
 export async function startDaemon(
   databaseUrl: string,
   dataDir: string,

@@ -13,6 +13,8 @@ import type {
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { isoCBOR } from '@simplewebauthn/server/helpers';
+import type { LoginUser } from '../../shared/repositories/index.js';
+import type { Passkeys, PasskeyView } from '../../shared/services/auth/passkeys.js';
 
 /** Authenticator data flags (WebAuthn §6.1). */
 export const FLAGS = { UP: 0x01, UV: 0x04, BE: 0x08, BS: 0x10, AT: 0x40 } as const;
@@ -153,4 +155,26 @@ export class SoftAuthenticator {
       },
     };
   }
+}
+
+/**
+ * Registers `auth`'s credential for `user` through the service, as the account page does after
+ * a fresh sign-in (auth_time now, one session id for the challenge and the attestation).
+ */
+export async function registerPasskey(
+  svc: Passkeys,
+  user: LoginUser,
+  auth: SoftAuthenticator,
+  name = 'Test key',
+  sessionId = 'account-page',
+): Promise<PasskeyView> {
+  const o = await svc.registrationOptions({ user, sessionId, authTime: Date.now() });
+  return svc.verifyRegistration({
+    user,
+    sessionId,
+    authTime: Date.now(),
+    challengeId: o.challengeId,
+    name,
+    response: auth.register(o.options),
+  });
 }

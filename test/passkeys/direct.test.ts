@@ -13,10 +13,10 @@ import type { Database } from '../../shared/db/index.js';
 import type { LoginUser } from '../../shared/repositories/index.js';
 import { PasskeyService } from '../../shared/services/auth/passkeys.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
 import { authorizeUrl, CookieJar, get, pkce, postJson, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
-import { SoftAuthenticator, type SoftOptions } from '../helpers/soft-authenticator.js';
+import { registerPasskey, SoftAuthenticator, type SoftOptions } from '../helpers/soft-authenticator.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -29,15 +29,7 @@ let n = 0;
 test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
-  const port = await freePort();
-  // A host name, not an IP address: a browser allows no IP address as an RP ID (docs/passkeys.md).
-  issuer = `http://localhost:${port}`;
-  d = await startDaemon(db.url, db.dir, {
-    IAM_PORT: String(port),
-    IAM_ISSUER: issuer,
-    IAM_THROTTLE_IP_FORM_POSTS: '100000',
-    IAM_THROTTLE_IP_VERIFIES: '100000',
-  });
+  ({ d, issuer } = await startLocalhostDaemon(db.url, db.dir));
   ds = (await openServices(db.url, db.dir)).ds;
   svc = new PasskeyService(ds, { issuer, secretKey: TEST_SECRET_KEY });
 });
@@ -64,16 +56,7 @@ async function newUser(): Promise<LoginUser> {
 /** A user with one registered passkey on `auth`; returns the passkey's view. */
 async function registered(auth: SoftAuthenticator, user?: LoginUser) {
   const u = user ?? (await newUser());
-  const o = await svc.registrationOptions({ user: u, sessionId: 'account-page', authTime: Date.now() });
-  const view = await svc.verifyRegistration({
-    user: u,
-    sessionId: 'account-page',
-    authTime: Date.now(),
-    challengeId: o.challengeId,
-    name: 'Test key',
-    response: auth.register(o.options),
-  });
-  return { user: u, view };
+  return { user: u, view: await registerPasskey(svc, u, auth) };
 }
 
 async function post(path: string, body: unknown) {

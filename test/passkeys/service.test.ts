@@ -20,7 +20,7 @@ import { purgeExpiredAuth } from '../../shared/services/auth/purge.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
 import { seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
-import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { registerPasskey, SoftAuthenticator } from '../helpers/soft-authenticator.js';
 
 const ISSUER = 'http://localhost:4455';
 let db: TestDb;
@@ -54,18 +54,8 @@ async function newUser(): Promise<LoginUser> {
   }
 }
 
-async function register(user: LoginUser, auth: SoftAuthenticator, name = 'Laptop') {
-  const sessionId = `sess-${user.id}`;
-  const o = await svc.registrationOptions({ user, sessionId, authTime: Date.now() });
-  return svc.verifyRegistration({
-    user,
-    sessionId,
-    authTime: Date.now(),
-    challengeId: o.challengeId,
-    name,
-    response: auth.register(o.options),
-  });
-}
+const register = (user: LoginUser, auth: SoftAuthenticator, name = 'Laptop') =>
+  registerPasskey(svc, user, auth, name, `sess-${user.id}`);
 
 async function signIn(auth: SoftAuthenticator, over: Parameters<SoftAuthenticator['assert']>[1] = {}) {
   const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
