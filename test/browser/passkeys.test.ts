@@ -122,9 +122,15 @@ async function emailSignIn(page: Page, email: string): Promise<URL> {
   const mail = await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000);
   await page.getByLabel('Sign-in code').fill(codeFrom(mail.text));
   await page.getByRole('button', { name: 'Sign in', exact: true }).click();
-  const cb = await withTimeout(callback, 20_000, 'redirect to the client after the email code');
-  // The intercepted callback is requested before its page has loaded: let it finish, so the
-  // next navigation is not cut short by it.
+  return callbackReached(page, callback, 'redirect to the client after the email code');
+}
+
+/**
+ * The callback URL the browser was sent to, once its intercepted page has loaded: the callback
+ * is requested before that page loads, and a navigation started earlier would be cut short by it.
+ */
+async function callbackReached(page: Page, callback: Promise<URL>, what: string): Promise<URL> {
+  const cb = await withTimeout(callback, 20_000, what);
   await page.waitForURL((u) => u.origin === new URL(REDIRECT).origin);
   return cb;
 }
@@ -187,7 +193,7 @@ test.serial(
     t.regex(login!.headers()['content-security-policy'] ?? '', /script-src 'nonce-/);
     t.is(await page.getByLabel('Email address').getAttribute('autocomplete'), 'username webauthn');
     await page.getByRole('button', { name: 'Sign in with a passkey' }).click();
-    const cb = await withTimeout(callback, 20_000, 'redirect to the client after the passkey');
+    const cb = await callbackReached(page, callback, 'redirect to the client after the passkey');
     t.is(cb.searchParams.get('iss'), issuer);
 
     // 5. openid-client redeems the code (PKCE, state, nonce, ID token validated).
@@ -286,7 +292,7 @@ test.serial(
     const { url, checks } = await authorization();
     const callback = interceptCallback(page);
     await page.goto(url);
-    const cb = await withTimeout(callback, 20_000, 'redirect to the client after the autofill sign-in');
+    const cb = await callbackReached(page, callback, 'redirect to the client after the autofill sign-in');
     const tokens = await oidc.authorizationCodeGrant(rp, cb, {
       pkceCodeVerifier: checks.verifier,
       expectedState: checks.state,
