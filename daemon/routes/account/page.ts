@@ -6,18 +6,14 @@
  * page sends the same security headers as the login page.
  */
 import Router from '@koa/router';
-import type { ParameterizedContext } from 'koa';
 import type { AppDeps, AppState } from '../../context.js';
-import { sessionCsrf } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { passkeySection } from '../../views/account-passkeys.js';
 import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
-import { ACCOUNT_CSRF_PURPOSE } from './passkeys.js';
-
-type Ctx = ParameterizedContext<AppState>;
+import { accountForms } from './forms.js';
 
 const ACTION_HEADING = '<th scope="col"><span class="skip">Action</span></th>';
 const DEVICE_HEADINGS =
@@ -33,19 +29,12 @@ const NOTICES: Record<string, string> = {
   reauth: 'Thank you for confirming it is you. You can add a passkey in the next five minutes.',
 };
 
-const REFUSED_BODY =
-  '<h1>Request refused</h1>' +
-  '<p role="alert">The form could not be verified. Reload the account page and try again.</p>';
-
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const service = deps.account;
-  const csrf = sessionCsrf(deps.config.secretKey, ACCOUNT_CSRF_PURPOSE);
+  const { csrf, formOk, refused } = accountForms(deps);
 
   const signedIn = sessionAuth(deps, { page: true });
-
-  const csrfOk = (ctx: Ctx, sessionId: string): boolean =>
-    csrf.verify(sessionId, (ctx.request.body as Record<string, unknown> | undefined)?.csrf);
 
   api.add(
     router,
@@ -119,12 +108,7 @@ ${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time 
 
   router.post('/account/devices/:id/sign-out', signedIn, async (ctx) => {
     const me = ctx.state.session!;
-    if (!csrfOk(ctx, me.session.id))
-      return renderPage(ctx, {
-        status: 403,
-        title: 'Refused',
-        body: REFUSED_BODY,
-      });
+    if (!formOk(ctx)) return refused(ctx);
     const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
     if (!sessionId)
       return renderPage(ctx, {
@@ -139,12 +123,7 @@ ${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time 
 
   router.post('/account/consents/:id/withdraw', signedIn, async (ctx) => {
     const me = ctx.state.session!;
-    if (!csrfOk(ctx, me.session.id))
-      return renderPage(ctx, {
-        status: 403,
-        title: 'Refused',
-        body: REFUSED_BODY,
-      });
+    if (!formOk(ctx)) return refused(ctx);
     const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
     if (!ok)
       return renderPage(ctx, {

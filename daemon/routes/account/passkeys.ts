@@ -23,19 +23,13 @@ import {
 } from '../../../shared/schemas/passkey-pages.js';
 import type { PasskeyView } from '../../../shared/services/auth/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { sessionCsrf } from '../../csrf.js';
+import { accountForms } from './forms.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { renderPage } from '../../views/html.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
-/** The purpose the account page's CSRF token is derived for (page.ts renders it). */
-export const ACCOUNT_CSRF_PURPOSE = 'account-csrf';
-
-const REFUSED_BODY =
-  '<h1>Request refused</h1>' +
-  '<p role="alert">The form could not be verified. Reload the account page and try again.</p>';
 const NOT_FOUND_BODY = '<h1>Passkey not found</h1><p><a href="/account#passkeys">Back to your account</a></p>';
 
 const PasskeyName = z.string().trim().min(1).max(64);
@@ -65,7 +59,7 @@ const errors = {
 
 export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const csrf = sessionCsrf(deps.config.secretKey, ACCOUNT_CSRF_PURPOSE);
+  const { csrf, formOk, refused } = accountForms(deps);
   const issuerOrigin = new URL(deps.config.issuer).origin;
   const tags = ['account: passkeys'];
   const signedIn = sessionAuth(deps);
@@ -78,9 +72,6 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     if (!csrf.verify(ctx.state.session!.session.id, token))
       throw new ApiError(403, 'forbidden', 'body.csrf: not this session’s token; reload the account page.');
   };
-
-  const formOk = (ctx: Ctx): boolean =>
-    csrf.verify(ctx.state.session!.session.id, (ctx.request.body as Record<string, unknown> | undefined)?.csrf);
 
   api.add(
     router,
@@ -134,7 +125,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
 
   router.post('/account/passkeys/:id/rename', signedInPage, async (ctx) => {
     const me = ctx.state.session!;
-    if (!formOk(ctx)) return renderPage(ctx, { status: 403, title: 'Refused', body: REFUSED_BODY });
+    if (!formOk(ctx)) return refused(ctx);
     const name = PasskeyName.safeParse((ctx.request.body as Record<string, unknown> | undefined)?.name);
     if (!name.success)
       return renderPage(ctx, {
@@ -152,7 +143,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
 
   router.post('/account/passkeys/:id/delete', signedInPage, async (ctx) => {
     const me = ctx.state.session!;
-    if (!formOk(ctx)) return renderPage(ctx, { status: 403, title: 'Refused', body: REFUSED_BODY });
+    if (!formOk(ctx)) return refused(ctx);
     if (!(await deps.passkeys.remove(me.session.tenant_id, me.user.id, ctx.params.id)))
       return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
     ctx.status = 303;

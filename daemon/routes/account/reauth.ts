@@ -19,12 +19,10 @@ import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/co
 import { KNOWN_DEVICE_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
-import { sessionCsrf } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
-import { renderPage } from '../../views/html.js';
 import { reauthCodePage, reauthStartPage } from '../../views/account-passkeys.js';
 import { requestMeta, retryAfter } from '../oauth/authorization.js';
-import { ACCOUNT_CSRF_PURPOSE } from './passkeys.js';
+import { accountForms } from './forms.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -34,13 +32,9 @@ type Ctx = ParameterizedContext<AppState>;
  */
 export const ACCOUNT_CLIENT_ID = 'account';
 
-const REFUSED_BODY =
-  '<h1>Request refused</h1>' +
-  '<p role="alert">The form could not be verified. Go back to <a href="/account">your account</a> and try again.</p>';
-
 export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
   const router = new Router<AppState>();
-  const csrf = sessionCsrf(deps.config.secretKey, ACCOUNT_CSRF_PURPOSE);
+  const { csrf, formOk, refused } = accountForms(deps);
   const signedIn = sessionAuth(deps, { page: true });
   const binding = (sessionId: string) => `reauth:${sessionId}`;
 
@@ -48,8 +42,8 @@ export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
   const form = (ctx: Ctx) => {
     const me = ctx.state.session!;
     const b = (ctx.request.body ?? {}) as Record<string, unknown>;
-    if (!csrf.verify(me.session.id, b.csrf)) {
-      renderPage(ctx, { status: 403, title: 'Refused', body: REFUSED_BODY });
+    if (!formOk(ctx)) {
+      refused(ctx, 'Go back to <a href="/account">your account</a> and try again.');
       return undefined;
     }
     return { me, b, token: csrf.tokenFor(me.session.id) };
