@@ -9,7 +9,7 @@
 import { z } from 'zod';
 import type { AuthenticationResponseJSON, RegistrationResponseJSON } from '@simplewebauthn/server';
 import { PKCE_VALUE } from '../services/auth/pkce.js';
-import { MAX_CREDENTIAL_ID_CHARS, type PasskeyView } from '../services/auth/passkeys.js';
+import { MAX_CREDENTIAL_ID_CHARS, publicPasskeyRecord, type PasskeyView } from '../services/auth/passkeys.js';
 
 /** A base64url string (RFC 4648 §5, no padding) of at most `max` characters. */
 export const base64url = (max: number, min = 1) =>
@@ -136,16 +136,6 @@ export const AdminPasskeyList = z.object({ passkeys: z.array(AdminPasskeyRecord)
 
 /** The operator's view of one of the user's passkeys (AdminPasskeyRecord). */
 export function adminPasskeyRecord(userId: string, p: PasskeyView): AdminPasskeyRecord {
-  return {
-    id: p.id,
-    user_id: userId,
-    name: p.name,
-    credential_id: p.credentialId,
-    device_type: p.deviceType,
-    backed_up: p.backedUp,
-    transports: p.transports,
-    aaguid: p.aaguid,
-    created_at: p.createdAt,
-    last_used_at: p.lastUsedAt,
-  };
+  const { id, ...rest } = publicPasskeyRecord(p);
+  return { id, user_id: userId, ...rest };
 }

@@ -10,6 +10,7 @@
 import { newId } from '../crypto.js';
 import { retryTransient, type Database, type Db } from '../db/index.js';
 import type { MailQueue } from './auth/codes.js';
+import { publicPasskeyRecord } from './auth/passkeys.js';
 import { ExportHousekeeping, Lookups, TenantScope, type PagedExportSection } from '../repositories/index.js';
 
 export const EXPORT_SECTIONS = [
@@ -102,17 +103,7 @@ const PASSKEY_COLUMNS = [
   'last_used_at',
 ] as const;
 async function passkeyRows(scope: TenantScope, userId: string) {
-  return (await scope.passkeys.listByUser(userId)).map((k) => ({
-    id: k.id,
-    name: k.name,
-    credential_id: k.credentialId,
-    device_type: k.deviceType,
-    backed_up: k.backedUp,
-    transports: k.transports,
-    aaguid: k.aaguid,
-    created_at: k.createdAt,
-    last_used_at: k.lastUsedAt,
-  }));
+  return (await scope.passkeys.listByUser(userId)).map(publicPasskeyRecord);
 }
 
 /** Rows the export would contain: what decides inline or pending. */

@@ -21,7 +21,7 @@ import {
   AccountPasskeyRecord,
   PasskeyOptionsResult,
 } from '../../../shared/schemas/passkey-pages.js';
-import type { PasskeyView } from '../../../shared/services/auth/passkeys.js';
+import { publicPasskeyRecord, type PasskeyView } from '../../../shared/services/auth/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { accountForms } from './forms.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
@@ -34,17 +34,10 @@ const NOT_FOUND_BODY = '<h1>Passkey not found</h1><p><a href="/account#passkeys"
 
 const PasskeyName = z.string().trim().min(1).max(64);
 
+/** The account page's record of a passkey: its public data but the authenticator model (aaguid). */
 export function passkeyRecord(p: PasskeyView): z.infer<typeof AccountPasskeyRecord> {
-  return {
-    id: p.id,
-    name: p.name,
-    credential_id: p.credentialId,
-    device_type: p.deviceType,
-    backed_up: p.backedUp,
-    transports: p.transports,
-    created_at: p.createdAt,
-    last_used_at: p.lastUsedAt,
-  };
+  const { aaguid: _aaguid, ...record } = publicPasskeyRecord(p);
+  return record;
 }
 
 const errors = {

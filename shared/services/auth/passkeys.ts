@@ -56,6 +56,25 @@ export interface PasskeyView {
   lastUsedAt: number | null;
 }
 
+/**
+ * A passkey's public data as a snake_case record: the data export's `passkeys` rows, the
+ * account page's JSON and the operators' view are built from it. Never the public key, the
+ * signature counter or the user handle.
+ */
+export function publicPasskeyRecord(p: PasskeyView) {
+  return {
+    id: p.id,
+    name: p.name,
+    credential_id: p.credentialId,
+    device_type: p.deviceType,
+    backed_up: p.backedUp,
+    transports: p.transports,
+    aaguid: p.aaguid,
+    created_at: p.createdAt,
+    last_used_at: p.lastUsedAt,
+  };
+}
+
 /** A verified assertion: who signed in, with which passkey, and its authentication context. */
 export interface PasskeySignIn {
   user: LoginUser;
