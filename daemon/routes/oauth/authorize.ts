@@ -20,6 +20,7 @@ import { consentPage, emailStep } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
+import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -155,6 +156,14 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     }
     const fail = (error: string, description: string) =>
       redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
+    // address and phone (OIDC Core §5.4) only where the tenant offers them (docs/claims.md):
+    // RFC 6749 §4.1.2.1 invalid_scope, as for any scope the client may not ask for.
+    const optional = p.scope.filter(isOptionalClaimScope);
+    if (optional.length) {
+      const offered = await deps.directory.standardClaimScopes(client.tenant_id);
+      const off = optional.filter((s) => !offered.includes(s));
+      if (off.length) return fail('invalid_scope', `Scope not offered by this tenant: ${off.join(' ')}`);
+    }
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
