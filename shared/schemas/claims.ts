@@ -44,9 +44,8 @@ const OIDC_STANDARD_CLAIMS = [
  * Claims with a protocol meaning in the tokens this service issues: OIDC Core §2 and §3.1.3.6
  * (auth_time nonce acr amr azp at_hash c_hash), OIDC Front/Back-Channel Logout (sid),
  * RFC 8693 §4 (scope client_id act may_act), RFC 7800 §3 (cnf), RFC 9396 (authorization_details),
- * RFC 8707 §2 (resource, in exchanged tokens), RFC 7662 §2.2 (the introspection response's
- * active, token_type, username), RFC 9068 §2.2.3.1 (groups, roles, entitlements),
- * RFC 7519 §5 header names a consumer may read as claims (typ, cty), this service's own
+ * RFC 8707 §2 (resource, in exchanged tokens), RFC 7662 §2.2 (active and token_type, which
+ * the introspection answer puts beside the token's claims), this service's own
  * (tenant_id; tenant and fid in exchanged and refreshed tokens; agent_grant_id and
  * agent_grant_gen in tokens bound to an agent grant, docs/agents.md) and FAPI's s_hash.
  * A claim the service starts to emit belongs here: test/shared/reserved-claims.test.ts
@@ -75,12 +74,6 @@ const PROTOCOL_CLAIMS = [
   'resource',
   'active',
   'token_type',
-  'username',
-  'groups',
-  'roles',
-  'entitlements',
-  'typ',
-  'cty',
   'agent_grant_id',
   'agent_grant_gen',
 ];

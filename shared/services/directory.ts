@@ -38,7 +38,16 @@ export const toTenantView = ({ settings, ...rest }: Tenant) => ({
 export type UserPublic = Omit<User, 'standard_claims'> & StandardClaims;
 export const toUserView = (u: User): UserPublic => {
   const { id, tenant_id, email, name, status, created_at, updated_at } = u;
-  return { id, tenant_id, email, name, status, ...((u.standard_claims ?? {}) as StandardClaims), created_at, updated_at };
+  return {
+    id,
+    tenant_id,
+    email,
+    name,
+    status,
+    ...((u.standard_claims ?? {}) as StandardClaims),
+    created_at,
+    updated_at,
+  };
 };
 
 export class DirectoryService {

@@ -29,7 +29,7 @@ export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
   phone: ['phone_number', 'phone_number_verified'],
 };
 
-/** What a user record gives the claims: the columns and the `standard_claims` JSON (shared/schemas/standard-claims.ts). */
+/** What a user record gives the claims: its columns and the `standard_claims` JSON. */
 export interface ClaimsUser {
   email: string;
   name: string;

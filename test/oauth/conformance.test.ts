@@ -188,7 +188,7 @@ test('oidcc-server-client-secret-post: the code redeems with client_secret_post'
   t.is(decodeJwt(body.id_token!).aud, app.web.clientId);
 });
 
-test('oidcc-scope-address, -phone, -all: scopes the service does not offer are refused with invalid_scope', async (t) => {
+test('address and phone at a client not registered for them: invalid_scope (the offered case: standard-claims.test.ts)', async (t) => {
   const { jar } = await signedIn();
   for (const scope of ['openid address', 'openid phone', 'openid profile email address phone']) {
     const { loc } = await authorize(jar, { prompt: 'none', scope });

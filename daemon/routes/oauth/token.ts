@@ -161,7 +161,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
           })
         : {};
       // The standard claims of the granted scopes (OIDC Core §5.4), the same as UserInfo's.
-      if (user) Object.assign(claims, standardClaims(user, p.scope, await offeredClaimScopes(p.client.tenant_id, p.scope)));
+      if (user)
+        Object.assign(claims, standardClaims(user, p.scope, await offeredClaimScopes(p.client.tenant_id, p.scope)));
       body.id_token = await deps.tokens.issueIdToken({
         sub: p.userId,
         clientId: p.client.client_id,
