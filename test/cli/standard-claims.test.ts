@@ -31,7 +31,7 @@ test('offer address and phone, create a user with claims; bad claims name the fi
     t.deepEqual(await directory.standardClaimScopes(tenant.id), ['address', 'phone']);
 
     const claims = { given_name: 'Ada', locale: 'en-gb', phone_number: '+442071234567', address: { country: 'GB' } };
-    const user = (await iamJson(db, [
+    const user = await iamJson<Record<string, unknown>>(db, [
       'users',
       'create',
       ...T,
@@ -41,7 +41,7 @@ test('offer address and phone, create a user with claims; bad claims name the fi
       'Ada Lovelace',
       '--claims',
       JSON.stringify(claims),
-    ])) as Record<string, unknown>;
+    ]);
     t.is(user.given_name, 'Ada');
     t.is(user.locale, 'en-GB');
     t.deepEqual(user.address, { country: 'GB' });
