@@ -153,5 +153,7 @@ const SCOPE_TEXT: Record<string, string> = {
   openid: 'Know who you are',
   profile: 'See your name',
   email: 'See your email address',
+  address: 'See your postal address',
+  phone: 'See your phone number',
   offline_access: 'Stay signed in when you are away',
 };

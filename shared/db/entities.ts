@@ -142,6 +142,8 @@ export interface User {
   email: string;
   name: string;
   status: 'active' | 'disabled';
+  /** OIDC Core §5.1 standard claims beyond name and email (shared/schemas/standard-claims.ts); null: none. */
+  standard_claims?: JsonObject | null;
   created_at: number;
   updated_at: number;
 }
@@ -155,6 +157,7 @@ export const UserEntity = new EntitySchema<User>({
     email: { type: 'varchar', length: 320 },
     name: { type: 'varchar', length: 200 },
     status: { type: 'varchar', length: 16 },
+    standard_claims: { type: 'text', nullable: true, transformer: jsonText },
     created_at: ts(),
     updated_at: ts(),
   },

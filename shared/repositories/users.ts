@@ -17,6 +17,9 @@ export interface LoginUser {
   email: string;
   name: string;
   status: string;
+  /** The standard claims' JSON (users.standard_claims), on the reads that issue claims (find, withTenantState). */
+  standard_claims?: string | null;
+  updated_at?: number;
 }
 
 export class ScopedUsers {
@@ -51,7 +54,7 @@ export class ScopedUsers {
   find(id: string): Promise<LoginUser | undefined> {
     return one<LoginUser>(
       this.s.db,
-      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND id = ?',
+      'SELECT id, tenant_id, email, name, status, standard_claims, updated_at FROM users WHERE tenant_id = ? AND id = ?',
       [this.s.tenantId, id],
     );
   }
@@ -78,7 +81,7 @@ export class ScopedUsers {
   async withTenantState(id: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
     return one<LoginUser & { lifecycle_state: string }>(
       this.s.db,
-      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, t.lifecycle_state
+      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, u.standard_claims, u.updated_at, t.lifecycle_state
          FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`,
       [this.s.tenantId, id],
     );

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { isAdminScope } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
+import { StandardClaimsInput, StandardClaimsView } from './standard-claims.js';
 
 /** An https URL of at most 2048 characters (the interface's bound for `logo_uri`). */
 const logoUri = z.url({ protocol: /^https$/ }).max(2048);
@@ -151,9 +152,11 @@ export const PolicyVersionsInput = z.strictObject({
 });
 export type PolicyVersionsInput = z.input<typeof PolicyVersionsInput>;
 
+/** A user: email and name, and optionally the OIDC Core §5.1 standard claims (docs/claims.md). */
 export const CreateUserInput = z.strictObject({
   email,
   name: displayName,
+  ...StandardClaimsInput,
 });
 export type CreateUserInput = z.input<typeof CreateUserInput>;
 
@@ -193,15 +196,17 @@ export const CreatedClientView = ClientView.extend({
   client_secret: z.string().optional().describe('Shown once, at creation; only a hash is stored.'),
 });
 
-export const UserView = z.object({
-  id: z.string(),
-  tenant_id: z.string(),
-  email: z.string(),
-  name: z.string(),
-  status: z.string(),
-  created_at: z.number().int(),
-  updated_at: z.number().int(),
-});
+export const UserView = z
+  .object({
+    id: z.string(),
+    tenant_id: z.string(),
+    email: z.string(),
+    name: z.string(),
+    status: z.string(),
+    created_at: z.number().int(),
+    updated_at: z.number().int(),
+  })
+  .extend(StandardClaimsView.shape);
 
 /** The interface specification's "Step" of a provisioning operation (extensible). */
 export const ProvisioningStepView = z.looseObject({

@@ -44,8 +44,13 @@ const OIDC_STANDARD_CLAIMS = [
  * Claims with a protocol meaning in the tokens this service issues: OIDC Core §2 and §3.1.3.6
  * (auth_time nonce acr amr azp at_hash c_hash), OIDC Front/Back-Channel Logout (sid),
  * RFC 8693 §4 (scope client_id act may_act), RFC 7800 §3 (cnf), RFC 9396 (authorization_details),
- * this service's own (tenant_id; tenant and fid in exchanged and refreshed tokens) and
- * FAPI's s_hash.
+ * RFC 8707 §2 (resource, in exchanged tokens), RFC 7662 §2.2 (active and token_type, which
+ * the introspection answer puts beside the token's claims), this service's own
+ * (tenant_id; tenant and fid in exchanged and refreshed tokens; agent_grant_id and
+ * agent_grant_gen in tokens bound to an agent grant, docs/agents.md) and FAPI's s_hash.
+ * A claim the service starts to emit belongs here: test/shared/reserved-claims.test.ts
+ * collects the names of every token, UserInfo and introspection answer and fails on any that
+ * is not reserved.
  */
 const PROTOCOL_CLAIMS = [
   'auth_time',
@@ -66,6 +71,11 @@ const PROTOCOL_CLAIMS = [
   'tenant_id',
   'tenant',
   'fid',
+  'resource',
+  'active',
+  'token_type',
+  'agent_grant_id',
+  'agent_grant_gen',
 ];
 
 /** Every claim name a custom claim schema may not take, at create or at rename. */

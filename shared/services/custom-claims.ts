@@ -22,6 +22,7 @@ import {
 import {
   assertFieldKey,
   CreateCustomClaimInput,
+  isReservedClaimName,
   LIMITS,
   SetUserClaimsInput,
   UpdateCustomClaimInput,
@@ -366,6 +367,9 @@ export class CustomClaimsService {
   ): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
     for (const r of await this.scope(tenantId).customClaims.emittable(userId)) {
+      // A schema made before its key was reserved (a name the service has since started to
+      // emit) is never emitted: a custom value must not be read as the service's own claim.
+      if (isReservedClaimName(r.field_key)) continue;
       if (boundTo(r.field_usage_bindings, opts.tokenType, opts.scopes)) out[r.field_key] = JSON.parse(r.value_json);
     }
     return out;

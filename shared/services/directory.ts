@@ -15,10 +15,17 @@ import {
   type ResolvedClient,
 } from '../repositories/index.js';
 import { CreateClientInput, CreateUserInput, PolicyVersionsInput } from '../schemas/admin.js';
+import {
+  STANDARD_CLAIM_KEYS,
+  StandardClaimScopesInput,
+  type OptionalClaimScope,
+  type StandardClaims,
+} from '../schemas/standard-claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
 import { updateSettingsSection } from './tenant-settings.js';
+import { enabledClaimScopes, STANDARD_CLAIMS_SECTION } from './standard-claims.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
@@ -26,6 +33,22 @@ export const toTenantView = ({ settings, ...rest }: Tenant) => ({
   ...rest,
   allow_signup: settings?.allowSignup === true,
 });
+
+/** A user as the admin API and the CLI show one: the columns, and the standard claims set, flat. */
+export type UserPublic = Omit<User, 'standard_claims'> & StandardClaims;
+export const toUserView = (u: User): UserPublic => {
+  const { id, tenant_id, email, name, status, created_at, updated_at } = u;
+  return {
+    id,
+    tenant_id,
+    email,
+    name,
+    status,
+    ...((u.standard_claims ?? {}) as StandardClaims),
+    created_at,
+    updated_at,
+  };
+};
 
 export class DirectoryService {
   private readonly hasher: SecretHasher;
@@ -119,10 +142,12 @@ export class DirectoryService {
     return { client: toClientView(client), ...(secret ? { client_secret: secret } : {}) };
   }
 
-  async createUser(tenantId: string, input: unknown, actor: Actor): Promise<User> {
+  async createUser(tenantId: string, input: unknown, actor: Actor): Promise<UserPublic> {
     await this.requireTenant(tenantId);
     const u = parseInput(CreateUserInput, input);
     const now = Date.now();
+    const claims: StandardClaims = {};
+    for (const k of STANDARD_CLAIM_KEYS) if (u[k] !== undefined) Object.assign(claims, { [k]: u[k] });
     try {
       return await this.ds.transaction(async (em) => {
         const user = await new TenantScope(em, tenantId).users.insert({
@@ -130,12 +155,13 @@ export class DirectoryService {
           email: u.email,
           name: u.name,
           status: 'active',
+          standard_claims: Object.keys(claims).length ? claims : null,
           created_at: now,
           updated_at: now,
         });
         // The audit summary names the user by id only: an email address is personal data.
         await audit(em, actor, { tenantId, action: 'user.create', targetType: 'user', targetId: user.id, summary: {} });
-        return user;
+        return toUserView(user);
       });
     } catch (e) {
       if (isUniqueViolation(e))
@@ -160,6 +186,29 @@ export class DirectoryService {
       { tenantId, section: 'consentPolicy', action: 'tenant.policy_versions.update', actor },
       (settings) => ({ before: policyVersionsOf(settings), after }),
     );
+  }
+
+  /**
+   * The optional claim scopes (`address`, `phone`, OIDC Core §5.4) the tenant offers; none by
+   * default (docs/claims.md, "Standard claims"). A tenant that does not exist offers none.
+   */
+  async standardClaimScopes(tenantId: string): Promise<OptionalClaimScope[]> {
+    return enabledClaimScopes(await new TenantRepository(this.ds).settings(tenantId));
+  }
+
+  /**
+   * Replaces the optional claim scopes the tenant offers (`settings.standardClaims.scopes`).
+   * Turning one off stops its claims at once, in tokens of grants given before too. Audited as
+   * `tenant.standard_claims.update`.
+   */
+  async setStandardClaimScopes(tenantId: string, input: unknown, actor: Actor): Promise<OptionalClaimScope[]> {
+    const { scopes } = parseInput(StandardClaimScopesInput, input);
+    const after = await updateSettingsSection(
+      this.ds,
+      { tenantId, section: STANDARD_CLAIMS_SECTION, action: 'tenant.standard_claims.update', actor },
+      (settings) => ({ before: { scopes: enabledClaimScopes(settings) }, after: { scopes: [...scopes].sort() } }),
+    );
+    return after.scopes;
   }
 
   verifyClientSecret(client: Client, secret: string): boolean {

@@ -188,7 +188,7 @@ test('oidcc-server-client-secret-post: the code redeems with client_secret_post'
   t.is(decodeJwt(body.id_token!).aud, app.web.clientId);
 });
 
-test('oidcc-scope-address, -phone, -all: scopes the service does not offer are refused with invalid_scope', async (t) => {
+test('address and phone at a client not registered for them: invalid_scope (the offered case: standard-claims.test.ts)', async (t) => {
   const { jar } = await signedIn();
   for (const scope of ['openid address', 'openid phone', 'openid profile email address phone']) {
     const { loc } = await authorize(jar, { prompt: 'none', scope });
@@ -227,4 +227,53 @@ test('oidcc-ensure-redirect-uri-in-authorization-request: no redirect_uri is an 
   t.is(r.status, 400);
   t.is(loc, undefined);
   t.regex(await r.text(), /No redirect was made/);
+});
+
+test('oidcc-ensure-post-request-succeeds: the authorization request as a form POST gives a code', async (t) => {
+  const { jar } = await signedIn();
+  const p = pkce();
+  const form = new URLSearchParams(kit.authParams(app.web.clientId, p.challenge, { prompt: 'none', state: 'st-post' }));
+  const r = await fetch(`${d.url}/authorize`, {
+    method: 'POST',
+    // A relying party's page posts the form across origins (OIDC Core §3.1.2.1).
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      origin: 'https://rp.example.test',
+      cookie: jar.header(),
+    },
+    body: form,
+    redirect: 'manual',
+  });
+  t.is(r.status, 302);
+  const loc = new URL(r.headers.get('location')!);
+  t.is(`${loc.origin}${loc.pathname}`, REDIRECT);
+  t.is(loc.searchParams.get('state'), 'st-post');
+  t.is(loc.searchParams.get('iss'), d.url);
+  const code = loc.searchParams.get('code');
+  t.truthy(code, String(loc));
+  const { idClaims } = await redeemIdToken(code!, p.verifier);
+  t.is(idClaims.aud, app.web.clientId);
+  // Without a session the POST shows the login page, as the GET does.
+  const anonymous = await fetch(`${d.url}/authorize`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams(kit.authParams(app.web.clientId, pkce().challenge)),
+    redirect: 'manual',
+  });
+  t.true(await isLoginPage(anonymous));
+});
+
+test('oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported and oidcc-request-uri-unsigned-…: refused as unsupported', async (t) => {
+  const { jar } = await signedIn();
+  const requestObject = 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.';
+  const withRequest = await authorize(jar, { prompt: 'none', request: requestObject, state: 'st-req' });
+  t.is(withRequest.loc!.searchParams.get('error'), 'request_not_supported', 'OIDC Core §6.1, §3.1.2.6');
+  t.is(withRequest.loc!.searchParams.get('state'), 'st-req');
+  t.is(withRequest.loc!.searchParams.get('code'), null);
+  const withUri = await authorize(jar, { prompt: 'none', request_uri: 'https://rp.example.test/req.jwt' });
+  t.is(withUri.loc!.searchParams.get('error'), 'request_uri_not_supported', 'OIDC Core §6.2, §3.1.2.6');
+  t.is(withUri.loc!.searchParams.get('code'), null);
+  const m = (await (await fetch(`${d.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
+  t.is(m.request_parameter_supported, false);
+  t.is(m.request_uri_parameter_supported, false);
 });

@@ -12,7 +12,8 @@ import {
   UserView,
 } from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { toClientView, toTenantView } from '../../../shared/services/directory.js';
+import { toClientView, toTenantView, toUserView } from '../../../shared/services/directory.js';
+import { StandardClaimScopesInput, StandardClaimScopesView } from '../../../shared/schemas/standard-claims.js';
 import type { Actor } from '../../../shared/services/audit.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -255,7 +256,59 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
       const { limit, offset } = ctx.state.guard.query;
-      ctx.body = { users: await deps.directory.scope(id).users.list({ limit, offset }) };
+      ctx.body = { users: (await deps.directory.scope(id).users.list({ limit, offset })).map(toUserView) };
+    },
+  );
+
+  // The optional claim scopes of OIDC Core §5.4 (address, phone) a tenant offers; docs/claims.md.
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/api/admin/tenants/:tenantId/standard-claims',
+      summary: 'The optional claim scopes (address, phone) the tenant offers',
+      tags,
+      security: 'bearer',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      responses: {
+        200: { description: 'the scopes offered', schema: StandardClaimScopesView },
+        ...errors,
+        404: { description: 'no such tenant', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard.params;
+      requireTenantAccess(ctx, id);
+      await deps.directory.requireTenant(id);
+      ctx.body = { tenantId: id, scopes: await deps.directory.standardClaimScopes(id) };
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'put',
+      path: '/api/admin/tenants/:tenantId/standard-claims',
+      summary: 'Turn the optional claim scopes (address, phone) on or off for the tenant',
+      tags,
+      security: 'bearer',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: TenantParam,
+      body: StandardClaimScopesInput,
+      responses: {
+        200: { description: 'the scopes offered now', schema: StandardClaimScopesView },
+        ...errors,
+        404: { description: 'no such tenant', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const { tenantId: id } = ctx.state.guard.params;
+      requireTenantAccess(ctx, id);
+      const scopes = await deps.directory.setStandardClaimScopes(id, ctx.state.guard.body, actorOf(ctx));
+      ctx.body = { tenantId: id, scopes };
     },
   );
 

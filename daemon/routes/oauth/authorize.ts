@@ -20,6 +20,7 @@ import { consentPage, emailStep } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
+import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -46,6 +47,13 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
 
   /** Validates everything after client_id and redirect_uri; throws AuthzRedirectError. */
   const parseParams = (q: Record<string, unknown>, client: Client, redirectUri: string): AuthParams => {
+    // OIDC Core §6.1 and §6.2: request objects are not offered (discovery says
+    // request_parameter_supported and request_uri_parameter_supported false); a request that
+    // carries one is refused as §3.1.2.6 names it, rather than served without what it asked.
+    if (q.request !== undefined)
+      throw new AuthzRedirectError('request_not_supported', 'Request objects are not supported.');
+    if (q.request_uri !== undefined)
+      throw new AuthzRedirectError('request_uri_not_supported', 'request_uri is not supported.');
     const responseType = param(q, 'response_type');
     if (!responseType) throw new AuthzRedirectError('invalid_request', 'response_type is required.');
     if (responseType !== 'code')
@@ -116,7 +124,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   // ---- GET /authorize ----
 
   const authorize: Middleware<AppState> = async (ctx) => {
-    const q = ctx.query as Record<string, unknown>;
+    // OIDC Core §3.1.2.1: the same request as a GET query or as a form POST. A POST takes its
+    // parameters from the form alone (a query string beside it is not read, so a parameter
+    // cannot arrive twice by two routes).
+    const q = (ctx.method === 'POST' ? (ctx.request.body ?? {}) : ctx.query) as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
     const found = clientId ? await deps.directory.resolveClient(clientId) : null;
     if (!found || found.client.status !== 'active')
@@ -155,6 +166,14 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     }
     const fail = (error: string, description: string) =>
       redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
+    // address and phone (OIDC Core §5.4) only where the tenant offers them (docs/claims.md):
+    // RFC 6749 §4.1.2.1 invalid_scope, as for any scope the client may not ask for.
+    const optional = p.scope.filter(isOptionalClaimScope);
+    if (optional.length) {
+      const offered = await deps.directory.standardClaimScopes(client.tenant_id);
+      const off = optional.filter((s) => !offered.includes(s));
+      if (off.length) return fail('invalid_scope', `Scope not offered by this tenant: ${off.join(' ')}`);
+    }
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     const session = current && current.session.tenant_id === client.tenant_id ? current : undefined;
@@ -230,6 +249,22 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
         200: { description: 'login or consent page', contentType: 'text/html' },
         400: { description: 'error page: unknown client or redirect URI' },
+      },
+    },
+    authorize,
+  );
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/authorize',
+      summary: 'The authorization request as a form POST (OIDC Core §3.1.2.1); answers as GET /authorize',
+      tags: ['oauth'],
+      security: 'optional-cookie',
+      responses: {
+        302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
+        200: { description: 'login or consent page', contentType: 'text/html' },
+        400: { description: 'error page: unknown client or redirect URI, or a body that is not a form' },
       },
     },
     authorize,

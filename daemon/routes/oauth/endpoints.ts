@@ -9,6 +9,7 @@ import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-auth.js';
 import { isTokenInvalid } from '../../../shared/services/tokens.js';
+import { isOptionalClaimScope, SCOPE_CLAIMS, standardClaims } from '../../../shared/services/standard-claims.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -35,7 +36,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     revocation_endpoint: `${issuer}/revoke`,
     introspection_endpoint: `${issuer}/introspect`,
     end_session_endpoint: `${issuer}/logout`,
-    scopes_supported: ['openid', 'profile', 'email', 'offline_access'],
+    // address and phone are offered by the tenants that turn them on (docs/claims.md).
+    scopes_supported: ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'],
     response_types_supported: ['code'],
     response_modes_supported: ['query'],
     grant_types_supported: [
@@ -72,9 +74,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       'amr',
       'azp',
       'sid',
-      'email',
-      'email_verified',
-      'name',
+      ...new Set(Object.values(SCOPE_CLAIMS).flat()),
       'tenant_id',
     ],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
@@ -145,12 +145,10 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       tokenType: 'userinfo',
       scopes: scope,
     });
-    ctx.body = {
-      ...custom,
-      sub: user.id,
-      ...(scope.includes('email') ? { email: user.email, email_verified: true } : {}),
-      ...(scope.includes('profile') ? { name: user.name } : {}),
-    };
+    // OIDC Core §5.4: the standard claims of the token's scopes, the same as the ID token's;
+    // address and phone only while the tenant offers them.
+    const offered = scope.some(isOptionalClaimScope) ? await deps.directory.standardClaimScopes(user.tenant_id) : [];
+    ctx.body = { ...custom, sub: user.id, ...standardClaims(user, scope, offered) };
   };
   api.add(
     router,

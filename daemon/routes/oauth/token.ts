@@ -18,6 +18,7 @@ import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../../../shared/services/aut
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { isOptionalClaimScope, standardClaims } from '../../../shared/services/standard-claims.js';
 
 const TokenResponse = z.object({
   access_token: z.string(),
@@ -108,6 +109,10 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     };
   };
 
+  /** The optional claim scopes the tenant offers, read only when the grant holds one. */
+  const offeredClaimScopes = async (tenantId: string, scope: readonly string[]): Promise<string[]> =>
+    scope.some(isOptionalClaimScope) ? deps.directory.standardClaimScopes(tenantId) : [];
+
   /** Access token audience: the client's registered resources, or this issuer. */
   const audienceOf = (client: Client) => (client.audiences.length ? client.audiences : [deps.config.issuer]);
 
@@ -155,8 +160,9 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
             scopes: p.scope,
           })
         : {};
-      if (user && p.scope.includes('email')) Object.assign(claims, { email: user.email, email_verified: true });
-      if (user && p.scope.includes('profile')) claims.name = user.name;
+      // The standard claims of the granted scopes (OIDC Core §5.4), the same as UserInfo's.
+      if (user)
+        Object.assign(claims, standardClaims(user, p.scope, await offeredClaimScopes(p.client.tenant_id, p.scope)));
       body.id_token = await deps.tokens.issueIdToken({
         sub: p.userId,
         clientId: p.client.client_id,
