@@ -26,6 +26,7 @@ import { FederationEntities1763769600021 } from './0021-federation-entities.js';
 import { Approvals1763769600022 } from './0022-approvals.js';
 import { AgentGrants1763769600023 } from './0023-agent-grants.js';
 import { Passkeys1763769600024 } from './0024-passkeys.js';
+import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 
 export const migrations = [
   Core1763769600001,
@@ -52,4 +53,5 @@ export const migrations = [
   Approvals1763769600022,
   AgentGrants1763769600023,
   Passkeys1763769600024,
+  PasskeyTombstones1763769600027,
 ];
