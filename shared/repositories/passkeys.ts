@@ -1,7 +1,8 @@
 /**
  * Passkeys, their tombstones and WebAuthn challenges (migrations 0024 and 0027,
- * docs/passkeys.md). All are tenant-owned: every statement binds `tenant_id`. A credential is found by the SHA-256 of its id within the
- * tenant (the unique key), never by the long id itself.
+ * docs/passkeys.md). All are tenant-owned: every statement binds `tenant_id`. A credential is
+ * found by the SHA-256 of its id within the tenant (the unique key), never by the long id
+ * itself.
  *
  * One-winner races are conditional updates whose affected-row count the caller checks: a
  * challenge is consumed once (and only while live), and the signature counter moves only from
