@@ -360,7 +360,8 @@ test.serial(
     await refusal('no account, unverified address', 'dave');
     // No local account, and sign-up closed.
     const [tenant] = await sql(db.url, db.dir, 'SELECT settings FROM tenants WHERE id = ?', [tenantId]);
-    const settings = String(tenant.settings);
+    // A JSON text on SQLite; the MySQL driver may hand it over parsed.
+    const settings = typeof tenant.settings === 'string' ? tenant.settings : JSON.stringify(tenant.settings);
     await sql(db.url, db.dir, 'UPDATE tenants SET settings = ? WHERE id = ?', [
       JSON.stringify({ ...JSON.parse(settings), allowSignup: false }),
       tenantId,
