@@ -26,6 +26,7 @@ import { FederationEntities1763769600021 } from './0021-federation-entities.js';
 import { Approvals1763769600022 } from './0022-approvals.js';
 import { AgentGrants1763769600023 } from './0023-agent-grants.js';
 import { Passkeys1763769600024 } from './0024-passkeys.js';
+import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
 
 export const migrations = [
@@ -53,5 +54,6 @@ export const migrations = [
   Approvals1763769600022,
   AgentGrants1763769600023,
   Passkeys1763769600024,
+  PasskeyTombstones1763769600027,
   UserStandardClaims1763769600031,
 ];

@@ -52,7 +52,13 @@ export { OperationLookups, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { OutboxRepository } from './outbox.js';
-export { WebauthnChallengeHousekeeping, type PasskeyRow, type WebauthnChallengeRow } from './passkeys.js';
+export {
+  PasskeyTombstoneHousekeeping,
+  WebauthnChallengeHousekeeping,
+  type PasskeyRow,
+  type PasskeyTombstoneRow,
+  type WebauthnChallengeRow,
+} from './passkeys.js';
 export {
   PLATFORM_SCOPE_KEY,
   PlatformPlugins,

@@ -1,7 +1,8 @@
 /**
- * Passkeys and WebAuthn challenges (migration 0024, docs/passkeys.md). Both are tenant-owned:
- * every statement binds `tenant_id`. A credential is found by the SHA-256 of its id within the
- * tenant (the unique key), never by the long id itself.
+ * Passkeys, their tombstones and WebAuthn challenges (migrations 0024 and 0027,
+ * docs/passkeys.md). All are tenant-owned: every statement binds `tenant_id`. A credential is
+ * found by the SHA-256 of its id within the tenant (the unique key), never by the long id
+ * itself.
  *
  * One-winner races are conditional updates whose affected-row count the caller checks: a
  * challenge is consumed once (and only while live), and the signature counter moves only from
@@ -104,6 +105,16 @@ export class ScopedPasskeys {
     return rows.map(toPasskeyRow);
   }
 
+  /** One of the user's passkeys, by row id. */
+  async get(userId: string, id: string): Promise<PasskeyRow | undefined> {
+    const r = await one<Row>(
+      this.s.db,
+      `SELECT ${COLUMNS} FROM passkeys WHERE tenant_id = ? AND user_id = ? AND id = ?`,
+      [this.s.tenantId, userId, id],
+    );
+    return r ? toPasskeyRow(r) : undefined;
+  }
+
   /** Whether the passkey (by row id) exists. */
   async exists(id: string): Promise<boolean> {
     const r = await one<Row>(this.s.db, 'SELECT id FROM passkeys WHERE tenant_id = ? AND id = ?', [
@@ -150,6 +161,75 @@ export class ScopedPasskeys {
         [p.counter, p.backedUp ? 1 : 0, p.now, this.s.tenantId, id, expected],
       )) === 1
     );
+  }
+}
+
+/** The record that the tenant removed a passkey, kept until `expiresAt`. */
+export interface PasskeyTombstoneRow {
+  passkeyId: string;
+  credentialHash: string;
+  removedAt: number;
+  expiresAt: number;
+}
+
+/**
+ * The tenant's tombstones of removed passkeys: the only credentials for which the
+ * unknown-credential signal is sent (docs/passkeys.md). A lookup counts a tombstone only while
+ * it is live (`expires_at > now`), whether or not the purge has deleted it yet.
+ */
+export class ScopedPasskeyTombstones {
+  constructor(private readonly s: ScopeRef) {}
+
+  /**
+   * Records a removal. A credential removed before (then registered again) keeps only this,
+   * its latest removal: the earlier tombstone is replaced.
+   */
+  async record(t: PasskeyTombstoneRow): Promise<void> {
+    await exec(this.s.db, 'DELETE FROM passkey_tombstones WHERE tenant_id = ? AND credential_hash = ?', [
+      this.s.tenantId,
+      t.credentialHash,
+    ]);
+    await exec(
+      this.s.db,
+      `INSERT INTO passkey_tombstones (passkey_id, tenant_id, credential_hash, removed_at, expires_at)
+       VALUES (?, ?, ?, ?, ?)`,
+      [t.passkeyId, this.s.tenantId, t.credentialHash, t.removedAt, t.expiresAt],
+    );
+  }
+
+  /** Whether the credential whose id hashes to `hash` was removed here and its tombstone is live. */
+  async liveForCredential(hash: string, now: number): Promise<boolean> {
+    const r = await one<Row>(
+      this.s.db,
+      'SELECT passkey_id FROM passkey_tombstones WHERE tenant_id = ? AND credential_hash = ? AND expires_at > ?',
+      [this.s.tenantId, hash, now],
+    );
+    return !!r;
+  }
+
+  /** Whether the passkey (by its former row id) was removed here and its tombstone is live. */
+  async liveForPasskey(passkeyId: string, now: number): Promise<boolean> {
+    const r = await one<Row>(
+      this.s.db,
+      'SELECT passkey_id FROM passkey_tombstones WHERE tenant_id = ? AND passkey_id = ? AND expires_at > ?',
+      [this.s.tenantId, passkeyId, now],
+    );
+    return !!r;
+  }
+}
+
+/** Deletes expired passkey tombstones of every tenant (the auth-purge job). */
+export class PasskeyTombstoneHousekeeping {
+  constructor(private readonly db: Db) {}
+
+  expired(before: number, signal?: AbortSignal): Promise<number> {
+    return deleteInChunks(this.db, {
+      table: 'passkey_tombstones',
+      key: 'passkey_id',
+      where: 'expires_at < ?',
+      params: [before],
+      signal,
+    });
   }
 }
 

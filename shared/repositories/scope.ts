@@ -18,7 +18,7 @@ import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
 import { ScopedClients } from './clients.js';
 import type { ScopeRef } from './common.js';
-import { ScopedPasskeys, ScopedWebauthnChallenges } from './passkeys.js';
+import { ScopedPasskeys, ScopedPasskeyTombstones, ScopedWebauthnChallenges } from './passkeys.js';
 import { ScopedPluginSettings } from './plugins.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedLookupRows, ScopedRecoveryOperations, ScopedTenantRoutes } from './recovery.js';
@@ -69,6 +69,7 @@ export class TenantScope implements ScopeRef {
   #approvals?: ScopedApprovals;
   #agentGrants?: ScopedAgentGrants;
   #passkeys?: ScopedPasskeys;
+  #passkeyTombstones?: ScopedPasskeyTombstones;
   #webauthnChallenges?: ScopedWebauthnChallenges;
 
   constructor(
@@ -198,6 +199,10 @@ export class TenantScope implements ScopeRef {
   /** The users' passkeys (docs/passkeys.md). */
   get passkeys(): ScopedPasskeys {
     return (this.#passkeys ??= new ScopedPasskeys(this));
+  }
+  /** Tombstones of the passkeys the tenant removed: who may get the unknown-credential signal. */
+  get passkeyTombstones(): ScopedPasskeyTombstones {
+    return (this.#passkeyTombstones ??= new ScopedPasskeyTombstones(this));
   }
   /** Single-use WebAuthn registration and authentication challenges. */
   get webauthnChallenges(): ScopedWebauthnChallenges {

@@ -12,7 +12,18 @@ import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { loginKit } from '../helpers/login.js';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import { authorizeUrl, challengeFrom, CookieJar, csrfFrom, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
+import {
+  authorizeUrl,
+  challengeFrom,
+  CookieJar,
+  csrfFrom,
+  get,
+  pkce,
+  REDIRECT,
+  seedApp,
+  sql,
+  type App,
+} from '../helpers/oauth.js';
 import { SoftAuthenticator } from '../helpers/soft-authenticator.js';
 import { ACR_PASSKEY_HARDWARE, ACR_PASSKEY_SYNCED } from '../../shared/services/auth/passkeys.js';
 import { KNOWN_DEVICE_COOKIE } from '../../shared/services/auth/policy.js';
@@ -21,6 +32,8 @@ let env: LoginEnv;
 let db: TestDb;
 let d: Daemon;
 let app: App;
+/** A second tenant on the same daemon: the same issuer, hence the same RP ID. */
+let appB: App;
 let sink: SmtpSink;
 const kit = loginKit(
   () => d.url,
@@ -30,6 +43,7 @@ const kit = loginKit(
 test.before(async () => {
   env = await startLoginEnv();
   ({ db, d, app, sink } = env);
+  appB = await seedApp(db.url, db.dir);
 });
 test.after.always(() => stopLoginEnv({ db, d, sink }));
 
@@ -62,11 +76,11 @@ async function userWithPasskey(opts: ConstructorParameters<typeof SoftAuthentica
   return { user, auth, passkeyId: r.body.id as string, accountJar: jar, accountCsrf: csrf };
 }
 
-/** GET /authorize in a fresh browser: the login page's binding and the PKCE verifier. */
-async function loginPage() {
+/** GET /authorize in a fresh browser (for `at`'s web client): the login page's binding and the PKCE verifier. */
+async function loginPage(at: App = app) {
   const jar = new CookieJar();
   const p = pkce();
-  const r = await get(authorizeUrl(d.url, kit.authParams(app.web.clientId, p.challenge)), jar);
+  const r = await get(authorizeUrl(d.url, kit.authParams(at.web.clientId, p.challenge)), jar);
   const html = await r.text();
   return { jar, html, res: r, verifier: p.verifier, challenge: challengeFrom(html), csrf: csrfFrom(html) };
 }
@@ -280,4 +294,49 @@ test('a removed passkey: 400 invalid_grant with webauthn_signal.unknown_credenti
   t.is(r.body.error, 'invalid_grant');
   t.deepEqual(r.body.webauthn_signal, { unknown_credential: true });
   t.false(jar.cookies.has('service_session'));
+});
+
+/** options -> assertion -> POST /login/passkey on a fresh login page of `at`. */
+async function passkeyAt(auth: SoftAuthenticator, at: App = app) {
+  const { jar, challenge, csrf } = await loginPage(at);
+  const o = await json('/login/passkey/options', { challenge, csrf }, jar);
+  const r = await json(
+    '/login/passkey',
+    { challenge, csrf, challenge_id: o.body.challenge_id, credential: auth.assert(o.body.options) },
+    jar,
+  );
+  return { ...r, jar };
+}
+
+test("a tenant-A passkey on tenant B's login page: 400 invalid_grant without webauthn_signal", async (t) => {
+  const { auth } = await userWithPasskey();
+  const atB = await passkeyAt(auth, appB);
+  t.is(atB.status, 400, JSON.stringify(atB.body));
+  t.is(atB.body.error, 'invalid_grant');
+  t.is(atB.body.error_description, 'This passkey is not registered with this service.');
+  t.is(atB.body.webauthn_signal, undefined, "tenant B's page must not make the browser drop tenant A's passkey");
+  t.false(atB.jar.cookies.has('service_session'));
+  // The same passkey still signs in on its own tenant's page.
+  const atA = await passkeyAt(auth);
+  t.is(atA.status, 200, JSON.stringify(atA.body));
+});
+
+test('a removed passkey whose tombstone is past its bound: refused without webauthn_signal', async (t) => {
+  const { auth, passkeyId, accountJar, accountCsrf } = await userWithPasskey();
+  const del = await fetch(`${d.url}/account/passkeys/${passkeyId}/delete`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: accountJar.header() },
+    body: new URLSearchParams({ csrf: accountCsrf }),
+  });
+  t.is(del.status, 303);
+  t.deepEqual((await passkeyAt(auth)).body.webauthn_signal, { unknown_credential: true });
+  await sql(db.url, db.dir, 'UPDATE passkey_tombstones SET expires_at = ? WHERE passkey_id = ?', [
+    Date.now() - 1,
+    passkeyId,
+  ]);
+  const r = await passkeyAt(auth);
+  t.is(r.status, 400);
+  t.is(r.body.error, 'invalid_grant');
+  t.is(r.body.webauthn_signal, undefined);
 });

@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { UpstreamSealer } from '../../shared/services/upstream-idp/index.js';
 import { TEST_SECRET_KEY, createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { makeCert, type TestCert } from '../helpers/https-issuer.js';
 import {
   authorizeUrl,
@@ -35,6 +35,7 @@ let web: { clientId: string; secret: string };
 let admin: string;
 let bobId: string;
 let carolId: string;
+let erinId: string;
 const actor = { type: 'system' as const, id: 'test' };
 type Row = Record<string, unknown>;
 const sql = async (url: string, dir: string, q: string, params: unknown[] = []) =>
@@ -63,6 +64,7 @@ test.before(async () => {
   );
   bobId = (await directory.createUser(tenantId, { email: 'bob@upstream.example', name: 'Bob' }, actor)).id;
   carolId = (await directory.createUser(tenantId, { email: 'carol@example.com', name: 'Carol' }, actor)).id;
+  erinId = (await directory.createUser(tenantId, { email: 'erin@example.com', name: 'Erin' }, actor)).id;
   await ds.destroy();
   d = await startDaemon(db.url, db.dir, {
     IAM_OUTBOUND_ALLOW_LOOPBACK: 'true',
@@ -79,6 +81,10 @@ test.before(async () => {
       // Claims an address a local user has, unverified: must never be linked to it.
       mallory: { email: 'carol@example.com', email_verified: false, name: 'Mallory' },
       dave: { email: 'dave@upstream.example', email_verified: false },
+      // A verified address of a local user who is disabled.
+      erin: { email: 'erin@example.com', email_verified: true, name: 'Erin Upstream' },
+      // A verified address nobody here has (sign-up closed in the test that uses it).
+      frank: { email: 'frank@upstream.example', email_verified: true, name: 'Frank Upstream' },
     },
   });
   admin = await clientCredentialsToken(d.url, adm.client.client_id, adm.client_secret!);
@@ -301,12 +307,12 @@ test.serial('a verified address links to the existing local user when the provid
 test.serial('an unverified address is never linked to the local user who has it, nor makes an account', async (t) => {
   const { res } = await signInAs(t, 'mallory');
   t.is(res.status, 400);
-  t.regex(await res.text(), /already exists here/);
+  t.regex(await res.text(), /Signing in with Upstream Corp cannot be completed here/);
   t.is(res.headers.getSetCookie().filter((c) => c.startsWith('service_session=')).length, 0);
   t.is((await linksOf(carolId)).length, 0);
   const { res: dave } = await signInAs(t, 'dave');
   t.is(dave.status, 400);
-  t.regex(await dave.text(), /verified email address/);
+  t.regex(await dave.text(), /Signing in with Upstream Corp cannot be completed here/);
   t.is(
     (
       await sql(db.url, db.dir, 'SELECT id FROM users WHERE tenant_id = ? AND email = ?', [
@@ -317,6 +323,79 @@ test.serial('an unverified address is never linked to the local user who has it,
     0,
   );
 });
+
+/**
+ * The refusal page with what differs from one authorization request to the next taken out:
+ * the request's id and CSRF token (in the hidden fields and the passkey script's data) and the
+ * page's CSP nonce.
+ */
+function comparable(html: string): string {
+  let out = html;
+  for (const v of [challengeFrom(html), csrfFrom(html)]) out = out.split(v).join('<per-request>');
+  return out.replace(/nonce="[^"]+"/g, 'nonce="<nonce>"');
+}
+
+test.serial(
+  'refusals that depend on local accounts are one page: account exists (unlinkable or disabled) or none',
+  async (t) => {
+    await sql(db.url, db.dir, "UPDATE users SET status = 'disabled' WHERE tenant_id = ? AND id = ?", [
+      tenantId,
+      erinId,
+    ]);
+    const pages: Record<string, { status: number; body: string; sessions: number }> = {};
+    const refusal = async (name: string, account: string) => {
+      const { res } = await signInAs(t, account);
+      const body = await res.text();
+      pages[name] = {
+        status: res.status,
+        body: comparable(body),
+        sessions: res.headers.getSetCookie().filter((c) => c.startsWith('service_session=')).length,
+      };
+    };
+    // A local account exists with the address, unverified at the upstream (not linkable).
+    await refusal('account exists, unverified address', 'mallory');
+    // A local account exists with the verified address, but it is disabled.
+    await refusal('account exists, disabled', 'erin');
+    // No local account; sign-up is open but the address is not verified.
+    await refusal('no account, unverified address', 'dave');
+    // No local account, and sign-up closed.
+    const [tenant] = await sql(db.url, db.dir, 'SELECT settings FROM tenants WHERE id = ?', [tenantId]);
+    // A JSON text on SQLite; the MySQL driver may hand it over parsed.
+    const settings = typeof tenant.settings === 'string' ? tenant.settings : JSON.stringify(tenant.settings);
+    await sql(db.url, db.dir, 'UPDATE tenants SET settings = ? WHERE id = ?', [
+      JSON.stringify({ ...JSON.parse(settings), allowSignup: false }),
+      tenantId,
+    ]);
+    try {
+      await refusal('no account, sign-up closed', 'frank');
+    } finally {
+      await sql(db.url, db.dir, 'UPDATE tenants SET settings = ? WHERE id = ?', [settings, tenantId]);
+    }
+    const [first, ...rest] = Object.entries(pages);
+    t.is(first[1].status, 400);
+    t.is(first[1].sessions, 0);
+    t.regex(first[1].body, /Signing in with Upstream Corp cannot be completed here\./);
+    for (const [name, page] of rest) {
+      t.is(page.status, first[1].status, `${name}: the same status as ${first[0]}`);
+      t.is(page.sessions, 0, name);
+      t.is(page.body, first[1].body, `${name}: the same page as ${first[0]}`);
+    }
+    // The specific reason is in the log only.
+    const logged = () =>
+      new Set(d.logs.filter((l) => l.msg === 'upstream sign-in refused').map((l) => String(l.failure)));
+    const reasons = ['account_exists', 'account_disabled', 'email_not_verified', 'no_account'];
+    t.true(await eventually(() => reasons.every((r) => logged().has(r))), [...logged()].join(', '));
+    // Nothing was made for any of them: no link, no account.
+    t.is((await linksOf(carolId)).length, 0);
+    t.is((await linksOf(erinId)).length, 0);
+    const made = await sql(db.url, db.dir, 'SELECT id FROM users WHERE tenant_id = ? AND email IN (?, ?)', [
+      tenantId,
+      'dave@upstream.example',
+      'frank@upstream.example',
+    ]);
+    t.is(made.length, 0);
+  },
+);
 
 test.serial('a callback with another state, or from another browser, is refused and signs nobody in', async (t) => {
   const s = await startAtLoginPage(t);

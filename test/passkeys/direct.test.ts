@@ -21,6 +21,8 @@ import { registerPasskey, SoftAuthenticator, type SoftOptions } from '../helpers
 let db: TestDb;
 let d: Daemon;
 let app: App;
+/** A second tenant served by the same daemon: the same issuer, hence the same RP ID. */
+let appB: App;
 let ds: Database;
 let svc: PasskeyService;
 let issuer: string;
@@ -29,6 +31,7 @@ let n = 0;
 test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
+  appB = await seedApp(db.url, db.dir);
   ({ d, issuer } = await startLocalhostDaemon(db.url, db.dir));
   ds = (await openServices(db.url, db.dir)).ds;
   svc = new PasskeyService(ds, { issuer, secretKey: TEST_SECRET_KEY });
@@ -68,14 +71,14 @@ async function post(path: string, body: unknown) {
   return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
 }
 
-const options = () => post('/api/v1/auth/direct/passkey/options', { client_id: app.web.clientId });
+const options = (at: App = app) => post('/api/v1/auth/direct/passkey/options', { client_id: at.web.clientId });
 
-/** options -> assertion -> verify; returns the verify answer and the PKCE pair used. */
-async function verify(auth: SoftAuthenticator, over: SoftOptions = {}) {
-  const o = await options();
+/** options -> assertion -> verify (at `at`'s web client); returns the verify answer and the PKCE pair used. */
+async function verify(auth: SoftAuthenticator, over: SoftOptions = {}, at: App = app) {
+  const o = await options(at);
   const { verifier, challenge } = pkce();
   const r = await post('/api/v1/auth/direct/passkey/verify', {
-    client_id: app.web.clientId,
+    client_id: at.web.clientId,
     challenge_id: o.body.challenge_id,
     credential: auth.assert(o.body.public_key as never, over),
     code_challenge: challenge,
@@ -84,10 +87,10 @@ async function verify(auth: SoftAuthenticator, over: SoftOptions = {}) {
   return { ...r, verifier, challengeId: o.body.challenge_id as string, publicKey: o.body.public_key };
 }
 
-const redeem = (artifact: string, verifier: string) =>
+const redeem = (artifact: string, verifier: string, at: App = app) =>
   post('/api/v1/auth/direct/session', {
     direct_auth_artifact: artifact,
-    client_id: app.web.clientId,
+    client_id: at.web.clientId,
     code_verifier: verifier,
     channel: 'browser',
     provider_id: 'passkey',
@@ -136,12 +139,60 @@ test('a synced passkey (backup eligible and backed up) signs in with acr phr, am
   t.deepEqual(s.body.session.amr, ['swk', 'user']);
 });
 
-test('an unknown credential at verify: 400 invalid_grant with webauthn_signal.unknown_credential', async (t) => {
+test('a credential the tenant never registered, at verify: 400 invalid_grant without webauthn_signal', async (t) => {
   const stranger = new SoftAuthenticator(issuer);
   const v = await verify(stranger);
   t.is(v.status, 400);
   t.is(v.body.error, 'invalid_grant');
-  t.deepEqual(v.body.webauthn_signal, { unknown_credential: true });
+  t.is(v.body.webauthn_signal, undefined);
+});
+
+test("a tenant-A passkey at tenant B's verify: the same refusal, without webauthn_signal", async (t) => {
+  const auth = new SoftAuthenticator(issuer);
+  const { user, view } = await registered(auth);
+  const atB = await verify(auth, {}, appB);
+  t.is(atB.status, 400);
+  t.is(atB.body.error, 'invalid_grant');
+  t.is(atB.body.error_description, 'This passkey is not registered with this service.');
+  t.is(atB.body.webauthn_signal, undefined, "tenant B must not make the browser drop tenant A's passkey");
+  // The passkey is fine at home.
+  const atA = await verify(auth);
+  t.is(atA.status, 200, JSON.stringify(atA.body));
+  // Removed at A: A signals it, B (which has no tombstone for it) still does not.
+  t.true(await svc.remove(app.tenantId, user.id, view.id));
+  t.deepEqual((await verify(auth)).body.webauthn_signal, { unknown_credential: true });
+  t.is((await verify(auth, {}, appB)).body.webauthn_signal, undefined);
+});
+
+test("a tenant-A passkey artifact redeemed with tenant B's client: refused by its bindings, no signal", async (t) => {
+  // The passkey check at redemption is reached only with the artifact's own client (and so its
+  // own tenant); another tenant's client fails the bindings first.
+  const auth = new SoftAuthenticator(issuer);
+  const { user, view } = await registered(auth);
+  const v = await verify(auth);
+  t.is(v.status, 200, JSON.stringify(v.body));
+  t.true(await svc.remove(app.tenantId, user.id, view.id));
+  const s = await redeem(v.body.direct_auth_artifact, v.verifier, appB);
+  t.is(s.status, 400);
+  t.is(s.body.error, 'invalid_grant');
+  t.is(s.body.webauthn_signal, undefined);
+});
+
+test('a passkey removed before redemption whose tombstone is past its bound: refused without the signal', async (t) => {
+  const auth = new SoftAuthenticator(issuer);
+  const { user, view } = await registered(auth);
+  const v = await verify(auth);
+  t.is(v.status, 200, JSON.stringify(v.body));
+  t.true(await svc.remove(app.tenantId, user.id, view.id));
+  await ds.query('UPDATE passkey_tombstones SET expires_at = ? WHERE passkey_id = ?', [Date.now() - 1, view.id]);
+  const s = await redeem(v.body.direct_auth_artifact, v.verifier);
+  t.is(s.status, 400);
+  t.is(s.body.error, 'invalid_grant');
+  t.is(s.body.webauthn_signal, undefined);
+  t.is(s.headers.getSetCookie().length, 0);
+  const again = await verify(auth);
+  t.is(again.status, 400);
+  t.is(again.body.webauthn_signal, undefined);
 });
 
 test('a passkey removed between verify and redemption: the session endpoint sends the signal', async (t) => {

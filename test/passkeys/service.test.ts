@@ -10,6 +10,7 @@ import type { LoginUser } from '../../shared/repositories/index.js';
 import {
   ACR_PASSKEY_HARDWARE,
   ACR_PASSKEY_SYNCED,
+  PASSKEY_TOMBSTONE_TTL_MS,
   PasskeyRefused,
   PasskeyService,
   STEP_UP_MAX_AGE_MS,
@@ -25,6 +26,8 @@ import { registerPasskey, SoftAuthenticator } from '../helpers/soft-authenticato
 const ISSUER = 'http://localhost:4455';
 let db: TestDb;
 let app: App;
+/** A second tenant on the same issuer, hence the same RP ID. */
+let appB: App;
 let ds: Database;
 let svc: PasskeyService;
 let n = 0;
@@ -32,6 +35,7 @@ let n = 0;
 test.before(async () => {
   db = await createTestDatabase();
   app = await seedApp(db.url, db.dir);
+  appB = await seedApp(db.url, db.dir);
   ds = (await openServices(db.url, db.dir)).ds;
   svc = new PasskeyService(ds, { issuer: ISSUER, secretKey: TEST_SECRET_KEY });
 });
@@ -57,11 +61,11 @@ async function newUser(): Promise<LoginUser> {
 const register = (user: LoginUser, auth: SoftAuthenticator, name = 'Laptop') =>
   registerPasskey(svc, user, auth, name, `sess-${user.id}`);
 
-async function signIn(auth: SoftAuthenticator, over: Parameters<SoftAuthenticator['assert']>[1] = {}) {
-  const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
+async function signIn(auth: SoftAuthenticator, over: Parameters<SoftAuthenticator['assert']>[1] = {}, at: App = app) {
+  const o = await svc.authenticationOptions({ tenantId: at.tenantId, clientId: at.web.clientId });
   return svc.verifyAuthentication({
-    tenantId: app.tenantId,
-    clientId: app.web.clientId,
+    tenantId: at.tenantId,
+    clientId: at.web.clientId,
     challengeId: o.challengeId,
     response: auth.assert(o.options, over),
   });
@@ -134,13 +138,79 @@ test('the `then` callback runs in the transaction and its result is returned', a
   t.is(r.result, `ok:${user.id}`);
 });
 
-test('an unknown credential is refused with the unknown-credential signal', async (t) => {
+test('a credential the tenant never registered is refused without the unknown-credential signal', async (t) => {
   const stranger = new SoftAuthenticator(ISSUER);
   const e = await t.throwsAsync(signIn(stranger), { instanceOf: PasskeyRefused });
-  t.true(e.unknownCredential);
+  t.false(e.unknownCredential);
   t.is(e.status, 400);
   t.is(e.error, 'invalid_grant');
-  t.deepEqual(e.extra, { webauthn_signal: { unknown_credential: true } });
+  t.is(e.message, 'This passkey is not registered with this service.');
+  t.deepEqual(e.extra, {});
+});
+
+test("another tenant's passkey (same RP ID) is refused here without the signal, and still works at home", async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  await register(user, auth);
+  const e = await t.throwsAsync(signIn(auth, {}, appB), { instanceOf: PasskeyRefused });
+  t.is(e.error, 'invalid_grant');
+  t.false(e.unknownCredential, 'tenant B must not tell the browser to delete tenant A’s passkey');
+  t.deepEqual(e.extra, {});
+  // Even after tenant A removes it, tenant B has no tombstone for it: still no signal at B.
+  const home = await signIn(auth);
+  t.is(home.signIn.user.id, user.id);
+  t.true(await svc.remove(app.tenantId, user.id, home.signIn.passkey.id));
+  t.false((await t.throwsAsync(signIn(auth, {}, appB), { instanceOf: PasskeyRefused })).unknownCredential);
+  t.true((await t.throwsAsync(signIn(auth), { instanceOf: PasskeyRefused })).unknownCredential);
+});
+
+test('a removed passkey gets the signal until its tombstone expires; the auth purge then deletes it', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  const view = await register(user, auth);
+  t.true(await svc.remove(app.tenantId, user.id, view.id));
+  const [tomb] = await ds.query<{ removed_at: number | string; expires_at: number | string }[]>(
+    'SELECT removed_at, expires_at FROM passkey_tombstones WHERE tenant_id = ? AND passkey_id = ?',
+    [app.tenantId, view.id],
+  );
+  t.is(Number(tomb.expires_at) - Number(tomb.removed_at), PASSKEY_TOMBSTONE_TTL_MS);
+  const live = await t.throwsAsync(signIn(auth), { instanceOf: PasskeyRefused });
+  t.true(live.unknownCredential);
+  t.deepEqual(live.extra, { webauthn_signal: { unknown_credential: true } });
+  t.true(await svc.removedRecently(app.tenantId, view.id));
+
+  // Past its bound (the purge has not run yet): refused like a credential never known.
+  const now = Date.now();
+  await ds.query('UPDATE passkey_tombstones SET expires_at = ? WHERE passkey_id = ?', [now - 1, view.id]);
+  const expired = await t.throwsAsync(signIn(auth), { instanceOf: PasskeyRefused });
+  t.false(expired.unknownCredential);
+  t.deepEqual(expired.extra, {});
+  t.false(await svc.removedRecently(app.tenantId, view.id));
+
+  const counts = await purgeExpiredAuth(ds, undefined, now);
+  t.true(counts.passkey_tombstones >= 1);
+  const left = await ds.query<unknown[]>('SELECT passkey_id FROM passkey_tombstones WHERE passkey_id = ?', [view.id]);
+  t.is(left.length, 0);
+});
+
+test('a credential registered again after its removal signs in; removed again, its tombstone is replaced', async (t) => {
+  const user = await newUser();
+  const auth = new SoftAuthenticator(ISSUER);
+  const first = await register(user, auth);
+  t.true(await svc.remove(app.tenantId, user.id, first.id));
+  const second = await register(user, auth, 'Again');
+  t.is(second.credentialId, first.credentialId);
+  t.is((await signIn(auth)).signIn.passkey.id, second.id);
+  t.true(await svc.remove(app.tenantId, user.id, second.id));
+  const rows = await ds.query<{ passkey_id: string }[]>(
+    'SELECT passkey_id FROM passkey_tombstones WHERE tenant_id = ? AND passkey_id IN (?, ?)',
+    [app.tenantId, first.id, second.id],
+  );
+  t.deepEqual(
+    rows.map((r) => r.passkey_id),
+    [second.id],
+  );
+  t.true((await t.throwsAsync(signIn(auth), { instanceOf: PasskeyRefused })).unknownCredential);
 });
 
 test('a removed passkey is unknown; only its owner can rename or remove it', async (t) => {

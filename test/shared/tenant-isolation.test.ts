@@ -742,6 +742,7 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     const a = scopeA.passkeys;
     t.is(await a.byCredentialHash(row.credentialHash), undefined);
     t.deepEqual(await a.listByUser(user.id), []);
+    t.is(await a.get(user.id, row.id), undefined);
     t.false(await a.exists(row.id));
     t.false(await a.rename(user.id, row.id, 'Mine'));
     t.false(await a.recordUse(row.id, 3, { counter: 9, backedUp: true, now }));
@@ -752,6 +753,27 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     const theirs = (await scopeB.passkeys.byCredentialHash(row.credentialHash))!;
     t.deepEqual([theirs.id, theirs.name, theirs.counter, theirs.lastUsedAt], ['pk_b', 'B key', 3, null]);
     t.true(await scopeB.passkeys.exists(row.id));
+    t.is((await scopeB.passkeys.get(user.id, row.id))!.name, 'B key');
+  },
+
+  async passkeyTombstones({ t, scopeA, scopeB }) {
+    const now = Date.now();
+    const tomb = {
+      passkeyId: 'pk_b_gone',
+      credentialHash: createHash('sha256').update('Z29uZS1i').digest('hex'),
+      removedAt: now,
+      expiresAt: now + 60_000,
+    };
+    await scopeB.passkeyTombstones.record(tomb);
+    // B's removal gives A no reason to signal the credential as unknown.
+    t.false(await scopeA.passkeyTombstones.liveForCredential(tomb.credentialHash, now));
+    t.false(await scopeA.passkeyTombstones.liveForPasskey(tomb.passkeyId, now));
+    // A's own removal of the same credential replaces only A's tombstone.
+    await scopeA.passkeyTombstones.record({ ...tomb, passkeyId: 'pk_a_gone', expiresAt: now + 1 });
+    t.true(await scopeA.passkeyTombstones.liveForPasskey('pk_a_gone', now));
+    t.true(await scopeB.passkeyTombstones.liveForCredential(tomb.credentialHash, now));
+    t.true(await scopeB.passkeyTombstones.liveForPasskey(tomb.passkeyId, now));
+    t.false(await scopeB.passkeyTombstones.liveForPasskey('pk_a_gone', now));
   },
 
   async webauthnChallenges({ t, scopeA, scopeB }) {

@@ -325,9 +325,14 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         );
       // A passkey sign-in's artifact is only as good as its passkey: one removed since (from the
       // account page, or by an administrator) is refused with the signal that lets the client
-      // drop the credential (WebAuthn L3 §5.1.10 signalUnknownCredential; docs/passkeys.md).
+      // drop the credential (WebAuthn L3 §5.1.10 signalUnknownCredential; docs/passkeys.md),
+      // but only while the removal's tombstone is live; a passkey gone without one (never this
+      // tenant's to remove) is refused the same way without the signal.
       if (a.passkeyId !== null && !(await deps.passkeys.stillRegistered(a.tenantId, a.passkeyId)))
-        throw new PasskeyRefused('The passkey of this sign-in is no longer registered.', true);
+        throw new PasskeyRefused(
+          'The passkey of this sign-in is no longer registered.',
+          await deps.passkeys.removedRecently(a.tenantId, a.passkeyId),
+        );
       const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
       const user = await deps.sessions.findUser(client.tenant_id, a.userId);
       if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');

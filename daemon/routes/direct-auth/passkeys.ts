@@ -5,9 +5,10 @@
  * direct-auth artifact bound to its PKCE challenge, which it redeems at
  * POST /api/v1/auth/direct/session like the email code's.
  *
- * An assertion for a credential the service does not know (or no longer knows) is refused with
+ * An assertion for a credential this tenant removed (its tombstone is live) is refused with
  * `webauthn_signal: {unknown_credential: true}`, so the app can tell the browser to forget it
- * (WebAuthn L3 §5.1.10, PublicKeyCredential.signalUnknownCredential).
+ * (WebAuthn L3 §5.1.10, PublicKeyCredential.signalUnknownCredential). One the tenant never knew
+ * is refused without it: under the shared RP ID it may be another tenant's working passkey.
  */
 import Router from '@koa/router';
 import {
@@ -79,7 +80,7 @@ export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         400: {
           description:
             'invalid request, or a refused assertion (invalid_grant); webauthn_signal.unknown_credential when ' +
-            'the credential is not registered',
+            'the credential was removed from this tenant (docs/passkeys.md, tombstones)',
           schema: DirectSessionError,
         },
         ...errors,

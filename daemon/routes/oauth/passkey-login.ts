@@ -8,8 +8,9 @@
  * - POST /login/passkey: the assertion. The service verifies it, and in its transaction the
  *   session is created and the authorization request consumed (as /login/verify does with a
  *   code); the answer is `{redirect_url}`, the continuation of the authorization, where the
- *   script sends the browser. A credential the service does not know answers 400
- *   `invalid_grant` with `webauthn_signal: {unknown_credential: true}`.
+ *   script sends the browser. A credential the tenant removed (a live tombstone) answers 400
+ *   `invalid_grant` with `webauthn_signal: {unknown_credential: true}`; one it never knew (under
+ *   the shared RP ID, perhaps another tenant's) the same refusal without the signal.
  *
  * Both count against the posting IP's form budget, and the assertion against the IP's and the
  * tenant's check budgets, as a code check does. No known-device cookie is set: that cookie
@@ -34,7 +35,7 @@ const errors = {
   400: {
     description:
       'invalid body, expired authorization request, or a refused assertion (invalid_grant, with ' +
-      '`webauthn_signal.unknown_credential` for a credential the service does not know)',
+      '`webauthn_signal.unknown_credential` for a credential the tenant removed, docs/passkeys.md)',
     schema: ErrorObject,
   },
   403: { description: 'CSRF token refused, or the application is not available', schema: ErrorObject },

@@ -9,6 +9,9 @@
  * - The signature counter must grow whenever the stored or the presented one is non-zero;
  *   a regression is refused as a possibly cloned authenticator (WebAuthn §6.1.1).
  * - Registration needs a fresh sign-in: the session's auth_time within STEP_UP_MAX_AGE_MS.
+ * - The unknown-credential signal is sent only for a credential this tenant removed within
+ *   PASSKEY_TOMBSTONE_TTL_MS (its tombstone), never for one the tenant never knew: the RP ID is
+ *   shared by every tenant, so another tenant's working passkey must not be dropped.
  */
 import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import {
@@ -31,6 +34,14 @@ import { audit, type Actor } from '../audit.js';
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
 /** Registration needs a sign-in this recent (step-up). */
 export const STEP_UP_MAX_AGE_MS = 5 * 60_000;
+/**
+ * How long a removed passkey keeps its tombstone, so that an assertion with it still gets the
+ * unknown-credential signal (docs/passkeys.md). Long enough for a user who signs in rarely to
+ * present the removed credential again and have the browser forget it; bounded, so the table
+ * stays the size of recent removals (the auth purge deletes expired tombstones). After it the
+ * credential is refused like any credential the tenant does not know, without the signal.
+ */
+export const PASSKEY_TOMBSTONE_TTL_MS = 90 * 24 * 3_600_000;
 /** The direct-auth provider id of a passkey sign-in. */
 export const PASSKEY_PROVIDER = 'passkey';
 
@@ -85,9 +96,11 @@ export interface PasskeySignIn {
 }
 
 /**
- * A refused assertion. `unknownCredential` is set when the credential id is not (or no longer)
- * registered, so the caller can add `webauthn_signal: {unknown_credential: true}` to the error
- * and the browser can drop the credential (WebAuthn Level 3 §5.1.10, signalUnknownCredential).
+ * A refused assertion. `unknownCredential` is set when the credential was registered in this
+ * tenant and removed (a live tombstone), so the error carries
+ * `webauthn_signal: {unknown_credential: true}` and the browser can drop the credential
+ * (WebAuthn Level 3 §5.1.10, signalUnknownCredential). A credential the tenant never knew is
+ * refused the same way without it: it may be another tenant's passkey under the shared RP ID.
  */
 export class PasskeyRefused extends ApiError {
   constructor(
@@ -160,6 +173,11 @@ export interface Passkeys {
   remove(tenantId: string, userId: string, id: string, actor?: Actor): Promise<boolean>;
   /** Whether a passkey (by its row id) is still registered, for artifact redemption. */
   stillRegistered(tenantId: string, id: string): Promise<boolean>;
+  /**
+   * Whether a passkey (by its former row id) was removed in this tenant and its tombstone is
+   * still live: only then may a refusal carry the unknown-credential signal.
+   */
+  removedRecently(tenantId: string, id: string): Promise<boolean>;
 }
 
 /** The longest credential id: 1023 bytes (WebAuthn §5.8.3 credentialIdLength), in base64url. */
@@ -230,16 +248,18 @@ export class PasskeyService implements Passkeys {
   readonly origin: string;
   private readonly rpName: string;
   private readonly handleKey: Buffer;
+  private readonly tombstoneTtlMs: number;
 
   constructor(
     private readonly db: Database,
-    p: { issuer: string; secretKey: string },
+    p: { issuer: string; secretKey: string; tombstoneTtlMs?: number },
   ) {
     const url = new URL(p.issuer);
     this.rpId = url.hostname;
     this.origin = url.origin;
     this.rpName = url.host;
     this.handleKey = deriveKey(p.secretKey, 'webauthn-user-handle');
+    this.tombstoneTtlMs = p.tombstoneTtlMs ?? PASSKEY_TOMBSTONE_TTL_MS;
   }
 
   /**
@@ -414,8 +434,17 @@ export class PasskeyService implements Passkeys {
     if (typeof r.id !== 'string' || r.id !== r.rawId)
       throw new PasskeyRefused('credential.id and credential.rawId must be the same base64url value.');
     // WebAuthn §7.2 step 6: the credential must be one registered here.
-    const row = await scope.passkeys.byCredentialHash(sha256Hex(r.id));
-    if (!row) throw new PasskeyRefused('This passkey is not registered with this service.', true);
+    const hash = sha256Hex(r.id);
+    const row = await scope.passkeys.byCredentialHash(hash);
+    if (!row)
+      // The signal only for a credential this tenant removed (a live tombstone): the RP ID is
+      // the issuer's host, shared by every tenant, so a credential this tenant never knew may be
+      // another tenant's working passkey, which the browser must not be told to delete
+      // (WebAuthn L3 §5.1.10: the RP signals only credentials it knows to be gone).
+      throw new PasskeyRefused(
+        'This passkey is not registered with this service.',
+        await scope.passkeyTombstones.liveForCredential(hash, Date.now()),
+      );
     // §7.2 step 6: when the authenticator returns the user handle, it must be the credential's owner's.
     const handle = r.response.userHandle;
     if (handle && !sameText(handle, row.userHandle))
@@ -503,20 +532,36 @@ export class PasskeyService implements Passkeys {
 
   async remove(tenantId: string, userId: string, id: string, actor?: Actor): Promise<boolean> {
     return this.db.transaction(async (tx) => {
-      const removed = await new TenantScope(tx, tenantId).passkeys.remove(userId, id);
-      if (removed)
+      const scope = new TenantScope(tx, tenantId);
+      const row = await scope.passkeys.get(userId, id);
+      const removed = !!row && (await scope.passkeys.remove(userId, id));
+      if (removed) {
+        // The tombstone commits with the removal: from now on (for PASSKEY_TOMBSTONE_TTL_MS) an
+        // assertion or an artifact with this passkey is refused with the unknown-credential signal.
+        const now = Date.now();
+        await scope.passkeyTombstones.record({
+          passkeyId: row.id,
+          credentialHash: row.credentialHash,
+          removedAt: now,
+          expiresAt: now + this.tombstoneTtlMs,
+        });
         await audit(
           tx,
           actor ?? { type: 'user', id: userId },
           // The owner is in the summary: an operator's removal names the user it was done for.
           { tenantId, action: 'passkey.remove', targetType: 'passkey', targetId: id, summary: { user_id: userId } },
         );
+      }
       return removed;
     });
   }
 
   stillRegistered(tenantId: string, id: string): Promise<boolean> {
     return new TenantScope(this.db, tenantId).passkeys.exists(id);
+  }
+
+  removedRecently(tenantId: string, id: string): Promise<boolean> {
+    return new TenantScope(this.db, tenantId).passkeyTombstones.liveForPasskey(id, Date.now());
   }
 
   private async saveChallenge(

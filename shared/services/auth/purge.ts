@@ -13,11 +13,13 @@
  * | rate_limits | the budget's window (or lock) ended |
  * | upstream_login_states | expired (a pending sign-in at an upstream provider, 10 minutes) |
  * | webauthn_challenges | expired (a passkey registration or sign-in challenge, 5 minutes) |
+ * | passkey_tombstones | expired (a removed passkey's record, PASSKEY_TOMBSTONE_TTL_MS: 90 days) |
  */
 import type { Database } from '../../db/index.js';
 import {
   AgentGrantTokenHousekeeping,
   LoginHousekeeping,
+  PasskeyTombstoneHousekeeping,
   RateLimitHousekeeping,
   TokenHousekeeping,
   UpstreamLoginStateHousekeeping,
@@ -50,6 +52,8 @@ export async function purgeExpiredAuth(
     ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
     ['upstream_login_states', () => new UpstreamLoginStateHousekeeping(db).expired(now, signal)],
     ['webauthn_challenges', () => new WebauthnChallengeHousekeeping(db).expired(now, signal)],
+    // A tombstone past its bound no longer gives the signal (the lookup compares expires_at).
+    ['passkey_tombstones', () => new PasskeyTombstoneHousekeeping(db).expired(now, signal)],
   ];
   const counts: Record<string, number> = {};
   for (const [table, purge] of plan) {

@@ -21,6 +21,13 @@
  *    unallowed address; the user signs in with their email code);
  * 4. else, when the tenant allows sign-up and the address is verified, a local user is created;
  *    otherwise refused.
+ *
+ * Every refusal of steps 1–4 (a local account exists but is not linkable, or is disabled; no
+ * local account and sign-up closed, or no verified address for a new one) shows the one
+ * message `accountRefusal` with the one status: the reason would tell whoever controls an
+ * upstream account (any address it likes, unverified) whether a local account exists for an
+ * address (OWASP ASVS V2.2 / WSTG-IDNT-04, account enumeration). The specific reason stays in
+ * the error's `failure`, which the route logs.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import * as oidc from 'openid-client';
@@ -50,6 +57,17 @@ export type UpstreamLoginFailure =
   | 'email_not_verified'
   | 'no_account'
   | 'account_disabled';
+
+/**
+ * The user's page after a refusal that depends on the tenant's local accounts: the same words
+ * whether an account exists or not (the `failure` code, logged, tells which).
+ */
+export function accountRefusal(providerName: string): string {
+  return (
+    `Signing in with ${providerName} cannot be completed here. ` +
+    'Sign in with an email code instead, or ask the administrator of this service for help.'
+  );
+}
 
 /** A refused upstream sign-in; `message` is for the user's page and names no secret. */
 export class UpstreamLoginError extends Error {
@@ -291,37 +309,22 @@ export class UpstreamBroker {
           back,
         );
       let user: LoginUser | undefined;
+      // From here on each refusal says only `accountRefusal`: see the header (account enumeration).
+      const refuse = (failure: UpstreamLoginFailure) =>
+        new UpstreamLoginError(failure, accountRefusal(provider.display_name), back);
       if (link) {
         user = await s.users.find(link.user_id);
-        if (!user || user.status !== 'active')
-          throw new UpstreamLoginError('account_disabled', 'This account is disabled.', back);
+        if (!user || user.status !== 'active') throw refuse('account_disabled');
         await s.upstreamLinks.storeSignIn(link.id, sealFor(link.id), now);
       } else {
         const local = email ? await s.users.findByEmail(email) : undefined;
         if (local) {
-          if (!(provider.link_by_verified_email && verified))
-            throw new UpstreamLoginError(
-              'account_exists',
-              `An account with the address your ${provider.display_name} account has already exists here. ` +
-                'Sign in with your email code instead.',
-              back,
-            );
-          if (local.status !== 'active')
-            throw new UpstreamLoginError('account_disabled', 'This account is disabled.', back);
+          if (!(provider.link_by_verified_email && verified)) throw refuse('account_exists');
+          if (local.status !== 'active') throw refuse('account_disabled');
           user = local;
         } else {
-          if (!opts.allowSignup)
-            throw new UpstreamLoginError(
-              'no_account',
-              'There is no account here for you, and sign-up is closed.',
-              back,
-            );
-          if (!email || !verified)
-            throw new UpstreamLoginError(
-              'email_not_verified',
-              `${provider.display_name} did not confirm a verified email address, which a new account needs.`,
-              back,
-            );
+          if (!opts.allowSignup) throw refuse('no_account');
+          if (!email || !verified) throw refuse('email_not_verified');
           user = await s.users.insertSignup({ id: newId('usr'), email, name: name ?? email, now });
         }
         const id = newId('uil');
