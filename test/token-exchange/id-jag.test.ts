@@ -191,10 +191,6 @@ test.serial(
     });
     t.is(r.status, 200, JSON.stringify(r.body));
     const token = String(r.body.access_token);
-    const c = claimsOf(token);
-    t.not(c.sub, localUser.id);
-    t.true(String(c.sub).startsWith('idjag:'));
-    t.deepEqual(c.sub_id, { format: 'iss_sub', iss: idp.issuer, sub: localUser.id });
 
     const userinfo = await fetch(`${d1.url}/userinfo`, { headers: { authorization: `Bearer ${token}` } });
     const ui = (await userinfo.json()) as Record<string, unknown>;
@@ -202,6 +198,11 @@ test.serial(
     t.is(ui.error, 'invalid_token');
     t.regex(userinfo.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
     t.is(ui.email, undefined, "the local user's claims are not released");
+
+    const c = claimsOf(token);
+    t.not(c.sub, localUser.id);
+    t.true(String(c.sub).startsWith('idjag:'));
+    t.deepEqual(c.sub_id, { format: 'iss_sub', iss: idp.issuer, sub: localUser.id });
 
     const consents = await fetch(`${d1.url}/api/user/consents`, { headers: { authorization: `Bearer ${token}` } });
     t.is(consents.status, 401);
