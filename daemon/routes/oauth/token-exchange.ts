@@ -22,6 +22,7 @@ import {
   UnsupportedGrantType,
 } from '../../../shared/errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
+import { isIssuerUrl } from '../../../shared/services/resource-identifiers.js';
 import { IdJagError, verifyIdJag, type IdJagClaims } from '../../../shared/services/token-exchange/id-jag.js';
 import { type TokenExchangeSettings } from '../../../shared/services/token-exchange/settings.js';
 import { externalSubject, issSubOf, type IssSubIdentifier } from '../../../shared/services/token-exchange/subjects.js';
@@ -329,6 +330,11 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       if (outside.length) throw new InvalidTarget(`resource not covered by the subject_token: ${outside.join(' ')}`);
       if (!resources.length && !x.audiences.length) resources = jagResources;
     }
+    // RFC 8707 §2: a resource is a resource server, never this authorization server itself
+    // (shared/services/resource-identifiers.ts), whatever the client registered or the ID-JAG names.
+    const own = resources.filter((r) => isIssuerUrl(r, issuer));
+    if (own.length)
+      throw new InvalidTarget(`resource names this authorization server, not a resource: ${own.join(' ')}`);
     const audiences = [...new Set(x.audiences)];
     const notAllowed = [...resources, ...audiences].filter((t) => !x.client.audiences.includes(t));
     if (notAllowed.length) throw new InvalidTarget(`Target not allowed for this client: ${notAllowed.join(' ')}`);
