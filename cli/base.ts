@@ -151,7 +151,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   protected directory(): DirectoryService {
-    return new DirectoryService(this.ds, this.settings.secretKey);
+    return new DirectoryService(this.ds, this.settings.secretKey, this.settings.issuer);
   }
 
   /** Custom claim schemas and users' values (docs/claims.md). */

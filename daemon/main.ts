@@ -180,7 +180,7 @@ async function main(): Promise<void> {
       : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for ' +
           'development only',
   );
-  const directory = new DirectoryService(ds, config.secretKey);
+  const directory = new DirectoryService(ds, config.secretKey, config.issuer);
   const provisioningOptions = {
     maxAttempts: config.provisioningMaxAttempts,
     retryBaseMs: config.provisioningRetryBaseMs,

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError } from '../../shared/errors.js';
+import { isExternalSubject } from '../../shared/services/token-exchange/subjects.js';
 import type { AppDeps, AppState } from '../context.js';
 
 /** RFC 6750 §3: challenge with the error code so clients can tell expired from missing. */
@@ -32,9 +33,15 @@ export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppStat
     // Admin callers are clients with the client_credentials grant (docs/scopes.md): their
     // tokens have the client as subject and no token family. A token issued to a user (code
     // flow, refresh, token exchange: it has a family, another subject, or an actor) is refused
-    // whatever scopes it carries, so a user who consented to an admin scope, on a client
+    // whatever scopes it carries (so is one about another issuer's subject, even one whose
+    // issuer named the client as `sub`), so a user who consented to an admin scope, on a client
     // registered before such clients were refused, gets nothing from the admin API.
-    if (typeof claims.fid === 'string' || claims.sub !== claims.client_id || claims.act !== undefined) {
+    if (
+      typeof claims.fid === 'string' ||
+      claims.sub !== claims.client_id ||
+      claims.act !== undefined ||
+      isExternalSubject(claims)
+    ) {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(
         401,

@@ -1,5 +1,6 @@
 import type { Middleware } from 'koa';
 import { ApiError } from '../../shared/errors.js';
+import { isExternalSubject } from '../../shared/services/token-exchange/subjects.js';
 import type { AppDeps, AppState } from '../context.js';
 
 /**
@@ -22,6 +23,9 @@ export function userBearer(deps: AppDeps): Middleware<AppState> {
     } catch {
       throw fail('The access token is invalid or expired.');
     }
+    // A token about another issuer's subject (an exchanged ID-JAG) never acts for a local user,
+    // whatever its `sub` looks like (docs/token-exchange.md, "Subjects from other issuers").
+    if (isExternalSubject(claims)) throw fail("The access token's subject is not a user of this tenant.");
     if (typeof claims.fid !== 'string') throw fail("This endpoint needs a user's access token.");
     const revoked = await deps.introspection.revoked({
       jti: String(claims.jti ?? ''),

@@ -44,7 +44,8 @@ const OIDC_STANDARD_CLAIMS = [
  * Claims with a protocol meaning in the tokens this service issues: OIDC Core §2 and §3.1.3.6
  * (auth_time nonce acr amr azp at_hash c_hash), OIDC Front/Back-Channel Logout (sid),
  * RFC 8693 §4 (scope client_id act may_act), RFC 7800 §3 (cnf), RFC 9396 (authorization_details),
- * RFC 8707 §2 (resource, in exchanged tokens), RFC 7662 §2.2 (active and token_type, which
+ * RFC 8707 §2 (resource, in exchanged tokens), RFC 9493 (sub_id, the issuer and subject of a
+ * token exchanged from an ID-JAG, docs/token-exchange.md), RFC 7662 §2.2 (active and token_type, which
  * the introspection answer puts beside the token's claims), this service's own
  * (tenant_id; tenant and fid in exchanged and refreshed tokens; agent_grant_id and
  * agent_grant_gen in tokens bound to an agent grant, docs/agents.md) and FAPI's s_hash.
@@ -76,6 +77,7 @@ const PROTOCOL_CLAIMS = [
   'token_type',
   'agent_grant_id',
   'agent_grant_gen',
+  'sub_id',
 ];
 
 /** Every claim name a custom claim schema may not take, at create or at rename. */

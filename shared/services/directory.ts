@@ -5,7 +5,7 @@
  */
 import { newId, randomToken, SecretHasher } from '../crypto.js';
 import type { Client, Tenant, User } from '../db/entities.js';
-import { ApiError, conflict, notFound } from '../errors.js';
+import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import {
   Lookups,
   policyVersionsOf,
@@ -24,6 +24,7 @@ import {
 import { parseInput } from '../schemas/validate.js';
 import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
+import { ISSUER_RESOURCE_MESSAGE, isIssuerUrl } from './resource-identifiers.js';
 import { updateSettingsSection } from './tenant-settings.js';
 import { enabledClaimScopes, STANDARD_CLAIMS_SECTION } from './standard-claims.js';
 
@@ -56,6 +57,8 @@ export class DirectoryService {
   constructor(
     private readonly ds: Database,
     secretKey: string,
+    /** This service's issuer identifier (IAM_ISSUER): never a client's resource identifier. */
+    private readonly issuer: string,
   ) {
     this.hasher = new SecretHasher(secretKey);
     this.lookups = new Lookups(ds);
@@ -91,14 +94,20 @@ export class DirectoryService {
     return new TenantRepository(this.ds).list({ limit, offset });
   }
 
-  /** Creates a client; a confidential client's secret is returned here once and stored hashed. */
+  /**
+   * Creates a client; a confidential client's secret is returned here once and stored hashed.
+   * `where`: the prefix of field names in messages (`body` for the API, none for the CLI, which
+   * names its flags instead).
+   */
   async createClient(
     tenantId: string,
     input: unknown,
     actor: Actor,
+    where = '',
   ): Promise<{ client: ClientPublic; client_secret?: string }> {
     await this.requireTenant(tenantId);
-    const c = parseInput(CreateClientInput, input);
+    const c = parseInput(CreateClientInput, input, where);
+    this.checkResourceIdentifiers(c.resource_identifiers, where);
     const now = Date.now();
     const method =
       c.token_endpoint_auth_method ??
@@ -209,6 +218,26 @@ export class DirectoryService {
       (settings) => ({ before: { scopes: enabledClaimScopes(settings) }, after: { scopes: [...scopes].sort() } }),
     );
     return after.scopes;
+  }
+
+  /**
+   * RFC 8707 §2: a resource identifier names a resource server. The issuer, its endpoints and
+   * anything under it are this authorization server's own (shared/services/resource-identifiers.ts
+   * says why a client must not claim them): 400 naming the field. Every write of
+   * `resource_identifiers` goes through here.
+   */
+  checkResourceIdentifiers(values: readonly string[], where = ''): void {
+    const issues = values.flatMap((v, i) =>
+      isIssuerUrl(v, this.issuer)
+        ? [{ field: [where, 'resource_identifiers', String(i)].filter(Boolean).join('.'), value: v }]
+        : [],
+    );
+    if (!issues.length) return;
+    const details = issues.map((x) => ({ field: x.field, message: ISSUER_RESOURCE_MESSAGE }));
+    throw badRequest(
+      `${issues[0].field}: ${ISSUER_RESOURCE_MESSAGE} (got ${JSON.stringify(issues[0].value)})`,
+      details,
+    );
   }
 
   verifyClientSecret(client: Client, secret: string): boolean {

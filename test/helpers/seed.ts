@@ -29,7 +29,7 @@ export async function openServices(databaseUrl: string, dataDir: string) {
   const ds = await connect(createDataSource(config.database));
   await migrate(ds);
   await bindSecretKey(ds, config.secretKey);
-  const directory = new DirectoryService(ds, config.secretKey);
+  const directory = new DirectoryService(ds, config.secretKey, config.issuer);
   const quiet = { info: () => undefined, warn: () => undefined };
   const provisioning = new ProvisioningService(ds, {
     directory,

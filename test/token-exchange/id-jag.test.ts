@@ -10,7 +10,7 @@ import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
-import { clientCredentialsToken, openServices, activeTenant } from '../helpers/seed.js';
+import { clientCredentialsToken, introspectAs, openServices, activeTenant } from '../helpers/seed.js';
 import {
   makeCert,
   newKey,
@@ -36,6 +36,9 @@ let tenantId: string;
 let agent: Caller & { secret: string };
 let otherAgent: Caller & { secret: string };
 let publicAgent: Caller;
+let oidcAgent: Caller & { secret: string }; // may carry openid, for /userinfo
+let rs: Caller & { secret: string }; // the resource server of CHAT, introspects
+let localUser: { id: string; email: string };
 let admin: string;
 
 test.before(async () => {
@@ -68,6 +71,15 @@ test.before(async () => {
       })
     ).clientId,
   };
+  oidcAgent = await mk({
+    name: 'OIDC agent',
+    grant_types: [TE_GRANT],
+    scopes: ['openid', 'profile', 'email', 'chat.read'],
+    audiences: [CHAT],
+  });
+  rs = await mk({ name: 'Chat API', grant_types: ['client_credentials'], scopes: [], resource_identifiers: [CHAT] });
+  const u = await directory.createUser(tenantId, { email: 'local.user@example.test', name: 'Local User' }, actor);
+  localUser = { id: u.id, email: u.email };
   const adm = await mk({ name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] });
   await ds.destroy();
 
@@ -125,7 +137,8 @@ test.serial(
     t.is(r.body.refresh_token, undefined);
     t.is(r.body.scope, 'chat.read');
     const c = claimsOf(r.body.access_token);
-    t.is(c.sub, 'U1');
+    t.regex(String(c.sub), /^idjag:[A-Za-z0-9_-]{43}$/, "the issuer's subject, namespaced");
+    t.deepEqual(c.sub_id, { format: 'iss_sub', iss: idp.issuer, sub: 'U1' });
     t.is(c.exp! - c.iat!, 120);
     t.is(c.tenant, tenantId);
     t.is(c.tenant_id, tenantId);
@@ -138,7 +151,7 @@ test.serial(
       typ: 'at+jwt',
       audience: CHAT,
     });
-    t.is(verified.payload.sub, 'U1');
+    t.is(verified.payload.sub, c.sub);
     t.is(idp.hits['/.well-known/openid-configuration'], 1);
     t.is(idp.hits['/jwks'], 1);
 
@@ -164,6 +177,55 @@ test.serial(
     t.is(c.tenant_id, tenantId);
     t.is(c.scope, 'chat.read chat.write');
     await putSettings(d1.url, admin, { idJag: { includeTenantClaim: true } });
+  },
+);
+
+test.serial(
+  "an ID-JAG whose sub is a local user's id does not make a token for that user: refused at /userinfo and " +
+    '/api/user/consents, introspection shows an external subject marked with its issuer',
+  async (t) => {
+    // A trusted issuer's `sub` is its own identifier; here it happens to equal a local user's id.
+    const r = await exchange(d1.url, oidcAgent, {
+      subject_token: await jag({ sub: localUser.id, clientId: oidcAgent.clientId, scope: 'openid profile email' }),
+      subject_token_type: JAG,
+    });
+    t.is(r.status, 200, JSON.stringify(r.body));
+    const token = String(r.body.access_token);
+
+    const userinfo = await fetch(`${d1.url}/userinfo`, { headers: { authorization: `Bearer ${token}` } });
+    const ui = (await userinfo.json()) as Record<string, unknown>;
+    t.is(userinfo.status, 401, JSON.stringify(ui));
+    t.is(ui.error, 'invalid_token');
+    t.regex(userinfo.headers.get('www-authenticate') ?? '', /error="invalid_token"/);
+    t.is(ui.email, undefined, "the local user's claims are not released");
+
+    const c = claimsOf(token);
+    t.not(c.sub, localUser.id);
+    t.true(String(c.sub).startsWith('idjag:'));
+    t.deepEqual(c.sub_id, { format: 'iss_sub', iss: idp.issuer, sub: localUser.id });
+
+    const consents = await fetch(`${d1.url}/api/user/consents`, { headers: { authorization: `Bearer ${token}` } });
+    t.is(consents.status, 401);
+    t.is(((await consents.json()) as Record<string, unknown>).error, 'invalid_token');
+
+    const i = await introspectAs(d1.url, rs, token);
+    t.is(i.status, 200);
+    t.is(i.body.active, true, JSON.stringify(i.body));
+    t.not(i.body.sub, localUser.id, 'introspection does not name the local user');
+    t.is(i.body.sub, c.sub);
+    t.deepEqual(i.body.sub_id, { format: 'iss_sub', iss: idp.issuer, sub: localUser.id });
+    t.is(i.body.client_id, oidcAgent.clientId);
+
+    // Exchanged again as an access token, it stays the external subject, still marked.
+    const again = await exchange(d1.url, oidcAgent, { subject_token: token, subject_token_type: AT });
+    t.is(again.status, 200, JSON.stringify(again.body));
+    const c2 = claimsOf(again.body.access_token);
+    t.is(c2.sub, c.sub);
+    t.deepEqual(c2.sub_id, c.sub_id);
+    const ui2 = await fetch(`${d1.url}/userinfo`, {
+      headers: { authorization: `Bearer ${String(again.body.access_token)}` },
+    });
+    t.is(ui2.status, 401);
   },
 );
 
@@ -296,7 +358,7 @@ test.serial('an issuer with only RFC 8414 metadata is discovered too', async (t)
     subject_token_type: JAG,
   });
   t.is(r.status, 200, JSON.stringify(r.body));
-  t.is(claimsOf(r.body.access_token).sub, 'U8414');
+  t.deepEqual(claimsOf(r.body.access_token).sub_id, { format: 'iss_sub', iss: idp8414.issuer, sub: 'U8414' });
   t.is(idp8414.hits['/.well-known/openid-configuration'], 1, 'OpenID discovery tried first (404)');
   t.is(idp8414.hits['/.well-known/oauth-authorization-server'], 1);
 });

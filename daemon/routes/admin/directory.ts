@@ -182,7 +182,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       if (body.scopes.includes(SCOPE_PLATFORM) && !isPlatform(ctx)) {
         throw new ApiError(403, 'insufficient_scope', `Only a platform admin may grant the ${SCOPE_PLATFORM} scope.`);
       }
-      const { client, client_secret } = await deps.directory.createClient(id, body, actorOf(ctx));
+      const { client, client_secret } = await deps.directory.createClient(id, body, actorOf(ctx), 'body');
       ctx.status = 201;
       ctx.body = { ...client, ...(client_secret ? { client_secret } : {}) };
     },

@@ -8,6 +8,7 @@ import { sessionSid } from '../../../shared/crypto.js';
 import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-auth.js';
+import { isExternalSubject } from '../../../shared/services/token-exchange/subjects.js';
 import { isTokenInvalid } from '../../../shared/services/tokens.js';
 import { isOptionalClaimScope, SCOPE_CLAIMS, standardClaims } from '../../../shared/services/standard-claims.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -125,6 +126,12 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     if (await deps.oauth.isAccessTokenRevoked(String(claims.tenant_id), String(claims.jti), claims.fid)) {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
+    }
+    // OIDC Core §5.3 answers for an end user of this provider. A token about another issuer's
+    // subject (token exchange of an ID-JAG, docs/token-exchange.md) is not one: RFC 6750 §3.1.
+    if (isExternalSubject(claims)) {
+      challenge('invalid_token');
+      throw new ApiError(401, 'invalid_token', "The access token's subject is not a user of this provider.");
     }
     ctx.state.auth = claims;
     await next();

@@ -171,6 +171,8 @@ export function introspectionEndpoint(
     token_type: z.string(),
     tenant: z.string(),
     act: z.looseObject({}).optional(),
+    /** RFC 9493 `iss_sub`: the subject is another issuer's (an exchanged ID-JAG, docs/token-exchange.md). */
+    sub_id: z.looseObject({ format: z.string(), iss: z.string(), sub: z.string() }).optional(),
     resource: z.union([z.string(), z.array(z.string())]).optional(),
   });
 

@@ -22,8 +22,10 @@ import {
   UnsupportedGrantType,
 } from '../../../shared/errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../../../shared/services/auth/policy.js';
+import { isIssuerUrl } from '../../../shared/services/resource-identifiers.js';
 import { IdJagError, verifyIdJag, type IdJagClaims } from '../../../shared/services/token-exchange/id-jag.js';
 import { type TokenExchangeSettings } from '../../../shared/services/token-exchange/settings.js';
+import { externalSubject, issSubOf, type IssSubIdentifier } from '../../../shared/services/token-exchange/subjects.js';
 import {
   ACTOR_TOKEN_TYPES,
   SUBJECT_TOKEN_TYPES,
@@ -53,6 +55,8 @@ interface Subject {
   act?: Record<string, unknown>;
   /** ID-JAG claims when the subject is an ID-JAG. */
   idJag?: IdJagClaims;
+  /** The subject's issuer and identifier there, when it is another issuer's (RFC 9493 `iss_sub`). */
+  subId?: IssSubIdentifier;
 }
 
 interface Exchange {
@@ -243,6 +247,8 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
         exp: c.exp,
         fid: typeof c.fid === 'string' ? c.fid : undefined,
         act: c.act && typeof c.act === 'object' ? (c.act as Record<string, unknown>) : undefined,
+        // A token about another issuer's subject stays marked through every further exchange.
+        subId: issSubOf(c),
       };
     } else if (x.subjectTokenType === TOKEN_TYPE_ID_TOKEN) {
       const c = await ownIdToken(x.subjectToken, client, 'subject_token');
@@ -271,8 +277,13 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       // The tenant at this server the assertion was meant for, when the issuer says.
       if (c.aud_tenant !== undefined && c.aud_tenant !== client.tenant_id)
         throw new InvalidRequest('The subject_token was issued for another tenant (aud_tenant).');
+      // The issuer's `sub` never becomes ours: it is namespaced by its issuer and marked, so a
+      // trusted issuer naming a local user's id gets a token about its own subject, not about
+      // that user (shared/services/token-exchange/subjects.ts).
+      const external = externalSubject(c.iss, c.sub);
       x.subject = {
-        sub: c.sub,
+        sub: external.sub,
+        subId: external.sub_id,
         idJag: c,
         scopeCeiling: typeof c.scope === 'string' ? scopeOf(c.scope) : [...client.scopes],
         act: c.act && typeof c.act === 'object' ? (c.act as Record<string, unknown>) : undefined,
@@ -319,6 +330,11 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       if (outside.length) throw new InvalidTarget(`resource not covered by the subject_token: ${outside.join(' ')}`);
       if (!resources.length && !x.audiences.length) resources = jagResources;
     }
+    // RFC 8707 §2: a resource is a resource server, never this authorization server itself
+    // (shared/services/resource-identifiers.ts), whatever the client registered or the ID-JAG names.
+    const own = resources.filter((r) => isIssuerUrl(r, issuer));
+    if (own.length)
+      throw new InvalidTarget(`resource names this authorization server, not a resource: ${own.join(' ')}`);
     const audiences = [...new Set(x.audiences)];
     const notAllowed = [...resources, ...audiences].filter((t) => !x.client.audiences.includes(t));
     if (notAllowed.length) throw new InvalidTarget(`Target not allowed for this client: ${notAllowed.join(' ')}`);
@@ -364,6 +380,7 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
     if (ttl < 1) throw new InvalidRequest('The subject_token has expired.');
     const extra: Record<string, unknown> = {};
     if (act) extra.act = act;
+    if (s.subId) extra.sub_id = s.subId;
     if (x.resources.length) extra.resource = x.resources.length === 1 ? x.resources[0] : x.resources;
     // The tenant under the name introspection reports it (`tenant`), for resource servers that
     // validate the JWT locally; `tenant_id` is always there because this service relies on it.
