@@ -49,6 +49,7 @@ import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 import { directPasskeyRoutes } from './routes/direct-auth/passkeys.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
+import { accountAgentGrantRoutes } from './routes/account/agent-grants.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
 import { accountPasskeyRoutes } from './routes/account/passkeys.js';
 import { accountReauthRoutes } from './routes/account/reauth.js';
@@ -139,6 +140,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     agentRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
+    accountAgentGrantRoutes(deps, api),
     dataExportRoutes(deps, api),
     accountPageRoutes(deps, api),
     // Passkeys from the pages (docs/passkeys.md, "Pages"), and the scripts those pages load.

@@ -33,6 +33,8 @@ export function userBearer(deps: AppDeps): Middleware<AppState> {
       clientId: claims.client_id,
       tenantId: claims.tenant_id,
       sub: String(claims.sub ?? ''),
+      agentGrantId: typeof claims.agent_grant_id === 'string' ? claims.agent_grant_id : '',
+      agentGrantGen: Number.isSafeInteger(claims.agent_grant_gen) ? Number(claims.agent_grant_gen) : -1,
     });
     if (revoked) throw fail('The access token has been revoked.');
     ctx.state.auth = claims;

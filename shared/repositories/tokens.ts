@@ -61,6 +61,8 @@ export interface RevocationState {
   c_status: unknown;
   t_state: unknown;
   u_status: unknown;
+  /** The current generation of the token's agent grant (docs/agents.md); null without one. */
+  g_gen: unknown;
 }
 
 const REVOCATION_SQL = `SELECT
@@ -68,7 +70,8 @@ const REVOCATION_SQL = `SELECT
   (SELECT revoked_at FROM token_families WHERE id = ? AND tenant_id = ?) AS r_fam,
   (SELECT status FROM clients WHERE client_id = ? AND tenant_id = ?) AS c_status,
   (SELECT lifecycle_state FROM tenants WHERE id = ?) AS t_state,
-  (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status`;
+  (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status,
+  (SELECT generation FROM agent_grants WHERE id = ? AND tenant_id = ?) AS g_gen`;
 
 /** One prepared revocation statement per data source, made on first use. */
 const revocationStatements = new WeakMap<DataSource, PreparedGet<RevocationState>>();
@@ -232,12 +235,14 @@ export class ScopedTokens {
     familyId: string;
     clientId: string;
     sub: string;
+    /** Absent or '' for a token without an agent grant: a primary-key probe that finds nothing. */
+    agentGrantId?: string;
   }): Promise<RevocationState | undefined> {
     const ds = dataSourceOf(this.s.db);
     let get = revocationStatements.get(ds);
     if (!get) revocationStatements.set(ds, (get = preparedGet<RevocationState>(ds, REVOCATION_SQL)));
     const t = this.s.tenantId;
-    return Promise.resolve(get([c.jti, t, c.familyId, t, c.clientId, t, t, t, c.sub]));
+    return Promise.resolve(get([c.jti, t, c.familyId, t, c.clientId, t, t, t, c.sub, c.agentGrantId ?? '', t]));
   }
 
   /**

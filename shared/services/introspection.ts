@@ -29,6 +29,10 @@ export class TokenProfile {
     readonly aud: readonly string[],
     /** `"iss":…,"aud":…,…,"token_type":"Bearer","tenant":…`: the tail of the active response. */
     readonly tail: string,
+    /** The agent grant the token was issued under (`agent_grant_id`), '' for none (docs/agents.md). */
+    readonly agentGrantId = '',
+    /** The grant's generation the token was issued under (`agent_grant_gen`); -1 for none. */
+    readonly agentGrantGen = -1,
   ) {}
 }
 
@@ -63,6 +67,12 @@ export class CachedToken {
   }
   get aud(): readonly string[] {
     return this.profile.aud;
+  }
+  get agentGrantId(): string {
+    return this.profile.agentGrantId;
+  }
+  get agentGrantGen(): number {
+    return this.profile.agentGrantGen;
   }
   /** The active response body (RFC 7662 §2.2): the token's claims, `active`, `token_type` and `tenant`. */
   json(): string {
@@ -121,6 +131,8 @@ export class CachedTokenFactory {
           String(c.client_id ?? ''),
           c.aud === undefined ? [] : Array.isArray(c.aud) ? c.aud : [c.aud],
           tail,
+          typeof c.agent_grant_id === 'string' ? c.agent_grant_id : '',
+          Number.isSafeInteger(c.agent_grant_gen) ? (c.agent_grant_gen as number) : -1,
         ),
     );
     const str = (v: unknown) => (typeof v === 'string' ? this.strings.get(v, () => v) : '');
@@ -165,7 +177,8 @@ export class LruCache<V> {
   }
 }
 
-type RevocationSubject = Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub'>;
+type RevocationSubject = Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub'> &
+  Partial<Pick<CachedToken, 'agentGrantId' | 'agentGrantGen'>>;
 
 export class IntrospectionService {
   readonly cache: LruCache<CachedToken>;
@@ -229,12 +242,15 @@ export class IntrospectionService {
     // Every token this service signs names its tenant; one that does not has none to be active in.
     if (!c.tenantId) return 'tenant_inactive';
     // One round trip answers every revocation question: the token itself (jti), its family
-    // (refresh reuse, logout, consent withdrawal), its client, its tenant and its user.
+    // (refresh reuse, logout, consent withdrawal), its client, its tenant, its user, and for a
+    // token issued under an agent grant that grant's current generation.
+    const grantId = c.agentGrantId ?? '';
     const r = await new TenantScope(this.db, c.tenantId).tokens.revocationState({
       jti: c.jti,
       familyId: c.fid,
       clientId: c.clientId,
       sub: c.sub,
+      agentGrantId: grantId,
     });
     if (!r) return 'unknown';
     if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
@@ -242,6 +258,13 @@ export class IntrospectionService {
     if (r.c_status !== 'active') return 'client_disabled';
     if (r.t_state !== 'active') return 'tenant_inactive';
     if (userToken && r.u_status !== 'active') return 'user_disabled';
+    // docs/agents.md "Revocation": a PATCH raises the grant's generation in its own transaction,
+    // which revokes every token of an older generation at once, wherever it is cached; the
+    // outbox job's jti records follow. A grant that is gone leaves its tokens nothing to act under.
+    if (grantId !== '') {
+      if (r.g_gen === null || r.g_gen === undefined) return 'agent_grant_revoked';
+      if ((c.agentGrantGen ?? -1) < Number(r.g_gen)) return 'agent_grant_superseded';
+    }
     return undefined;
   }
 

@@ -10,7 +10,16 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
-import { agentSetup, agentToken, call, DAY, grantBody, waitFor, type AgentSetup } from '../helpers/agents.js';
+import {
+  agentSetup,
+  agentToken,
+  call,
+  DAY,
+  grantBody,
+  sessionCookie,
+  waitFor,
+  type AgentSetup,
+} from '../helpers/agents.js';
 import { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { Outbox } from '../../shared/services/outbox.js';
 import { TEST_SECRET_KEY } from '../helpers/db.js';
@@ -204,7 +213,9 @@ test.serial(
     const refused = await agentToken(d.url, a.agent, id);
     t.is(refused.status, 400);
     t.regex(String(refused.body.error_description), /consent/);
-    const renewed = await call(d.url, 'POST', `/api/admin/agent-grants/${id}/consent`, admin);
+    const renewed = await call(d.url, 'POST', `/api/account/agent-grants/${id}/consent`, undefined, undefined, {
+      cookie: await sessionCookie(db.url, db.dir, s.tenantId, a.grantor),
+    });
     t.is(renewed.status, 200);
     t.false(renewed.body.consent_required);
     const fresh = await agentToken(d.url, a.agent, id);
@@ -213,6 +224,207 @@ test.serial(
     t.true((await introspectAs(d.url, a.agent, String(fresh.body.access_token))).body.active);
   },
 );
+
+/** A grant whose details carry RFC 9396 §2.2 common members and payment-style ones. */
+const RICH = [
+  {
+    type: 'docs',
+    actions: ['read'],
+    locations: ['https://docs.example/a', 'https://docs.example/b'],
+    datatypes: ['text', 'pdf'],
+    privileges: ['viewer', 'commenter'],
+    identifier: 'folder-1',
+  },
+  {
+    type: 'mail',
+    actions: ['send'],
+    instructedAmount: { currency: 'EUR', amount: '100.00' },
+    creditorAccount: { iban: 'DE02100100109307118603' },
+    creditorName: 'Merchant A',
+  },
+];
+const clone = <T>(v: T): T => structuredClone(v);
+
+test.serial(
+  'PATCH may only narrow: widening locations, privileges, datatypes, identifier, amount, currency or ' +
+    'creditorAccount under the same type and actions is refused naming the field, nothing changed',
+  async (t) => {
+    // Every ceiling allows docs read/write, mail send and calendar read: what is refused below is
+    // refused by the consented terms, not by a ceiling.
+    const wide = { docs: ['read', 'write'], mail: ['send'], calendar: ['read'] };
+    const id = await create({
+      authorization_details: RICH,
+      ceilings: { updater: wide, grantor: wide, delegator: wide, machine_principal: wide },
+    });
+    const before = await snapshot(id);
+    const widen = (i: number, f: (e: Record<string, any>) => void) => {
+      const details = clone(RICH) as Record<string, any>[];
+      f(details[i]);
+      return details;
+    };
+    const cases: [string, Record<string, unknown>[]][] = [
+      ['0.locations', widen(0, (e) => e.locations.push('https://evil.example/'))],
+      ['0.privileges', widen(0, (e) => e.privileges.push('admin'))],
+      ['0.datatypes', widen(0, (e) => e.datatypes.push('secrets'))],
+      ['0.identifier', widen(0, (e) => (e.identifier = 'folder-2'))],
+      // `write` is within every ceiling; it was not consented.
+      ['0.actions', widen(0, (e) => e.actions.push('write'))],
+      ['0.locations', widen(0, (e) => (e.locations = []))],
+      ['0.locations', widen(0, (e) => delete e.locations)],
+      ['0.geolocation', widen(0, (e) => (e.geolocation = ['eu']))],
+      ['1.instructedAmount', widen(1, (e) => (e.instructedAmount.amount = '100.01'))],
+      ['1.instructedAmount', widen(1, (e) => (e.instructedAmount = { currency: 'USD', amount: '50' }))],
+      ['1.creditorAccount', widen(1, (e) => (e.creditorAccount.iban = 'GB33BUKB20201555555555'))],
+      ['1.creditorName', widen(1, (e) => (e.creditorName = 'Attacker'))],
+      ['0.type', [{ type: 'calendar', actions: ['read'] }]],
+    ];
+    for (const [field, details] of cases) {
+      const r = await patch(id, { authorization_details: details });
+      t.is(r.status, 403, field);
+      t.is(r.body.error, 'consented_terms_exceeded', field);
+      t.true(String(r.body.message).startsWith(`body.authorization_details.${field}:`), String(r.body.message));
+    }
+    t.deepEqual(await snapshot(id), before, 'no widening PATCH changed anything');
+
+    // Narrowing is accepted: fewer locations, datatypes, privileges and actions, a smaller amount
+    // (decimal, exactly), one entry dropped.
+    const narrowed = [
+      {
+        type: 'docs',
+        actions: ['read'],
+        locations: ['https://docs.example/b'],
+        datatypes: ['pdf'],
+        privileges: ['viewer'],
+        identifier: 'folder-1',
+      },
+    ];
+    const payment = widen(1, (e) => (e.instructedAmount.amount = '99.995'))[1];
+    const ok = await patch(id, { authorization_details: [...narrowed, payment] });
+    t.is(ok.status, 200, JSON.stringify(ok.body));
+    const ok2 = await patch(id, { authorization_details: narrowed });
+    t.is(ok2.status, 200, JSON.stringify(ok2.body));
+    t.deepEqual((await grantRow(id)).generation, 3);
+    // The bound is now the narrowed terms: the dropped entry cannot come back by PATCH.
+    const back = await patch(id, { authorization_details: [...narrowed, payment] });
+    t.is(back.status, 403);
+    t.is(back.body.error, 'consented_terms_exceeded');
+  },
+);
+
+test.serial('`constructor`, `__proto__`, `toString`, `hasOwnProperty` as a type: a 4xx, never a 500', async (t) => {
+  const id = await create();
+  const before = await snapshot(id);
+  for (const type of ['constructor', '__proto__', 'toString', 'hasOwnProperty', 'valueOf']) {
+    const r = await patch(id, { authorization_details: [{ type, actions: ['read'] }] });
+    t.is(r.status, 403, type);
+    t.is(r.body.error, 'updater_ceiling_exceeded', type);
+    const c = await call(
+      d.url,
+      'POST',
+      '/api/admin/agent-grants',
+      admin,
+      grantBody(a, { authorization_details: [{ type, actions: ['read'] }] }),
+    );
+    t.is(c.status, 403, type);
+  }
+  t.deepEqual(await snapshot(id), before);
+  // Such a name is an ordinary type when a ceiling lists it.
+  const all = { constructor: ['read'], toString: ['read'], docs: ['read'] };
+  const named = await create({
+    authorization_details: [
+      { type: 'constructor', actions: ['read'] },
+      { type: 'toString', actions: ['read'] },
+    ],
+    ceilings: { updater: all, grantor: all, delegator: all, machine_principal: all },
+  });
+  const r = await patch(named, { authorization_details: [{ type: 'constructor', actions: ['read'] }] });
+  t.is(r.status, 200, JSON.stringify(r.body));
+  const widened = await patch(named, { authorization_details: [{ type: 'toString', actions: ['read'] }] });
+  t.is(widened.status, 403);
+  t.is(widened.body.error, 'consented_terms_exceeded');
+});
+
+test.serial("renewed consent comes only from the grantor's own session, never from an admin token", async (t) => {
+  const id = await create();
+  t.is((await patch(id, { purpose: 'narrowed' })).status, 200);
+  const consents = () => rows('SELECT * FROM agent_grant_consents WHERE grant_id = ? ORDER BY consent_version', [id]);
+  const before = await consents();
+  const byAdmin = await call(d.url, 'POST', `/api/admin/agent-grants/${id}/consent`, admin);
+  t.is(byAdmin.status, 403);
+  t.is(byAdmin.body.error, 'grantor_consent_required');
+  t.deepEqual(await consents(), before, 'the admin token recorded nothing');
+  t.true((await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin)).body.consent_required);
+  t.is((await agentToken(d.url, a.agent, id)).status, 400, 'still no token without the consent');
+  // Another user's session, or none, cannot consent for the grantor.
+  const other = await sessionCookie(db.url, db.dir, s.tenantId, a.delegator);
+  const url = `/api/account/agent-grants/${id}/consent`;
+  t.is((await call(d.url, 'POST', url, undefined, undefined, { cookie: other })).status, 404);
+  t.is((await call(d.url, 'POST', url, admin)).status, 401);
+  t.deepEqual(await consents(), before);
+  const mine = await sessionCookie(db.url, db.dir, s.tenantId, a.grantor);
+  const foreign = await call(d.url, 'POST', url, undefined, undefined, {
+    cookie: mine,
+    origin: 'https://evil.example',
+  });
+  t.is(foreign.status, 403);
+  const shown = await call(d.url, 'GET', `/api/account/agent-grants/${id}`, undefined, undefined, { cookie: mine });
+  t.is(shown.status, 200);
+  t.true(shown.body.consent_required);
+  const ok = await call(d.url, 'POST', url, undefined, undefined, { cookie: mine });
+  t.is(ok.status, 200);
+  t.false(ok.body.consent_required);
+  const audited = (await rows(
+    "SELECT actor_type, actor_id FROM audit_events WHERE action = 'agent_grant.consent' AND target_id = ?",
+    [id],
+  )) as { actor_type: string; actor_id: string }[];
+  t.deepEqual(audited, [{ actor_type: 'user', actor_id: a.grantor }]);
+  t.is((await agentToken(d.url, a.agent, id)).status, 200);
+});
+
+test.serial(
+  'right after the PATCH returns, old-generation tokens introspect active: false, without the outbox job',
+  async (t) => {
+    const id = await create();
+    const tok1 = String((await agentToken(d.url, a.agent, id)).body.access_token);
+    const tok2 = String((await agentToken(d.url, a.agent, id)).body.access_token);
+    for (const tk of [tok1, tok2]) t.true((await introspectAs(d.url, a.agent, tk)).body.active, 'active and cached');
+    // tok2's record is removed, so the outbox job has nothing to revoke for it: only what the
+    // PATCH's own transaction wrote can make it inactive.
+    const jti2 = String(decodeJwt(tok2).jti);
+    await sql(db.url, db.dir, 'DELETE FROM agent_grant_tokens WHERE jti = ?', [jti2]);
+    const r = await patch(id, { purpose: 'narrowed', expires_at: Date.now() + 20 * DAY });
+    t.is(r.status, 200);
+    for (const tk of [tok1, tok2]) t.false((await introspectAs(d.url, a.agent, tk)).body.active);
+    t.deepEqual(await rows('SELECT jti FROM revoked_access_tokens WHERE jti = ?', [jti2]), []);
+  },
+);
+
+test.serial('ETag on GET and PATCH; If-Match on PATCH: a mismatch is 412 and changes nothing', async (t) => {
+  const id = await create();
+  const g = await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin);
+  const etag = g.headers.get('etag');
+  t.is(etag, '"g1-c1"');
+  const before = await snapshot(id);
+  const ifMatch = (tag: string) =>
+    call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, admin, { purpose: 'x' }, { 'if-match': tag });
+  for (const tag of ['"g2-c1"', 'W/"g1-c1"', '"g1-c0", "other"', 'g1-c1']) {
+    const r = await ifMatch(tag);
+    t.is(r.status, 412, tag);
+    t.is(r.body.error, 'precondition_failed', tag);
+  }
+  t.deepEqual(await snapshot(id), before, 'a failed precondition changed nothing');
+  const ok = await ifMatch(`"other", ${etag}`);
+  t.is(ok.status, 200);
+  t.is(ok.headers.get('etag'), '"g2-c0"');
+  t.is((await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin)).headers.get('etag'), '"g2-c0"');
+  t.is((await ifMatch(etag!)).status, 412, 'the old ETag is stale now');
+  t.is((await ifMatch('*')).status, 200);
+  t.is(
+    (await call(d.url, 'PATCH', '/api/admin/agent-grants/aag_nothing', admin, { purpose: 'x' }, { 'if-match': '*' }))
+      .status,
+    404,
+  );
+});
 
 test.serial('atomic: a failure injected right after the generation bump leaves nothing changed', async (t) => {
   const id = await create();

@@ -1,9 +1,13 @@
 /** Agent grants and agent-write metadata over HTTP, and a tenant set up for them. */
+import { randomBytes } from 'node:crypto';
 import { clientCredentialsToken, openServices } from './seed.js';
+import { sql } from './oauth.js';
+import { tokenHash } from '../../shared/services/auth/pkce.js';
 
 export interface Answer {
   status: number;
   body: Record<string, any>;
+  headers: Headers;
 }
 
 export async function call(
@@ -12,8 +16,9 @@ export async function call(
   path: string,
   token: string | undefined,
   body?: unknown,
+  extraHeaders: Record<string, string> = {},
 ): Promise<Answer> {
-  const headers: Record<string, string> = {};
+  const headers: Record<string, string> = { ...extraHeaders };
   if (token) headers.authorization = `Bearer ${token}`;
   if (body !== undefined) headers['content-type'] = 'application/json';
   const res = await fetch(`${baseUrl}${path}`, {
@@ -22,7 +27,7 @@ export async function call(
     ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
   });
   const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {} };
+  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: res.headers };
 }
 
 export interface AgentSetup {
@@ -103,7 +108,7 @@ export async function agentToken(
     },
     body: new URLSearchParams({ grant_type: 'client_credentials', agent_grant_id: grantId }),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
+  return { status: res.status, body: (await res.json()) as Record<string, unknown>, headers: res.headers };
 }
 
 export { clientCredentialsToken };
@@ -116,4 +121,21 @@ export async function waitFor(pred: () => Promise<boolean>, timeoutMs = 15_000):
     await new Promise((r) => setTimeout(r, 50));
   }
   return pred();
+}
+
+/**
+ * A live browser session of `userId` (as signing in makes one), written directly: the
+ * `Cookie` header value that carries it. For the account surface (the grantor's consent).
+ */
+export async function sessionCookie(url: string, dir: string, tenantId: string, userId: string): Promise<string> {
+  const cookie = randomBytes(24).toString('base64url');
+  const now = Date.now();
+  await sql(
+    url,
+    dir,
+    'INSERT INTO sessions (id, tenant_id, user_id, created_at, expires_at, auth_time, acr, amr, user_agent, ip, ' +
+      'last_seen_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)',
+    [tokenHash(cookie), tenantId, userId, now, now + 3_600_000, now, '1', '["otp"]', 'test', '127.0.0.1', now, null],
+  );
+  return `service_session=${cookie}`;
 }

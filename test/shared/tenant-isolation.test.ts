@@ -717,6 +717,10 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await b.get(row.id))!.generation, 1);
     t.true(await b.hasLiveConsent(row.id, 1));
     t.is(await b.countLiveBelow(row.id, 5, now), 1, "A's revocation did not touch B's token family");
+    // Introspection's revocation statement reads the grant's generation within the token's tenant only.
+    const probe = { jti: 'jti_none', familyId: '', clientId: 'none', sub: '', agentGrantId: row.id };
+    t.is((await scopeA.tokens.revocationState(probe))!.g_gen ?? null, null);
+    t.is(Number((await scopeB.tokens.revocationState(probe))!.g_gen), 1);
   },
 
   async passkeys({ t, b, directory, scopeA, scopeB }) {

@@ -9,14 +9,17 @@ import {
   CreateAgentGrantInput,
   PatchAgentGrantInput,
 } from '../../../shared/schemas/agents.js';
+import { ApiError } from '../../../shared/errors.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
+import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
 /**
- * Agent grants (create, show, PATCH, consent renewal) and the agent-safe client metadata PUT
+ * Agent grants (create, show, PATCH; the grantor's consent is renewed on the account surface,
+ * routes/account/agent-grants.ts) and the agent-safe client metadata PUT
  * (docs/agents.md). Tenant: the token's own, or `?tenant_id=` for a platform admin.
  */
 export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -57,7 +60,9 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     {
       method: 'get',
       path: '/api/admin/agent-grants/:id',
-      summary: 'An agent grant, with its generation, consent version and whether consent is required',
+      summary:
+        'An agent grant, with its generation, consent version and whether consent is required; ' +
+        'the ETag header is what If-Match on PATCH compares',
       tags,
       security: 'bearer',
       authenticate: auth,
@@ -73,7 +78,10 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     },
     async (ctx) => {
       const t = queryTenant(ctx);
-      ctx.body = await deps.agentGrants.get(t, ctx.state.guard.params.id);
+      const grant = await deps.agentGrants.get(t, ctx.state.guard.params.id);
+      // A strong validator for If-Match on PATCH (RFC 9110 §8.8.3, §13.1.1).
+      ctx.set('ETag', agentGrantEtag(grant.generation, !grant.consent_required));
+      ctx.body = grant;
     },
   );
 
@@ -84,7 +92,9 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       path: '/api/admin/agent-grants/:id',
       summary:
         'Update an agent grant: ceilings revalidated; generation and consent version raised, prior consent ' +
-        'revoked, token families of older generations queued for revocation, audited, in one transaction',
+        'revoked, tokens of older generations revoked at once (their outbox entry written), audited, in one ' +
+        'transaction. Optional If-Match header (a strong ETag from GET, or *): a mismatch is 412; the ' +
+        'response carries the new ETag',
       tags,
       security: 'bearer',
       authenticate: auth,
@@ -99,13 +109,28 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
           schema: ErrorObject,
         },
         ...bearerErrors('tenant'),
+        403: {
+          description:
+            'a ceiling exceeded (updater_ceiling_exceeded, grantor_ceiling_exceeded, delegator_ceiling_exceeded, ' +
+            'machine_principal_ceiling_exceeded), or a member widened beyond the consented terms ' +
+            '(consented_terms_exceeded, naming the field); also insufficient_scope, tenant_forbidden',
+          schema: ErrorObject,
+        },
         404: e404,
         409: { description: 'grant not active, or a concurrent update', schema: ErrorObject },
+        412: { description: 'If-Match does not match the current ETag (precondition_failed)', schema: ErrorObject },
       },
     },
     async (ctx) => {
       const t = queryTenant(ctx);
-      ctx.body = await deps.agentGrants.update(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
+      // If-Match is optional (docs/agents.md): without it the generation guard still makes a
+      // concurrent update 409; with it a client's stale read is 412 (RFC 9110 §13.1.1).
+      const ifMatch = ctx.get('If-Match');
+      const r = await deps.agentGrants.update(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx), {
+        ...(ifMatch ? { ifMatch } : {}),
+      });
+      ctx.set('ETag', agentGrantEtag(r.generation, !r.consent_required));
+      ctx.body = r;
     },
   );
 
@@ -114,7 +139,9 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     {
       method: 'post',
       path: '/api/admin/agent-grants/:id/consent',
-      summary: "Record the grantor's renewed consent for the grant's current consent version",
+      summary:
+        "Refused (403 grantor_consent_required): the grantor's renewed consent comes only from the grantor's " +
+        'own session, POST /api/account/agent-grants/{id}/consent',
       tags,
       security: 'bearer',
       authenticate: auth,
@@ -122,15 +149,23 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       params: AgentGrantIdParam,
       query: TenantQuery,
       responses: {
-        200: { description: 'the grant, consent_required false', schema: AgentGrantView },
         400: e400,
         ...bearerErrors('tenant'),
-        404: e404,
+        403: {
+          description: 'always (grantor_consent_required): an administrator cannot consent for the grantor',
+          schema: ErrorObject,
+        },
       },
     },
-    async (ctx) => {
-      const t = queryTenant(ctx);
-      ctx.body = await deps.agentGrants.renewConsent(t, ctx.state.guard.params.id, actorOf(ctx));
+    () => {
+      // Review finding 5 (docs/security.md): the consent is the grantor's; an admin token
+      // recording it would let the same administrator who widened a grant also approve it.
+      throw new ApiError(
+        403,
+        'grantor_consent_required',
+        "Renewed consent must come from the grantor's own signed-in session: " +
+          'POST /api/account/agent-grants/{id}/consent.',
+      );
     },
   );
 

@@ -1,9 +1,12 @@
 /**
  * Agent grants (docs/agents.md): what a user (the grantor) allowed an agent client to do,
  * as RFC 9396 authorization_details, with a purpose and a deadline. An update (PATCH) is a
- * recertification: every principal's ceiling is checked again, and in one transaction the
- * generation and consent version go up, the prior consent is revoked, a revocation outbox
- * entry for the token families of older generations is written, and an audit event records it.
+ * recertification: every principal's ceiling is checked again, the details may only narrow what
+ * the grantor consented to (narrowing.ts), and in one transaction the generation and consent
+ * version go up (which revokes the older generations' tokens at introspection at once), the
+ * prior consent is revoked, a revocation outbox entry for the token families of older
+ * generations is written, and an audit event records it. Renewed consent comes only from the
+ * grantor's own session (daemon/routes/account/agent-grants.ts).
  */
 import { newId } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
@@ -11,6 +14,7 @@ import { ApiError, badRequest, notFound } from '../../errors.js';
 import { TenantScope, type AgentGrantCeilings, type AgentGrantRow, type Ceiling } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
 import type { Outbox } from '../outbox.js';
+import { widening } from './narrowing.js';
 
 export const AGENT_GRANT_LIMITS = {
   details: 20,
@@ -79,12 +83,15 @@ function parseDetails(v: unknown, field = 'body.authorization_details'): Record<
   return v.map((d, i) => {
     if (!d || typeof d !== 'object' || Array.isArray(d)) throw bad(`${field}.${i}`, 'must be an object');
     const o = d as Record<string, unknown>;
-    if (typeof o.type !== 'string' || !o.type || o.type.length > AGENT_GRANT_LIMITS.typeLength)
+    // Own members only: a JSON object's `type` or `actions`, never one inherited from Object.prototype.
+    const type = Object.hasOwn(o, 'type') ? o.type : undefined;
+    const actions = Object.hasOwn(o, 'actions') ? o.actions : undefined;
+    if (typeof type !== 'string' || !type || type.length > AGENT_GRANT_LIMITS.typeLength)
       throw bad(
         `${field}.${i}.type`,
         `must be a string of 1 to ${AGENT_GRANT_LIMITS.typeLength} characters (RFC 9396 §2)`,
       );
-    if (o.actions !== undefined && (!Array.isArray(o.actions) || !o.actions.every((a) => typeof a === 'string' && a)))
+    if (actions !== undefined && (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string' && a)))
       throw bad(`${field}.${i}.actions`, 'must be an array of strings (RFC 9396 §2.2)');
     return o;
   });
@@ -112,23 +119,28 @@ function parseExpiry(v: unknown, now: number, field = 'body.expires_at'): number
 function parseCeiling(v: unknown, field: string): Ceiling {
   if (!v || typeof v !== 'object' || Array.isArray(v))
     throw bad(field, 'must be an object mapping authorization detail types to allowed actions');
-  const out: Ceiling = {};
+  const entries: [string, string[]][] = [];
   for (const [type, actions] of Object.entries(v as Record<string, unknown>)) {
     if (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string' && a))
       throw bad(`${field}.${type}`, 'must be an array of action names (or ["*"] for any)');
-    out[type] = actions as string[];
+    entries.push([type, actions as string[]]);
   }
-  return out;
+  // Object.fromEntries defines own properties: a type named `__proto__` stays a key (an
+  // assignment would set the prototype instead).
+  return Object.fromEntries(entries);
 }
 
 /** The first detail a ceiling does not cover, described; undefined when all are covered. */
 export function exceeds(ceiling: Ceiling, details: Record<string, unknown>[]): string | undefined {
+  // A Map of the ceiling's own entries: a detail type such as `constructor` or `__proto__` is
+  // looked up as a key, never found on Object.prototype (that was a TypeError, a 500).
+  const allowedByType = new Map(Object.entries(ceiling));
   for (const [i, d] of details.entries()) {
     const type = d.type as string;
-    const allowed = ceiling[type];
-    if (!allowed) return `authorization_details.${i}: type ${JSON.stringify(type)} is not within it`;
+    const allowed = allowedByType.get(type);
+    if (!Array.isArray(allowed)) return `authorization_details.${i}: type ${JSON.stringify(type)} is not within it`;
     if (allowed.includes('*')) continue;
-    const actions = (d.actions as string[] | undefined) ?? [];
+    const actions = (Object.hasOwn(d, 'actions') ? (d.actions as string[] | undefined) : undefined) ?? [];
     // A detail without actions asks for every action of its type (RFC 9396 §2.2): only `*` covers it.
     if (actions.length === 0)
       return `authorization_details.${i}: all actions of ${JSON.stringify(type)} are not within it`;
@@ -154,6 +166,61 @@ function checkCeilings(c: AgentGrantCeilings, details: Record<string, unknown>[]
         },
       );
   }
+}
+
+function checkConsented(consented: Record<string, unknown>[], details: Record<string, unknown>[]): void {
+  const w = widening(consented, details);
+  if (!w) return;
+  const field = `body.authorization_details.${w.index}.${w.member}`;
+  throw new ApiError(403, 'consented_terms_exceeded', `${field}: ${w.message}; a PATCH may only narrow the grant.`, {
+    details: [{ field, message: w.message }],
+  });
+}
+
+/** The PATCH body, validated: each field named when it fails. */
+function parsePatch(raw: unknown): {
+  details: Record<string, unknown>[] | undefined;
+  purpose: string | null | undefined;
+  expiresAt: number | undefined;
+  now: number;
+} {
+  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('body', 'must be a JSON object');
+  const b = raw as Record<string, unknown>;
+  for (const k of IMMUTABLE_FIELDS)
+    if (Object.hasOwn(b, k))
+      throw new ApiError(400, 'immutable_field', `body.${k}: is immutable; create a new grant to change it`, {
+        details: [{ field: `body.${k}`, message: 'is immutable' }],
+      });
+  if (!PATCHABLE.some((k) => Object.hasOwn(b, k)))
+    throw bad('body', `must name at least one of ${PATCHABLE.join(', ')}`);
+  const now = Date.now();
+  return {
+    details: Object.hasOwn(b, 'authorization_details') ? parseDetails(b.authorization_details) : undefined,
+    purpose: Object.hasOwn(b, 'purpose') ? parsePurpose(b.purpose) : undefined,
+    expiresAt: Object.hasOwn(b, 'expires_at') ? parseExpiry(b.expires_at, now) : undefined,
+    now,
+  };
+}
+
+/**
+ * The grant's strong entity tag (RFC 9110 §8.8.3): its generation (raised by every PATCH, the
+ * only change to its terms) and whether its current consent version is consented (the one
+ * other part of its representation that changes, `consent_required`).
+ */
+export function agentGrantEtag(generation: number, consented: boolean): string {
+  return `"g${generation}-c${consented ? 1 : 0}"`;
+}
+
+/**
+ * RFC 9110 §13.1.1: `*` matches any current representation; otherwise the header is a list of
+ * entity tags, compared strongly (a weak tag `W/"…"` never matches). A header that is not a
+ * valid list matches nothing.
+ */
+export function ifMatchSatisfied(header: string, current: string): boolean {
+  const h = header.trim();
+  if (h === '*') return true;
+  const tags = h.match(/(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"/g) ?? [];
+  return tags.some((t) => !t.startsWith('W/') && t === current);
 }
 
 function toView(g: AgentGrantRow, liveConsent: boolean): AgentGrantView {
@@ -296,14 +363,16 @@ export class AgentGrantService {
 
   /**
    * Records the grantor's renewed consent for the current consent version (what a PATCH makes
-   * required). Idempotent: a live consent of that version is kept.
+   * required). Only the grantor may give it: `grantorUserId` is the user of the caller's own
+   * signed-in session (the account surface), never an id an administrator names; a grant of
+   * another user is 404, as if it did not exist. Idempotent: a live consent of that version is kept.
    */
-  async renewConsent(tenantId: string, id: string, actor: Actor): Promise<AgentGrantView> {
+  async renewConsent(tenantId: string, id: string, grantorUserId: string, actor: Actor): Promise<AgentGrantView> {
     this.requireId(id);
     return this.ds.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const g = await scope.agentGrants.get(id);
-      if (!g) throw notFound(`Agent grant ${id}`);
+      if (!g || g.grantor_user_id !== grantorUserId) throw notFound(`Agent grant ${id}`);
       if (!(await scope.agentGrants.hasLiveConsent(id, g.consent_version))) {
         const now = Date.now();
         await scope.agentGrants.revokeConsentsBelow(id, g.consent_version, now);
@@ -313,33 +382,48 @@ export class AgentGrantService {
           action: 'agent_grant.consent',
           targetType: 'agent_grant',
           targetId: id,
-          summary: { consent_version: g.consent_version },
+          summary: { consent_version: g.consent_version, generation: g.generation },
         });
       }
       return toView(g, true);
     });
   }
 
-  /** PATCH /api/admin/agent-grants/{id} (interface: "Agent grant" row of States and transitions). */
-  async update(tenantId: string, id: string, raw: unknown, actor: Actor): Promise<AgentGrantUpdateResult> {
-    this.requireId(id);
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('body', 'must be a JSON object');
-    const b = raw as Record<string, unknown>;
-    for (const k of IMMUTABLE_FIELDS)
-      if (k in b)
-        throw new ApiError(400, 'immutable_field', `body.${k}: is immutable; create a new grant to change it`, {
-          details: [{ field: `body.${k}`, message: 'is immutable' }],
-        });
-    if (!PATCHABLE.some((k) => k in b)) throw bad('body', `must name at least one of ${PATCHABLE.join(', ')}`);
-    const now = Date.now();
-    const details = 'authorization_details' in b ? parseDetails(b.authorization_details) : undefined;
-    const purpose = 'purpose' in b ? parsePurpose(b.purpose) : undefined;
-    const expiresAt = 'expires_at' in b ? parseExpiry(b.expires_at, now) : undefined;
+  /** The grant as its grantor sees it (the account surface): 404 for another user's grant. */
+  async getForGrantor(tenantId: string, id: string, grantorUserId: string): Promise<AgentGrantView> {
+    const v = await this.get(tenantId, id);
+    if (v.grantor_user_id !== grantorUserId) throw notFound(`Agent grant ${id}`);
+    return v;
+  }
 
+  /**
+   * PATCH /api/admin/agent-grants/{id} (interface: "Agent grant" row of States and transitions).
+   * `ifMatch` is the request's If-Match header, when sent (RFC 9110 §13.1.1).
+   */
+  async update(
+    tenantId: string,
+    id: string,
+    raw: unknown,
+    actor: Actor,
+    opts: { ifMatch?: string } = {},
+  ): Promise<AgentGrantUpdateResult> {
+    this.requireId(id);
     const result = await this.ds.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const g = await scope.agentGrants.get(id);
       if (!g) throw notFound(`Agent grant ${id}`);
+      // RFC 9110 §13.2.1: the precondition is evaluated before the content is processed, against
+      // the state this transaction read (the generation guard of the write below keeps it).
+      if (opts.ifMatch !== undefined) {
+        const current = agentGrantEtag(g.generation, await scope.agentGrants.hasLiveConsent(id, g.consent_version));
+        if (!ifMatchSatisfied(opts.ifMatch, current))
+          throw new ApiError(
+            412,
+            'precondition_failed',
+            "If-Match does not match the agent grant's current ETag; read the grant again (RFC 9110 §13.1.1).",
+          );
+      }
+      const { details, purpose, expiresAt, now } = parsePatch(raw);
       if (g.status !== 'active') throw new ApiError(409, 'agent_grant_not_active', `Agent grant ${id} is ${g.status}.`);
       const after = {
         authorization_details: details ?? g.authorization_details,
@@ -349,11 +433,19 @@ export class AgentGrantService {
       // Revalidation: the resulting details against the updater's, the original grantor's, the
       // delegator's and the machine principal's ceilings; any one refusing refuses the update.
       checkCeilings(g.ceilings, after.authorization_details);
+      // The ceilings bound type and actions only; every member of every entry must also stay
+      // within what the grantor consented to (narrowing.ts). The current details are always
+      // within the last consent: a grant is created consented, and every PATCH only narrows.
+      if (details) checkConsented(g.authorization_details, details);
       if ((await scope.agentGrants.bump(id, g.generation, after, now)) !== 1)
         throw new ApiError(409, 'conflict', `Agent grant ${id} was changed concurrently; retry.`);
       const generation = g.generation + 1;
       const consentVersion = g.consent_version + 1;
       this.faultAfter('agent_grant_generation');
+      // The raised generation is itself the revocation of the older generations' tokens: every
+      // token names its generation (agent_grant_gen), and introspection refuses one below the
+      // grant's current generation (shared/services/introspection.ts), on every daemon as soon
+      // as this transaction commits, also for a token issued concurrently under the old one.
       await scope.agentGrants.revokeConsentsBelow(id, consentVersion, now);
       const pending = await scope.agentGrants.countLiveBelow(id, generation, now);
       const outboxId = await this.enqueueRevoke(tx, { tenantId, grantId: id, belowGeneration: generation });
