@@ -13,7 +13,7 @@ import { parseArgs } from 'node:util';
 import { seedAuthHistory } from '../test/helpers/auth-history.js';
 import { startDaemon } from '../test/helpers/daemon.js';
 import { createTestDatabase } from '../test/helpers/db.js';
-import { loginKit } from '../test/helpers/login.js';
+import { ACCOUNT_SCOPE, loginKit } from '../test/helpers/login.js';
 import { seedApp } from '../test/helpers/oauth.js';
 import { startSmtpSink } from '../test/helpers/smtp-sink.js';
 import { machine, writeResults } from './lib/stats.js';
@@ -66,7 +66,7 @@ const kit = loginKit(
   () => sink,
 );
 try {
-  const { access_token } = await kit.tokensFor(app.web, app.user.email);
+  const { access_token } = await kit.tokensFor(app.web, app.user.email, ACCOUNT_SCOPE);
   const idle = { rssMiB: memMiB(pid, 'VmRSS'), hwmMiB: memMiB(pid, 'VmHWM') };
 
   const samples: number[] = [];

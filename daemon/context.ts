@@ -101,6 +101,12 @@ export interface AppState {
   log: Logger;
   /** Set by the bearer middleware. */
   auth?: AccessTokenClaims;
+  /**
+   * Set by the user bearer middleware (koa-user-bearer.ts): whether the token reaches the whole
+   * account API (it carries the `account` scope and its client is first-party); without it a
+   * token reaches only its own client's consent (docs/scopes.md, "The account scope").
+   */
+  account?: boolean;
   /** Set by the session middleware (koa-session.ts): the browser's live session and its user. */
   session?: FoundSession;
   /**

@@ -32,3 +32,22 @@ export function requestableScope(client: { scopes: string[]; grant_types: string
     client.scopes.includes(scope) || (scope === SCOPE_OFFLINE_ACCESS && client.grant_types.includes('refresh_token'))
   );
 }
+
+/**
+ * The account API (`/api/user/…`: the data export, every consent and its withdrawal) in a
+ * user's access token. Only a first-party client gets it (docs/scopes.md, "The account
+ * scope"): a third-party client's token reaches only that client's own consent. A client
+ * registers it like any scope (`scopes`), and registration refuses it on a third-party client.
+ */
+export const SCOPE_ACCOUNT = 'account';
+
+/**
+ * Whether `scope`, requested and registered, may be granted to `client`: everything but
+ * `account` on a third-party client. RFC 6749 §3.3 lets the authorization server issue fewer
+ * scopes than requested; /authorize and the token exchange drop such a scope rather than refuse
+ * the request (node-oidc-provider does the same with scopes a client may not have), and the
+ * token response's `scope` names what was granted.
+ */
+export function grantableScope(client: { first_party: boolean }, scope: string): boolean {
+  return scope !== SCOPE_ACCOUNT || client.first_party;
+}

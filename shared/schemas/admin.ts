@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isAdminScope } from '../scopes.js';
+import { isAdminScope, SCOPE_ACCOUNT } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
 import { StandardClaimsInput, StandardClaimsView } from './standard-claims.js';
 
@@ -123,6 +123,17 @@ export const CreateClientInput = z
         message:
           `${admin.join(', ')} may be registered only on a client whose only grant type is ` +
           'client_credentials; admin callers are service clients, not users',
+      });
+    }
+    // The account scope reaches the user's whole account API (data export, every consent):
+    // first-party clients only (docs/scopes.md, "The account scope").
+    if (c.scopes.includes(SCOPE_ACCOUNT) && !c.first_party) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['scopes'],
+        message:
+          `${SCOPE_ACCOUNT} may be registered only on a first-party client ` +
+          '(first_party: true; --first-party in the CLI)',
       });
     }
     if (c.strict_introspection && c.resource_identifiers.length === 0) {

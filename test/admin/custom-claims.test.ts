@@ -10,7 +10,7 @@ import { CustomClaimsService } from '../../shared/services/custom-claims.js';
 import { LIMITS } from '../../shared/schemas/claims.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import { loginKit } from '../helpers/login.js';
+import { ACCOUNT_SCOPE, loginKit } from '../helpers/login.js';
 import { sql } from '../helpers/oauth.js';
 
 let e: LoginEnv;
@@ -466,7 +466,7 @@ test.serial("the data export's custom_claims lists the user's values, inactive s
       `VALUES (?, ?, 'legacy_code', '"L-1"', 1)`,
     [e.app.tenantId, u.id],
   );
-  const tokens = await kit.tokensFor(e.app.web, u.email);
+  const tokens = await kit.tokensFor(e.app.web, u.email, ACCOUNT_SCOPE);
   const res = await fetch(`${e.d.url}/api/user/data-export`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', authorization: `Bearer ${tokens.access_token}` },

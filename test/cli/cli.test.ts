@@ -347,6 +347,25 @@ test('a missing required flag, an unknown flag or a stray argument exits 2', asy
   t.is(badGrant.code, 2);
 });
 
+test('clients create --scope account needs --first-party (docs/scopes.md, "The account scope")', async (t) => {
+  const { db, tenant } = await withTenant(t);
+  const args = ['clients', 'create', '--tenant', tenant.id, '--name', 'Acct', '--redirect-uri', 'https://a.example/cb'];
+  const refused = await iam(db, [...args, '--scope', 'openid', '--scope', 'account']);
+  t.is(refused.code, 1);
+  t.regex(refused.stderr, /--scope.*account may be registered only on a first-party client/);
+  t.deepEqual(await iamJson(db, ['clients', 'list', '--tenant', tenant.id]), [], 'nothing created');
+  const ok = await iamJson<{ scopes: string[]; first_party: boolean }>(db, [
+    ...args,
+    '--scope',
+    'openid',
+    '--scope',
+    'account',
+    '--first-party',
+  ]);
+  t.deepEqual(ok.scopes, ['openid', 'account']);
+  t.true(ok.first_party);
+});
+
 test('an invalid redirect URI exits 1 naming the flag, and creates nothing', async (t) => {
   const { db, tenant } = await withTenant(t);
   const r = await iam(db, [

@@ -30,7 +30,9 @@ export async function seedApp(databaseUrl: string, dataDir: string): Promise<App
         name: 'Web',
         redirect_uris: [REDIRECT],
         first_party: true,
-        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        // account: the user API (/api/user/…) reaches every consent and the data export only
+        // with it, and only a first-party client may have it (docs/scopes.md).
+        scopes: ['openid', 'profile', 'email', 'offline_access', 'account'],
       },
       actor,
     );

@@ -52,7 +52,7 @@ test.before(async () => {
     redirect_uris: [REDIRECT],
     first_party: true,
     grant_types: ['authorization_code', 'refresh_token', TE_GRANT],
-    scopes: ['openid', 'profile', 'email', 'offline_access'],
+    scopes: ['openid', 'profile', 'email', 'offline_access', 'account'],
     audiences: [API_A],
   });
   svcA = await mk({
@@ -366,6 +366,61 @@ test.serial('a token of a client that was disabled since cannot be exchanged', a
   t.is(r.body.error, 'invalid_request');
   t.regex(String(r.body.error_description), /no longer active/);
 });
+
+test.serial(
+  'a third-party client never gets the account scope by exchange, and its token stays confined',
+  async (t) => {
+    // A service registered with account and then made third-party: what registration now refuses.
+    const { ds, directory } = await openServices(db.url, db.dir);
+    const c = await directory.createClient(
+      tenantId,
+      {
+        name: 'Legacy service',
+        first_party: true,
+        grant_types: ['client_credentials', TE_GRANT],
+        scopes: ['openid', 'email', 'account'],
+        resource_identifiers: [API_A],
+      },
+      { type: 'system', id: 'test' },
+    );
+    await ds.destroy();
+    const legacy = { clientId: c.client.client_id, secret: c.client_secret! };
+    await sql(db.url, db.dir, 'UPDATE clients SET first_party = 0 WHERE client_id = ?', [legacy.clientId]);
+    const email = `te${++n}-${Date.now()}@example.com`;
+    const services = await openServices(db.url, db.dir);
+    await services.directory.createUser(tenantId, { email, name: 'Account' }, { type: 'system', id: 'test' });
+    await services.ds.destroy();
+    const u = await kit.tokensFor(web, email, 'openid email account');
+    t.is(claimsOf(u.access_token).scope, 'openid email account');
+
+    const ceiling = await exchange(d.url, legacy, { subject_token: u.access_token, subject_token_type: AT });
+    t.is(ceiling.status, 200, JSON.stringify(ceiling.body));
+    t.is(ceiling.body.scope, 'openid email', 'RFC 8693 §2.2.1: the scope issued, without account');
+    t.is(claimsOf(ceiling.body.access_token).scope, 'openid email');
+    const asked = await exchange(d.url, legacy, {
+      subject_token: u.access_token,
+      subject_token_type: AT,
+      scope: 'openid account',
+    });
+    t.is(asked.status, 200, JSON.stringify(asked.body));
+    t.is(asked.body.scope, 'openid', 'dropped, as at /authorize (RFC 6749 §3.3)');
+    const only = await exchange(d.url, legacy, {
+      subject_token: u.access_token,
+      subject_token_type: AT,
+      scope: 'account',
+    });
+    t.is(only.status, 400);
+    t.is(only.body.error, 'invalid_scope');
+
+    const exported = await fetch(`${d.url}/api/user/data-export`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${String(ceiling.body.access_token)}` },
+      body: '{}',
+    });
+    t.is(exported.status, 403);
+    t.is(((await exported.json()) as { error: string }).error, 'insufficient_scope');
+  },
+);
 
 test.serial('switched off for the tenant: unsupported_grant_type', async (t) => {
   const u = await login();

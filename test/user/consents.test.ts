@@ -2,14 +2,16 @@
  * GET/DELETE /api/user/consents: the list after first-party logins and a third-party
  * consent; withdrawal revokes the tokens granted under it at once (introspection inactive,
  * refresh dead); another user's consent is 404; every error carries error_code and error_id.
+ * The first-party tokens here carry the account scope, which the whole list needs
+ * (docs/scopes.md); what a token without it sees is in account-scope.test.ts.
  */
 import test from 'ava';
 import type { TestDb } from '../helpers/db.js';
 import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
-import { loginKit } from '../helpers/login.js';
+import { ACCOUNT_SCOPE, loginKit } from '../helpers/login.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import { authorizeUrl, challengeFrom, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
+import { REDIRECT, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { assertUserError } from '../helpers/user-errors.js';
 
@@ -34,27 +36,7 @@ const newUser = () => createUserIn(env, 'consent');
 const introspect = (token: string) => introspectAs(env, token);
 
 /** Signs in at a third-party client (Partner unless named), allows the consent screen and redeems the code. */
-async function thirdPartyTokens(email: string, client = app.thirdParty) {
-  const jar = await kit.signIn(client.clientId, email);
-  const p = pkce();
-  const page = await get(authorizeUrl(d.url, kit.authParams(client.clientId, p.challenge)), jar);
-  const html = await page.text();
-  const form = new URLSearchParams({
-    challenge: challengeFrom(html),
-    csrf: /name="csrf" value="([^"]+)"/.exec(html)![1],
-    decision: 'allow',
-  });
-  const res = await fetch(`${d.url}/authorize/consent`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: form,
-  });
-  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
-  const t = await kit.redeem(code, p.verifier, client);
-  if (t.status !== 200) throw new Error(`token ${t.status}`);
-  return { ...(t.body as { access_token: string; refresh_token: string }), consentPage: html };
-}
+const thirdPartyTokens = (email: string, client = app.thirdParty) => kit.consentedTokens(client, email);
 
 const list = async (at: string) => {
   const res = await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${at}` } });
@@ -68,8 +50,8 @@ const withdraw = (at: string, id: string) =>
 
 test('the list holds the first-party grant and the third-party consent, per the Consent record', async (t) => {
   const user = await newUser();
-  const first = await kit.tokensFor(app.web, user.email);
-  await kit.tokensFor(app.web, user.email);
+  const first = await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
+  await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
   const r1 = await list(first.access_token);
   t.is(r1.status, 200);
   t.is(r1.body.total, r1.body.consents.length);
@@ -77,7 +59,7 @@ test('the list holds the first-party grant and the third-party consent, per the 
   const web = r1.body.consents[0];
   t.is(web.clientId, app.web.clientId);
   t.is(web.clientName, 'Web');
-  t.deepEqual(web.scopes, ['openid', 'email']);
+  t.deepEqual(web.scopes, ['openid', 'email', 'account']);
   t.deepEqual(web.selectedScopes, web.scopes);
   t.true(Number.isInteger(web.grantedAt) && web.grantedAt > 1e12, 'epoch ms');
   for (const k of Object.keys(web)) t.not(web[k], null, k);
@@ -95,7 +77,7 @@ test('the list holds the first-party grant and the third-party consent, per the 
 
 test('withdrawal revokes the tokens granted under the consent at once', async (t) => {
   const user = await newUser();
-  const own = await kit.tokensFor(app.web, user.email);
+  const own = await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
   const partner = await thirdPartyTokens(user.email);
   t.is((await introspect(partner.access_token)).active, true);
   const consent = (await list(own.access_token)).body.consents.find((c: any) => c.clientId === app.thirdParty.clientId);
@@ -112,8 +94,8 @@ test('withdrawal revokes the tokens granted under the consent at once', async (t
 
 test("withdrawing the first-party consent revokes that client's families, including the caller's token", async (t) => {
   const user = await newUser();
-  const a = await kit.tokensFor(app.web, user.email);
-  const b = await kit.tokensFor(app.web, user.email);
+  const a = await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
+  const b = await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
   const consent = (await list(a.access_token)).body.consents[0];
   t.is((await withdraw(a.access_token, consent.id)).status, 204);
   t.is((await introspect(a.access_token)).active, false);
@@ -130,8 +112,8 @@ test("another user's consent id and an unknown id are 404 with error_code and er
   const alice = await newUser();
   const bob = await newUser();
   const aliceTokens = await thirdPartyTokens(alice.email);
-  const bobTokens = await kit.tokensFor(app.web, bob.email);
-  const aliceOwn = await kit.tokensFor(app.web, alice.email);
+  const bobTokens = await kit.tokensFor(app.web, bob.email, ACCOUNT_SCOPE);
+  const aliceOwn = await kit.tokensFor(app.web, alice.email, ACCOUNT_SCOPE);
   const aliceConsent = (await list(aliceOwn.access_token)).body.consents.find(
     (c: any) => c.clientId === app.thirdParty.clientId,
   );
@@ -164,7 +146,7 @@ test.serial('policyVersions once the tenant sets them, and clientLogoUri when th
   const gallery = { clientId: created.client.client_id, secret: created.client_secret! };
   try {
     const user = await newUser();
-    const own = await kit.tokensFor(app.web, user.email);
+    const own = await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
     const before = (await list(own.access_token)).body.consents[0];
     t.false('policyVersions' in before, 'no versions while the tenant sets none');
 
@@ -182,7 +164,7 @@ test.serial('policyVersions once the tenant sets them, and clientLogoUri when th
     t.false('policyVersions' in web, 'a consent keeps the versions it was given under');
 
     // The next grant at the first-party client takes the versions now in force.
-    await kit.tokensFor(app.web, user.email);
+    await kit.tokensFor(app.web, user.email, ACCOUNT_SCOPE);
     const again = (await list(own.access_token)).body.consents.find((c: any) => c.clientId === app.web.clientId);
     t.deepEqual(again.policyVersions, { privacyPolicyVersion: '2026-11', tosVersion: 'v7', consentVersion: 1 });
   } finally {

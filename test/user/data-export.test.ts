@@ -9,7 +9,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { openServices } from '../helpers/seed.js';
-import { loginKit } from '../helpers/login.js';
+import { ACCOUNT_SCOPE, loginKit } from '../helpers/login.js';
 import { seedApp, type App } from '../helpers/oauth.js';
 import { INLINE_ROW_LIMIT, csvCell } from '../../shared/services/data-export.js';
 
@@ -46,7 +46,7 @@ async function newUser(name?: string) {
     { type: 'system', id: 'test' },
   );
   await ds.destroy();
-  return { user, email, ...(await kit.tokensFor(app.web, email)) };
+  return { user, email, ...(await kit.tokensFor(app.web, email, ACCOUNT_SCOPE)) };
 }
 
 async function post(token: string, body: unknown) {

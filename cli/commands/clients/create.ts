@@ -16,7 +16,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     `least one --redirect-uri. Without --scope it gets openid, profile and email.\n` +
     `\n` +
     `The admin scopes (iam.admin, iam.platform) are for service clients: a client that holds one ` +
-    `must have client_credentials as its only --grant-type.\n` +
+    `must have client_credentials as its only --grant-type. The account scope (the user's data ` +
+    `export and every consent at /api/user/...) is for --first-party clients only.\n` +
     `\n` +
     `A confidential client authenticates with its secret (client_secret_basic, which also accepts the ` +
     `secret in the form body; or --auth-method client_secret_post). With --jwks-file or --jwks-uri it ` +

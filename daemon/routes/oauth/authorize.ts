@@ -5,7 +5,7 @@
  * must sign in gets the login form (login-forms.ts); one who must consent, the consent form
  * (consent.ts); both continue the authorization request saved here.
  */
-import { isAdminScope, requestableScope } from '../../../shared/scopes.js';
+import { grantableScope, isAdminScope, requestableScope } from '../../../shared/scopes.js';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Client } from '../../../shared/db/entities.js';
@@ -67,18 +67,25 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (method !== 'S256')
       throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
     if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
-    const scope = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
-    if (scope.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
+    const asked = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
+    if (asked.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
     // offline_access comes with the refresh_token grant (OIDC Core §11); the user grants it on
     // the consent page like any other scope (docs/oauth.md).
-    const outside = scope.filter((s) => !requestableScope(client, s));
+    const outside = asked.filter((s) => !requestableScope(client, s));
     if (outside.length)
       throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
     // Admin scopes go only to client_credentials clients (docs/scopes.md), never to a user, even
     // on a client registered with one before that was refused.
-    const admin = scope.filter(isAdminScope);
+    const admin = asked.filter(isAdminScope);
     if (admin.length)
       throw new AuthzRedirectError('invalid_scope', `Admin scopes are not granted to users: ${admin.join(' ')}`);
+    // The account scope goes only to first-party clients (docs/scopes.md, "The account scope").
+    // A third-party client registered with it before registration refused that gets the rest:
+    // RFC 6749 §3.3 lets the server grant fewer scopes; the consent page never lists it, and
+    // the token response's `scope` says what was granted.
+    const scope = asked.filter((s) => grantableScope(client, s));
+    if (scope.length === 0)
+      throw new AuthzRedirectError('invalid_scope', 'None of the requested scopes can be granted to this client.');
     const prompt = param(q, 'prompt')?.split(' ').filter(Boolean);
     if (prompt?.some((x) => !PROMPTS.has(x)))
       throw new AuthzRedirectError('invalid_request', 'prompt has an unknown value.');

@@ -14,6 +14,7 @@
 import type { Middleware } from 'koa';
 import type { JWTPayload } from 'jose';
 import type { Client } from '../../../shared/db/entities.js';
+import { grantableScope } from '../../../shared/scopes.js';
 import {
   InvalidRequest,
   InvalidScope,
@@ -345,12 +346,17 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
   };
 
   // RFC 8693 §2.1 scope, RFC 6749 §3.3: the exchange may narrow, never widen.
+  // The account scope is dropped for a third-party client (docs/scopes.md, "The account scope"),
+  // as at /authorize: RFC 8693 §2.2.1 has the response's `scope` say what was issued.
   const resolveScope: Step = (x) => {
-    const ceiling = x.subject!.scopeCeiling.filter((s) => x.client.scopes.includes(s));
+    const ceiling = x.subject!.scopeCeiling.filter((s) => x.client.scopes.includes(s) && grantableScope(x.client, s));
     if (x.requestedScope) {
-      const outside = x.requestedScope.filter((s) => !ceiling.includes(s));
+      const requested = x.requestedScope.filter((s) => grantableScope(x.client, s));
+      const outside = requested.filter((s) => !ceiling.includes(s));
       if (outside.length) throw new InvalidScope(`Scope beyond the subject_token or this client: ${outside.join(' ')}`);
-      x.scope = x.requestedScope;
+      if (requested.length === 0 && x.requestedScope.length > 0)
+        throw new InvalidScope('None of the requested scopes can be granted to this client.');
+      x.scope = requested;
     } else {
       x.scope = ceiling;
     }

@@ -3,6 +3,11 @@
  * token family granted under it (and the user's other families at that client). Bearer
  * authentication with the user's own access token; every query is scoped by its tenant and
  * subject, so another user's consent id is 404.
+ *
+ * A token with the `account` scope (first-party clients only) sees and withdraws every consent
+ * of the user. Any other token sees only its own client's consent and may withdraw only that
+ * one: another client's consent id is 404, as if it did not exist, so a third-party app learns
+ * nothing about the user's other apps (docs/scopes.md, "The account scope").
  */
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -37,7 +42,9 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   const auth = userBearer(deps);
   const owner = (ctx: { state: AppState }) => {
     const a = ctx.state.auth!;
-    return { tenantId: String(a.tenant_id), userId: String(a.sub) };
+    // undefined: every client's consent; otherwise only the token's own client's.
+    const onlyClientId = ctx.state.account ? undefined : String(a.client_id);
+    return { tenantId: String(a.tenant_id), userId: String(a.sub), onlyClientId };
   };
 
   api.add(
@@ -51,15 +58,15 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       authenticate: auth,
       responses: {
         200: {
-          description: 'the live consents',
+          description: "the live consents: every one with the account scope, else the token's own client's",
           schema: z.object({ consents: z.array(ConsentRecord), total: z.int() }),
         },
         ...errors,
       },
     },
     async (ctx) => {
-      const { tenantId, userId } = owner(ctx);
-      const consents = await service.listConsents(tenantId, userId);
+      const { tenantId, userId, onlyClientId } = owner(ctx);
+      const consents = await service.listConsents(tenantId, userId, onlyClientId);
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { consents, total: consents.length };
     },
@@ -79,12 +86,15 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
         204: { description: 'withdrawn; the tokens granted under it are revoked' },
         400: { description: 'invalid id', schema: ErrorObject },
         ...errors,
-        404: { description: 'no such consent of this user', schema: ErrorObject },
+        404: {
+          description: "no such consent of this user (or, without the account scope, another client's)",
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
-      const { tenantId, userId } = owner(ctx);
-      const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard.params.id);
+      const { tenantId, userId, onlyClientId } = owner(ctx);
+      const ok = await service.withdrawConsent(tenantId, userId, ctx.state.guard.params.id, onlyClientId);
       if (!ok) throw new ApiError(404, 'not_found', 'No such consent.');
       ctx.status = 204;
     },

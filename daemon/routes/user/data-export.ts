@@ -1,7 +1,8 @@
 /**
  * POST /api/user/data-export and GET /api/user/data-export/:id (docs/data-export.md): the
  * authenticated end user's own data. Small exports are answered completed; larger ones are
- * answered 202 pending and built by the `data-export` job.
+ * answered 202 pending and built by the `data-export` job. Both need a token with the `account`
+ * scope (docs/scopes.md).
  */
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -43,12 +44,18 @@ const IdParam = z.strictObject({ id: z.string().min(1).max(64) });
 const errors = {
   400: { description: 'invalid input; the message names the field', schema: ErrorObject },
   401: { description: 'missing, invalid or revoked user access token', schema: ErrorObject },
+  403: {
+    description: 'the token lacks the account scope (first-party clients only): insufficient_scope',
+    schema: ErrorObject,
+  },
 };
 
 export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   // Errors on these paths carry error_code and error_id: the error renderer decides by path.
-  const auth = userBearer(deps);
+  // The export holds the user's sessions, addresses and passkeys: only a token with the account
+  // scope from a first-party client (docs/scopes.md, "The account scope"); others are 403.
+  const auth = userBearer(deps, { requireAccount: true });
   const tags = ['user: data export'];
   const who = (ctx: { state: AppState }) => ({
     tenantId: ctx.state.auth!.tenant_id,

@@ -69,11 +69,16 @@ export class AccountService {
 
   // ---- consents ----
 
-  async listConsents(tenantId: string, userId: string): Promise<ConsentView[]> {
+  /**
+   * The user's live consents; with `onlyClientId`, only that client's (what a token without the
+   * account scope sees: its own client's consent, docs/scopes.md).
+   */
+  async listConsents(tenantId: string, userId: string, onlyClientId?: string): Promise<ConsentView[]> {
     const now = Date.now();
     const rows = await new TenantScope(this.db, tenantId).consents.listWithClientNames(userId);
     const out: ConsentView[] = [];
     for (const r of rows) {
+      if (onlyClientId !== undefined && r.client_id !== onlyClientId) continue;
       const expiresAt = r.expires_at ?? undefined;
       if (expiresAt !== undefined && expiresAt <= now) continue;
       const v: ConsentView = {
@@ -102,13 +107,15 @@ export class AccountService {
 
   /**
    * Withdraws a consent and revokes every token family granted under it, plus every family of
-   * that user at that client. False when the consent is not this user's (or not live).
+   * that user at that client. False when the consent is not this user's (or not live), and,
+   * with `onlyClientId`, when it is another client's: nothing is withdrawn then.
    */
-  async withdrawConsent(tenantId: string, userId: string, consentId: string): Promise<boolean> {
+  async withdrawConsent(tenantId: string, userId: string, consentId: string, onlyClientId?: string): Promise<boolean> {
     return this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const clientId = await scope.consents.liveClientOf(userId, consentId);
       if (clientId === undefined) return false;
+      if (onlyClientId !== undefined && clientId !== onlyClientId) return false;
       const now = Date.now();
       await scope.consents.withdraw(userId, consentId, now);
       await scope.tokens.revokeFamiliesOfConsent(userId, { id: consentId, clientId }, 'consent_withdrawn', now);
