@@ -27,6 +27,7 @@ import { Approvals1763769600022 } from './0022-approvals.js';
 import { AgentGrants1763769600023 } from './0023-agent-grants.js';
 import { Passkeys1763769600024 } from './0024-passkeys.js';
 import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
+import { ClientSigning1763769600030 } from './0030-client-signing.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
 
 export const migrations = [
@@ -55,5 +56,6 @@ export const migrations = [
   AgentGrants1763769600023,
   Passkeys1763769600024,
   PasskeyTombstones1763769600027,
+  ClientSigning1763769600030,
   UserStandardClaims1763769600031,
 ];

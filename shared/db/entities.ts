@@ -92,9 +92,23 @@ export interface Client {
   jwks: { keys: object[] } | null;
   /** private_key_jwt: an https URL serving its JWK Set, fetched and cached at runtime. */
   jwks_uri: string | null;
+  /** OIDC Registration §2: the ID token's JWS algorithm; null is the service's default, ES256. */
+  id_token_signed_response_alg: SigningAlgName | null;
+  /** OIDC Registration §2: a signed UserInfo response (`application/jwt`) with this algorithm; null is plain JSON. */
+  userinfo_signed_response_alg: SigningAlgName | null;
+  /** The access token's JWS algorithm (docs/oauth.md, "Signing algorithms"); null is the default, ES256. */
+  access_token_signed_response_alg: SigningAlgName | null;
+  /**
+   * Whether /authorize demands PKCE of this client. Always true for a public client; a
+   * confidential client may be registered without it (docs/oauth.md, "PKCE").
+   */
+  require_pkce: boolean;
   created_at: number;
   updated_at: number;
 }
+
+/** JWS algorithms a client may register for the tokens it receives (shared/services/keys.ts SIGNING_ALGORITHMS). */
+export type SigningAlgName = 'ES256' | 'RS256' | 'PS256' | 'EdDSA';
 
 /** OIDC Dynamic Client Registration §2 `token_endpoint_auth_method` values this service supports. */
 export type TokenEndpointAuthMethod = 'client_secret_basic' | 'client_secret_post' | 'private_key_jwt' | 'none';
@@ -131,6 +145,10 @@ export const ClientEntity = new EntitySchema<Client>({
       },
     },
     jwks_uri: { type: 'varchar', length: 2048, nullable: true },
+    id_token_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
+    userinfo_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
+    access_token_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
+    require_pkce: { type: 'integer', transformer: boolInt },
     created_at: ts(),
     updated_at: ts(),
   },

@@ -59,8 +59,9 @@ export class Lookups {
       this.db,
       `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types,
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
-              c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri, c.created_at,
-              c.updated_at, t.lifecycle_state, t.settings
+              c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
+              c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
+              c.require_pkce, c.created_at, c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -86,6 +87,11 @@ export class Lookups {
       token_endpoint_auth_method: String(r.token_endpoint_auth_method) as Client['token_endpoint_auth_method'],
       jwks: typeof r.jwks === 'string' ? (JSON.parse(r.jwks) as Client['jwks']) : null,
       jwks_uri: typeof r.jwks_uri === 'string' ? r.jwks_uri : null,
+      id_token_signed_response_alg: (r.id_token_signed_response_alg as Client['id_token_signed_response_alg']) ?? null,
+      userinfo_signed_response_alg: (r.userinfo_signed_response_alg as Client['userinfo_signed_response_alg']) ?? null,
+      access_token_signed_response_alg:
+        (r.access_token_signed_response_alg as Client['access_token_signed_response_alg']) ?? null,
+      require_pkce: boolInt.from(r.require_pkce) as boolean,
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };

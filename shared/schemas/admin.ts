@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { SIGNING_ALGORITHMS } from '../jws.js';
 import { isAdminScope, SCOPE_ACCOUNT } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
 import { StandardClaimsInput, StandardClaimsView } from './standard-claims.js';
@@ -48,6 +49,14 @@ export const PublicJwks = z.strictObject({
     .max(10),
 });
 
+/**
+ * A JWS algorithm a client may register for a token it receives (OIDC Registration §2):
+ * RS256, PS256, ES256 or EdDSA. `none` and HS256/384/512 are refused (RFC 8725 §3.1: an
+ * unsigned token, or one "signed" with the client's own secret, proves nothing to others).
+ */
+const signingAlg = (field: string) =>
+  z.enum(SIGNING_ALGORITHMS, { error: `${field} must be one of ${SIGNING_ALGORITHMS.join(', ')}` });
+
 export const CreateClientInput = z
   .strictObject({
     name: displayName,
@@ -80,9 +89,28 @@ export const CreateClientInput = z
       .url({ protocol: /^https$/, error: 'jwks_uri must be an https URL' })
       .max(2048)
       .optional(),
+    /** OIDC Registration §2: the ID token's algorithm. Absent: ES256 (docs/oauth.md, "Signing algorithms"). */
+    id_token_signed_response_alg: signingAlg('id_token_signed_response_alg').optional(),
+    /** OIDC Registration §2: UserInfo answers as a JWT signed with this algorithm; absent: plain JSON. */
+    userinfo_signed_response_alg: signingAlg('userinfo_signed_response_alg').optional(),
+    /** The access token's algorithm (RFC 9068 JWTs). Absent: ES256. */
+    access_token_signed_response_alg: signingAlg('access_token_signed_response_alg').optional(),
+    /**
+     * Whether /authorize demands PKCE (RFC 7636) of this client. Default true; only a
+     * confidential client may be registered with false (docs/oauth.md, "PKCE").
+     */
+    require_pkce: z.boolean().default(true),
   })
   .superRefine((c, ctx) => {
     const method = c.token_endpoint_auth_method;
+    // A public client has no credential to bind a code to its redemption: PKCE is its only
+    // protection against a stolen code (RFC 9700 §2.1.1, OAuth 2.1 §7.5.1), never optional.
+    if (c.public && !c.require_pkce)
+      ctx.addIssue({
+        code: 'custom',
+        path: ['require_pkce'],
+        message: 'a public client always requires PKCE; only a confidential client may turn it off',
+      });
     // One method per client: a public client has no credential (`none`), and only a client
     // registered for private_key_jwt has keys, exactly one source of them.
     if (c.public && method !== undefined && method !== 'none')
@@ -198,6 +226,10 @@ export const ClientView = z.object({
   token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS),
   jwks: z.object({ keys: z.array(z.looseObject({})) }).nullable(),
   jwks_uri: z.string().nullable(),
+  id_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
+  userinfo_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
+  access_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
+  require_pkce: z.boolean(),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

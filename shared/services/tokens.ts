@@ -1,11 +1,21 @@
 /**
- * JWT access tokens per RFC 9068 (`typ: at+jwt`), signed with the active signing key, and
- * their verification for the service's own bearer-protected APIs.
+ * JWT access tokens per RFC 9068 (`typ: at+jwt`), ID tokens (OIDC Core §2) and signed UserInfo
+ * responses (OIDC Core §5.3.2), signed with the active key of the algorithm the client
+ * registered (ES256 when it registered none), and their verification for the service's own
+ * bearer-protected APIs.
  */
 import { createLocalJWKSet, errors, jwtVerify, type JWTPayload } from 'jose';
 import { signCompact } from '../jws.js';
 import { randomToken } from '../crypto.js';
-import type { KeyService } from './keys.js';
+import { DEFAULT_ALG, SIGNING_ALGORITHMS, type KeyService, type SigningAlg } from './keys.js';
+
+/**
+ * The algorithms a token of ours may carry, each verified only with a key published for that
+ * very algorithm: the key is chosen by `kid`, and a key whose JWK `alg` or type differs from the
+ * header's `alg` is never tried (jose's local JWK Set; RFC 8725 §3.1). Nothing else (`none`,
+ * HS256 with a public key as the secret) reaches a verifier.
+ */
+const ISSUED_ALGORITHMS: string[] = [...SIGNING_ALGORITHMS];
 
 export interface AccessTokenClaims extends JWTPayload {
   client_id: string;
@@ -40,8 +50,10 @@ export class TokenService {
     ttlSeconds: number;
     familyId?: string;
     extra?: Record<string, unknown>;
+    /** The client's `access_token_signed_response_alg`; the default when it has none. */
+    alg?: SigningAlg | null;
   }): Promise<IssuedToken> {
-    const { keyObject, kid, alg } = await this.keys.signingKey();
+    const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);
     const jti = randomToken(16);
     const now = Math.floor(Date.now() / 1000);
     const claims: AccessTokenClaims = {
@@ -73,8 +85,10 @@ export class TokenService {
     sid?: string;
     ttlSeconds: number;
     claims?: Record<string, unknown>;
+    /** The client's `id_token_signed_response_alg` (OIDC Registration §2); the default when it has none. */
+    alg?: SigningAlg | null;
   }): Promise<string> {
-    const { keyObject, kid, alg } = await this.keys.signingKey();
+    const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);
     const now = Math.floor(Date.now() / 1000);
     return signCompact(
       { alg, kid, typ: 'JWT' },
@@ -97,6 +111,20 @@ export class TokenService {
     );
   }
 
+  /**
+   * A signed UserInfo response (OIDC Core §5.3.2): the claims plus `iss` and `aud` (the client),
+   * signed with the client's `userinfo_signed_response_alg`, served as `application/jwt`.
+   */
+  async signUserinfo(p: { clientId: string; claims: Record<string, unknown>; alg: SigningAlg }): Promise<string> {
+    const { keyObject, kid, alg } = await this.keys.signingKey(p.alg);
+    const now = Math.floor(Date.now() / 1000);
+    return signCompact(
+      { alg, kid, typ: 'JWT' },
+      { ...p.claims, iss: this.issuer, aud: p.clientId, iat: now },
+      keyObject,
+    );
+  }
+
   /** Verifies an ID token this service issued (for id_token_hint), ignoring expiry (OIDC RP-Initiated Logout §2). */
   async verifyIdTokenHint(token: string): Promise<JWTPayload | undefined> {
     try {
@@ -105,7 +133,7 @@ export class TokenService {
         issuer: this.issuer,
         typ: 'JWT',
         currentDate: new Date(0),
-        algorithms: ['ES256', 'EdDSA', 'RS256'],
+        algorithms: ISSUED_ALGORITHMS,
       });
       return payload;
     } catch {
@@ -131,7 +159,7 @@ export class TokenService {
       issuer: this.issuer,
       typ: 'at+jwt',
       ...(audience ? { audience } : {}),
-      algorithms: ['ES256', 'EdDSA', 'RS256'],
+      algorithms: ISSUED_ALGORITHMS,
     });
     return payload as AccessTokenClaims;
   }

@@ -479,7 +479,7 @@ test('tenants set-policy-versions stores the versions in the settings; clients c
   t.regex(http.stderr, /--logo-uri/);
 });
 
-test('keys rotate leaves one active and one retiring key', async (t) => {
+test('keys rotate leaves one active and one retiring key per algorithm', async (t) => {
   const db = await testDatabase(t);
   await iamJson(db, ['db', 'migrate']);
   t.deepEqual(await iamJson(db, ['keys', 'list']), []);
@@ -496,16 +496,18 @@ test('keys rotate leaves one active and one retiring key', async (t) => {
     'keys',
     'list',
   ]);
+  // One key per signing algorithm offered: ES256 (the default, `active` in the JSON), RS256, PS256, EdDSA.
+  const algs = ['ES256', 'EdDSA', 'PS256', 'RS256'];
   const active = keys.filter((k) => k.status === 'active');
   const retiring = keys.filter((k) => k.status === 'retiring');
-  t.is(keys.length, 2);
-  t.is(active.length, 1);
-  t.is(retiring.length, 1);
-  t.not(active[0].kid, first.active.kid);
-  t.is(retiring[0].kid, first.active.kid);
-  t.is(active[0].retire_at, null);
+  t.is(keys.length, 8);
+  t.deepEqual(active.map((k) => k.alg).sort(), algs);
+  t.deepEqual(retiring.map((k) => k.alg).sort(), algs);
+  t.false(active.some((k) => k.kid === first.active.kid));
+  t.true(retiring.some((k) => k.kid === first.active.kid && k.alg === 'ES256'));
+  t.true(active.every((k) => k.retire_at === null));
   // Default IAM_KEY_RETIRE_AFTER_SECONDS is one day.
-  t.true(retiring[0].retire_at! >= start + 86_400_000 - 5_000);
+  t.true(retiring.every((k) => k.retire_at! >= start + 86_400_000 - 5_000));
   for (const k of keys)
     t.deepEqual(Object.keys(k).sort(), ['alg', 'created_at', 'kid', 'retire_at', 'status'], 'no key material');
 });

@@ -45,21 +45,32 @@ test('signing keys: private part sealed at rest; rotation keeps the old key publ
   const keys = new KeyService(ds, config.secretKey, 3600);
   const first = await keys.ensureActive();
   t.is(first.alg, 'ES256');
-  const [row] = await ds.query('SELECT private_jwk_sealed FROM signing_keys WHERE kid = ?', [first.kid]);
-  t.false(String(row.private_jwk_sealed).includes('"d"'), 'the private JWK is not stored in the clear');
+  // One active key per algorithm offered (docs/oauth.md, "Signing algorithms").
+  const before = (await keys.list()).filter((k) => k.status === 'active');
+  t.deepEqual(before.map((k) => k.alg).sort(), ['ES256', 'EdDSA', 'PS256', 'RS256']);
+  t.deepEqual((await keys.ensureActive()).kid, first.kid, 'ensureActive adds nothing when every key is there');
+  t.is((await keys.list()).length, 4);
+  for (const k of before) {
+    const [row] = await ds.query('SELECT private_jwk_sealed FROM signing_keys WHERE kid = ?', [k.kid]);
+    t.false(String(row.private_jwk_sealed).includes('"d"'), 'the private JWK is not stored in the clear');
+  }
   const r = await keys.rotate({ type: 'system', id: 'test' });
   t.not(r.active.kid, first.kid);
-  t.deepEqual(
-    r.retiring.map((k) => k.kid),
-    [first.kid],
-  );
+  t.is(r.active.alg, 'ES256');
+  t.deepEqual(r.active_keys.map((k) => k.alg).sort(), ['ES256', 'EdDSA', 'PS256', 'RS256']);
+  t.deepEqual(r.retiring.map((k) => k.kid).sort(), before.map((k) => k.kid).sort());
   const jwks = await keys.publicJwks();
-  t.deepEqual(jwks.keys.map((k) => k.kid).sort(), [first.kid, r.active.kid].sort());
+  t.deepEqual(jwks.keys.map((k) => k.kid).sort(), [...before, ...r.active_keys].map((k) => k.kid).sort());
   t.false(
-    jwks.keys.some((k) => 'd' in k),
+    jwks.keys.some((k) => 'd' in k || 'p' in k),
     'no private member is published',
   );
   t.is((await keys.signingKey()).kid, r.active.kid);
+  for (const k of r.active_keys) {
+    const signer = await keys.signingKey(k.alg as 'ES256');
+    t.is(signer.kid, k.kid);
+    t.is(signer.alg, k.alg);
+  }
   // A key sealed under another secret key cannot be opened.
   const other = new KeyService(ds, 'another-secret-key-that-is-long-enough-000', 3600);
   await t.throwsAsync(() => other.signingKey());

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { fields, list, time } from '../../format.js';
+import { SIGNING_ALGORITHMS } from '../../../shared/jws.js';
 import { GRANT_TYPES } from '../../../shared/schemas/common.js';
 
 export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
@@ -22,7 +23,13 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     `A confidential client authenticates with its secret (client_secret_basic, which also accepts the ` +
     `secret in the form body; or --auth-method client_secret_post). With --jwks-file or --jwks-uri it ` +
     `authenticates with private_key_jwt instead (RFC 7523): it signs a short-lived JWT with its private ` +
-    `key, gets no secret, and any other method is refused.`;
+    `key, gets no secret, and any other method is refused.\n` +
+    `\n` +
+    `Tokens are signed with ES256 unless the client asks for another algorithm: --id-token-alg, ` +
+    `--access-token-alg and --userinfo-alg take RS256, PS256, ES256 or EdDSA (OIDC Registration §2; ` +
+    `with --userinfo-alg, /userinfo answers a signed JWT instead of JSON). A confidential client may be ` +
+    `registered with --no-pkce to authorize without PKCE (for relying parties that cannot send it, such ` +
+    `as the OpenID certification suite); PKCE it sends is still verified. A public client always needs PKCE.`;
   static override examples = [
     {
       description: 'A confidential web application.',
@@ -58,6 +65,11 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       description: 'The same with the public keys (a JWK Set) read from a file.',
       command:
         '<%= config.bin %> <%= command.id %> --tenant ten_123 --name Pay --grant-type client_credentials --jwks-file k',
+    },
+    {
+      description: 'A confidential relying party that verifies RS256 only and sends no PKCE.',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 --name Legacy --redirect-uri https://rp.example.com/cb --id-token-alg RS256 --no-pkce',
     },
   ];
   static override flags = {
@@ -125,6 +137,24 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       description: "private_key_jwt: an https URL serving the client's JWK Set, fetched and cached by the service",
       exclusive: ['jwks-file'],
     }),
+    'id-token-alg': Flags.string({
+      description: "id_token_signed_response_alg: the ID token's signing algorithm [default: ES256]",
+      options: [...SIGNING_ALGORITHMS],
+    }),
+    'access-token-alg': Flags.string({
+      description: "access_token_signed_response_alg: the access token's signing algorithm [default: ES256]",
+      options: [...SIGNING_ALGORITHMS],
+    }),
+    'userinfo-alg': Flags.string({
+      description: 'userinfo_signed_response_alg: /userinfo answers a JWT signed with it [default: plain JSON]',
+      options: [...SIGNING_ALGORITHMS],
+    }),
+    pkce: Flags.boolean({
+      description:
+        'require PKCE at /authorize; --no-pkce lets a confidential client authorize without it (never a public one)',
+      default: true,
+      allowNo: true,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -141,6 +171,10 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     token_endpoint_auth_method: 'auth-method',
     jwks: 'jwks-file',
     jwks_uri: 'jwks-uri',
+    id_token_signed_response_alg: 'id-token-alg',
+    access_token_signed_response_alg: 'access-token-alg',
+    userinfo_signed_response_alg: 'userinfo-alg',
+    require_pkce: 'no-pkce',
   };
 
   async run() {
@@ -171,6 +205,10 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       ...(f['auth-method'] ? { token_endpoint_auth_method: f['auth-method'] } : {}),
       ...(jwks !== undefined ? { jwks } : {}),
       ...(f['jwks-uri'] ? { jwks_uri: f['jwks-uri'] } : {}),
+      ...(f['id-token-alg'] ? { id_token_signed_response_alg: f['id-token-alg'] } : {}),
+      ...(f['access-token-alg'] ? { access_token_signed_response_alg: f['access-token-alg'] } : {}),
+      ...(f['userinfo-alg'] ? { userinfo_signed_response_alg: f['userinfo-alg'] } : {}),
+      require_pkce: f.pkce,
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
@@ -191,6 +229,10 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['auth method', client.token_endpoint_auth_method],
         ...(client.jwks_uri ? [['jwks_uri', client.jwks_uri] as [string, string]] : []),
         ...(client.jwks ? [['jwks', `${client.jwks.keys.length} key(s)`] as [string, string]] : []),
+        ['ID token alg', client.id_token_signed_response_alg ?? 'ES256 (default)'],
+        ['access token alg', client.access_token_signed_response_alg ?? 'ES256 (default)'],
+        ['userinfo', client.userinfo_signed_response_alg ? `JWT, ${client.userinfo_signed_response_alg}` : 'JSON'],
+        ['PKCE', client.require_pkce ? 'required' : 'optional (verified when sent)'],
         ['created', time(client.created_at)],
       ]),
     );

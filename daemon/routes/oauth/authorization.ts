@@ -53,7 +53,7 @@ function continuationUrlFor(issuer: string, p: AuthParams, marker: string): stri
     state: p.state,
     nonce: p.nonce,
     code_challenge: p.code_challenge,
-    code_challenge_method: 'S256',
+    code_challenge_method: p.code_challenge === undefined ? undefined : 'S256',
     max_age: p.max_age?.toString(),
     prompt: p.prompt?.length ? p.prompt.join(' ') : undefined,
     login_hint: p.login_hint,

@@ -60,13 +60,21 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       throw new AuthzRedirectError('unsupported_response_type', 'Only response_type=code is supported.');
     if (!client.grant_types.includes('authorization_code'))
       throw new AuthzRedirectError('unauthorized_client', 'This client may not use the authorization code flow.');
-    // RFC 9700 §2.1.1: PKCE is required, and only S256 (plain offers no protection against a leaked request).
+    // RFC 9700 §2.1.1: PKCE is required, and only S256 (plain offers no protection against a leaked
+    // request). A confidential client registered with require_pkce false may leave it out (its
+    // secret binds the code's redemption to it, RFC 9700 §2.1.1 "MAY"); a challenge it does send
+    // is checked as strictly and binds the code (docs/oauth.md, "PKCE"). A public client is always
+    // held to PKCE, whatever its row says.
     const challenge = param(q, 'code_challenge');
     const method = param(q, 'code_challenge_method');
-    if (!challenge) throw new AuthzRedirectError('invalid_request', 'code_challenge is required (PKCE, RFC 7636).');
-    if (method !== 'S256')
-      throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
-    if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
+    const pkceOptional = !client.require_pkce && client.client_type === 'confidential';
+    if (!challenge && !(pkceOptional && method === undefined))
+      throw new AuthzRedirectError('invalid_request', 'code_challenge is required (PKCE, RFC 7636).');
+    if (challenge !== undefined) {
+      if (method !== 'S256')
+        throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
+      if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
+    }
     const asked = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
     if (asked.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
     // offline_access comes with the refresh_token grant (OIDC Core §11); the user grants it on
@@ -108,8 +116,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       scope,
       state,
       nonce,
-      code_challenge: challenge,
-      code_challenge_method: 'S256',
+      ...(challenge !== undefined ? { code_challenge: challenge, code_challenge_method: 'S256' as const } : {}),
       prompt,
       max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
       login_hint: loginHint?.slice(0, 320),

@@ -9,6 +9,7 @@ import { ApiError, InvalidRequest } from '../../../shared/errors.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-auth.js';
 import { isExternalSubject } from '../../../shared/services/token-exchange/subjects.js';
+import { SIGNING_ALGORITHMS } from '../../../shared/services/keys.js';
 import { isTokenInvalid } from '../../../shared/services/tokens.js';
 import { isOptionalClaimScope, SCOPE_CLAIMS, standardClaims } from '../../../shared/services/standard-claims.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -48,7 +49,10 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       'urn:ietf:params:oauth:grant-type:token-exchange',
     ],
     subject_types_supported: ['public'],
-    id_token_signing_alg_values_supported: ['ES256'],
+    // OIDC Discovery §3: RS256 MUST be listed; every algorithm a client may register is
+    // (docs/oauth.md, "Signing algorithms"). ES256 stays the default of a client that registers none.
+    id_token_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+    userinfo_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
     // Client authentication (docs/oauth.md): the same methods at /token and /revoke; /introspect
     // serves confidential clients only (RFC 7662 §2.1), so never `none`.
     token_endpoint_auth_methods_supported: ['client_secret_basic', 'client_secret_post', 'private_key_jwt', 'none'],
@@ -155,7 +159,18 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     // OIDC Core §5.4: the standard claims of the token's scopes, the same as the ID token's;
     // address and phone only while the tenant offers them.
     const offered = scope.some(isOptionalClaimScope) ? await deps.directory.standardClaimScopes(user.tenant_id) : [];
-    ctx.body = { ...custom, sub: user.id, ...standardClaims(user, scope, offered) };
+    const body = { ...custom, sub: user.id, ...standardClaims(user, scope, offered) };
+    // OIDC Core §5.3.2: a client registered with userinfo_signed_response_alg gets the claims as
+    // a JWT (with iss and aud) signed with that algorithm, as application/jwt; every other client
+    // gets plain JSON.
+    const found = await deps.directory.resolveClient(String(claims.client_id));
+    const alg = found?.client.tenant_id === user.tenant_id ? found.client.userinfo_signed_response_alg : null;
+    if (!alg) {
+      ctx.body = body;
+      return;
+    }
+    ctx.type = 'application/jwt';
+    ctx.body = await deps.tokens.signUserinfo({ clientId: found!.client.client_id, claims: body, alg });
   };
   api.add(
     router,

@@ -418,6 +418,7 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       ttlSeconds: x.ttl!,
       familyId: x.subject!.fid,
       extra: x.extra,
+      alg: x.client.access_token_signed_response_alg,
     });
 
   return async function tokenExchange(ctx) {

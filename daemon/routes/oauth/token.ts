@@ -92,6 +92,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       audience: audience.includes(deps.config.issuer) ? audience : [...audience, deps.config.issuer],
       ttlSeconds: ACCESS_TOKEN_TTL_S,
       ...(bound?.ok ? { extra: bound.claims } : {}),
+      alg: client.access_token_signed_response_alg,
     });
     if (bound?.ok)
       await deps.agentGrants.recordToken(client.tenant_id, {
@@ -145,6 +146,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       ttlSeconds: ACCESS_TOKEN_TTL_S,
       familyId: p.familyId,
       extra: atClaims,
+      alg: p.client.access_token_signed_response_alg,
     });
     const body: Record<string, unknown> = {
       access_token: at.token,
@@ -174,6 +176,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
         ...(p.sessionId ? { sid: sidOf(p.sessionId) } : {}),
         ttlSeconds: ID_TOKEN_TTL_S,
         claims,
+        alg: p.client.id_token_signed_response_alg,
       });
     }
     return body;

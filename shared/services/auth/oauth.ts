@@ -38,8 +38,9 @@ export interface AuthParams {
   scope: string[];
   state?: string;
   nonce?: string;
-  code_challenge: string;
-  code_challenge_method: 'S256';
+  /** Absent only for a confidential client registered without PKCE that sent none (authorize.ts). */
+  code_challenge?: string;
+  code_challenge_method?: 'S256';
   prompt?: string[];
   max_age?: number;
   login_hint?: string;
@@ -51,6 +52,9 @@ export interface SavedAuthRequest {
   params: AuthParams;
   consumed: boolean;
 }
+
+/** auth_codes.code_challenge of a code issued without PKCE (a real challenge is 43 to 128 characters). */
+const NO_CHALLENGE = '';
 
 /** The version of the consent screen a recorded consent was given on. */
 export const CONSENT_VERSION = 1;
@@ -128,7 +132,9 @@ export class OAuthService {
       redirect_uri: p.params.redirect_uri,
       scope: p.params.scope,
       nonce: p.params.nonce ?? null,
-      code_challenge: p.params.code_challenge,
+      // The empty string is "issued without a challenge" (the column is NOT NULL): redeemCode
+      // then refuses a verifier, as it refuses a code with a challenge redeemed without one.
+      code_challenge: p.params.code_challenge ?? NO_CHALLENGE,
       auth_time: p.authTime,
       acr: p.acr,
       amr: p.amr,
@@ -198,7 +204,14 @@ export class OAuthService {
     if (row.expires_at <= Date.now()) throw new InvalidGrant('The authorization code has expired.');
     if (p.redirectUri !== row.redirect_uri)
       throw new InvalidGrant('redirect_uri does not match the authorization request.');
-    if (!p.codeVerifier || !verifyS256(p.codeVerifier, row.code_challenge))
+    // RFC 7636 §4.6: a code issued with a challenge redeems only with its verifier. One issued
+    // without (a confidential client registered without PKCE) is refused if a verifier comes
+    // anyway: a verifier for no challenge means the request was not the one the code answered,
+    // the PKCE downgrade of RFC 9700 §2.1.1 and OAuth 2.1 §4.1.3.
+    if (row.code_challenge === NO_CHALLENGE) {
+      if (p.codeVerifier !== undefined)
+        throw new InvalidGrant('code_verifier was sent, but the authorization request had no code_challenge.');
+    } else if (!p.codeVerifier || !verifyS256(p.codeVerifier, row.code_challenge))
       throw new InvalidGrant('The PKCE code_verifier does not match the code_challenge.');
     const scope = new TenantScope(tx, row.tenant_id);
     if (!(await scope.authCodes.consume(row.id, Date.now()))) throw replayed();
