@@ -113,12 +113,20 @@ function plausibleString(schema: Schema, key: string): string {
 
 /**
  * A value shaped like `schema`. In mode `everywhere`, `name` is every string (enum and const
- * values included); in mode `keys`, strings are plausible and `name` is only every `type`
- * member (`authorization_details[].type`, a reference's type) and every free-form value. In
- * both, the inherited names are the keys of every free-form record and are added to every
- * object. Bounded in depth: the schemas are not recursive, but a generator must not rely on it.
+ * values included); in modes `keys` and `types`, strings are plausible and `name` is only every
+ * `type` member (`authorization_details[].type`, a reference's type) and every free-form value.
+ * In `everywhere` and `keys`, the inherited names are the keys of every free-form record and are
+ * added to every object; in `types`, records get one ordinary key, so that a lookup of `name`
+ * in one (an agent grant's ceiling) finds no member of its own. Bounded in depth: the schemas
+ * are not recursive, but a generator must not rely on it.
  */
-function shaped(schema: Schema | undefined, name: string, mode: 'everywhere' | 'keys', key = '', depth = 0): unknown {
+function shaped(
+  schema: Schema | undefined,
+  name: string,
+  mode: 'everywhere' | 'keys' | 'types',
+  key = '',
+  depth = 0,
+): unknown {
   if (!schema || depth > 12) return name;
   const alts = (schema.anyOf ?? schema.oneOf) as Schema[] | undefined;
   if (alts?.length) return shaped(alts.find((a) => a.type !== 'null') ?? alts[0], name, mode, key, depth + 1);
@@ -133,7 +141,10 @@ function shaped(schema: Schema | undefined, name: string, mode: 'everywhere' | '
         put(o, k, shaped(v, name, mode, k, depth + 1));
       const extra = schema.additionalProperties;
       // A free-form record, or an object that takes more members: the names as keys.
-      if (extra !== false && (extra !== undefined || schema.propertyNames !== undefined || !schema.properties))
+      if (mode === 'types') {
+        if (extra !== false && (extra !== undefined || schema.propertyNames !== undefined || !schema.properties))
+          put(o, 'x', shaped(typeof extra === 'object' ? (extra as Schema) : undefined, name, mode, 'x', depth + 1));
+      } else if (extra !== false && (extra !== undefined || schema.propertyNames !== undefined || !schema.properties))
         for (const n of KEYS)
           put(o, n, shaped(typeof extra === 'object' ? (extra as Schema) : undefined, name, mode, n, depth + 1));
       else for (const [k, v] of Object.entries(poisoned(KEYS))) if (!(k in o)) put(o, k, v);
@@ -165,6 +176,7 @@ function bodies(schema: Schema | undefined): [string, string][] {
   for (const n of NAMES) {
     out.push([`${n} everywhere`, JSON.stringify(shaped(schema, n, 'everywhere'))]);
     out.push([`${n} as keys and types`, JSON.stringify(shaped(schema, n, 'keys'))]);
+    out.push([`${n} as types only`, JSON.stringify(shaped(schema, n, 'types'))]);
   }
   const first = Object.keys(schema?.properties ?? {})[0] ?? 'a';
   for (const levels of [5_000, 100_000]) {
