@@ -195,6 +195,7 @@ function plausible(path: string, name: string): string {
   if (/tenant/i.test(name) || (name === 'id' && /\/tenants\/\{id\}/.test(path))) return target;
   if (/operation/i.test(name)) return 'rop_0000000000000000';
   if (name === 'idpId') return idp;
+  if (name === 'id' && path.includes('/plugins/')) return 'audit-webhook';
   return 'dummy_1';
 }
 
