@@ -2,7 +2,8 @@
  * The body parser's depth limit (daemon/middleware/koa-body-depth.ts, docs/errors.md): a JSON
  * body nesting objects or arrays more than 64 levels deep is a 400 `invalid_request` naming
  * the limit on every endpoint, never a 500 and never the engine's stack-overflow message; a
- * body exactly 64 levels deep still reaches the route.
+ * body exactly 64 levels deep still reaches the route. A member named `__proto__` is refused by
+ * the parser, with a message that says so.
  */
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -75,4 +76,13 @@ test('exactly 64 levels pass the limit and reach the route (refused there for wh
   const schema = `{"sourceType":"csv","profileKey":"deep64","displayName":"Deep","schema":${nestedObject(63)}}`;
   const ok = await post(`/api/admin/field-mapping/source-profiles?tenant_id=${s.tenantId}`, schema);
   t.is(ok.status, 201, ok.raw.slice(0, 300));
+});
+
+test('a JSON body with a __proto__ member anywhere: 400 invalid_request that says so', async (t) => {
+  for (const text of ['{"__proto__":{"admin":true}}', '{"a":[{"b":{"__proto__":{}}}]}']) {
+    const r = await post('/api/admin/tenants', text, null);
+    t.is(r.status, 400, r.raw);
+    t.is(r.body.error, 'invalid_request');
+    t.regex(String(r.body.message), /member named "__proto__"/);
+  }
 });
