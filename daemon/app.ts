@@ -3,7 +3,7 @@
  * once, in this visible order: request metrics (when IAM_METRICS_PORT is set; daemon/metrics/)
  * → trusted proxies (when configured) → the request frame (request id + access log, security
  * headers, error renderer, shutdown drain) → POST /introspect →
- * body parser → CORS (a few paths) → router. Introspection
+ * body parser → its depth limit → CORS (a few paths) → router. Introspection
  * is called by resource servers on every request they serve, so it sits ahead of the body
  * parser and the router (it parses only its form body), but behind everything every response
  * shares. Nothing here opens sockets or databases; main.ts does that.
@@ -14,6 +14,7 @@ import { HttpMethodEnum, koaBody } from 'koa-body';
 import type { AppDeps, AppState } from './context.js';
 import { configureCookies } from './cookies.js';
 import { bodyReadError } from './middleware/koa-body-errors.js';
+import { bodyDepthLimit } from './middleware/koa-body-depth.js';
 import { oauthFormFirst } from './middleware/koa-oauth-form.js';
 import { corsPolicy } from './middleware/koa-cors.js';
 import { requestFrame } from './middleware/koa-frame.js';
@@ -106,6 +107,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
       deps.config.bodyLimitBytes,
     ),
   );
+  // Right after parsing: a body nested more than 64 levels deep is a 400 on every route
+  // (shared/json-depth.ts), before anything that walks it recursively.
+  app.use(bodyDepthLimit());
 
   // CORS after the body parser: /token and /revoke name their client in the form
   // (daemon/middleware/koa-cors.ts). Only discovery, the JWKS, /token, /revoke and /userinfo.

@@ -34,7 +34,7 @@ import {
   type ApprovalRequestOut,
 } from '../schemas/approvals.js';
 import { audit, type Actor } from './audit.js';
-import { canonicalize } from './federation/jcs.js';
+import { canonicalize, CanonicalizationError } from './federation/jcs.js';
 import type { Outbox } from './outbox.js';
 
 export type Direction = 'incoming' | 'outgoing';
@@ -237,7 +237,10 @@ export class ApprovalService {
     try {
       scopeCanonical = canonicalize(scopeJson);
     } catch (e) {
-      throw badRequest(`body.scope_json: ${(e as Error).message}`);
+      // Only the canonicalizer's own refusals are the caller's fault and fit to show; anything
+      // else (an engine error) is not echoed.
+      if (e instanceof CanonicalizationError) throw badRequest(`body.scope_json: ${e.message}`);
+      throw e;
     }
     if (scopeCanonical.length > APPROVAL_LIMITS.scopeJsonChars)
       throw badRequest(`body.scope_json: must be at most ${APPROVAL_LIMITS.scopeJsonChars} characters as JSON`);

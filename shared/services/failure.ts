@@ -8,6 +8,8 @@
  * delivery attempt), so an operator reads the same kind of text for all three.
  */
 
+import { OutboundError } from '../net/safe-fetch.js';
+
 /** Most characters of a stored cause. */
 export const MAX_CAUSE_CHARS = 300;
 
@@ -60,6 +62,11 @@ export function scrub(text: string): string {
  * line of a message is kept (a stack trace never is); a wrapped error adds its cause's kind.
  */
 export function sanitizedCause(e: unknown): string {
+  // An address the outbound rules refuse (shared/net/safe-fetch.ts): the reason alone. Its
+  // message names what the host resolved to (`vm resolves to 127.0.0.1`), and a cause is shown
+  // to whoever configured the URL, a tenant admin included: that would make the service a DNS
+  // oracle for its internal names. Neither the address nor the host is kept.
+  if (e instanceof OutboundError && e.reason === 'blocked_address') return 'blocked_address';
   const err = (typeof e === 'object' && e !== null ? e : { message: String(e) }) as Errorish;
   const code = typeof err.code === 'string' ? err.code : undefined;
   const original = typeof err.originalCode === 'string' && err.originalCode !== code ? err.originalCode : undefined;

@@ -1,5 +1,6 @@
 /** The causes stored beside job step error codes: the kind of failure, no secret, one line. */
 import test from 'ava';
+import { DEFAULT_OUTBOUND_POLICY, OutboundError, outboundRequest } from '../../shared/net/safe-fetch.js';
 import { sanitizedCause } from '../../shared/services/failure.js';
 
 const err = (props: { message: string } & Record<string, unknown>) => Object.assign(new Error(props.message), props);
@@ -47,4 +48,13 @@ test('no credentials, addresses, control characters or stack lines survive', (t)
   t.true(s.includes('<address>'));
   t.true(sanitizedCause(err({ message: 'x'.repeat(1000) })).length <= 300);
   t.is(sanitizedCause('plain'), 'plain');
+});
+
+test('an address the outbound rules refuse is blocked_address alone: neither what the host resolved to nor the host', async (t) => {
+  const err = await outboundRequest('https://localhost:9/x', {}, DEFAULT_OUTBOUND_POLICY).catch((e: unknown) => e);
+  t.true(err instanceof OutboundError);
+  t.regex((err as Error).message, /127\.0\.0\.1|::1/, 'the error itself says what localhost resolved to');
+  t.is(sanitizedCause(err), 'blocked_address');
+  t.is(sanitizedCause(new OutboundError('blocked_address', 'connected peer 10.0.0.5 is private')), 'blocked_address');
+  t.is(sanitizedCause(new OutboundError('status', 'answered HTTP 503')), 'answered HTTP 503');
 });

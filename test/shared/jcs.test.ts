@@ -4,7 +4,8 @@
  */
 import test from 'ava';
 import { createHash } from 'node:crypto';
-import { canonicalize } from '../../shared/services/federation/jcs.js';
+import { MAX_JSON_DEPTH, nestsDeeperThan } from '../../shared/json-depth.js';
+import { canonicalize, CanonicalizationError } from '../../shared/services/federation/jcs.js';
 import { schemaHash } from '../../shared/services/federation/source-profiles.js';
 
 test('RFC 8785 §3.2.2: the example with numbers, a string of escapes and literals', (t) => {
@@ -93,4 +94,29 @@ test('schemaHash is the SHA-256 of the canonical form and does not depend on key
   t.is(schemaHash(a), schemaHash(b));
   t.is(schemaHash(a), createHash('sha256').update(canonicalize(a), 'utf8').digest('hex'));
   t.not(schemaHash(a), schemaHash({ ...a, type: 'array' }));
+});
+
+test('depth: 64 levels canonicalize; a 65th, or 100,000 (which would overflow the stack), is a CanonicalizationError', (t) => {
+  const nest = (levels: number): unknown => JSON.parse(`${'['.repeat(levels)}${']'.repeat(levels)}`);
+  t.is(canonicalize(nest(64)), `${'['.repeat(64)}${']'.repeat(64)}`);
+  for (const levels of [65, 5000, 100_000])
+    t.throws(() => canonicalize(nest(levels)), {
+      instanceOf: CanonicalizationError,
+      message: /more than 64 levels deep/,
+    });
+  const objects = JSON.parse(`${'{"a":'.repeat(5000)}1${'}'.repeat(5000)}`) as unknown;
+  t.throws(() => schemaHash(objects), { instanceOf: CanonicalizationError });
+});
+
+test('nestsDeeperThan: iterative, counts objects and arrays alike, stops at the first level past the limit', (t) => {
+  t.false(nestsDeeperThan(null));
+  t.false(nestsDeeperThan('x'));
+  t.false(nestsDeeperThan({}, 1));
+  t.true(nestsDeeperThan({ a: [] }, 1));
+  t.false(nestsDeeperThan({ a: [{}], b: 1 }, 3));
+  t.true(nestsDeeperThan({ a: [{}], b: [[[1]]] }, 3));
+  t.false(nestsDeeperThan(JSON.parse(`${'['.repeat(MAX_JSON_DEPTH)}${']'.repeat(MAX_JSON_DEPTH)}`)));
+  t.true(nestsDeeperThan(JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`)));
+  // A `__proto__` key from JSON.parse is an own property, walked like any other.
+  t.true(nestsDeeperThan(JSON.parse('{"__proto__":{"x":[]}}'), 2));
 });

@@ -138,6 +138,12 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
   };
   const enableResponses: RouteSpec['responses'] = {
     ...disableResponses,
+    403: {
+      description:
+        'missing scope, a tenant admin naming another tenant (tenant_forbidden), or the tenant relies on the ' +
+        'platform configuration and the platform disabled the plugin (plugin_disabled_by_platform)',
+      schema: ErrorObject,
+    },
     422: {
       description:
         'required configuration fields are missing (plugin_config_incomplete); `missingRequiredFields` lists every one',

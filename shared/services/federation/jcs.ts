@@ -12,7 +12,12 @@
  *   §2.1) and are refused.
  * - `undefined` members are left out as JSON.stringify leaves them out; values that are not
  *   JSON (functions, symbols, bigints) are refused.
+ * - A value nesting objects or arrays more than MAX_JSON_DEPTH (64) levels deep is refused:
+ *   the walk recurses once per level, and an unbounded depth would overflow the stack (a
+ *   RangeError, not a CanonicalizationError). The daemon refuses such bodies earlier
+ *   (daemon/middleware/koa-body-depth.ts); this bound holds for every other caller too.
  */
+import { MAX_JSON_DEPTH } from '../../json-depth.js';
 
 export class CanonicalizationError extends Error {
   constructor(message: string) {
@@ -36,6 +41,10 @@ function num(n: number): string {
 
 /** The RFC 8785 canonical form of `value`, as a string (hash its UTF-8 bytes). */
 export function canonicalize(value: unknown): string {
+  return canon(value, 0);
+}
+
+function canon(value: unknown, depth: number): string {
   if (value === null) return 'null';
   switch (typeof value) {
     case 'boolean':
@@ -45,14 +54,17 @@ export function canonicalize(value: unknown): string {
     case 'string':
       return str(value);
     case 'object': {
-      if (Array.isArray(value)) return `[${value.map((v) => (v === undefined ? 'null' : canonicalize(v))).join(',')}]`;
+      if (depth >= MAX_JSON_DEPTH)
+        throw new CanonicalizationError(`nests objects or arrays more than ${MAX_JSON_DEPTH} levels deep`);
+      if (Array.isArray(value))
+        return `[${value.map((v) => (v === undefined ? 'null' : canon(v, depth + 1))).join(',')}]`;
       const maybe = value as { toJSON?: () => unknown };
-      if (typeof maybe.toJSON === 'function') return canonicalize(maybe.toJSON());
+      if (typeof maybe.toJSON === 'function') return canon(maybe.toJSON(), depth);
       const obj = value as Record<string, unknown>;
       const keys = Object.keys(obj)
         .filter((k) => obj[k] !== undefined)
         .sort();
-      return `{${keys.map((k) => `${str(k)}:${canonicalize(obj[k])}`).join(',')}}`;
+      return `{${keys.map((k) => `${str(k)}:${canon(obj[k], depth + 1)}`).join(',')}}`;
     }
     default:
       throw new CanonicalizationError(`a ${typeof value} is not a JSON value`);

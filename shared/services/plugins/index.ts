@@ -107,9 +107,18 @@ export class PluginService {
       throw notFound(`Tenant ${tenantId}`);
   }
 
+  /**
+   * A scope's state as answers show it. A tenant's state that relies on the platform's config
+   * shows none of it (no URL, whose query may hold a credential, and no secret's last four
+   * characters): `configSource` says the platform configures it, `configured` and
+   * `missingRequiredFields` say whether it is complete. The platform's config is read in the
+   * platform scope, by a platform admin.
+   */
   private state(e: EffectivePlugin, def: PluginDefinition, op?: PluginOperationRow): PluginStateResult {
     const config: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(e.config)) config[k] = def.secretFields.includes(k) ? maskSecret(v) : v;
+    const platformOwned = e.tenantId !== null && e.configSource === 'platform';
+    if (!platformOwned)
+      for (const [k, v] of Object.entries(e.config)) config[k] = def.secretFields.includes(k) ? maskSecret(v) : v;
     return {
       success: true,
       pluginId: e.pluginId,
@@ -231,6 +240,17 @@ export class PluginService {
         { enabled: next.enabled, config: next.config },
         platformOpened,
       );
+      // A tenant relying on the platform's config may not turn on what the platform turned off:
+      // the config (its URL, its secrets) is the platform's, and so is withdrawing it.
+      if (action === 'plugin.enable' && e.configSource === 'platform' && platformOpened?.enabled === false) {
+        throw new ApiError(
+          403,
+          'plugin_disabled_by_platform',
+          `Plugin ${def.id} is disabled by the platform, whose configuration this tenant relies on; ` +
+            'configure the plugin for the tenant to enable it on its own configuration.',
+          { pluginId: def.id, tenantId },
+        );
+      }
       if (action === 'plugin.enable' && !e.configured) {
         throw new ApiError(
           422,

@@ -77,7 +77,10 @@ export class PluginRuntime {
   /**
    * The state in force from a scope's settings and the platform's. A tenant with any config of
    * its own uses it whole, never merged with the platform's: a tenant's URL must never receive
-   * the platform's secrets. Enabled: the tenant's decision, else the platform's.
+   * the platform's secrets. Enabled: the tenant's decision, else the platform's; but a tenant
+   * that relies on the platform's config is disabled while the platform has disabled the
+   * plugin, whatever the tenant decided: the platform's URL and secrets are the platform's to
+   * withdraw (docs/plugins.md, "Config sources and precedence").
    */
   effective(
     pluginId: string,
@@ -96,7 +99,9 @@ export class PluginRuntime {
       configSource = 'platform';
       config = (tenantId === null ? own : platform)!.config;
     }
-    const enabled = tenantId === null ? (own?.enabled ?? false) : (own?.enabled ?? platform?.enabled ?? false);
+    const platformWithdrew = tenantId !== null && configSource === 'platform' && platform?.enabled === false;
+    const enabled =
+      tenantId === null ? (own?.enabled ?? false) : !platformWithdrew && (own?.enabled ?? platform?.enabled ?? false);
     const missingRequiredFields = fieldsOf(def)
       .filter((f) => f.required && (config[f.name] === undefined || config[f.name] === null))
       .map((f) => f.name);
