@@ -52,17 +52,24 @@ export class TokenService {
     extra?: Record<string, unknown>;
     /** The client's `access_token_signed_response_alg`; the default when it has none. */
     alg?: SigningAlg | null;
+    /**
+     * Seconds since the epoch that `exp` may not pass (an exchanged token never outlives its
+     * subject token, RFC 8693 §2.2.1). Applied here, on the same clock reading as `iat`, so a
+     * second boundary between the caller's arithmetic and this one cannot add a second.
+     */
+    notAfter?: number;
   }): Promise<IssuedToken> {
     const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);
     const jti = randomToken(16);
     const now = Math.floor(Date.now() / 1000);
+    const exp = Math.min(now + p.ttlSeconds, p.notAfter ?? Number.POSITIVE_INFINITY);
     const claims: AccessTokenClaims = {
       ...(p.extra ?? {}),
       iss: this.issuer,
       sub: p.sub,
       aud: p.audience.length === 1 ? p.audience[0] : p.audience,
       iat: now,
-      exp: now + p.ttlSeconds,
+      exp,
       jti,
       client_id: p.clientId,
       scope: p.scope.join(' '),
@@ -70,7 +77,7 @@ export class TokenService {
       ...(p.familyId ? { fid: p.familyId } : {}),
     };
     const token = signCompact({ alg, kid, typ: 'at+jwt' }, claims, keyObject);
-    return { token, jti, expiresIn: p.ttlSeconds, claims };
+    return { token, jti, expiresIn: exp - now, claims };
   }
 
   /** OIDC Core §2 ID token: `aud` is the client, `auth_time` in seconds, `nonce` echoed. */

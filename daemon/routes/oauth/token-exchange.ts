@@ -419,6 +419,7 @@ export function tokenExchangeGrant(deps: AppDeps): Middleware<ClientAuthState> {
       familyId: x.subject!.fid,
       extra: x.extra,
       alg: x.client.access_token_signed_response_alg,
+      ...(x.subject!.exp !== undefined ? { notAfter: x.subject!.exp } : {}),
     });
 
   return async function tokenExchange(ctx) {
