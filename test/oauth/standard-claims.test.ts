@@ -4,16 +4,18 @@
  * a tenant turns the optional `address` and `phone` scopes on; the ID token and UserInfo
  * release each scope's claims (§5.4), and only while the tenant offers them. The conformance
  * modules oidcc-scope-profile, -email, -address, -phone and -all run here as the suite runs
- * them: the web client asks for the scopes and reads both the ID token and UserInfo.
+ * them (docs/conformance.md, "the suite's way"): a confidential client registered for RS256
+ * without PKCE asks for the scopes with no code_challenge, redeems with its secret alone, and
+ * reads both the ID token and UserInfo.
  */
 import test from 'ava';
-import { decodeJwt } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { TestDb } from '../helpers/db.js';
 import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
-import { authorizeUrl, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
+import { authorizeUrl, get, REDIRECT, type App } from '../helpers/oauth.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 let db: TestDb;
@@ -72,6 +74,8 @@ test.before(async () => {
     redirect_uris: [REDIRECT],
     first_party: true,
     scopes: ['openid', 'profile', 'email', 'address', 'phone'],
+    id_token_signed_response_alg: 'RS256',
+    require_pkce: false,
   });
   if (c.status !== 201) throw new Error(`client ${c.status} ${JSON.stringify(c.body)}`);
   rp = { clientId: String(c.body.client_id), secret: String(c.body.client_secret) };
@@ -90,19 +94,42 @@ async function signedIn(claims: Record<string, unknown>) {
   return { jar: await kit.signIn(rp.clientId, email), user: u.body, email };
 }
 
-/** Code flow with PKCE and `scope`; the tokens, the decoded ID token and the UserInfo answer. */
+/** The suite's request: no code_challenge, the client's own parameters. */
+const suiteRequest = (scope: string) =>
+  authorizeUrl(
+    d.url,
+    kit.authParams(rp.clientId, 'unused', {
+      prompt: 'none',
+      scope,
+      code_challenge: undefined,
+      code_challenge_method: undefined,
+    }),
+  );
+
+/** The suite's redemption: client_secret_basic and no code_verifier. */
+async function redeem(code: string) {
+  const r = await fetch(`${d.url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', authorization: kit.basic(rp) },
+    body: new URLSearchParams({ grant_type: 'authorization_code', code, redirect_uri: REDIRECT }),
+  });
+  const body = (await r.json()) as Record<string, string>;
+  if (r.status !== 200) throw new Error(`token ${r.status} ${JSON.stringify(body)}`);
+  return body;
+}
+
+/** The code flow for `scope`; the decoded ID token (RS256, as registered) and the UserInfo answer. */
 async function tokens(jar: Awaited<ReturnType<typeof signedIn>>['jar'], scope: string) {
-  const p = pkce();
-  const r = await get(authorizeUrl(d.url, kit.authParams(rp.clientId, p.challenge, { prompt: 'none', scope })), jar);
+  const r = await get(suiteRequest(scope), jar);
   const loc = new URL(r.headers.get('location')!);
   const code = loc.searchParams.get('code');
   if (!code) return { error: loc.searchParams.get('error') };
-  const t = await kit.redeem(code, p.verifier, rp);
-  if (t.status !== 200) throw new Error(`token ${t.status} ${JSON.stringify(t.body)}`);
-  const ui = await fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${t.body.access_token}` } });
+  const t = await redeem(code);
+  if (decodeProtectedHeader(t.id_token).alg !== 'RS256') throw new Error('the ID token is not RS256');
+  const ui = await fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${t.access_token}` } });
   return {
     error: null,
-    id: decodeJwt(t.body.id_token) as Record<string, unknown>,
+    id: decodeJwt(t.id_token) as Record<string, unknown>,
     userinfo: (await ui.json()) as Record<string, unknown>,
   };
 }
@@ -201,16 +228,12 @@ test.serial('oidcc-scope-address, -phone, -all: a tenant that offers them releas
 test.serial('turning a scope off stops its claims at once, for a grant given before', async (t) => {
   t.is((await setScopes(['address', 'phone'])).status, 200);
   const { jar } = await signedIn(ADA);
-  const p = pkce();
-  const r = await get(
-    authorizeUrl(d.url, kit.authParams(rp.clientId, p.challenge, { prompt: 'none', scope: 'openid phone' })),
-    jar,
-  );
+  const r = await get(suiteRequest('openid phone'), jar);
   const code = new URL(r.headers.get('location')!).searchParams.get('code')!;
-  const tk = await kit.redeem(code, p.verifier, rp);
+  const tk = await redeem(code);
   const userinfo = async () =>
     (await (
-      await fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${tk.body.access_token}` } })
+      await fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${tk.access_token}` } })
     ).json()) as Record<string, unknown>;
   t.is((await userinfo()).phone_number, '+442071234567');
   t.is((await setScopes(['address'])).status, 200);
