@@ -183,6 +183,8 @@ export interface MetadataServer {
    * publisher that stays just inside an idle timeout).
    */
   set(path: string, body: string | Buffer | { status: number } | { drip: number }): void;
+  /** Ends every dripping response still open (its body stops short: not well-formed XML). */
+  endDrips(): void;
   /** What the server saw, in order: each request's arrival and each dripping response's end. */
   events: { path: string; event: 'request' | 'drip_closed' }[];
   /** Requests by path, and how many were answered 304. */
@@ -200,6 +202,7 @@ export async function startMetadataServer(): Promise<MetadataServer> {
     { body: Buffer; etag: string; lastModified: string } | { status: number } | { drip: number }
   >();
   const events: MetadataServer['events'] = [];
+  const drips = new Set<() => void>();
   const hits: Record<string, number> = {};
   const notModified: Record<string, number> = {};
   const lastConditional: MetadataServer['lastConditional'] = {};
@@ -220,8 +223,14 @@ export async function startMetadataServer(): Promise<MetadataServer> {
       res.writeHead(200, { 'content-type': 'application/samlmetadata+xml' });
       res.write('<');
       const timer = setInterval(() => res.write(' '), doc.drip);
+      const end = () => {
+        clearInterval(timer);
+        res.end();
+      };
+      drips.add(end);
       res.on('close', () => {
         clearInterval(timer);
+        drips.delete(end);
         events.push({ path, event: 'drip_closed' });
       });
       return;
@@ -252,6 +261,9 @@ export async function startMetadataServer(): Promise<MetadataServer> {
     notModified,
     lastConditional,
     events,
+    endDrips() {
+      for (const end of [...drips]) end();
+    },
     set(path, body) {
       if (typeof body === 'object' && !Buffer.isBuffer(body)) return void docs.set(path, body);
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);
