@@ -219,18 +219,22 @@ export class MetadataPoller {
     let at = now;
     let scanned = -Infinity;
     let wake: (() => void) | undefined;
+    // A poll that throws (not a refused document: a database error) ends the round as the
+    // sequential loop did: nothing more starts, the polls in flight finish, then it is thrown.
+    let failure: { error: unknown } | undefined;
     const onAbort = () => wake?.();
     signal?.addEventListener('abort', onAbort);
     try {
       for (;;) {
-        const free = running.size < limit && !signal?.aborted;
+        const stopped = () => !!signal?.aborted || failure !== undefined;
+        const free = running.size < limit && !stopped();
         if (free && (running.size === 0 || this.now() - scanned >= this.opts.rescanMs || waiting.size === 0)) {
           scanned = this.now();
           for (const ref of await this.lookups.dueTrustSources(at ?? scanned, this.opts.batch))
             if (!running.has(ref.id) && !waiting.has(ref.id)) waiting.set(ref.id, ref);
           at = undefined;
         }
-        while (running.size < limit && waiting.size && !signal?.aborted) {
+        while (running.size < limit && waiting.size && !stopped()) {
           const ref = this.fairest(waiting, inFlight);
           waiting.delete(ref.id);
           inFlight.set(ref.tenantId, (inFlight.get(ref.tenantId) ?? 0) + 1);
@@ -238,7 +242,10 @@ export class MetadataPoller {
           running.set(
             ref.id,
             this.poll(ref.tenantId, ref.id, false, ref.dueAt)
-              .then((o) => void out.push(o))
+              .then(
+                (o) => void out.push(o),
+                (error: unknown) => void (failure ??= { error }),
+              )
               .finally(() => {
                 running.delete(ref.id);
                 inFlight.set(ref.tenantId, inFlight.get(ref.tenantId)! - 1);
@@ -258,11 +265,12 @@ export class MetadataPoller {
         });
         wake = undefined;
         // A due source read earlier that another daemon took meanwhile is skipped by its claim.
-        if (signal?.aborted) waiting.clear();
+        if (stopped()) waiting.clear();
       }
     } finally {
       signal?.removeEventListener('abort', onAbort);
     }
+    if (failure) throw failure.error instanceof Error ? failure.error : new Error(String(failure.error));
     return out;
   }
 
