@@ -591,3 +591,29 @@ test('a tenant may have at most IAM_FEDERATION_MAX_AUTOMATIC_SOURCES automatic s
   const other = await activeTenant(w.services.provisioning, { name: 'Other cap' }, actor);
   await t.notThrowsAsync(capped.create(other.id, body('auto-1', 'automatic'), actor));
 });
+
+test("the queue is read round robin across tenants: one tenant's many due sources do not fill a read", async (t) => {
+  const w = await world(t);
+  const other = await activeTenant(w.services.provisioning, { name: 'Round robin' }, actor);
+  const many = [];
+  for (let i = 0; i < 4; i++) many.push(await w.addSource({ path: `/rr-${uniq()}.xml` }));
+  await new Promise((r) => setTimeout(r, 20));
+  const late = await w.sources.create(
+    other.id,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'rr',
+      displayName: 'Round robin',
+      protocolPayload: { metadataUrl: `${server.base}/rr.xml`, polling: { mode: 'automatic', intervalSeconds: 3600 } },
+      certificates: [signer.certPem],
+    },
+    actor,
+  );
+  // A read of two: the earliest of the first tenant, and the other tenant's only one, though
+  // three of the first tenant's fell due before it.
+  const page = await w.sources.due(Date.now() + 1000, 2);
+  t.deepEqual(
+    page.map((r) => r.id),
+    [many[0], late.id],
+  );
+});
