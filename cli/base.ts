@@ -235,7 +235,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Source profiles, field-mapping sets, federation trust sources and notification states. */
   protected fieldMapping(): FieldMappingServices {
-    return fieldMappingServices(this.ds, { allowLoopback: this.settings.outboundAllowLoopback });
+    return fieldMappingServices(this.ds, {
+      allowLoopback: this.settings.outboundAllowLoopback,
+      maxAutomaticSources: this.settings.federationMaxAutomaticSources,
+    });
   }
 
   /**

@@ -56,9 +56,8 @@ import {
   UpstreamSealer,
 } from '../shared/services/upstream-idp/index.js';
 import { startJobs } from './jobs/index.js';
-import { DEFAULT_POLLER_OPTIONS, MetadataPoller } from '../shared/services/federation/metadata-poller.js';
+import { createMetadataPoller } from '../shared/services/federation/metadata-poller.js';
 import { holderName } from '../shared/services/federation/holder.js';
-import { NotificationStates } from '../shared/services/notification-states.js';
 import { buildApp, VERSION } from './app.js';
 import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
@@ -233,7 +232,10 @@ async function main(): Promise<void> {
     emailSettings: new EmailSettingsService(ds, mail),
     tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
     customClaims: new CustomClaimsService(ds),
-    fieldMapping: fieldMappingServices(ds, { allowLoopback: config.outboundAllowLoopback }),
+    fieldMapping: fieldMappingServices(ds, {
+      allowLoopback: config.outboundAllowLoopback,
+      maxAutomaticSources: config.federationMaxAutomaticSources,
+    }),
     externalTokenRefreshSettings: new ExternalTokenRefreshSettingsService(ds),
     issuerKeys: new IssuerKeys({
       policy: outboundPolicy,
@@ -326,6 +328,9 @@ async function main(): Promise<void> {
           options: config.claimRename,
           logger: logger.child({ component: 'claim-rename' }),
         });
+  // The same factory and configuration as `iam federation poll`.
+  const federationPoller = createMetadataPoller(jobsDs, config, { holder: holderName('daemon'), metrics });
+  metrics?.collectFederationOverdue(() => federationPoller.overdueSeconds());
   const jobs = startJobs({
     ds: jobsDs,
     logger,
@@ -339,14 +344,7 @@ async function main(): Promise<void> {
       auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
       service: plugins,
     },
-    federationPoller: new MetadataPoller(jobsDs, new NotificationStates(jobsDs), {
-      ...DEFAULT_POLLER_OPTIONS,
-      maxBytes: config.federationMetadataMaxBytes,
-      dataDir: config.dataDir,
-      allowLoopback: config.outboundAllowLoopback,
-      extraCaPem: config.outboundCaPem,
-      holder: holderName('daemon'),
-    }),
+    federationPoller,
     approvalExpiry: new ApprovalService(jobsDs, outbox),
     agentGrants: deps.agentGrants,
     metrics,

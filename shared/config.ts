@@ -80,6 +80,16 @@ export interface Config {
   /** Largest SAML federation metadata document the poller downloads, bytes (IAM_FEDERATION_METADATA_MAX_BYTES). */
   federationMetadataMaxBytes: number;
   /**
+   * Total time one metadata document may take, download and signature pass together, seconds
+   * (IAM_FEDERATION_METADATA_DEADLINE_SECONDS): a server that drips bytes just fast enough to
+   * beat the idle timeout is cut off here (docs/federation.md, "Polling").
+   */
+  federationMetadataDeadlineSeconds: number;
+  /** Metadata polls in flight at once, shared fairly between tenants (IAM_FEDERATION_POLL_CONCURRENCY). */
+  federationPollConcurrency: number;
+  /** Trust sources with `polling.mode: automatic` a tenant may have (IAM_FEDERATION_MAX_AUTOMATIC_SOURCES). */
+  federationMaxAutomaticSources: number;
+  /**
    * Outbound requests (ID-JAG issuer discovery) may reach 127.0.0.0/8 and ::1. Off by default;
    * for tests and local development only (IAM_OUTBOUND_ALLOW_LOOPBACK).
    */
@@ -478,6 +488,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
       1024,
       2 * 1024 ** 3,
     ),
+    federationMetadataDeadlineSeconds: intVar(env, 'IAM_FEDERATION_METADATA_DEADLINE_SECONDS', 120, 5, 3600),
+    federationPollConcurrency: intVar(env, 'IAM_FEDERATION_POLL_CONCURRENCY', 4, 1, 32),
+    federationMaxAutomaticSources: intVar(env, 'IAM_FEDERATION_MAX_AUTOMATIC_SOURCES', 20, 0, 1000),
     outboundAllowLoopback: boolVar(env, 'IAM_OUTBOUND_ALLOW_LOOPBACK', false),
     outboundCaFile: outboundCa.file,
     outboundCaPem: outboundCa.pem,

@@ -24,6 +24,9 @@ export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25,
 /** Seconds: jobs run from milliseconds (an empty outbox) to minutes (a federation poll). */
 export const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900] as const;
 
+/** Seconds: a due metadata poll starts within the rescan interval, or one slot (the document deadline) late. */
+export const FEDERATION_LATENESS_BUCKETS = [0.1, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600] as const;
+
 /** The `route` label of a request no route matched (404, 405, a refused body before routing). */
 export const UNMATCHED = 'unmatched';
 
@@ -46,6 +49,14 @@ export interface JobObserver {
   jobRun(job: string, outcome: JobOutcome, seconds: number | undefined): void;
   /** A scheduled run started `seconds` after the earliest schedule slot it serves. */
   jobLag(job: string, seconds: number): void;
+}
+
+/** What the federation metadata poller records (shared/services/federation/metadata-poller.ts). */
+export interface FederationPollObserver {
+  /** A due trust source's poll started `seconds` after the source fell due (its nextRefreshAt). */
+  federationPollLateness(seconds: number): void;
+  /** Metadata polls in flight on this daemon now. */
+  federationPollsInFlight(n: number): void;
 }
 
 /** The outbox rows still to deliver (or given up on), as the outbox service counts them. */
@@ -123,7 +134,7 @@ class SnapshotMetric {
   reset(): void {}
 }
 
-export class Metrics implements IntrospectionObserver, JobObserver {
+export class Metrics implements IntrospectionObserver, JobObserver, FederationPollObserver {
   readonly registry = new Registry();
   private readonly routes = new Map<string, Map<string, RouteSeries>>();
   private cacheHits = 0;
@@ -141,6 +152,9 @@ export class Metrics implements IntrospectionObserver, JobObserver {
   private outboxInFlight: Promise<OutboxBacklogRow[]> | undefined;
   private readonly onCollectError: (what: string, e: unknown) => void;
   private readonly pools = new Map<string, () => PoolSnapshot | undefined>();
+  private readonly fedLateness: Histogram;
+  private readonly fedInFlight: Gauge;
+  private fedOverdueSource: (() => Promise<number>) | undefined;
 
   constructor(opts: { defaultMetrics?: boolean; onCollectError?: (what: string, e: unknown) => void } = {}) {
     const reg = this.registry;
@@ -215,6 +229,38 @@ export class Metrics implements IntrospectionObserver, JobObserver {
       labelNames: ['job'],
       registers: [reg],
       aggregator: 'max',
+    });
+    this.fedLateness = new Histogram({
+      name: 'iam_federation_poll_lateness_seconds',
+      help:
+        'How late due federation trust sources started their metadata poll, against their nextRefreshAt ' +
+        '(docs/federation.md, "Polling": at most one slot, the document deadline, while every worker is busy).',
+      buckets: [...FEDERATION_LATENESS_BUCKETS],
+      registers: [reg],
+    });
+    this.fedInFlight = new Gauge({
+      name: 'iam_federation_polls_in_flight',
+      help: 'Federation metadata polls running now (at most IAM_FEDERATION_POLL_CONCURRENCY per daemon).',
+      registers: [reg],
+    });
+    const overdue = () => this.fedOverdueSource?.() ?? Promise.resolve(0);
+    const onCollectError = this.onCollectError;
+    // A database-wide figure, the same in every worker: the supervisor takes the max.
+    new Gauge({
+      name: 'iam_federation_poll_overdue_seconds',
+      help:
+        'Age of the most overdue federation trust source that is due and not being polled (0 when none is); ' +
+        'counted at scrape time.',
+      registers: [reg],
+      aggregator: 'max',
+      async collect() {
+        try {
+          this.set(await overdue());
+        } catch (e) {
+          onCollectError('federation poll overdue', e);
+          this.reset();
+        }
+      },
     });
     const outbox = () => this.outboxSnapshot();
     // The same rows are counted by every worker of a daemon: the supervisor takes the max.
@@ -370,7 +416,22 @@ export class Metrics implements IntrospectionObserver, JobObserver {
     this.jobLagGauge.set({ job }, Math.max(0, seconds));
   }
 
+  // ---- federation metadata poller ----
+
+  federationPollLateness(seconds: number): void {
+    this.fedLateness.observe(Math.max(0, seconds));
+  }
+
+  federationPollsInFlight(n: number): void {
+    this.fedInFlight.set(n);
+  }
+
   // ---- read at scrape time ----
+
+  /** How overdue the metadata poller's queue is, seconds, read when /metrics is scraped. */
+  collectFederationOverdue(source: () => Promise<number>): void {
+    this.fedOverdueSource = source;
+  }
 
   /** The outbox's backlog, counted when /metrics is scraped. */
   collectOutbox(source: () => Promise<OutboxBacklogRow[]>): void {

@@ -14,7 +14,7 @@
  * | `external-token-refresh` | every 30 s  | 5 min | refreshes due upstream tokens (round robin) |
  * | `audit-webhook` | every 2 s, and on kick()   | none  | delivers the audit webhook plugin's outbox entries |
  * | `plugin-provisioning` | every 1 s, and on kick() | none | advances plugin provisioning operations (each claimed) |
- * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML federation trust sources (each row leased) |
+ * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML trust sources, fair across tenants |
  * | `approval-expiry` | every 15 s                | 1 min | expires approval requests with a step past its deadline |
  * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes superseded agent grant token families |
  */

@@ -496,6 +496,17 @@ export class ScopedTrustSources {
     return rows.map(toSource);
   }
 
+  /** Sources of the tenant with automatic polling, `exceptId` left out (the per-tenant cap). */
+  async countAutomatic(exceptId?: string): Promise<number> {
+    const r = await one<{ n: unknown }>(
+      this.sc.db,
+      `SELECT COUNT(*) AS n FROM federation_trust_sources
+        WHERE tenant_id = ? AND polling_mode = 'automatic' AND id <> ?`,
+      [this.sc.tenantId, exceptId ?? ''],
+    );
+    return num(r?.n ?? 0);
+  }
+
   /** Ids and keys of the sources that name a field-mapping set (either role). */
   async referencingSet(setId: string): Promise<{ id: string; source_key: string }[]> {
     return all<{ id: string; source_key: string }>(

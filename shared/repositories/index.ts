@@ -48,7 +48,7 @@ export { JobLeaseRepository } from './jobs.js';
 export { SigningKeyRepository } from './keys.js';
 export { Lookups, policyVersionsOf, type PolicyVersions, type ResolvedClient } from './lookups.js';
 export { ServiceMetaRepository } from './meta.js';
-export { OperationLookups, type OperationRef } from './operation-lookups.js';
+export { OperationLookups, type DueTrustSourceRef, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
 export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
 export { OutboxRepository } from './outbox.js';

@@ -15,6 +15,11 @@ export interface OperationRef {
   tenantId: string;
 }
 
+/** A due federation trust source: its `next_refresh_at` (epoch ms) is when it fell due. */
+export interface DueTrustSourceRef extends OperationRef {
+  dueAt: number;
+}
+
 export class OperationLookups {
   constructor(private readonly db: Db) {}
 
@@ -81,20 +86,41 @@ export class OperationLookups {
   }
 
   /**
-   * Federation trust sources of any tenant whose automatic polling is due and not leased,
-   * earliest first: the metadata poller's queue. Ids only; the poller claims each through
+   * Federation trust sources of any tenant whose automatic polling is due and not leased: the
+   * metadata poller's queue, taken round robin across tenants (every tenant's earliest due
+   * source, then every tenant's second, ...), so one tenant's many due sources never fill the
+   * page ahead of another tenant's one. Ids and due times only; the poller claims each through
    * its tenant's scope (ScopedTrustSources.claim).
    */
-  async dueTrustSources(now: number, limit: number): Promise<OperationRef[]> {
-    const rows = await all<{ id: string; tenant_id: string }>(
+  async dueTrustSources(now: number, limit: number): Promise<DueTrustSourceRef[]> {
+    const rows = await all<{ id: string; tenant_id: string; next_refresh_at: unknown }>(
       this.db,
-      `SELECT id, tenant_id FROM federation_trust_sources
-        WHERE polling_mode = 'automatic' AND lifecycle_state = 'active' AND next_refresh_at IS NOT NULL
-          AND next_refresh_at <= ? AND (lease_until IS NULL OR lease_until < ?)
-        ORDER BY next_refresh_at LIMIT ?`,
+      `SELECT id, tenant_id, next_refresh_at FROM (
+          SELECT id, tenant_id, next_refresh_at,
+            ROW_NUMBER() OVER (PARTITION BY tenant_id ORDER BY next_refresh_at, id) AS tenant_rank
+          FROM federation_trust_sources
+          WHERE polling_mode = 'automatic' AND lifecycle_state = 'active' AND next_refresh_at IS NOT NULL
+            AND next_refresh_at <= ? AND (lease_until IS NULL OR lease_until < ?)
+        ) due_sources
+        ORDER BY tenant_rank, next_refresh_at, id LIMIT ?`,
       [now, now, limit],
     );
-    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));
+    return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id, dueAt: num(r.next_refresh_at) }));
+  }
+
+  /**
+   * The earliest next_refresh_at among automatic sources of any tenant that are due and not
+   * being polled (no live lease), or undefined: how overdue the poller's queue is (/metrics).
+   */
+  async oldestDueTrustSource(now: number): Promise<number | undefined> {
+    const r = await one<{ t: unknown }>(
+      this.db,
+      `SELECT MIN(next_refresh_at) AS t FROM federation_trust_sources
+        WHERE polling_mode = 'automatic' AND lifecycle_state = 'active' AND next_refresh_at IS NOT NULL
+          AND next_refresh_at <= ? AND (lease_until IS NULL OR lease_until < ?)`,
+      [now, now],
+    );
+    return r?.t === null || r?.t === undefined ? undefined : num(r.t);
   }
 
   /** The tenant of a federation trust source (`fts_…`), for a platform operator naming it by id. */

@@ -158,6 +158,16 @@ test.serial('the series move by what the requests, a job run and the outbox did'
   t.true(after.has(key('iam_db_pool_connections', { pool: 'app', state: 'idle' })));
   t.true(after.has(key('iam_db_pool_waiting', { pool: 'app' })));
   if (usingMysql()) t.is(at(after, 'iam_db_pool_max_connections', { pool: 'jobs' }), 5);
+  // The federation poller's series (docs/metrics.md): no trust source here, so nothing is
+  // overdue, nothing in flight, and no poll started late.
+  for (const name of [
+    'iam_federation_poll_overdue_seconds',
+    'iam_federation_polls_in_flight',
+    'iam_federation_poll_lateness_seconds_count',
+  ]) {
+    t.true(after.has(name), `${name} is exported`);
+    t.is(at(after, name), 0);
+  }
   // prom-client's default Node.js series, the event-loop lag among them.
   t.true(after.has('nodejs_eventloop_lag_seconds'));
   t.true(after.has('process_resident_memory_bytes'));

@@ -3,6 +3,7 @@
  * HTTPS metadata server on loopback (the CLI trusts its certificate through IAM_OUTBOUND_CA_FILE).
  */
 import test from 'ava';
+import { TenantScope } from '../../shared/repositories/index.js';
 import { TrustSourceService } from '../../shared/services/federation/trust-sources.js';
 import { makeSigner, manyEntities, signedAggregate, startMetadataServer } from '../helpers/federation-metadata.js';
 import { iam, iamJson } from '../helpers/cli.js';
@@ -117,4 +118,51 @@ test('an aggregate expiring within 7 days: the poll raises metadata_expiring, re
   t.is((await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id], env)).code, 0);
   const still = await iamJson<unknown[]>(db, ['notifications', 'list', '--tenant', tenant.id, '--state', 'open']);
   t.deepEqual(still, []);
+});
+
+test('iam federation poll honours IAM_FEDERATION_METADATA_MAX_BYTES: an oversized document is refused, the last good copy kept', async (t) => {
+  const server = await startMetadataServer();
+  t.teardown(() => server.close());
+  const signer = makeSigner();
+  const small = signedAggregate({ entities: manyEntities(3, 'https://small'), signer });
+  const big = signedAggregate({ entities: manyEntities(60, 'https://big'), signer });
+  const cap = 2 * Buffer.byteLength(small);
+  t.true(Buffer.byteLength(big) > cap);
+  server.set('/capped.xml', small);
+  const db = await testDatabase(t);
+  const services = await openServices(db.url, db.dir);
+  const tenant = await activeTenant(services.provisioning, { name: 'Capped' }, actor);
+  const source = await new TrustSourceService(services.ds, { allowLoopback: true }).create(
+    tenant.id,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'capped-fed',
+      displayName: 'Capped federation',
+      protocolPayload: { metadataUrl: `${server.base}/capped.xml`, polling: { mode: 'manual', intervalSeconds: 3600 } },
+      certificates: [signer.certPem],
+    },
+    actor,
+  );
+  await services.ds.destroy();
+  const env = {
+    IAM_OUTBOUND_ALLOW_LOOPBACK: '1',
+    IAM_OUTBOUND_CA_FILE: server.cert.certFile,
+    IAM_FEDERATION_METADATA_MAX_BYTES: String(cap),
+  };
+
+  const first = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id, '--json'], env);
+  t.is(first.code, 0, first.stderr);
+  t.is(JSON.parse(first.stdout).entityCount, 3);
+
+  // The publisher's document grows past the operator's cap: refused, as the daemon would.
+  server.set('/capped.xml', big);
+  const refused = await iam(db, ['federation', 'poll', source.id, '--tenant', tenant.id], env);
+  t.is(refused.code, 1, refused.stdout);
+  t.regex(refused.stdout, /failed: sourceState stale, lastErrorCode metadata_fetch_too_large/);
+
+  // The last good copy is still the one held.
+  const after = await openServices(db.url, db.dir);
+  t.teardown(() => after.ds.destroy());
+  const inv = await new TenantScope(after.ds, tenant.id).federationEntities.inventory(source.id);
+  t.is(inv?.entity_count, 3);
 });

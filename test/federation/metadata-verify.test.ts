@@ -80,3 +80,55 @@ test('refusals: unsigned, not metadata, no pinned certificate, SHA-1, KeyInfo ne
   t.is(e.code, 'metadata_signing_key_changed');
   t.is(e.details.newFingerprint, other.fingerprint);
 });
+
+const MD = 'urn:oasis:names:tc:SAML:2.0:metadata';
+/** A metadata root with `depth - 1` nested md:Extensions inside it (depth counts the root). */
+const nested = (depth: number) =>
+  `<md:EntitiesDescriptor xmlns:md="${MD}" ID="_deep">${'<md:Extensions>'.repeat(depth - 1)}` +
+  `${'</md:Extensions>'.repeat(depth - 1)}</md:EntitiesDescriptor>`;
+const codeOf = (f: () => unknown): string | undefined => {
+  try {
+    f();
+    return undefined;
+  } catch (e) {
+    return (e as { code?: string }).code;
+  }
+};
+
+test('element depth is capped at 256: a document 300 deep is refused with metadata_too_deep', (t) => {
+  t.is(
+    codeOf(() => verifyMetadataString(nested(300), [signer.certPem])),
+    'metadata_too_deep',
+  );
+  // 256 deep is read to the end (and refused for what it lacks, a signature).
+  t.is(
+    codeOf(() => verifyMetadataString(nested(256), [signer.certPem])),
+    'metadata_unsigned',
+  );
+});
+
+test('a document 100,000 elements deep is refused with metadata_too_deep, not parsed to its depth', (t) => {
+  t.is(
+    codeOf(() => verifyMetadataString(nested(100_000), [signer.certPem])),
+    'metadata_too_deep',
+  );
+});
+
+test('namespaces are scoped to their element, and namespace errors are refused as not well-formed', (t) => {
+  const root = (inner: string) => `<md:EntitiesDescriptor xmlns:md="${MD}" ID="_ns">${inner}</md:EntitiesDescriptor>`;
+  const code = (inner: string) => codeOf(() => verifyMetadataString(root(inner), [signer.certPem]));
+  // Well-formed, bindings in and out of scope: read to the end (unsigned).
+  t.is(code('<a:x xmlns:a="urn:a"><a:y xmlns:a="urn:b" a:k="1"/></a:x><b:x xmlns:b="urn:a"/>'), 'metadata_unsigned');
+  t.is(code('<x xmlns="urn:d"><y xmlns=""/></x>'), 'metadata_unsigned');
+  // A prefix declared on a sibling is out of scope after it closes.
+  t.is(code('<a:x xmlns:a="urn:a"/><a:y/>'), 'metadata_xml');
+  t.is(code('<x p:k="1"/>'), 'metadata_xml');
+  // Two attributes with one expanded name (xml-names §6.3).
+  t.is(code('<x xmlns:p="urn:a" xmlns:q="urn:a" p:k="1" q:k="2"/>'), 'metadata_xml');
+  // Undeclaring a prefix (XML 1.0), the reserved prefixes and names.
+  t.is(code('<x xmlns:p=""/>'), 'metadata_xml');
+  t.is(code('<x xmlns:xml="urn:not-xml"/>'), 'metadata_xml');
+  t.is(code('<x xmlns:p="http://www.w3.org/2000/xmlns/"/>'), 'metadata_xml');
+  t.is(code('<xmlns:x/>'), 'metadata_xml');
+  t.is(code('<a:b:c xmlns:a="urn:a"/>'), 'metadata_xml');
+});

@@ -7,6 +7,7 @@
  * validity policy.
  */
 import test, { type ExecutionContext } from 'ava';
+import type { ApiError } from '../../shared/errors.js';
 import { TenantScope } from '../../shared/repositories/index.js';
 import { MetadataPoller, DEFAULT_POLLER_OPTIONS } from '../../shared/services/federation/metadata-poller.js';
 import { FederationResolver } from '../../shared/services/federation/resolver.js';
@@ -111,6 +112,7 @@ async function world(t: ExecutionContext) {
   return {
     dataDir: db.dir,
     ds: services.ds,
+    services,
     tenantId: tenant.id,
     poller,
     sources,
@@ -234,6 +236,30 @@ test('a DOCTYPE is refused before any parse', async (t) => {
   const r = await w.poller.pollNow(w.tenantId, id);
   t.is(r.errorCode, 'metadata_doctype');
   t.is(r.sourceState, 'error');
+});
+
+test('deeply nested metadata is refused with lastErrorCode metadata_too_deep, 300 and 100,000 deep, the copy kept', async (t) => {
+  const w = await world(t);
+  const path = `/deep-${uniq()}.xml`;
+  server.set(path, signedAggregate({ entities: ents('deep'), signer }));
+  const id = await w.addSource({ path });
+  t.is((await w.poller.pollNow(w.tenantId, id)).result, 'updated');
+  for (const depth of [300, 100_000]) {
+    const inner = '<md:Extensions>'.repeat(depth) + '</md:Extensions>'.repeat(depth);
+    server.set(
+      path,
+      signedAggregate({ entities: ents('deep'), signer }).replace(
+        '</md:EntitiesDescriptor>',
+        `${inner}</md:EntitiesDescriptor>`,
+      ),
+    );
+    const r = await w.poller.pollNow(w.tenantId, id);
+    t.is(r.errorCode, 'metadata_too_deep', `depth ${depth}`);
+    t.is(r.sourceState, 'stale');
+    const polling = await w.polling(id);
+    t.is(polling.lastErrorCode, 'metadata_too_deep');
+    t.is((await w.scope.federationEntities.inventory(id))?.entity_count, 3);
+  }
 });
 
 test('validUntil passed: the source is expired and its entities no longer resolve', async (t) => {
@@ -446,4 +472,148 @@ test('bytes that are not UTF-8 are refused as not well-formed', async (t) => {
   server.set(path, bad);
   const id = await w.addSource({ path });
   t.is((await w.poller.pollNow(w.tenantId, id)).errorCode, 'metadata_xml');
+});
+
+test("a dripping source of one tenant does not delay another tenant's due source past one poll slot", async (t) => {
+  const w = await world(t);
+  const other = await activeTenant(w.services.provisioning, { name: 'Other' }, actor);
+  // Tenant A: two sources that drip a byte every 100 ms (inside the idle timeout) until the
+  // publisher is told to stop.
+  const dripA1 = `/drip-${uniq()}.xml`;
+  const dripA2 = `/drip-${uniq()}.xml`;
+  server.set(dripA1, { drip: 100 });
+  server.set(dripA2, { drip: 100 });
+  const a1 = await w.addSource({ path: dripA1 });
+  const a2 = await w.addSource({ path: dripA2 });
+  // Tenant B: one good source, falling due after both of A's (so a queue in due order puts it last).
+  await new Promise((r) => setTimeout(r, 20));
+  const pathB = `/b-${uniq()}.xml`;
+  server.set(pathB, signedAggregate({ entities: ents('b'), signer }));
+  const b = (
+    await w.sources.create(
+      other.id,
+      {
+        sourceType: 'saml_aggregate',
+        sourceKey: 'b-fed',
+        displayName: 'B',
+        protocolPayload: {
+          metadataUrl: `${server.base}${pathB}`,
+          polling: { mode: 'automatic', intervalSeconds: 3600 },
+        },
+        certificates: [signer.certPem],
+      },
+      actor,
+    )
+  ).id;
+  // What the poller reports to /metrics.
+  const lateness: number[] = [];
+  const inFlight: number[] = [];
+  const poller = new MetadataPoller(w.ds, w.notifications, {
+    ...DEFAULT_POLLER_OPTIONS,
+    dataDir: w.dataDir,
+    allowLoopback: true,
+    extraCaPem: server.cert.cert,
+    holder: 'test-poller',
+    metrics: {
+      federationPollLateness: (s) => lateness.push(s),
+      federationPollsInFlight: (n) => inFlight.push(n),
+    },
+    concurrency: 2,
+    rescanMs: 100,
+    idleTimeoutMs: 20_000,
+    // The document deadline: one poll slot. A's drips would be cut off here; the publisher stops
+    // dripping as soon as B's request has arrived, so with a fair pool the test does not wait for
+    // it, and a sequential queue (which reaches B only after A's drips) meets it twice.
+    totalTimeoutMs: 30_000,
+  });
+  const stopDrips = setInterval(() => {
+    if (server.events.some((e) => e.path === pathB && e.event === 'request')) server.endDrips();
+  }, 50);
+  const outcomes = await poller.runDue(undefined, Date.now() + 1000).finally(() => clearInterval(stopDrips));
+  const of = (id: string) => outcomes.find((o) => o.trustSourceId === id)!;
+  t.is(of(a1).result, 'failed');
+  t.is(of(a2).result, 'failed');
+  t.is(of(b).result, 'updated', `${of(b).errorCode}: ${of(b).message}`);
+  // By the poller's own bookkeeping: B started before either of A's drips ended, and no later
+  // than one slot after it fell due.
+  t.true(of(b).startedAt < Math.min(of(a1).finishedAt, of(a2).finishedAt));
+  t.true(of(b).latenessMs! <= poller.slotMs, `lateness ${of(b).latenessMs} ms, slot ${poller.slotMs} ms`);
+  // Fair across tenants: B got its one poll in flight before A got a second.
+  t.true(of(b).startedAt <= of(a2).startedAt);
+  // And as the metadata server saw it: B's request came while A's first drip was still open.
+  const at = (path: string, event: string) => server.events.findIndex((e) => e.path === path && e.event === event);
+  t.true(at(pathB, 'request') >= 0);
+  t.true(at(pathB, 'request') < at(dripA1, 'drip_closed'));
+  // The metrics saw each start's lateness, never more than two polls in flight, and none at the end.
+  t.is(lateness.length, 3);
+  t.true(lateness.includes(of(b).latenessMs! / 1000));
+  t.is(Math.max(...inFlight), 2);
+  t.is(inFlight.at(-1), 0);
+});
+
+test('a tenant may have at most IAM_FEDERATION_MAX_AUTOMATIC_SOURCES automatic sources: 409 naming polling.mode', async (t) => {
+  const w = await world(t);
+  const capped = new TrustSourceService(w.ds, { allowLoopback: true, maxAutomaticSources: 2 });
+  const body = (key: string, mode: 'automatic' | 'manual') => ({
+    sourceType: 'saml_aggregate',
+    sourceKey: key,
+    displayName: key,
+    protocolPayload: { metadataUrl: `${server.base}/cap.xml`, polling: { mode, intervalSeconds: 3600 } },
+    certificates: [signer.certPem],
+  });
+  await capped.create(w.tenantId, body('auto-1', 'automatic'), actor);
+  const second = await capped.create(w.tenantId, body('auto-2', 'automatic'), actor);
+  const refused = await t.throwsAsync<ApiError>(capped.create(w.tenantId, body('auto-3', 'automatic'), actor));
+  t.is(refused.status, 409);
+  t.is(refused.error, 'automatic_polling_limit');
+  t.is(refused.extra.field, 'body.protocolPayload.polling.mode');
+  t.regex(refused.message, /^body\.protocolPayload\.polling\.mode: .*at most 2/);
+  // Manual polling is not capped; turning it automatic is.
+  const manual = await capped.create(w.tenantId, body('manual-1', 'manual'), actor);
+  const turned = await t.throwsAsync<ApiError>(
+    capped.update(
+      w.tenantId,
+      manual.id,
+      { expectedUpdatedAt: manual.updatedAt, protocolPayload: body('x', 'automatic').protocolPayload },
+      actor,
+    ),
+  );
+  t.is(turned.error, 'automatic_polling_limit');
+  // A source that is automatic already stays editable at the cap.
+  const edited = await capped.update(
+    w.tenantId,
+    second.id,
+    { expectedUpdatedAt: second.updatedAt, displayName: 'renamed' },
+    actor,
+  );
+  t.is(edited.result.displayName, 'renamed');
+  // Another tenant has its own count.
+  const other = await activeTenant(w.services.provisioning, { name: 'Other cap' }, actor);
+  await t.notThrowsAsync(capped.create(other.id, body('auto-1', 'automatic'), actor));
+});
+
+test("the queue is read round robin across tenants: one tenant's many due sources do not fill a read", async (t) => {
+  const w = await world(t);
+  const other = await activeTenant(w.services.provisioning, { name: 'Round robin' }, actor);
+  const many = [];
+  for (let i = 0; i < 4; i++) many.push(await w.addSource({ path: `/rr-${uniq()}.xml` }));
+  await new Promise((r) => setTimeout(r, 20));
+  const late = await w.sources.create(
+    other.id,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'rr',
+      displayName: 'Round robin',
+      protocolPayload: { metadataUrl: `${server.base}/rr.xml`, polling: { mode: 'automatic', intervalSeconds: 3600 } },
+      certificates: [signer.certPem],
+    },
+    actor,
+  );
+  // A read of two: the earliest of the first tenant, and the other tenant's only one, though
+  // three of the first tenant's fell due before it.
+  const page = await w.sources.due(Date.now() + 1000, 2);
+  t.deepEqual(
+    page.map((r) => r.id),
+    [many[0], late.id],
+  );
 });

@@ -177,8 +177,16 @@ export interface MetadataServer {
   /** https://127.0.0.1:<port> */
   base: string;
   cert: TestCert;
-  /** Sets the document served at `path` (a new ETag and Last-Modified), or a status to answer. */
-  set(path: string, body: string | Buffer | { status: number }): void;
+  /**
+   * Sets the document served at `path` (a new ETag and Last-Modified), or a status to answer,
+   * or `drip`: a 200 whose body is one byte every `drip` ms, never finished (a slow-loris
+   * publisher that stays just inside an idle timeout).
+   */
+  set(path: string, body: string | Buffer | { status: number } | { drip: number }): void;
+  /** Ends every dripping response still open (its body stops short: not well-formed XML). */
+  endDrips(): void;
+  /** What the server saw, in order: each request's arrival and each dripping response's end. */
+  events: { path: string; event: 'request' | 'drip_closed' }[];
   /** Requests by path, and how many were answered 304. */
   hits: Record<string, number>;
   notModified: Record<string, number>;
@@ -189,7 +197,12 @@ export interface MetadataServer {
 
 export async function startMetadataServer(): Promise<MetadataServer> {
   const cert = makeCert();
-  const docs = new Map<string, { body: Buffer; etag: string; lastModified: string } | { status: number }>();
+  const docs = new Map<
+    string,
+    { body: Buffer; etag: string; lastModified: string } | { status: number } | { drip: number }
+  >();
+  const events: MetadataServer['events'] = [];
+  const drips = new Set<() => void>();
   const hits: Record<string, number> = {};
   const notModified: Record<string, number> = {};
   const lastConditional: MetadataServer['lastConditional'] = {};
@@ -197,6 +210,7 @@ export async function startMetadataServer(): Promise<MetadataServer> {
   const server: Server = createServer({ cert: cert.cert, key: cert.key }, (req, res) => {
     const path = new URL(req.url ?? '/', 'https://x').pathname;
     hits[path] = (hits[path] ?? 0) + 1;
+    events.push({ path, event: 'request' });
     const inm = req.headers['if-none-match'];
     const ims = req.headers['if-modified-since'];
     lastConditional[path] = { ifNoneMatch: inm, ifModifiedSince: ims };
@@ -204,6 +218,22 @@ export async function startMetadataServer(): Promise<MetadataServer> {
     if (!doc) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       return res.end('not found');
+    }
+    if ('drip' in doc) {
+      res.writeHead(200, { 'content-type': 'application/samlmetadata+xml' });
+      res.write('<');
+      const timer = setInterval(() => res.write(' '), doc.drip);
+      const end = () => {
+        clearInterval(timer);
+        res.end();
+      };
+      drips.add(end);
+      res.on('close', () => {
+        clearInterval(timer);
+        drips.delete(end);
+        events.push({ path, event: 'drip_closed' });
+      });
+      return;
     }
     if ('status' in doc) {
       res.writeHead(doc.status, { 'content-type': 'text/plain' });
@@ -230,6 +260,10 @@ export async function startMetadataServer(): Promise<MetadataServer> {
     hits,
     notModified,
     lastConditional,
+    events,
+    endDrips() {
+      for (const end of [...drips]) end();
+    },
     set(path, body) {
       if (typeof body === 'object' && !Buffer.isBuffer(body)) return void docs.set(path, body);
       const buf = Buffer.isBuffer(body) ? body : Buffer.from(body);

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { spawnSync } from 'node:child_process';
 import { ConfigError, loadConfig } from '../../shared/config.js';
+import { pollerOptionsFromConfig } from '../../shared/services/federation/metadata-poller.js';
 import { DAEMON_MAIN } from '../helpers/daemon.js';
 
 const dir = () => mkdtempSync(join(tmpdir(), 'iam-cfg-'));
@@ -160,4 +161,32 @@ test('provisioning backoff doubles per failure from the base and stops at 5 minu
   );
   t.is(provisioningBackoffMs(20, 5000), PROVISIONING_RETRY_MAX_MS);
   t.is(provisioningBackoffMs(100, 300_000), 300_000);
+});
+
+test('the federation poller settings: defaults, bounds, and the poller built from them', (t) => {
+  const d = dir();
+  const c = loadConfig(base(d));
+  t.is(c.federationMetadataDeadlineSeconds, 120);
+  t.is(c.federationPollConcurrency, 4);
+  t.is(c.federationMaxAutomaticSources, 20);
+  const set = loadConfig({
+    ...base(d),
+    IAM_FEDERATION_METADATA_MAX_BYTES: '4096',
+    IAM_FEDERATION_METADATA_DEADLINE_SECONDS: '30',
+    IAM_FEDERATION_POLL_CONCURRENCY: '8',
+    IAM_FEDERATION_MAX_AUTOMATIC_SOURCES: '0',
+  });
+  const o = pollerOptionsFromConfig(set, 'test');
+  t.is(o.maxBytes, 4096);
+  t.is(o.totalTimeoutMs, 30_000);
+  t.is(o.concurrency, 8);
+  t.is(set.federationMaxAutomaticSources, 0);
+  for (const [name, value] of [
+    ['IAM_FEDERATION_METADATA_DEADLINE_SECONDS', '4'],
+    ['IAM_FEDERATION_METADATA_DEADLINE_SECONDS', '3601'],
+    ['IAM_FEDERATION_POLL_CONCURRENCY', '0'],
+    ['IAM_FEDERATION_POLL_CONCURRENCY', '33'],
+    ['IAM_FEDERATION_MAX_AUTOMATIC_SOURCES', '1001'],
+  ])
+    t.throws(() => loadConfig({ ...base(d), [name]: value }), { instanceOf: ConfigError, message: new RegExp(name) });
 });

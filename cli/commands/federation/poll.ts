@@ -1,12 +1,7 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { holderName } from '../../../shared/services/federation/holder.js';
-import {
-  DEFAULT_POLLER_OPTIONS,
-  MetadataPoller,
-  type PollOutcome,
-} from '../../../shared/services/federation/metadata-poller.js';
-import { NotificationStates } from '../../../shared/services/notification-states.js';
+import { createMetadataPoller, type PollOutcome } from '../../../shared/services/federation/metadata-poller.js';
 
 export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
   static override summary = "Poll a federation trust source's metadata now.";
@@ -27,13 +22,8 @@ export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
 
   async run(): Promise<PollOutcome> {
     await this.requireTenant(this.flags.tenant);
-    const poller = new MetadataPoller(this.ds, new NotificationStates(this.ds), {
-      ...DEFAULT_POLLER_OPTIONS,
-      dataDir: this.settings.dataDir,
-      allowLoopback: this.settings.outboundAllowLoopback,
-      extraCaPem: this.settings.outboundCaPem,
-      holder: holderName('cli'),
-    });
+    // The daemon's factory and configuration: the same byte cap and deadline as the job.
+    const poller = createMetadataPoller(this.ds, this.settings, { holder: holderName('cli') });
     if (!this.jsonEnabled()) process.stderr.write('Polling: download, signature check, inventory…\n');
     const o = await poller.pollNow(this.flags.tenant, this.args.id);
     this.log(`${o.result}: sourceState ${o.sourceState ?? '-'}${o.errorCode ? `, lastErrorCode ${o.errorCode}` : ''}`);

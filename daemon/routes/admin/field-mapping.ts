@@ -327,7 +327,12 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       responses: {
         201: { description: 'created', schema: z.object({ result: TrustSourceView }) },
         ...common,
-        409: { description: 'sourceKey already used in this tenant', schema: ErrorObject },
+        409: {
+          description:
+            'sourceKey already used in this tenant, or automatic_polling_limit: the tenant has ' +
+            'IAM_FEDERATION_MAX_AUTOMATIC_SOURCES automatic sources already (field body.protocolPayload.polling.mode)',
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
@@ -399,8 +404,8 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         ...notFound,
         409: {
           description:
-            'stale expectedUpdatedAt (currentUpdatedAt carries the current value), sourceKey taken, or ' +
-            'idempotency_in_flight',
+            'stale expectedUpdatedAt (currentUpdatedAt carries the current value), sourceKey taken, ' +
+            'automatic_polling_limit (turning the source automatic beyond the tenant cap), or idempotency_in_flight',
           schema: ErrorObject,
         },
         422: idemErrors[422],

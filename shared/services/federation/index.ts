@@ -15,7 +15,10 @@ export interface FieldMappingServices {
   notifications: NotificationStates;
 }
 
-export function fieldMappingServices(ds: Database, opts: { allowLoopback: boolean }): FieldMappingServices {
+export function fieldMappingServices(
+  ds: Database,
+  opts: { allowLoopback: boolean; maxAutomaticSources?: number },
+): FieldMappingServices {
   return {
     sourceProfiles: new SourceProfileService(ds),
     mappingSets: new FieldMappingSetService(ds),

@@ -2,6 +2,11 @@
  * The SAML metadata poller (docs/federation.md, "Polling" and "sourceState and what to do").
  * For each due trust source in `automatic` polling mode, or one named by an operator:
  *
+ *  0. (due sources) take it in a small pool of workers shared fairly between tenants: a free
+ *     worker takes the due source whose tenant has the fewest polls in flight, earliest due
+ *     first, so every tenant with due work gets one poll in flight before any gets a second,
+ *     and one tenant's slow sources cannot hold every worker while another tenant waits;
+ *
  *  1. claim the source's row lease (one daemon per source; a crashed holder's lease expires);
  *  2. conditional GET of metadataUrl (SSRF-safe, https, metadataUrlPatterns, byte cap) to a
  *     temp file in the data directory; the validators are sent only for the URL that produced
@@ -20,10 +25,12 @@ import { join } from 'node:path';
 import type { Database } from '../../db/index.js';
 import { downloadToFile, type DownloadPolicy } from '../../net/safe-download.js';
 import { OutboundError } from '../../net/safe-fetch.js';
-import { OperationLookups, TenantScope } from '../../repositories/index.js';
+import { OperationLookups, TenantScope, type DueTrustSourceRef } from '../../repositories/index.js';
 import type { InventoryRow } from '../../repositories/federation-entities.js';
 import type { PollerFields, TrustSourceRow } from '../../repositories/federation.js';
-import type { NotificationStates } from '../notification-states.js';
+import type { FederationPollObserver } from '../../metrics.js';
+import type { Config } from '../../config.js';
+import { NotificationStates } from '../notification-states.js';
 import { MetadataError } from './metadata/scan.js';
 import { urlMatchesPatterns } from './trust-sources.js';
 import { DEFAULT_VERIFY_OPTIONS, StreamingVerification, type VerifyOptions } from './metadata/verifier.js';
@@ -47,27 +54,85 @@ export interface PollerOptions {
   /** Largest metadata document accepted, bytes (IAM_FEDERATION_METADATA_MAX_BYTES). */
   maxBytes: number;
   connectTimeoutMs: number;
+  /** No byte for this long ends a download. */
   idleTimeoutMs: number;
+  /**
+   * The deadline of one document, ms (IAM_FEDERATION_METADATA_DEADLINE_SECONDS): download and
+   * the signature pass together, from the request on. A source that drips bytes just fast
+   * enough to beat the idle timeout holds a worker this long at most: one poll slot.
+   */
   totalTimeoutMs: number;
   verify: VerifyOptions;
   /** Row lease per source, ms (renewed while a large inventory is written). */
   leaseMs: number;
-  /** Due sources taken per run. */
+  /** Due sources read per look at the queue. */
   batch: number;
+  /** Polls in flight at once (IAM_FEDERATION_POLL_CONCURRENCY). */
+  concurrency: number;
+  /**
+   * While polls are in flight and a worker is free, how often the queue is read again, ms: a
+   * source falling due during a long round starts within this, not when the round ends.
+   */
+  rescanMs: number;
   holder: string;
   /** The clock (epoch ms); tests move it to reach a validUntil without waiting. */
   now?: () => number;
+  /** Lateness and polls in flight for /metrics (docs/metrics.md), when metrics are on. */
+  metrics?: FederationPollObserver;
 }
 
 export const DEFAULT_POLLER_OPTIONS: Omit<PollerOptions, 'dataDir' | 'allowLoopback' | 'holder'> = {
   maxBytes: 200 * 1024 * 1024,
   connectTimeoutMs: 10_000,
   idleTimeoutMs: 30_000,
-  totalTimeoutMs: 300_000,
+  totalTimeoutMs: 120_000,
   verify: DEFAULT_VERIFY_OPTIONS,
   leaseMs: 600_000,
-  batch: 10,
+  batch: 50,
+  concurrency: 4,
+  rescanMs: 5_000,
 };
+
+/** The settings of the poller an operator configures: the daemon's and the CLI's are the same. */
+export type PollerConfig = Pick<
+  Config,
+  | 'dataDir'
+  | 'outboundAllowLoopback'
+  | 'outboundCaPem'
+  | 'federationMetadataMaxBytes'
+  | 'federationMetadataDeadlineSeconds'
+  | 'federationPollConcurrency'
+>;
+
+/** The poller's options from the configuration (IAM_FEDERATION_*, IAM_OUTBOUND_*, IAM_DATA_DIR). */
+export function pollerOptionsFromConfig(config: PollerConfig, holder: string): PollerOptions {
+  return {
+    ...DEFAULT_POLLER_OPTIONS,
+    dataDir: config.dataDir,
+    allowLoopback: config.outboundAllowLoopback,
+    extraCaPem: config.outboundCaPem,
+    maxBytes: config.federationMetadataMaxBytes,
+    totalTimeoutMs: config.federationMetadataDeadlineSeconds * 1000,
+    concurrency: config.federationPollConcurrency,
+    holder,
+  };
+}
+
+/**
+ * The one way to build the poller: the daemon's job (daemon/main.ts) and `iam federation poll`
+ * both call this with the loaded configuration, so a limit an operator sets (the byte cap,
+ * the deadline) holds for a manual poll exactly as for a scheduled one.
+ */
+export function createMetadataPoller(
+  db: Database,
+  config: PollerConfig,
+  o: { holder: string; metrics?: FederationPollObserver },
+): MetadataPoller {
+  return new MetadataPoller(db, new NotificationStates(db), {
+    ...pollerOptionsFromConfig(config, o.holder),
+    metrics: o.metrics,
+  });
+}
 
 export interface PollOutcome {
   trustSourceId: string;
@@ -79,6 +144,15 @@ export interface PollOutcome {
   entityCount: number | null;
   nextRefreshAt: number | null;
   consecutiveFailures: number;
+  /**
+   * The poller's own bookkeeping (epoch ms, its clock): when the source fell due (its
+   * nextRefreshAt; null for an operator's poll), when this poll started and ended, and how
+   * late it started (startedAt − dueAt, at least 0; null for an operator's poll).
+   */
+  dueAt: number | null;
+  startedAt: number;
+  finishedAt: number;
+  latenessMs: number | null;
   /**
    * Where the time went, ms (the bench reports it): the download (the signature pass runs
    * alongside it), the rest of the signature pass after the last byte, the inventory write.
@@ -97,6 +171,9 @@ interface Payload {
 
 const ENTITY_DELETE_BATCH = 500;
 
+/** A poll's outcome before the scheduling bookkeeping is added. */
+type PollResult = Omit<PollOutcome, 'dueAt' | 'startedAt' | 'finishedAt' | 'latenessMs'>;
+
 export class MetadataPoller {
   private readonly lookups: OperationLookups;
 
@@ -108,34 +185,130 @@ export class MetadataPoller {
     this.lookups = new OperationLookups(db);
   }
 
-  /** Polls every due source (a batch per call), one at a time. */
   private now(): number {
     return this.opts.now ? this.opts.now() : Date.now();
   }
 
-  async runDue(signal?: AbortSignal, now = this.now()): Promise<PollOutcome[]> {
-    const due = await this.lookups.dueTrustSources(now, this.opts.batch);
+  /** Seconds since the most overdue due source (not being polled) fell due; 0 when none is. */
+  async overdueSeconds(): Promise<number> {
+    const now = this.now();
+    const oldest = await this.lookups.oldestDueTrustSource(now);
+    return oldest === undefined ? 0 : Math.max(0, (now - oldest) / 1000);
+  }
+
+  /** The most a poll holds a worker (the document deadline), ms: one poll slot. */
+  get slotMs(): number {
+    return this.opts.totalTimeoutMs;
+  }
+
+  /**
+   * Polls due sources until none is left, `concurrency` at a time, fair across tenants: a free
+   * worker takes, among the due sources read, one of the tenant with the fewest polls in
+   * flight (earliest due first). The queue is read again whenever a poll ends and every
+   * `rescanMs` while a worker is free, so a source falling due while slow polls run starts on
+   * a free worker at once, and waits at most one slot (the document deadline) when every
+   * worker is busy. Aborting `signal` starts nothing more and waits for the polls in flight
+   * (each bounded by the deadline). `now` is the time of the first look at the queue.
+   */
+  async runDue(signal?: AbortSignal, now?: number): Promise<PollOutcome[]> {
     const out: PollOutcome[] = [];
-    for (const ref of due) {
-      if (signal?.aborted) break;
-      out.push(await this.poll(ref.tenantId, ref.id, false));
+    const waiting = new Map<string, DueTrustSourceRef>();
+    const running = new Map<string, Promise<void>>();
+    const inFlight = new Map<string, number>();
+    const limit = Math.max(1, this.opts.concurrency);
+    let at = now;
+    let scanned = -Infinity;
+    let wake: (() => void) | undefined;
+    // A poll that throws (not a refused document: a database error) ends the round as the
+    // sequential loop did: nothing more starts, the polls in flight finish, then it is thrown.
+    let failure: { error: unknown } | undefined;
+    const onAbort = () => wake?.();
+    signal?.addEventListener('abort', onAbort);
+    try {
+      for (;;) {
+        const stopped = () => !!signal?.aborted || failure !== undefined;
+        const free = running.size < limit && !stopped();
+        if (free && (running.size === 0 || this.now() - scanned >= this.opts.rescanMs || waiting.size === 0)) {
+          scanned = this.now();
+          for (const ref of await this.lookups.dueTrustSources(at ?? scanned, this.opts.batch))
+            if (!running.has(ref.id) && !waiting.has(ref.id)) waiting.set(ref.id, ref);
+          at = undefined;
+        }
+        while (running.size < limit && waiting.size && !stopped()) {
+          const ref = this.fairest(waiting, inFlight);
+          waiting.delete(ref.id);
+          inFlight.set(ref.tenantId, (inFlight.get(ref.tenantId) ?? 0) + 1);
+          this.opts.metrics?.federationPollsInFlight(running.size + 1);
+          running.set(
+            ref.id,
+            this.poll(ref.tenantId, ref.id, false, ref.dueAt)
+              .then(
+                (o) => void out.push(o),
+                (error: unknown) => void (failure ??= { error }),
+              )
+              .finally(() => {
+                running.delete(ref.id);
+                inFlight.set(ref.tenantId, inFlight.get(ref.tenantId)! - 1);
+                this.opts.metrics?.federationPollsInFlight(running.size);
+                wake?.();
+              }),
+          );
+        }
+        if (running.size === 0) break;
+        // Until a poll ends, the next look at the queue, or the abort.
+        await new Promise<void>((resolve) => {
+          const timer = running.size < limit ? setTimeout(resolve, this.opts.rescanMs) : undefined;
+          wake = () => {
+            clearTimeout(timer);
+            resolve();
+          };
+        });
+        wake = undefined;
+        // A due source read earlier that another daemon took meanwhile is skipped by its claim.
+        if (stopped()) waiting.clear();
+      }
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
     }
+    if (failure) throw failure.error instanceof Error ? failure.error : new Error(String(failure.error));
     return out;
+  }
+
+  /** The waiting source of the tenant with the fewest polls in flight, earliest due first. */
+  private fairest(waiting: Map<string, DueTrustSourceRef>, inFlight: Map<string, number>): DueTrustSourceRef {
+    let best: DueTrustSourceRef | undefined;
+    for (const ref of waiting.values()) {
+      if (!best) {
+        best = ref;
+        continue;
+      }
+      const a = inFlight.get(ref.tenantId) ?? 0;
+      const b = inFlight.get(best.tenantId) ?? 0;
+      if (a < b || (a === b && ref.dueAt < best.dueAt)) best = ref;
+    }
+    return best!;
   }
 
   /** Polls one source now, whatever its schedule and polling mode (the operator's trigger). */
   async pollNow(tenantId: string, sourceId: string): Promise<PollOutcome> {
-    return this.poll(tenantId, sourceId, true);
+    return this.poll(tenantId, sourceId, true, null);
   }
 
-  private async poll(tenantId: string, id: string, force: boolean): Promise<PollOutcome> {
+  private async poll(tenantId: string, id: string, force: boolean, dueAt: number | null): Promise<PollOutcome> {
+    const startedAt = this.now();
+    const latenessMs = dueAt === null ? null : Math.max(0, startedAt - dueAt);
+    if (latenessMs !== null) this.opts.metrics?.federationPollLateness(latenessMs / 1000);
+    const o = await this.pollOnce(tenantId, id, force, startedAt);
+    return { ...o, dueAt, startedAt, finishedAt: this.now(), latenessMs };
+  }
+
+  private async pollOnce(tenantId: string, id: string, force: boolean, now: number): Promise<PollResult> {
     const scope = new TenantScope(this.db, tenantId);
     const holder = this.opts.holder;
-    const now = this.now();
-    const skipped = (msg: string): PollOutcome => ({
+    const skipped = (msg: string) => ({
       trustSourceId: id,
       tenantId,
-      result: 'skipped',
+      result: 'skipped' as const,
       sourceState: null,
       errorCode: null,
       message: msg,
@@ -159,7 +332,7 @@ export class MetadataPoller {
     scope: TenantScope,
     src: TrustSourceRow,
     setFile: (f: string) => void,
-  ): Promise<PollOutcome> {
+  ): Promise<PollResult> {
     const now = this.now();
     const payload = src.protocol_payload as Payload;
     const interval = src.interval_seconds || payload.polling?.intervalSeconds || 86_400;
@@ -178,6 +351,9 @@ export class MetadataPoller {
       // The validators belong to the copy held; a changed URL, or no copy, fetches in full.
       const sameCopy = inv && src.validator_source_url === url;
       const t0 = performance.now();
+      // One deadline for the whole document: the download's total timer starts with the
+      // request, and the signature pass (started on the response) gets what is left of it.
+      const deadline = t0 + this.opts.totalTimeoutMs;
       // The signature pass runs in a worker fed while the body arrives (and lands on disk).
       let verification: StreamingVerification | undefined;
       let dl;
@@ -190,7 +366,10 @@ export class MetadataPoller {
           () =>
             (verification = new StreamingVerification(
               src.certificates.map((c) => c.pem),
-              this.opts.verify,
+              {
+                ...this.opts.verify,
+                timeoutMs: Math.max(1, Math.min(this.opts.verify.timeoutMs, Math.round(deadline - performance.now()))),
+              },
             )),
         );
       } catch (e) {
@@ -420,7 +599,7 @@ export class MetadataPoller {
     entityCount: number | null,
     nextRefreshAt: number,
     failures: number,
-  ): PollOutcome {
+  ): PollResult {
     return {
       trustSourceId: src.id,
       tenantId: src.tenant_id,

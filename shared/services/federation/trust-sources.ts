@@ -177,10 +177,18 @@ export function trustSourceView(r: TrustSourceRow): TrustSourceView {
   return v;
 }
 
+/** Trust sources with automatic polling one tenant may have, unless configured otherwise. */
+export const DEFAULT_MAX_AUTOMATIC_SOURCES = 20;
+
 export class TrustSourceService {
+  /**
+   * @param opts.maxAutomaticSources sources with `polling.mode: automatic` per tenant
+   *   (IAM_FEDERATION_MAX_AUTOMATIC_SOURCES): each one is a download and a signature pass the
+   *   shared poller runs on the tenant's behalf, so one tenant cannot queue without bound.
+   */
   constructor(
     private readonly db: Database,
-    private readonly opts: { allowLoopback: boolean },
+    private readonly opts: { allowLoopback: boolean; maxAutomaticSources?: number },
   ) {}
 
   // ---- operator -----------------------------------------------------------------------------
@@ -215,6 +223,7 @@ export class TrustSourceService {
       return await this.db.transaction(async (tx) => {
         const scope = new TenantScope(tx, tenantId);
         await this.checkMappingSets(scope, payload.runtimeResolution);
+        if (fields.polling_mode === 'automatic') await this.checkAutomaticCap(scope);
         const now = Date.now();
         await scope.trustSources.insert(id, fields, this.firstRefresh(fields, now), now);
         await audit(tx, actor, {
@@ -271,6 +280,10 @@ export class TrustSourceService {
           ...this.payloadColumns(payload),
           certificates: certificates ?? before.certificates,
         };
+        // Only a source turning automatic counts: one that already is stays editable even
+        // when the operator lowered the cap below the tenant's count since.
+        if (fields.polling_mode === 'automatic' && before.polling_mode !== 'automatic')
+          await this.checkAutomaticCap(scope, before.id);
         // Strictly after the stored revision, so two updates in one millisecond still differ.
         const now = Math.max(Date.now(), before.updated_at + 1);
         const changed = await scope.trustSources.update(
@@ -429,6 +442,23 @@ export class TrustSourceService {
         })),
       };
     return out;
+  }
+
+  /**
+   * 409 `automatic_polling_limit` naming `body.protocolPayload.polling.mode` when the tenant
+   * already has the most automatic sources it may have (docs/federation.md, "Polling").
+   */
+  private async checkAutomaticCap(scope: TenantScope, exceptId?: string): Promise<void> {
+    const max = this.opts.maxAutomaticSources ?? DEFAULT_MAX_AUTOMATIC_SOURCES;
+    if ((await scope.trustSources.countAutomatic(exceptId)) < max) return;
+    const field = 'body.protocolPayload.polling.mode';
+    throw new ApiError(
+      409,
+      'automatic_polling_limit',
+      `${field}: a tenant may have at most ${max} trust sources with automatic polling ` +
+        '(IAM_FEDERATION_MAX_AUTOMATIC_SOURCES); use manual polling or remove another source from automatic polling.',
+      { field, limit: max, details: [{ field, message: `at most ${max} automatic sources per tenant` }] },
+    );
   }
 
   /** The named field-mapping sets must exist in the tenant (400 naming the field otherwise). */

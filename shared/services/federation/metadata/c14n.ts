@@ -18,7 +18,7 @@
  * root is rendered `<?target data?>` here, as C14N 1.0 §2.3 and the common signers (xmlsec,
  * Santuario) do; xml-crypto 6 renders only its data.
  */
-import type { SaxesTagNS } from 'saxes';
+import type { NsTag } from './namespaces.js';
 
 const XMLNS_URI = 'http://www.w3.org/2000/xmlns/';
 
@@ -43,20 +43,22 @@ export function escAttr(s: string): string {
 }
 
 export class ExcC14nWriter {
-  /** Bindings rendered by each open output element (prefix → uri), innermost last. */
-  private rendered: Map<string, string>[] = [];
+  /**
+   * The bindings the open output elements rendered, per prefix, innermost last; and the
+   * prefixes each open element rendered. Looking one up is constant work, not a walk up the
+   * ancestors (which made a deep document cost time quadratic in its depth).
+   */
+  private readonly rendered = new Map<string, string[]>();
+  private readonly renderedBy: string[][] = [];
 
   constructor(private readonly sink: (s: string) => void) {}
 
   private inScope(prefix: string): string | undefined {
-    for (let i = this.rendered.length - 1; i >= 0; i--) {
-      const v = this.rendered[i].get(prefix);
-      if (v !== undefined) return v;
-    }
-    return undefined;
+    const s = this.rendered.get(prefix);
+    return s && s.length ? s[s.length - 1] : undefined;
   }
 
-  open(tag: SaxesTagNS): void {
+  open(tag: NsTag): void {
     const used = new Map<string, string>();
     used.set(tag.prefix, tag.uri);
     const attrs: { uri: string; local: string; name: string; value: string }[] = [];
@@ -88,7 +90,12 @@ export class ExcC14nWriter {
       out += prefix ? ` xmlns:${prefix}="${escAttr(uri)}"` : ` xmlns="${escAttr(uri)}"`;
     for (const a of attrs) out += ` ${a.name}="${escAttr(a.value)}"`;
     this.sink(out + '>');
-    this.rendered.push(mine);
+    for (const [prefix, uri] of mine) {
+      let s = this.rendered.get(prefix);
+      if (!s) this.rendered.set(prefix, (s = []));
+      s.push(uri);
+    }
+    this.renderedBy.push([...mine.keys()]);
   }
 
   text(t: string): void {
@@ -99,8 +106,8 @@ export class ExcC14nWriter {
     this.sink(body ? `<?${target} ${body}?>` : `<?${target}?>`);
   }
 
-  close(tag: SaxesTagNS): void {
-    this.rendered.pop();
+  close(tag: NsTag): void {
+    for (const prefix of this.renderedBy.pop() ?? []) this.rendered.get(prefix)!.pop();
     this.sink(`</${tag.name}>`);
   }
 }

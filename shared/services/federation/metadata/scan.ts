@@ -3,7 +3,7 @@
  * fed saxes events (no DOM) by the verifier (./stream-verify.ts), from the very events whose
  * canonical form the signature's digest covered.
  */
-import type { SaxesTagNS } from 'saxes';
+import type { NsTag } from './namespaces.js';
 
 export const NS = {
   md: 'urn:oasis:names:tc:SAML:2.0:metadata',
@@ -67,7 +67,7 @@ export class InventoryCollector {
   private inValue = false;
   private value = '';
 
-  open(tag: SaxesTagNS): void {
+  open(tag: NsTag): void {
     this.depth += 1;
     const { uri, local } = tag;
     if (this.depth === 1) {
@@ -110,7 +110,7 @@ export class InventoryCollector {
     if (this.inValue) this.value += t;
   }
 
-  close(tag: SaxesTagNS): void {
+  close(tag: NsTag): void {
     const { uri, local } = tag;
     const cur = this.current;
     if (cur && this.inValue && uri === NS.saml && local === 'AttributeValue') {

@@ -5,6 +5,10 @@
  * measured about 45 s and 700 MB+ resident here, against a goal of 3× a bare parse and 512 MB.
  *
  * During the pass:
+ * - elements nest at most MAX_DEPTH (256) deep, else `metadata_too_deep` at the first element
+ *   past it: SAML metadata nests about ten deep, and nothing in the pass may cost more than
+ *   constant work per element (namespaces: ./namespaces.ts; c14n: ./c14n.ts), so a document
+ *   made of nesting alone is refused in time linear in what was read;
  * - a DOCTYPE is refused at once (saxes reports it before any content; SAML metadata needs
  *   none, and a DTD is where entity expansion attacks live);
  * - the root must be md:EntitiesDescriptor or md:EntityDescriptor with an ID; exactly ONE
@@ -26,10 +30,14 @@
  */
 import { createHash, verify as cryptoVerify, X509Certificate, type Hash, type KeyObject } from 'node:crypto';
 import { DOMParser, type Element as XElement } from '@xmldom/xmldom';
-import { SaxesParser, type SaxesTagNS } from 'saxes';
+import { SaxesParser, type SaxesTagPlain } from 'saxes';
 import { ExclusiveCanonicalization } from 'xml-crypto';
 import { ExcC14nWriter } from './c14n.js';
+import { NamespaceError, NamespaceScope, type NsTag } from './namespaces.js';
 import { InventoryCollector, MetadataError, NS, type Inventory } from './scan.js';
+
+/** The deepest element nesting accepted (the root is depth 1). */
+export const MAX_DEPTH = 256;
 
 export interface StreamVerifyResult {
   /** SHA-256 (hex) of the pinned certificate that verified. */
@@ -105,7 +113,12 @@ class HashSink {
  * MetadataError for every refusal.
  */
 export class MetadataStreamVerifier {
-  private readonly parser = new SaxesParser({ xmlns: true, position: false });
+  // Without saxes's namespace option: its prefix lookup walks every open ancestor (quadratic in
+  // the depth); ./namespaces.ts resolves in constant time per name instead.
+  private readonly parser = new SaxesParser({ xmlns: false, position: false });
+  private readonly ns = new NamespaceScope();
+  /** The open elements, resolved (the close event of a plain parser carries the raw tag). */
+  private readonly stack: NsTag[] = [];
   private readonly hash = new HashSink();
   private readonly main = new ExcC14nWriter(this.hash.write);
   private sigText = '';
@@ -134,8 +147,13 @@ export class MetadataStreamVerifier {
     p.on('doctype', () => {
       throw new MetadataError('metadata_doctype', 'the document has a DOCTYPE, which is refused');
     });
+    // Refused before the element's attributes are read, at the first element past the cap.
+    p.on('opentagstart', () => {
+      if (this.depth >= MAX_DEPTH)
+        throw new MetadataError('metadata_too_deep', `elements nest deeper than ${MAX_DEPTH} levels`);
+    });
     p.on('opentag', (tag) => this.open(tag));
-    p.on('closetag', (tag) => this.close(tag));
+    p.on('closetag', () => this.close());
     p.on('text', (t) => this.text(t));
     p.on('cdata', (t) => this.text(t));
     p.on('processinginstruction', (pi) => {
@@ -145,7 +163,9 @@ export class MetadataStreamVerifier {
     });
   }
 
-  private open(tag: SaxesTagNS): void {
+  private open(raw: SaxesTagPlain): void {
+    const tag = this.ns.open(raw.name, raw.attributes);
+    this.stack.push(tag);
     this.depth += 1;
     if (this.depth === 1) {
       if (this.rootSeen) throw new MetadataError('metadata_xml', 'more than one root element');
@@ -177,7 +197,9 @@ export class MetadataStreamVerifier {
     }
   }
 
-  private close(tag: SaxesTagNS): void {
+  private close(): void {
+    const tag = this.stack.pop()!;
+    this.ns.close();
     if (this.inSig) {
       this.sig.close(tag);
       if (this.depth === this.inSig) this.inSig = 0;
@@ -214,6 +236,8 @@ export class MetadataStreamVerifier {
 
   private wrap(e: unknown): MetadataError {
     if (e instanceof MetadataError) return e;
+    if (e instanceof NamespaceError)
+      return new MetadataError('metadata_xml', `not well-formed XML: ${e.message.slice(0, 200)}`);
     return new MetadataError('metadata_xml', `not well-formed XML: ${String((e as Error).message).slice(0, 200)}`);
   }
 
