@@ -13,7 +13,7 @@ import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import { LIFECYCLE_MOVES } from '../../../shared/services/tenant-lifecycle.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { idempotency } from '../../middleware/koa-idempotency.js';
+import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
@@ -38,7 +38,7 @@ const Params = z.strictObject({ id: tenantId });
 export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.idempotency);
+  const idem = idempotencyHeader(deps.idempotency);
   const service = deps.tenantLifecycle;
   const tags = ['admin: tenant lifecycle'];
 
@@ -57,6 +57,7 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         scopes: [SCOPE_PLATFORM],
         params: Params,
         body: LifecycleInput,
+        headers: [idem],
         responses: {
           200: { description: 'the completed lifecycle job', schema: TenantLifecycleJob },
           400: { description: 'invalid input or Idempotency-Key', schema: ErrorObject },
@@ -70,7 +71,6 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
           422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
         },
       },
-      idem,
       async (ctx) => {
         const { id } = ctx.state.guard.params;
         const body = ctx.state.guard.body;
