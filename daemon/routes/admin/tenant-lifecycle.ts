@@ -3,7 +3,8 @@
  * one conditional UPDATE guarded by the caller's observed (lifecycle_state, updated_at), so of
  * concurrent requests with the same precondition exactly one wins; the rest, and any stale
  * precondition, get 409 `precondition_failed` with the current values. `break_glass` skips the
- * updated_at check only. Audited in the same transaction, as is the answer under an
+ * updated_at check only. Which states each move applies to: LIFECYCLE_MOVES (a provisioning
+ * tenant can be suspended; its provisioning pauses). Audited in the same transaction, as is the answer under an
  * Idempotency-Key (shared/services/tenant-lifecycle.ts). See docs/tenant-lifecycle.md.
  */
 import Router from '@koa/router';
@@ -65,7 +66,8 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
           404: { description: 'no such tenant', schema: ErrorObject },
           409: {
             description:
-              'precondition_failed (current lifecycle_state and updated_at included) or idempotency_in_flight',
+              'precondition_failed (current lifecycle_state and updated_at included), lifecycle_move_not_allowed ' +
+              '(the values match but the move does not apply to that state), or idempotency_in_flight',
             schema: ErrorObject,
           },
           422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
