@@ -53,6 +53,8 @@ const common = {
   ...bearerErrors('tenant'),
 };
 const notFound = { 404: { description: 'not found in this tenant', schema: ErrorObject } };
+/** A platform admin's `?tenant_id=` naming no tenant (docs/conformance.md, declared error responses). */
+const noTenant = { 404: { description: "no such tenant (a platform admin's tenant_id)", schema: ErrorObject } };
 const idemErrors = {
   409: { description: 'conflict, or idempotency_in_flight', schema: ErrorObject },
   422: { description: 'idempotency_key_mismatch: the key was used with another body', schema: ErrorObject },
@@ -98,6 +100,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       responses: {
         201: { description: 'created', schema: z.object({ result: SourceProfileResult }) },
         ...common,
+        ...noTenant,
         ...idemErrors,
       },
     },
@@ -353,6 +356,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
           schema: z.object({ federationTrustSources: z.array(TrustSourceView) }),
         },
         ...common,
+        ...noTenant,
       },
     },
     async (ctx) => {
