@@ -213,9 +213,9 @@ export class ClaimRenameService {
    * Accepts a rename (phase 1 starts): validates the new key, then in one transaction flips the
    * schema to `renaming`, records the operation and reserves both keys, and audits it.
    *
-   * A small rename (at most `inlineMaxUsers` values, INLINE_RENAME_MAX_USERS) is then worked here to its end, and
-   * the answer's operation is `completed`, the schema under its new key (the spec's state after
-   * the move: "`field_key` becomes `new_field_key`"). This process claims the operation's lease
+   * A small rename (at most `inlineMaxUsers` values, INLINE_RENAME_MAX_USERS) is then worked
+   * here to its end, and the answer's operation is `completed`, the schema under its new key
+   * (the spec's state after the move: "`field_key` becomes `new_field_key`"). This process claims the operation's lease
    * in the accepting transaction, so no other runner starts it meanwhile, and the work is the
    * runner's own (`runOne`): a daemon killed mid-rename leaves a claimed operation that the
    * `claim-rename` job resumes from its checkpoint once the lease expires. A larger rename, or
@@ -297,7 +297,9 @@ export class ClaimRenameService {
     );
     if (inline) {
       try {
-        await this.runOne(tenantId, operationId);
+        // No pause between batches: the pause spares the database during a very large rename,
+        // and a request that waits for its few batches should not sit through it.
+        await this.runOne(tenantId, operationId, undefined, { pause: false });
       } catch (e) {
         // Accepted and committed: the job takes it over from its checkpoint when the lease expires.
         this.log?.warn({ operation_id: operationId, err: e }, 'claim rename could not finish inline; left to the job');
@@ -355,7 +357,12 @@ export class ClaimRenameService {
    * Works one operation to its end (or until `signal` aborts) if this runner can claim it.
    * Returns false when another runner holds it.
    */
-  async runOne(tenantId: string, operationId: string, signal?: AbortSignal): Promise<boolean> {
+  async runOne(
+    tenantId: string,
+    operationId: string,
+    signal?: AbortSignal,
+    opts: { pause?: boolean } = {},
+  ): Promise<boolean> {
     const scope = this.scope(tenantId);
     const renames = scope.claimRenames;
     const claimed = await retryTransient(() =>
@@ -375,7 +382,7 @@ export class ClaimRenameService {
         else if (op.state === 'switching') await this.switchKey(tenantId, op);
         else if (op.state === 'cleanup') ended = await this.cleanupBatch(tenantId, op);
         if (ended) break;
-        await sleep(this.options.batchPauseMs, signal);
+        if (opts.pause !== false) await sleep(this.options.batchPauseMs, signal);
       }
     } catch (e) {
       if (e instanceof LeaseLost) {
