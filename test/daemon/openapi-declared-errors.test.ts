@@ -40,8 +40,7 @@ const TABLE: [string, string, number[], number][] = [
   ['put', '/api/admin/platform/plugins/{id}/enable', [400, 401, 403, 404, 422], 5],
   ['put', '/api/admin/external-token-refresh/config', [400, 401, 403, 404, 503], 5],
   ['post', '/api/admin/field-mapping/source-profiles', [400, 401, 403, 404, 409, 422], 6],
-  // 412 (If-Match) comes with the agent grant update's own change; then 6, as the spec.
-  ['patch', '/api/admin/agent-grants/{id}', [400, 401, 403, 404, 409], 6],
+  ['patch', '/api/admin/agent-grants/{id}', [400, 401, 403, 404, 409, 412], 6],
   [
     'post',
     '/api/admin/field-mapping/operational-notification-states/{stateId}/resolve',

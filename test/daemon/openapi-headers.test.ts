@@ -67,6 +67,17 @@ test('Idempotency-Key is declared as an optional header parameter on every opera
   t.deepEqual(declaring.sort(), IDEMPOTENT.map(([m, p]) => `${m} ${p}`).sort());
 });
 
+test('If-Match is declared as an optional header parameter on the agent grant update, which answers 412 for it', async (t) => {
+  const doc = (await (await fetch(`${d.url}/openapi.json`)).json()) as Doc & {
+    paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+  };
+  const op = doc.paths['/api/admin/agent-grants/{id}'].patch;
+  const ifMatch = op.parameters?.find((p) => p.name === 'If-Match');
+  t.is(ifMatch?.in, 'header');
+  t.is(ifMatch?.required, false);
+  t.truthy(op.responses['412']);
+});
+
 test('a declared header runs its middleware on the route and appears in the document', async (t) => {
   const api = new ApiRegistry();
   const router = new Router<AppState>();
