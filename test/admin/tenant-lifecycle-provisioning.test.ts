@@ -123,6 +123,10 @@ test('provisioning pauses while the tenant is suspended and carries on to active
   t.is(paused.last_error_code, null);
   t.true(paused.steps.every((st) => st.status === 'pending' && st.attempt_count === 0));
   t.is((await lifecycle(ds, tenant.id)).state, 'suspended');
+  // A waiting caller (`iam tenants create`) runs nothing either; it returns at its timeout.
+  const waited = await provisioning.waitFor(tenant.id, { timeoutMs: 300 });
+  t.is(waited.status, 'queued');
+  t.is(waited.attempt_count, 0);
 
   const suspended = await lifecycle(ds, tenant.id);
   const back = await tenants.move(

@@ -601,7 +601,10 @@ export class ProvisioningService {
     };
     for (;;) {
       let op = await report();
-      if (!isSettled(op.status) && !opts.signal?.aborted) {
+      // Suspended meanwhile: nothing to run until a resume, so only look again now and then.
+      const tenant = await new TenantRepository(this.ds).lifecycle(tenantId);
+      const paused = tenant !== undefined && PAUSED_STATES.has(tenant.lifecycle_state);
+      if (!paused && !isSettled(op.status) && !opts.signal?.aborted) {
         await this.advanceIn(this.scope(tenantId), op.operation_id, opts.signal, async () => {
           await report();
         });
@@ -611,7 +614,7 @@ export class ProvisioningService {
       const now = Date.now();
       if (now >= deadline) return op;
       // Due again at next_attempt_at (backoff), or held by another runner: look again soon.
-      const due = op.next_attempt_at ?? now;
+      const due = paused ? now + 500 : (op.next_attempt_at ?? now);
       await sleep(Math.max(20, Math.min(due - now, 500, deadline - now)), opts.signal);
     }
   }
