@@ -34,7 +34,28 @@ export interface RouteSpec extends GuardSpec {
    * validated (a 400 would tell an anonymous caller which fields the route takes).
    */
   authenticate?: Middleware<AppState>;
+  /**
+   * The request headers the route reads, each declared with the middleware that reads it
+   * (e.g. `idempotencyHeader()` of koa-idempotency.ts): ApiRegistry.add runs that middleware
+   * after the guard, before the handlers, and lists the header in the OpenAPI document as a
+   * parameter `in: header`. One declaration, so the route cannot accept a header the
+   * document does not name, nor the document name one the route ignores.
+   */
+  headers?: HeaderParameter[];
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+}
+
+/**
+ * A request header of a route (OpenAPI 3.1 §4.8.12, `in: header`). `middleware` acts on it;
+ * a header the handler reads itself (e.g. If-Match) is declared without one.
+ */
+export interface HeaderParameter {
+  /** As the client sends it, e.g. `Idempotency-Key`. */
+  name: string;
+  description: string;
+  required?: boolean;
+  schema: z.ZodType;
+  middleware?: Middleware<AppState>;
 }
 
 export const ErrorObject = z.looseObject({
@@ -88,6 +109,7 @@ export class ApiRegistry {
     const chain = [
       ...(spec.authenticate ? [spec.authenticate] : []),
       ...(declaresInput(spec) ? [guard(spec)] : []),
+      ...(spec.headers ?? []).flatMap((h) => (h.middleware ? [h.middleware] : [])),
       ...handlers,
     ] as Middleware<S>[];
     (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
@@ -114,6 +136,15 @@ export class ApiRegistry {
             schema: prop,
           });
         }
+      }
+      for (const h of r.headers ?? []) {
+        parameters.push({
+          name: h.name,
+          in: 'header',
+          required: h.required ?? false,
+          description: h.description,
+          schema: schema(h.schema, 'input'),
+        });
       }
       const op: Record<string, unknown> = {
         summary: r.summary,

@@ -13,9 +13,11 @@
  * No header, no idempotency. See docs/tenant-lifecycle.md.
  */
 import type { Middleware } from 'koa';
+import { z } from 'zod';
 import { ApiError } from '../../shared/errors.js';
 import { errorResponse, idempotencyRequestHash, IdempotencyService } from '../../shared/services/idempotency.js';
 import type { AppState } from '../context.js';
+import type { HeaderParameter } from '../openapi.js';
 
 export {
   IDEMPOTENCY_ABANDONED_MS,
@@ -25,7 +27,31 @@ export {
 
 const KEY = /^[\x20-\x7E]{1,255}$/;
 
-export function idempotency(service: IdempotencyService): Middleware<AppState> {
+/**
+ * The `Idempotency-Key` header as a route declares it (RouteSpec.headers): the middleware
+ * below and its OpenAPI parameter come from this one value, so a route that accepts the
+ * header always lists it in /openapi.json (interface specification, "Endpoints": accepted by
+ * source profile create, notification state resolve, tenant suspend, tenant-recovery
+ * reactivate and trust source update; here also resume and provisioning retry).
+ */
+export function idempotencyHeader(service: IdempotencyService, opts: IdempotencyOptions = {}): HeaderParameter {
+  return {
+    name: 'Idempotency-Key',
+    description:
+      'Optional replay protection: a retry with the same key and body gets the stored answer ' +
+      '(`idempotent_replay: true`); the same key with another body is 422 idempotency_key_mismatch. Kept 24 h.',
+    required: false,
+    schema: z.string().min(1).max(255).regex(KEY),
+    middleware: idempotency(service, opts),
+  };
+}
+
+export interface IdempotencyOptions {
+  /** Shapes a replayed JSON object body (after `idempotent_replay` is added), e.g. to mark a nested result. */
+  replayed?: (body: unknown) => unknown;
+}
+
+export function idempotency(service: IdempotencyService, opts: IdempotencyOptions = {}): Middleware<AppState> {
   return async (ctx, next) => {
     const key = ctx.get('Idempotency-Key');
     if (!ctx.headers['idempotency-key']) {
@@ -50,10 +76,11 @@ export function idempotency(service: IdempotencyService): Middleware<AppState> {
       const body = begun.body;
       ctx.status = begun.status;
       ctx.set('Idempotent-Replayed', 'true');
-      ctx.body =
+      const marked =
         body && typeof body === 'object' && !Array.isArray(body)
           ? { ...(body as Record<string, unknown>), idempotent_replay: true }
           : body;
+      ctx.body = opts.replayed ? opts.replayed(marked) : marked;
       return;
     }
     const { claim } = begun;

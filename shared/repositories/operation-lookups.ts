@@ -23,13 +23,19 @@ export interface DueTrustSourceRef extends OperationRef {
 export class OperationLookups {
   constructor(private readonly db: Db) {}
 
-  /** Provisioning operations of any tenant that are due and not leased, earliest first. */
+  /**
+   * Provisioning operations of any tenant that are due and not leased, earliest first; not those
+   * of a suspended tenant (or one under recovery): its provisioning is paused until it is resumed.
+   */
   async dueProvisioning(now: number, limit: number): Promise<OperationRef[]> {
     const rows = await all<{ id: string; tenant_id: string }>(
       this.db,
       `SELECT id, tenant_id FROM provisioning_operations WHERE status IN ('queued', 'retry_scheduled', 'running') AND
         next_attempt_at <= ?
-      AND (lease_until IS NULL OR lease_until < ?) ORDER BY next_attempt_at LIMIT ?`,
+      AND (lease_until IS NULL OR lease_until < ?)
+      AND NOT EXISTS (SELECT 1 FROM tenants t WHERE t.id = provisioning_operations.tenant_id
+        AND t.lifecycle_state IN ('suspended', 'recovering'))
+      ORDER BY next_attempt_at LIMIT ?`,
       [now, now, limit],
     );
     return rows.map((r) => ({ id: r.id, tenantId: r.tenant_id }));

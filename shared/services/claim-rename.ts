@@ -34,7 +34,21 @@ import { assertFieldKey } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
 
-export const CLAIM_RENAME_DEFAULTS = { batchSize: 500, batchPauseMs: 0, leaseMs: 15_000 };
+/**
+ * A rename of at most this many stored values finishes during the request (200, the schema
+ * under its new key), as a small data export does (INLINE_ROW_LIMIT); a larger one answers
+ * 202 with the operation to poll. Decided by the count taken when the rename is accepted, so
+ * the answer's shape never depends on timing. At the default batch size it is two copy
+ * batches, the switch and two cleanup batches. docs/claims.md, "Rename".
+ */
+export const INLINE_RENAME_MAX_USERS = 1_000;
+
+export const CLAIM_RENAME_DEFAULTS = {
+  batchSize: 500,
+  batchPauseMs: 0,
+  leaseMs: 15_000,
+  inlineMaxUsers: INLINE_RENAME_MAX_USERS,
+};
 
 export interface ClaimRenameOptions {
   /** Users per batch (one transaction each). */
@@ -43,6 +57,8 @@ export interface ClaimRenameOptions {
   batchPauseMs: number;
   /** How long a claimed operation stays claimed without a batch (a killed holder blocks it this long). */
   leaseMs: number;
+  /** Most stored values a rename may have to finish within `start` (INLINE_RENAME_MAX_USERS; 0: never). */
+  inlineMaxUsers: number;
 }
 
 /** Narrow logger (pino fits). */
@@ -195,14 +211,31 @@ export class ClaimRenameService {
 
   /**
    * Accepts a rename (phase 1 starts): validates the new key, then in one transaction flips the
-   * schema to `renaming`, records the operation and reserves both keys, and audits it. The
-   * answer carries the schema as it is now (`operation_status: renaming`) and the operation.
+   * schema to `renaming`, records the operation and reserves both keys, and audits it.
+   *
+   * A small rename (at most `inlineMaxUsers` values, INLINE_RENAME_MAX_USERS) is then worked
+   * here to its end, and the answer's operation is `completed`, the schema under its new key
+   * (the spec's state after the move: "`field_key` becomes `new_field_key`"). This process claims the operation's lease
+   * in the accepting transaction, so no other runner starts it meanwhile, and the work is the
+   * runner's own (`runOne`): a daemon killed mid-rename leaves a claimed operation that the
+   * `claim-rename` job resumes from its checkpoint once the lease expires. A larger rename, or
+   * a small one the runner could not finish here (the lease was lost, the database failed),
+   * is left to the job: the schema `renaming`, the operation running, to poll. `inline: false`
+   * (the CLI, which works the rename itself with progress, or leaves it with --no-wait) never
+   * runs it here.
    */
-  async start(tenantId: string, schemaId: string, input: unknown, actor: Actor): Promise<RenameResult> {
+  async start(
+    tenantId: string,
+    schemaId: string,
+    input: unknown,
+    actor: Actor,
+    opts: { inline?: boolean } = {},
+  ): Promise<RenameResult> {
     const { new_field_key: newKey } = parseInput(RenameInput, input, 'body');
     // One key rule for create and rename (shared/schemas/claims.ts): pattern, then reserved names.
     assertFieldKey(newKey, 'body.new_field_key');
     const operationId = newId('cro');
+    let inline = false;
     await retryTransient(() =>
       this.ds.transaction(async (tx) => {
         const scope = this.scope(tenantId, tx);
@@ -255,10 +288,37 @@ export class ClaimRenameService {
           targetId: schemaId,
           summary: { before: { field_key: oldKey }, after: { field_key: newKey }, operation_id: operationId, affected },
         });
+        // Claimed with the acceptance: the inline run below is this runner's, from the start.
+        inline = opts.inline !== false && affected <= this.options.inlineMaxUsers;
+        if (inline && (await renames.claim(operationId, this.holder, now + this.options.leaseMs, now)) !== 1) {
+          inline = false;
+        }
       }),
     );
+    if (inline) {
+      try {
+        // No pause between batches: the pause spares the database during a very large rename,
+        // and a request that waits for its few batches should not sit through it.
+        await this.runOne(tenantId, operationId, undefined, { pause: false });
+      } catch (e) {
+        // Accepted and committed: the job takes it over from its checkpoint when the lease expires.
+        this.log?.warn({ operation_id: operationId, err: e }, 'claim rename could not finish inline; left to the job');
+      }
+    }
     const result = await this.status(tenantId, schemaId, operationId);
-    this.kick();
+    const state = result.operation.state;
+    if (state === 'failed') {
+      // The switch was refused (the new key was taken meanwhile, or the schema changed): the
+      // schema kept its key, as for a refusal at acceptance.
+      throw new ApiError(
+        409,
+        result.operation.error_code === 'claim_key_conflict' ? 'claim_key_conflict' : 'rename_failed',
+        `The rename of schema ${schemaId} to "${newKey}" could not switch (${result.operation.error_code}); ` +
+          'the schema keeps its key.',
+        { operation_id: operationId },
+      );
+    }
+    if (state !== 'completed') this.kick();
     return result;
   }
 
@@ -297,7 +357,12 @@ export class ClaimRenameService {
    * Works one operation to its end (or until `signal` aborts) if this runner can claim it.
    * Returns false when another runner holds it.
    */
-  async runOne(tenantId: string, operationId: string, signal?: AbortSignal): Promise<boolean> {
+  async runOne(
+    tenantId: string,
+    operationId: string,
+    signal?: AbortSignal,
+    opts: { pause?: boolean } = {},
+  ): Promise<boolean> {
     const scope = this.scope(tenantId);
     const renames = scope.claimRenames;
     const claimed = await retryTransient(() =>
@@ -317,7 +382,7 @@ export class ClaimRenameService {
         else if (op.state === 'switching') await this.switchKey(tenantId, op);
         else if (op.state === 'cleanup') ended = await this.cleanupBatch(tenantId, op);
         if (ended) break;
-        await sleep(this.options.batchPauseMs, signal);
+        if (opts.pause !== false) await sleep(this.options.batchPauseMs, signal);
       }
     } catch (e) {
       if (e instanceof LeaseLost) {

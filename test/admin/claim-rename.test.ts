@@ -43,6 +43,9 @@ test.before(async () => {
   await insertSchema(ds, s.tenantId, 'ccs_sys', 'locale_pref', { system: true });
   await insertSchema(ds, otherTenantId, 'ccs_other', 'badge');
   await seedValues(ds, s.tenantId, 'department', 1200);
+  // Exactly the inline bound (INLINE_RENAME_MAX_USERS), on other users.
+  await insertSchema(ds, s.tenantId, 'ccs_small', 'team_name');
+  await seedValues(ds, s.tenantId, 'team_name', 1000, 5000);
   d = await startDaemon(db.url, db.dir);
   platform = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   tenantAdmin = await clientCredentialsToken(d.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
@@ -118,47 +121,79 @@ test.serial('refusals, each with its own error code; none of them changes the sc
   t.is(none.status, 404);
 });
 
-test.serial('a rename is accepted (202, renaming), completes, and moves every value to the new key', async (t) => {
-  const r = await renameCall(d.url, 'PATCH', platform, 'ccs_dept', { new_field_key: 'division' }, s.tenantId);
-  t.is(r.status, 202, JSON.stringify(r.body));
-  t.is(r.body.old_key, 'department');
-  t.is(r.body.new_key, 'division');
-  t.is(r.body.affected_users, 1200);
-  t.is(r.body.schema.id, 'ccs_dept');
-  t.is(r.body.schema.operation_status, 'renaming');
-  t.is(r.body.operation.affected_users, 1200);
-  t.regex(r.body.operation.id, /^cro_/);
+test.serial(
+  'a rename of more than 1,000 values is accepted (202, renaming), completes, and moves every value',
+  async (t) => {
+    const r = await renameCall(d.url, 'PATCH', platform, 'ccs_dept', { new_field_key: 'division' }, s.tenantId);
+    t.is(r.status, 202, JSON.stringify(r.body));
+    t.is(r.body.old_key, 'department');
+    t.is(r.body.new_key, 'division');
+    t.is(r.body.affected_users, 1200);
+    t.is(r.body.schema.id, 'ccs_dept');
+    t.is(r.body.schema.operation_status, 'renaming');
+    t.is(r.body.operation.affected_users, 1200);
+    t.regex(r.body.operation.id, /^cro_/);
 
-  // While it runs, the new key is held: another claim may not take it, nor rename again.
-  const again = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_cost', { new_field_key: 'division' });
-  if (again.status === 409) t.is(again.body.error, 'claim_key_conflict');
-  else t.fail(`expected 409, got ${again.status}`);
+    // While it runs, the new key is held: another claim may not take it, nor rename again.
+    const again = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_cost', { new_field_key: 'division' });
+    if (again.status === 409) t.is(again.body.error, 'claim_key_conflict');
+    else t.fail(`expected 409, got ${again.status}`);
 
-  const done = await pollRename(d.url, tenantAdmin, 'ccs_dept', (b) => b.operation.state === 'completed');
-  t.is(done.schema.field_key, 'division');
-  t.is(done.schema.operation_status, 'active');
-  t.is(done.operation.copied_count, 1200);
-  t.is(done.operation.deleted_count, 1200);
-  t.is(done.operation.error_code, null);
-  t.true(done.operation.completed_at >= done.operation.created_at);
+    const done = await pollRename(d.url, tenantAdmin, 'ccs_dept', (b) => b.operation.state === 'completed');
+    t.is(done.schema.field_key, 'division');
+    t.is(done.schema.operation_status, 'active');
+    t.is(done.operation.copied_count, 1200);
+    t.is(done.operation.deleted_count, 1200);
+    t.is(done.operation.error_code, null);
+    t.true(done.operation.completed_at >= done.operation.created_at);
 
-  const moved = await valuesUnder(services.ds, s.tenantId, 'division');
-  t.is(moved.size, 1200);
-  for (let i = 0; i < 1200; i++) t.is(moved.get(userId(i)), valueOf(i));
-  t.is((await valuesUnder(services.ds, s.tenantId, 'department')).size, 0);
+    const moved = await valuesUnder(services.ds, s.tenantId, 'division');
+    t.is(moved.size, 1200);
+    for (let i = 0; i < 1200; i++) t.is(moved.get(userId(i)), valueOf(i));
+    t.is((await valuesUnder(services.ds, s.tenantId, 'department')).size, 0);
 
-  const audit = await services.ds.query<{ action: string; target_id: string }[]>(
-    "SELECT action, target_id FROM audit_events WHERE action = 'custom_claim.rename'",
-  );
-  t.deepEqual(
-    audit.map((a) => [a.action, a.target_id]),
-    [['custom_claim.rename', 'ccs_dept']],
-  );
+    const audit = await services.ds.query<{ action: string; target_id: string }[]>(
+      "SELECT action, target_id FROM audit_events WHERE action = 'custom_claim.rename'",
+    );
+    t.deepEqual(
+      audit.map((a) => [a.action, a.target_id]),
+      [['custom_claim.rename', 'ccs_dept']],
+    );
 
-  // The old key is free again: another claim may now take it.
-  const back = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_cost', { new_field_key: 'department' });
-  t.is(back.status, 202, JSON.stringify(back.body));
-  t.is(back.body.affected_users, 0);
-  const done2 = await pollRename(d.url, tenantAdmin, 'ccs_cost', (b) => b.operation.state === 'completed');
-  t.is(done2.schema.field_key, 'department');
-});
+    // The old key is free again: another claim may now take it (no values: finished in the request).
+    const back = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_cost', { new_field_key: 'department' });
+    t.is(back.status, 200, JSON.stringify(back.body));
+    t.is(back.body.affected_users, 0);
+    t.is(back.body.schema.field_key, 'department');
+  },
+);
+
+test.serial(
+  'a rename of at most 1,000 values finishes in the request: 200, the schema under its new key, values moved',
+  async (t) => {
+    const r = await renameCall(d.url, 'PATCH', tenantAdmin, 'ccs_small', { new_field_key: 'squad' });
+    // Interface specification, "States and transitions": `field_key` becomes `new_field_key`.
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.is(r.body.schema.id, 'ccs_small');
+    t.is(r.body.schema.field_key, 'squad');
+    t.is(r.body.schema.operation_status, 'active');
+    t.is(r.body.affected_users, 1000);
+    t.is(r.body.old_key, 'team_name');
+    t.is(r.body.new_key, 'squad');
+    t.is(r.body.operation.state, 'completed');
+    t.is(r.body.operation.copied_count, 1000);
+    t.is(r.body.operation.deleted_count, 1000);
+    const moved = await valuesUnder(services.ds, s.tenantId, 'squad');
+    t.is(moved.size, 1000);
+    t.is(moved.get(userId(5000)), valueOf(5000));
+    t.is((await valuesUnder(services.ds, s.tenantId, 'team_name')).size, 0);
+    // The work was the runner's: the operation row holds it, lease released, keys free.
+    const keys = await services.ds.query<{ n: number }[]>(
+      "SELECT COUNT(*) AS n FROM claim_key_reservations WHERE field_key IN ('team_name', 'squad')",
+    );
+    t.is(Number(keys[0].n), 0);
+    const status = await renameCall(d.url, 'GET', tenantAdmin, 'ccs_small');
+    t.is(status.body.operation.id, r.body.operation.id);
+    t.is(status.body.operation.state, 'completed');
+  },
+);

@@ -17,7 +17,11 @@ async function world(t: Parameters<typeof testDatabase>[0]) {
   const tenant = await activeTenant(services.provisioning, { name: 'Runner' }, actor);
   await insertSchema(services.ds, tenant.id, 'ccs_r', 'region');
   await seedValues(services.ds, tenant.id, 'region', 450);
-  const runner = new ClaimRenameService(services.ds, { options: { batchSize: 100 }, holder: 'runner-1' });
+  // Never inline: these tests drive the accepted operation themselves.
+  const runner = new ClaimRenameService(services.ds, {
+    options: { batchSize: 100, inlineMaxUsers: 0 },
+    holder: 'runner-1',
+  });
   return { ds: services.ds, tenantId: tenant.id, runner };
 }
 
@@ -69,4 +73,63 @@ test('a switch that cannot happen fails the rename: old key kept, copies deleted
   const again = await runner.start(tenantId, 'ccs_r', { new_field_key: 'zone' }, actor);
   t.true(await runner.runOne(tenantId, again.operation.id));
   t.is((await runner.status(tenantId, 'ccs_r')).schema.field_key, 'zone');
+});
+
+test('a small rename runs in start under the lease it claimed on acceptance; if that run dies, another runner resumes it', async (t) => {
+  const db = await testDatabase(t);
+  const services = await openServices(db.url, db.dir);
+  t.teardown(() => services.ds.destroy());
+  const { ds } = services;
+  const tenantId = (await activeTenant(services.provisioning, { name: 'Inline' }, actor)).id;
+  await insertSchema(ds, tenantId, 'ccs_i', 'region');
+  await seedValues(ds, tenantId, 'region', 450);
+  // The process running the inline rename dies at once: nothing of the work is done.
+  class Dying extends ClaimRenameService {
+    override runOne(): Promise<boolean> {
+      return Promise.reject(new Error('killed'));
+    }
+  }
+  const dying = new Dying(ds, { options: { batchSize: 100 }, holder: 'inline-1' });
+  const accepted = await dying.start(tenantId, 'ccs_i', { new_field_key: 'area' }, actor);
+  t.is(accepted.operation.state, 'copying');
+  t.is(accepted.schema.operation_status, 'renaming');
+  // The lease was claimed with the acceptance: no other runner starts it while it is held.
+  const [row] = await ds.query<{ lease_holder: string; lease_until: number }[]>(
+    'SELECT lease_holder, lease_until FROM claim_rename_operations WHERE id = ?',
+    [accepted.operation.id],
+  );
+  t.is(row.lease_holder, 'inline-1');
+  const other = new ClaimRenameService(ds, { options: { batchSize: 100 }, holder: 'runner-2' });
+  t.false(await other.runOne(tenantId, accepted.operation.id));
+  // Its lease runs out: the job's runner resumes it to the end.
+  await ds.query('UPDATE claim_rename_operations SET lease_until = ? WHERE id = ?', [
+    Date.now() - 1,
+    accepted.operation.id,
+  ]);
+  t.true(await other.runOne(tenantId, accepted.operation.id));
+  const done = await other.status(tenantId, 'ccs_i');
+  t.is(done.operation.state, 'completed');
+  t.is(done.schema.field_key, 'area');
+  t.is((await valuesUnder(ds, tenantId, 'area')).size, 450);
+});
+
+test('a small rename finishes in start: the schema under its new key, the operation completed', async (t) => {
+  const db = await testDatabase(t);
+  const services = await openServices(db.url, db.dir);
+  t.teardown(() => services.ds.destroy());
+  const { ds } = services;
+  const tenantId = (await activeTenant(services.provisioning, { name: 'Inline' }, actor)).id;
+  await insertSchema(ds, tenantId, 'ccs_i', 'region');
+  await seedValues(ds, tenantId, 'region', 450);
+  const r = await new ClaimRenameService(ds, { options: { batchSize: 100 } }).start(
+    tenantId,
+    'ccs_i',
+    { new_field_key: 'area' },
+    actor,
+  );
+  t.is(r.operation.state, 'completed');
+  t.is(r.schema.field_key, 'area');
+  t.is(r.schema.operation_status, 'active');
+  t.is(r.affected_users, 450);
+  t.is((await valuesUnder(ds, tenantId, 'region')).size, 0);
 });

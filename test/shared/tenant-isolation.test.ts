@@ -935,7 +935,7 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     const user = await directory.createUser(w.b.id, { email: 'rename-b@example.test', name: 'B' }, actor);
     await claims.setUserClaims(w.b.id, user.id, { claims: { team: 'blue' } }, actor);
     // B's rename accepted, then leased by 'iso' with the lease expired: every runner write would match it.
-    const accepted = await new ClaimRenameService(w.services.ds).start(
+    const accepted = await new ClaimRenameService(w.services.ds, { options: { inlineMaxUsers: 0 } }).start(
       w.b.id,
       schema.id,
       { new_field_key: 'squad' },

@@ -1,4 +1,5 @@
 import Router from '@koa/router';
+import { z } from 'zod';
 import {
   AgentClientMetadataInput,
   AgentClientMetadataResult,
@@ -102,6 +103,15 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       params: AgentGrantIdParam,
       query: TenantQuery,
       body: PatchAgentGrantInput,
+      // Read by the handler below; declared here so /openapi.json lists it (RouteSpec.headers).
+      headers: [
+        {
+          name: 'If-Match',
+          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
+          required: false,
+          schema: z.string().min(1),
+        },
+      ],
       responses: {
         200: { description: 'Agent grant update result', schema: AgentGrantUpdateResult },
         400: {

@@ -1,7 +1,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
-import { RenameInput, RenameResult } from '../../../shared/services/claim-rename.js';
+import { INLINE_RENAME_MAX_USERS, RenameInput, RenameResult } from '../../../shared/services/claim-rename.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
@@ -30,7 +30,8 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       path,
       summary:
         'Rename a custom claim: the stored values are copied to the new key in checkpointed batches, then the key ' +
-        'switches in one transaction; answers 202 once the rename is accepted',
+        `switches in one transaction; at most ${INLINE_RENAME_MAX_USERS} stored values finish within the request ` +
+        '(200), a larger rename answers 202 once accepted',
       tags,
       security: 'bearer',
       authenticate: auth,
@@ -39,10 +40,16 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       query: TenantQuery,
       body: RenameInput,
       responses: {
+        200: {
+          description:
+            `a rename of at most ${INLINE_RENAME_MAX_USERS} stored values, completed: the schema under its new key ` +
+            '(`active`), `affected_users` the users whose value moved',
+          schema: RenameResult,
+        },
         202: {
           description:
-            'accepted: the schema is `renaming` until the operation completes (poll GET on this path); ' +
-            '`affected_users` counts the users with a stored value',
+            `a larger rename, accepted: the schema is \`renaming\` until the operation completes (poll GET on this ` +
+            'path); `affected_users` counts the users with a stored value',
           schema: RenameResult,
         },
         400: {
@@ -56,15 +63,18 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
         409: {
           description:
             'a system schema (system_claim_schema), a key another claim of the tenant has or a running rename ' +
-            'holds (claim_key_conflict), or a rename of this schema already running (rename_in_progress)',
+            'holds (claim_key_conflict), a rename of this schema already running (rename_in_progress), or a ' +
+            'small rename whose switch was refused as it ran (claim_key_conflict, rename_failed)',
           schema: ErrorObject,
         },
       },
     },
     async (ctx) => {
       const tenant = queryTenant(ctx);
-      ctx.body = await service.start(tenant, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
-      ctx.status = 202;
+      const result = await service.start(tenant, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
+      ctx.body = result;
+      // Finished within the request (INLINE_RENAME_MAX_USERS), or accepted for the job.
+      ctx.status = result.operation.state === 'completed' ? 200 : 202;
     },
   );
 

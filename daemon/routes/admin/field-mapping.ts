@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import type { Middleware } from 'koa';
 import { z } from 'zod';
 import {
   FieldMappingSetInput,
@@ -20,7 +19,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { NOTIFICATIONS_DEFAULT_LIMIT, NOTIFICATIONS_MAX_LIMIT } from '../../../shared/services/notification-states.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { idempotency } from '../../middleware/koa-idempotency.js';
+import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, queryTenant, TenantQuery } from './directory.js';
 
@@ -54,6 +53,8 @@ const common = {
   ...bearerErrors('tenant'),
 };
 const notFound = { 404: { description: 'not found in this tenant', schema: ErrorObject } };
+/** A platform admin's `?tenant_id=` naming no tenant (docs/conformance.md, declared error responses). */
+const noTenant = { 404: { description: "no such tenant (a platform admin's tenant_id)", schema: ErrorObject } };
 const idemErrors = {
   409: { description: 'conflict, or idempotency_in_flight', schema: ErrorObject },
   422: { description: 'idempotency_key_mismatch: the key was used with another body', schema: ErrorObject },
@@ -64,12 +65,9 @@ const idemErrors = {
  * result says so: `idempotent` indicates replay (interface specification, "States and
  * transitions"). The first answer is recorded as it was sent; only the replay is marked.
  */
-const markReplayedTransition: Middleware<AppState> = async (ctx, next) => {
-  await next();
-  const body = ctx.body as { result?: { idempotent?: boolean } } | undefined;
-  if (ctx.response.get('Idempotent-Replayed') === 'true' && body?.result && typeof body.result === 'object') {
-    ctx.body = { ...body, result: { ...body.result, idempotent: true } };
-  }
+const markReplayedTransition = (body: unknown): unknown => {
+  const b = body as { result?: { idempotent?: boolean } } | undefined;
+  return b?.result && typeof b.result === 'object' ? { ...b, result: { ...b.result, idempotent: true } } : body;
 };
 
 /**
@@ -80,7 +78,8 @@ const markReplayedTransition: Middleware<AppState> = async (ctx, next) => {
 export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
-  const idem = idempotency(deps.idempotency);
+  const idem = idempotencyHeader(deps.idempotency);
+  const idemResolve = idempotencyHeader(deps.idempotency, { replayed: markReplayedTransition });
   const { sourceProfiles, mappingSets, trustSources, notifications } = deps.fieldMapping;
   const base = '/api/admin/field-mapping';
   const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
@@ -97,13 +96,14 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       ...guarded,
       query: TenantQuery,
       body: SourceProfileCreateInput,
+      headers: [idem],
       responses: {
         201: { description: 'created', schema: z.object({ result: SourceProfileResult }) },
         ...common,
+        ...noTenant,
         ...idemErrors,
       },
     },
-    idem,
     async (ctx) => {
       const id = queryTenant(ctx);
       ctx.status = 201;
@@ -356,6 +356,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
           schema: z.object({ federationTrustSources: z.array(TrustSourceView) }),
         },
         ...common,
+        ...noTenant,
       },
     },
     async (ctx) => {
@@ -398,6 +399,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       params: Id,
       query: TenantQuery,
       body: TrustSourceUpdateInput,
+      headers: [idem],
       responses: {
         200: { description: 'the updated source', schema: z.object({ result: TrustSourceView }) },
         ...common,
@@ -411,7 +413,6 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         422: idemErrors[422],
       },
     },
-    idem,
     async (ctx) => {
       const id = queryTenant(ctx);
       ctx.body = await trustSources.update(
@@ -490,6 +491,7 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       params: StateId,
       query: TenantQuery,
       body: ResolveNotificationInput,
+      headers: [idemResolve],
       responses: {
         200: { description: 'the transition', schema: NotificationTransitionResult },
         ...common,
@@ -497,8 +499,6 @@ export function fieldMappingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         ...idemErrors,
       },
     },
-    markReplayedTransition,
-    idem,
     async (ctx) => {
       const id = queryTenant(ctx);
       ctx.body = await notifications.resolve(

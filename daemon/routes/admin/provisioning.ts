@@ -14,7 +14,7 @@ import { ProvisioningOperationView } from '../../../shared/schemas/admin.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { idempotency } from '../../middleware/koa-idempotency.js';
+import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf, requireTenantAccess } from './directory.js';
 
@@ -24,7 +24,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.idempotency);
+  const idem = idempotencyHeader(deps.idempotency);
   const tags = ['admin: tenant provisioning'];
   const notFound = { 404: { description: 'no such tenant, or it has no provisioning operation', schema: ErrorObject } };
 
@@ -64,6 +64,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       authenticate: platformOnly,
       scopes: [SCOPE_PLATFORM],
       params: Params,
+      headers: [idem],
       responses: {
         200: {
           description: 'the requeued operation (status queued, current step request_accepted)',
@@ -79,7 +80,6 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
       },
     },
-    idem,
     async (ctx) => {
       const { id } = ctx.state.guard.params;
       ctx.status = 200;

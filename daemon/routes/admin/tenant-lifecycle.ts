@@ -3,7 +3,8 @@
  * one conditional UPDATE guarded by the caller's observed (lifecycle_state, updated_at), so of
  * concurrent requests with the same precondition exactly one wins; the rest, and any stale
  * precondition, get 409 `precondition_failed` with the current values. `break_glass` skips the
- * updated_at check only. Audited in the same transaction, as is the answer under an
+ * updated_at check only. Which states each move applies to: LIFECYCLE_MOVES (a provisioning
+ * tenant can be suspended; its provisioning pauses). Audited in the same transaction, as is the answer under an
  * Idempotency-Key (shared/services/tenant-lifecycle.ts). See docs/tenant-lifecycle.md.
  */
 import Router from '@koa/router';
@@ -13,7 +14,7 @@ import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import { LIFECYCLE_MOVES } from '../../../shared/services/tenant-lifecycle.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { idempotency } from '../../middleware/koa-idempotency.js';
+import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
@@ -38,7 +39,7 @@ const Params = z.strictObject({ id: tenantId });
 export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.idempotency);
+  const idem = idempotencyHeader(deps.idempotency);
   const service = deps.tenantLifecycle;
   const tags = ['admin: tenant lifecycle'];
 
@@ -57,6 +58,7 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         scopes: [SCOPE_PLATFORM],
         params: Params,
         body: LifecycleInput,
+        headers: [idem],
         responses: {
           200: { description: 'the completed lifecycle job', schema: TenantLifecycleJob },
           400: { description: 'invalid input or Idempotency-Key', schema: ErrorObject },
@@ -64,13 +66,13 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
           404: { description: 'no such tenant', schema: ErrorObject },
           409: {
             description:
-              'precondition_failed (current lifecycle_state and updated_at included) or idempotency_in_flight',
+              'precondition_failed (current lifecycle_state and updated_at included), lifecycle_move_not_allowed ' +
+              '(the values match but the move does not apply to that state), or idempotency_in_flight',
             schema: ErrorObject,
           },
           422: { description: 'idempotency_key_mismatch', schema: ErrorObject },
         },
       },
-      idem,
       async (ctx) => {
         const { id } = ctx.state.guard.params;
         const body = ctx.state.guard.body;

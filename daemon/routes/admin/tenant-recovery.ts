@@ -14,7 +14,7 @@ import { tenantId } from '../../../shared/schemas/common.js';
 import { SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { idempotency } from '../../middleware/koa-idempotency.js';
+import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
@@ -123,7 +123,7 @@ const auth = bearerErrors('platform');
 export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const platformOnly = bearer(deps, [SCOPE_PLATFORM]);
-  const idem = idempotency(deps.idempotency);
+  const idem = idempotencyHeader(deps.idempotency);
   const service = deps.recovery;
   const floor = deps.config.recoveryStabilizationSeconds;
   const tags = ['admin: tenant recovery'];
@@ -143,6 +143,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       scopes: [SCOPE_PLATFORM],
       params: OpParams,
       body: ReactivateInput,
+      headers: [idem],
       responses: {
         200: { description: 'the reactivated operation and the audit event id', schema: ReactivateResponse },
         400: { description: 'invalid body or Idempotency-Key', schema: ErrorObject },
@@ -158,7 +159,6 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         422: { description: 'confirmation_mismatch, or idempotency_key_mismatch', schema: ErrorObject },
       },
     },
-    idem,
     async (ctx) => {
       const { operationId: id } = ctx.state.guard.params;
       const body = ctx.state.guard.body;

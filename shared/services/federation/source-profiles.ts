@@ -10,7 +10,12 @@ import { createHash } from 'node:crypto';
 import { isUniqueViolation, type Database } from '../../db/index.js';
 import { newId } from '../../crypto.js';
 import { badRequest, conflict, notFound } from '../../errors.js';
-import { TenantScope, type SourceProfileRow, type SourceProfileVersionRow } from '../../repositories/index.js';
+import {
+  TenantRepository,
+  TenantScope,
+  type SourceProfileRow,
+  type SourceProfileVersionRow,
+} from '../../repositories/index.js';
 import { SourceProfileCreateInput, SourceProfileVersionInput } from '../../schemas/federation.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
@@ -121,6 +126,8 @@ export class SourceProfileService {
     const hash = withVersion ? hashOf(input.schema ?? {}) : undefined;
     try {
       return await this.db.transaction(async (tx) => {
+        // A platform admin's `?tenant_id=` may name no tenant: 404, not the foreign key's 500.
+        if (!(await new TenantRepository(tx).lifecycle(tenantId))) throw notFound(`Tenant ${tenantId}`);
         const scope = new TenantScope(tx, tenantId).sourceProfiles;
         const now = Date.now();
         const profile: SourceProfileRow = {

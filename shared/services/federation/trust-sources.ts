@@ -23,6 +23,7 @@ import { checkOutboundUrl, OutboundError } from '../../net/safe-fetch.js';
 import {
   FRESH_POLLER_FIELDS,
   OperationLookups,
+  TenantRepository,
   TenantScope,
   type OperationRef,
   type PinnedCertificate,
@@ -195,6 +196,9 @@ export class TrustSourceService {
 
   async list(tenantId: string, limit = TRUST_SOURCES_DEFAULT_LIMIT, offset = 0): Promise<TrustSourceView[]> {
     const n = Math.min(Math.max(limit, 1), TRUST_SOURCES_MAX_LIMIT);
+    // A platform admin's `?tenant_id=` naming no tenant is 404, not an empty list of a tenant
+    // that does not exist (as the token exchange and email settings answer).
+    if (!(await new TenantRepository(this.db).lifecycle(tenantId))) throw notFound(`Tenant ${tenantId}`);
     const rows = await new TenantScope(this.db, tenantId).trustSources.list(n, Math.max(offset, 0));
     return rows.map(trustSourceView);
   }

@@ -14,6 +14,21 @@ import type { EmailProviders } from '../mail/index.js';
 import { MAIL_VERIFY_TIMEOUT_MS, type StepKey } from './state-machine.js';
 
 /** A step's check failed; `code` is its stable error code, `cause` the error behind it, if any. */
+/**
+ * Tenant states in which provisioning pauses: a tenant suspended while being provisioned (an
+ * operator's move, docs/tenant-lifecycle.md), or under disaster recovery after that. The runner
+ * neither works nor activates it; the operation waits, nothing counted, until the tenant is
+ * `provisioning` again (resume).
+ */
+export const PAUSED_STATES: ReadonlySet<string> = new Set(['suspended', 'recovering']);
+
+/** The tenant is in a PAUSED_STATES state: hand the operation back without counting an attempt. */
+export class ProvisioningPaused extends Error {
+  constructor(readonly lifecycleState: string) {
+    super(`tenant is ${lifecycleState}; provisioning paused`);
+  }
+}
+
 export class StepFailure extends Error {
   constructor(
     readonly code: string,
@@ -124,11 +139,15 @@ export class ProvisioningEffects {
     }
   }
 
-  /** `provisioning` → `active`, one winner, audited; anything else fails the step. */
+  /**
+   * `provisioning` → `active`, one winner, audited. A tenant suspended meanwhile pauses the
+   * operation (ProvisioningPaused: nothing is counted); any other state fails the step.
+   */
   async activate(tx: Tx, tenantId: string, operationId: string, now: number): Promise<void> {
     const tenants = new TenantRepository(tx);
     if ((await tenants.moveLifecycle(tenantId, { from: 'provisioning', to: 'active', now })) !== 1) {
       const t = await tenants.lifecycle(tenantId);
+      if (t && PAUSED_STATES.has(t.lifecycle_state)) throw new ProvisioningPaused(t.lifecycle_state);
       throw new StepFailure(
         'tenant_not_provisioning',
         `the tenant is ${t?.lifecycle_state ?? 'missing'}, not provisioning`,

@@ -33,7 +33,14 @@ import { sanitizedCause } from '../failure.js';
 import type { IdempotencyHandle } from '../idempotency.js';
 import type { KeyService } from '../keys.js';
 import type { EmailProviders } from '../mail/index.js';
-import { ProvisioningEffects, RUNNER_ACTOR, StepFailure, type StepOutcome } from './effects.js';
+import {
+  PAUSED_STATES,
+  ProvisioningEffects,
+  ProvisioningPaused,
+  RUNNER_ACTOR,
+  StepFailure,
+  type StepOutcome,
+} from './effects.js';
 import {
   afterFailure,
   FIRST_STEP,
@@ -367,6 +374,16 @@ export class ProvisioningService {
         );
         return true;
       }
+      if (e instanceof ProvisioningPaused) {
+        // The tenant was suspended: hand the operation back untouched. The job's queue skips it
+        // (OperationLookups.dueProvisioning) until a resume makes the tenant `provisioning` again.
+        this.deps.logger?.info(
+          { operationId, lifecycleState: e.lifecycleState },
+          'provisioning paused: the tenant is not provisioning',
+        );
+        await this.release(scope, operationId, 'queued', Date.now()).catch(() => undefined);
+        return true;
+      }
       // A database hiccup, not a step failure: hand the operation back, due again shortly.
       this.deps.logger?.error({ operationId, err: e }, 'provisioning runner failed; the operation is handed back');
       await this.release(scope, operationId, 'queued', Date.now() + 1_000).catch(() => undefined);
@@ -410,7 +427,10 @@ export class ProvisioningService {
       const key = step.step_key as StepKey;
       const attempt = step.attempt_count + 1;
       const started = Date.now();
-      await this.write(scope, async (s) => {
+      await this.write(scope, async (s, tx) => {
+        // Paused while the tenant is suspended: checked with the attempt, so none is counted.
+        const tenant = await new TenantRepository(tx).lifecycle(op.tenant_id);
+        if (tenant && PAUSED_STATES.has(tenant.lifecycle_state)) throw new ProvisioningPaused(tenant.lifecycle_state);
         const leased = await s.provisioning.beginAttempt(
           operationId,
           this.holder,
@@ -581,7 +601,10 @@ export class ProvisioningService {
     };
     for (;;) {
       let op = await report();
-      if (!isSettled(op.status) && !opts.signal?.aborted) {
+      // Suspended meanwhile: nothing to run until a resume, so only look again now and then.
+      const tenant = await new TenantRepository(this.ds).lifecycle(tenantId);
+      const paused = tenant !== undefined && PAUSED_STATES.has(tenant.lifecycle_state);
+      if (!paused && !isSettled(op.status) && !opts.signal?.aborted) {
         await this.advanceIn(this.scope(tenantId), op.operation_id, opts.signal, async () => {
           await report();
         });
@@ -591,7 +614,7 @@ export class ProvisioningService {
       const now = Date.now();
       if (now >= deadline) return op;
       // Due again at next_attempt_at (backoff), or held by another runner: look again soon.
-      const due = op.next_attempt_at ?? now;
+      const due = paused ? now + 500 : (op.next_attempt_at ?? now);
       await sleep(Math.max(20, Math.min(due - now, 500, deadline - now)), opts.signal);
     }
   }
