@@ -54,7 +54,8 @@ export class ScopedUsers {
   find(id: string): Promise<LoginUser | undefined> {
     return one<LoginUser>(
       this.s.db,
-      'SELECT id, tenant_id, email, name, status, standard_claims, updated_at FROM users WHERE tenant_id = ? AND id = ?',
+      `SELECT id, tenant_id, email, name, status, standard_claims, updated_at
+         FROM users WHERE tenant_id = ? AND id = ?`,
       [this.s.tenantId, id],
     );
   }
