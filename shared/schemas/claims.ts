@@ -6,6 +6,7 @@
 import { z } from 'zod';
 import { ApiError } from '../errors.js';
 import { displayName, email, scopeToken } from './common.js';
+import { SCOPE_CLAIMS } from './standard-claims.js';
 
 /**
  * A claim key: lower-case ASCII letter first, then lower-case letters, digits and underscores,
@@ -17,29 +18,8 @@ export const FIELD_KEY_MAX = 64;
 
 /** RFC 7519 §4.1 registered claim names. */
 const REGISTERED_JWT_CLAIMS = ['iss', 'sub', 'aud', 'exp', 'nbf', 'iat', 'jti'];
-/** OpenID Connect Core 1.0 §5.1 standard claims. */
-const OIDC_STANDARD_CLAIMS = [
-  'sub',
-  'name',
-  'given_name',
-  'family_name',
-  'middle_name',
-  'nickname',
-  'preferred_username',
-  'profile',
-  'picture',
-  'website',
-  'email',
-  'email_verified',
-  'gender',
-  'birthdate',
-  'zoneinfo',
-  'locale',
-  'phone_number',
-  'phone_number_verified',
-  'address',
-  'updated_at',
-];
+/** OpenID Connect Core 1.0 §5.1 standard claims: `sub` and every claim a scope releases (§5.4). */
+const OIDC_STANDARD_CLAIMS = ['sub', ...Object.values(SCOPE_CLAIMS).flat()];
 /**
  * Claims with a protocol meaning in the tokens this service issues: OIDC Core §2 and §3.1.3.6
  * (auth_time nonce acr amr azp at_hash c_hash), OIDC Front/Back-Channel Logout (sid),

@@ -5,6 +5,29 @@
  */
 import { z } from 'zod';
 
+/** OIDC Core §5.4: the claims each scope value asks for. */
+export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
+  profile: [
+    'name',
+    'family_name',
+    'given_name',
+    'middle_name',
+    'nickname',
+    'preferred_username',
+    'profile',
+    'picture',
+    'website',
+    'gender',
+    'birthdate',
+    'zoneinfo',
+    'locale',
+    'updated_at',
+  ],
+  email: ['email', 'email_verified'],
+  address: ['address'],
+  phone: ['phone_number', 'phone_number_verified'],
+};
+
 /** A short human-readable string claim (names, nickname, gender): trimmed, 1 to 255 characters. */
 const text = z.string().trim().min(1).max(255);
 /** profile, picture, website: URLs (§5.1), http or https, at most 2048 characters. */

@@ -4,30 +4,9 @@
  * docs/claims.md, "Standard claims".
  */
 import type { JsonObject } from '../db/entities.js';
-import { OPTIONAL_CLAIM_SCOPES, type OptionalClaimScope } from '../schemas/standard-claims.js';
+import { OPTIONAL_CLAIM_SCOPES, SCOPE_CLAIMS, type OptionalClaimScope } from '../schemas/standard-claims.js';
 
-/** OIDC Core §5.4: the claims each scope value asks for. */
-export const SCOPE_CLAIMS: Readonly<Record<string, readonly string[]>> = {
-  profile: [
-    'name',
-    'family_name',
-    'given_name',
-    'middle_name',
-    'nickname',
-    'preferred_username',
-    'profile',
-    'picture',
-    'website',
-    'gender',
-    'birthdate',
-    'zoneinfo',
-    'locale',
-    'updated_at',
-  ],
-  email: ['email', 'email_verified'],
-  address: ['address'],
-  phone: ['phone_number', 'phone_number_verified'],
-};
+export { SCOPE_CLAIMS };
 
 /** What a user record gives the claims: its columns and the `standard_claims` JSON. */
 export interface ClaimsUser {

@@ -251,38 +251,27 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     await finish(ctx, client.tenant_id, p, session.session, session.user);
   };
 
-  api.add(
-    router,
-    {
-      method: 'get',
-      path: '/authorize',
-      summary: 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)',
-      tags: ['oauth'],
-      security: 'optional-cookie',
-      responses: {
-        302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
-        200: { description: 'login or consent page', contentType: 'text/html' },
-        400: { description: 'error page: unknown client or redirect URI' },
+  // OIDC Core §3.1.2.1: GET and POST are one endpoint; the POST reads the form instead of the query.
+  for (const [method, summary] of [
+    ['get', 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)'],
+    ['post', 'The authorization request as a form POST (OIDC Core §3.1.2.1); answers as GET /authorize'],
+  ] as const)
+    api.add(
+      router,
+      {
+        method,
+        path: '/authorize',
+        summary,
+        tags: ['oauth'],
+        security: 'optional-cookie',
+        responses: {
+          302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
+          200: { description: 'login or consent page', contentType: 'text/html' },
+          400: { description: 'error page: unknown client or redirect URI, or a POST body that does not parse' },
+        },
       },
-    },
-    authorize,
-  );
-  api.add(
-    router,
-    {
-      method: 'post',
-      path: '/authorize',
-      summary: 'The authorization request as a form POST (OIDC Core §3.1.2.1); answers as GET /authorize',
-      tags: ['oauth'],
-      security: 'optional-cookie',
-      responses: {
-        302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
-        200: { description: 'login or consent page', contentType: 'text/html' },
-        400: { description: 'error page: unknown client or redirect URI, or a body that is not a form' },
-      },
-    },
-    authorize,
-  );
+      authorize,
+    );
 
   return router;
 }
