@@ -26,7 +26,13 @@ import { isUniqueViolation, type Database } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
 import { ISSUER_RESOURCE_MESSAGE, isIssuerUrl } from './resource-identifiers.js';
 import { updateSettingsSection } from './tenant-settings.js';
-import { enabledClaimScopes, STANDARD_CLAIMS_SECTION } from './standard-claims.js';
+import {
+  enabledClaimScopes,
+  isOptionalClaimScope,
+  STANDARD_CLAIMS_SECTION,
+  standardClaims,
+  type ClaimsUser,
+} from './standard-claims.js';
 
 export type ClientPublic = Omit<Client, 'secret_hash'>;
 export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
@@ -207,6 +213,15 @@ export class DirectoryService {
    */
   async standardClaimScopes(tenantId: string): Promise<OptionalClaimScope[]> {
     return enabledClaimScopes(await new TenantRepository(this.ds).settings(tenantId));
+  }
+
+  /**
+   * The standard claims `scopes` release for `user` (OIDC Core §5.4), for the ID token and
+   * UserInfo alike; the tenant's settings are read only when an optional scope is asked for.
+   */
+  async standardClaimsFor(user: ClaimsUser & { tenant_id: string }, scopes: readonly string[]) {
+    const offered = scopes.some(isOptionalClaimScope) ? await this.standardClaimScopes(user.tenant_id) : [];
+    return standardClaims(user, scopes, offered);
   }
 
   /**

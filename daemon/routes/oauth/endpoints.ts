@@ -11,7 +11,7 @@ import { CLIENT_ASSERTION_ALGORITHMS } from '../../../shared/services/client-aut
 import { isExternalSubject } from '../../../shared/services/token-exchange/subjects.js';
 import { SIGNING_ALGORITHMS } from '../../../shared/services/keys.js';
 import { isTokenInvalid } from '../../../shared/services/tokens.js';
-import { isOptionalClaimScope, SCOPE_CLAIMS, standardClaims } from '../../../shared/services/standard-claims.js';
+import { SCOPE_CLAIMS } from '../../../shared/services/standard-claims.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -158,8 +158,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     });
     // OIDC Core §5.4: the standard claims of the token's scopes, the same as the ID token's;
     // address and phone only while the tenant offers them.
-    const offered = scope.some(isOptionalClaimScope) ? await deps.directory.standardClaimScopes(user.tenant_id) : [];
-    const body = { ...custom, sub: user.id, ...standardClaims(user, scope, offered) };
+    const body = { ...custom, sub: user.id, ...(await deps.directory.standardClaimsFor(user, scope)) };
     // OIDC Core §5.3.2: a client registered with userinfo_signed_response_alg gets the claims as
     // a JWT (with iss and aud) signed with that algorithm, as application/jwt; every other client
     // gets plain JSON.

@@ -18,7 +18,6 @@ import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../../../shared/services/aut
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { isOptionalClaimScope, standardClaims } from '../../../shared/services/standard-claims.js';
 
 const TokenResponse = z.object({
   access_token: z.string(),
@@ -110,10 +109,6 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     };
   };
 
-  /** The optional claim scopes the tenant offers, read only when the grant holds one. */
-  const offeredClaimScopes = async (tenantId: string, scope: readonly string[]): Promise<string[]> =>
-    scope.some(isOptionalClaimScope) ? deps.directory.standardClaimScopes(tenantId) : [];
-
   /** Access token audience: the client's registered resources, or this issuer. */
   const audienceOf = (client: Client) => (client.audiences.length ? client.audiences : [deps.config.issuer]);
 
@@ -163,8 +158,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
           })
         : {};
       // The standard claims of the granted scopes (OIDC Core §5.4), the same as UserInfo's.
-      if (user)
-        Object.assign(claims, standardClaims(user, p.scope, await offeredClaimScopes(p.client.tenant_id, p.scope)));
+      if (user) Object.assign(claims, await deps.directory.standardClaimsFor(user, p.scope));
       body.id_token = await deps.tokens.issueIdToken({
         sub: p.userId,
         clientId: p.client.client_id,
