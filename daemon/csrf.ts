@@ -7,6 +7,7 @@
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { deriveKey } from '../shared/crypto.js';
+import { ApiError } from '../shared/errors.js';
 
 export interface SessionCsrf {
   /** The token to put in the form of a page shown to this session. */
@@ -26,4 +27,13 @@ export function sessionCsrf(secretKey: string, purpose: string): SessionCsrf {
       return a.length === b.length && timingSafeEqual(a, b);
     },
   };
+}
+
+/**
+ * For the account's JSON endpoints that change state: a request whose browser says it comes
+ * from another origin (an `Origin` header that is not the issuer's) is refused with 403, as
+ * the Fetch standard's Origin lets a server do for a cross-site POST or DELETE.
+ */
+export function refuseCrossOrigin(origin: string, issuerOrigin: string): void {
+  if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
 }

@@ -7,10 +7,10 @@
  * and not the issuer's origin), as the devices DELETE does.
  */
 import Router from '@koa/router';
-import { ApiError } from '../../../shared/errors.js';
 import { AgentGrantIdParam, AgentGrantView } from '../../../shared/schemas/agents.js';
 import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
+import { refuseCrossOrigin } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
@@ -63,8 +63,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
       },
     },
     async (ctx) => {
-      const origin = ctx.get('Origin');
-      if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
+      refuseCrossOrigin(ctx.get('Origin'), issuerOrigin);
       const s = ctx.state.session!.session;
       const grant = await deps.agentGrants.renewConsent(s.tenant_id, ctx.state.guard.params.id, s.user_id, {
         type: 'user',

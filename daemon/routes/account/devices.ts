@@ -7,6 +7,7 @@ import Router from '@koa/router';
 import { z } from 'zod';
 import { ApiError } from '../../../shared/errors.js';
 import type { AppDeps, AppState } from '../../context.js';
+import { refuseCrossOrigin } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 
@@ -87,8 +88,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       },
     },
     async (ctx) => {
-      const origin = ctx.get('Origin');
-      if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
+      refuseCrossOrigin(ctx.get('Origin'), issuerOrigin);
       const s = ctx.state.session!.session;
       const target = await service.findDeviceSession(s.tenant_id, s.user_id, ctx.state.guard.params.id);
       if (!target) throw new ApiError(404, 'not_found', 'No such device.');

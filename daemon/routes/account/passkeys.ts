@@ -23,6 +23,7 @@ import {
 } from '../../../shared/schemas/passkey-pages.js';
 import { publicPasskeyRecord, type PasskeyView } from '../../../shared/services/auth/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
+import { refuseCrossOrigin } from '../../csrf.js';
 import { accountForms } from './forms.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
@@ -60,8 +61,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
 
   /** The JSON endpoints: same origin (when the browser says) and the session's CSRF token. */
   const checkJson = (ctx: Ctx, token: string) => {
-    const origin = ctx.get('Origin');
-    if (origin && origin !== issuerOrigin) throw new ApiError(403, 'forbidden', 'Cross-origin requests are refused.');
+    refuseCrossOrigin(ctx.get('Origin'), issuerOrigin);
     if (!csrf.verify(ctx.state.session!.session.id, token))
       throw new ApiError(403, 'forbidden', 'body.csrf: not this session’s token; reload the account page.');
   };
