@@ -13,177 +13,53 @@
  *   PASSKEY_TOMBSTONE_TTL_MS (its tombstone), never for one the tenant never knew: the RP ID is
  *   shared by every tenant, so another tenant's working passkey must not be dropped.
  */
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac } from 'node:crypto';
 import {
   generateAuthenticationOptions,
   generateRegistrationOptions,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
   type AuthenticationResponseJSON,
-  type PublicKeyCredentialCreationOptionsJSON,
-  type PublicKeyCredentialRequestOptionsJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
-import { TenantScope, type LoginUser, type PasskeyRow, type WebauthnChallengeRow } from '../../repositories/index.js';
+import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
+import {
+  MAX_CREDENTIAL_ID_CHARS,
+  MAX_PASSKEY_NAME,
+  PASSKEY_CHALLENGE_TTL_MS,
+  PASSKEY_TOMBSTONE_TTL_MS,
+  PasskeyRefused,
+  STEP_UP_MAX_AGE_MS,
+  passkeyContext,
+  passkeyView,
+  type PasskeySignIn,
+  type PasskeyView,
+  type Passkeys,
+} from './passkey-contract.js';
+import { checkClientData, sameText, saveChallenge, takeChallenge } from './webauthn-challenges.js';
 
-/** How long a registration or authentication challenge may be answered. */
-export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
-/** Registration needs a sign-in this recent (step-up). */
-export const STEP_UP_MAX_AGE_MS = 5 * 60_000;
-/**
- * How long a removed passkey keeps its tombstone, so that an assertion with it still gets the
- * unknown-credential signal (docs/passkeys.md). Long enough for a user who signs in rarely to
- * present the removed credential again and have the browser forget it; bounded, so the table
- * stays the size of recent removals (the auth purge deletes expired tombstones). After it the
- * credential is refused like any credential the tenant does not know, without the signal.
- */
-export const PASSKEY_TOMBSTONE_TTL_MS = 90 * 24 * 3_600_000;
-/** The direct-auth provider id of a passkey sign-in. */
-export const PASSKEY_PROVIDER = 'passkey';
-
-/**
- * Authentication context of a passkey sign-in (docs/passkeys.md). The acr values are those of
- * OpenID Enhanced Authentication Profile ACR Values 1.0: `phrh` when the key cannot leave the
- * authenticator, `phr` when it may be synced. The amr values are RFC 8176 §2.
- */
-export const ACR_PASSKEY_HARDWARE = 'phrh';
-export const ACR_PASSKEY_SYNCED = 'phr';
-
-/** What a passkey shows its owner (account page, data export): public data only. */
-export interface PasskeyView {
-  id: string;
-  name: string;
-  /** base64url credential id, as the browser knows it. */
-  credentialId: string;
-  deviceType: 'singleDevice' | 'multiDevice';
-  backedUp: boolean;
-  transports: string[];
-  aaguid: string;
-  createdAt: number;
-  lastUsedAt: number | null;
-}
-
-/**
- * A passkey's public data as a snake_case record: the data export's `passkeys` rows, the
- * account page's JSON and the operators' view are built from it. Never the public key, the
- * signature counter or the user handle.
- */
-export function publicPasskeyRecord(p: PasskeyView) {
-  return {
-    id: p.id,
-    name: p.name,
-    credential_id: p.credentialId,
-    device_type: p.deviceType,
-    backed_up: p.backedUp,
-    transports: p.transports,
-    aaguid: p.aaguid,
-    created_at: p.createdAt,
-    last_used_at: p.lastUsedAt,
-  };
-}
-
-/** A verified assertion: who signed in, with which passkey, and its authentication context. */
-export interface PasskeySignIn {
-  user: LoginUser;
-  passkey: PasskeyView;
-  acr: string;
-  amr: string[];
-  authTime: number;
-}
-
-/**
- * A refused assertion. `unknownCredential` is set when the credential was registered in this
- * tenant and removed (a live tombstone), so the error carries
- * `webauthn_signal: {unknown_credential: true}` and the browser can drop the credential
- * (WebAuthn Level 3 §5.1.10, signalUnknownCredential). A credential the tenant never knew is
- * refused the same way without it: it may be another tenant's passkey under the shared RP ID.
- */
-export class PasskeyRefused extends ApiError {
-  constructor(
-    message: string,
-    readonly unknownCredential = false,
-  ) {
-    super(400, 'invalid_grant', message, unknownCredential ? { webauthn_signal: { unknown_credential: true } } : {});
-  }
-}
-
-/** The passkey operations routes and pages use (implemented by PasskeyService). */
-export interface Passkeys {
-  readonly rpId: string;
-  readonly origin: string;
-
-  /** Options for navigator.credentials.create; throws 403 `step_up_required` when the sign-in is stale. */
-  registrationOptions(p: {
-    user: LoginUser;
-    sessionId: string;
-    authTime: number;
-  }): Promise<{ challengeId: string; options: PublicKeyCredentialCreationOptionsJSON; expiresIn: number }>;
-
-  /** Verifies an attestation and stores the passkey under `name` (1–64 characters). */
-  verifyRegistration(p: {
-    user: LoginUser;
-    sessionId: string;
-    authTime: number;
-    challengeId: string;
-    name: string;
-    response: RegistrationResponseJSON;
-  }): Promise<PasskeyView>;
-
-  /** Options for navigator.credentials.get (discoverable credentials: no allowCredentials). */
-  authenticationOptions(p: {
-    tenantId: string;
-    clientId: string;
-    authRequestId?: string | null;
-  }): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON; expiresIn: number }>;
-
-  /**
-   * Verifies an assertion: consumes the challenge, checks origin, RP ID, signature, user
-   * presence and the counter, and records the new counter and last use, all in one transaction
-   * that also runs `then` (which creates the session or the artifact). Throws PasskeyRefused.
-   */
-  verifyAuthentication<T = void>(
-    p: {
-      tenantId: string;
-      clientId: string;
-      challengeId: string;
-      response: AuthenticationResponseJSON;
-      /** When given (null included), the challenge must have been made for this authorization request. */
-      authRequestId?: string | null;
-    },
-    then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
-  ): Promise<{ signIn: PasskeySignIn; result: T | undefined }>;
-
-  /** The user's passkeys, newest first. */
-  list(tenantId: string, userId: string): Promise<PasskeyView[]>;
-  /** Renames one of the user's passkeys; false when it is not theirs. */
-  rename(tenantId: string, userId: string, id: string, name: string): Promise<boolean>;
-  /**
-   * The user's passkeys as an operator sees them (admin API, CLI): 404 `not_found` when the
-   * tenant has no such user, where `list` answers an empty list.
-   */
-  listForOperator(tenantId: string, userId: string): Promise<PasskeyView[]>;
-  /**
-   * Removes one of the user's passkeys; false when it is not theirs. The `passkey.remove` audit
-   * event names `actor` (an operator helping the user) or, by default, the user.
-   */
-  remove(tenantId: string, userId: string, id: string, actor?: Actor): Promise<boolean>;
-  /** Whether a passkey (by its row id) is still registered, for artifact redemption. */
-  stillRegistered(tenantId: string, id: string): Promise<boolean>;
-  /**
-   * Whether a passkey (by its former row id) was removed in this tenant and its tombstone is
-   * still live: only then may a refusal carry the unknown-credential signal.
-   */
-  removedRecently(tenantId: string, id: string): Promise<boolean>;
-}
-
-/** The longest credential id: 1023 bytes (WebAuthn §5.8.3 credentialIdLength), in base64url. */
-export const MAX_CREDENTIAL_ID_CHARS = 1366;
-/** A passkey's name, as its owner gives it (account page). */
-export const MAX_PASSKEY_NAME = 64;
+// The contract is re-exported so that its callers keep importing it from here.
+export {
+  ACR_PASSKEY_HARDWARE,
+  ACR_PASSKEY_SYNCED,
+  MAX_CREDENTIAL_ID_CHARS,
+  MAX_PASSKEY_NAME,
+  PASSKEY_CHALLENGE_TTL_MS,
+  PASSKEY_PROVIDER,
+  PASSKEY_TOMBSTONE_TTL_MS,
+  PasskeyRefused,
+  STEP_UP_MAX_AGE_MS,
+  passkeyContext,
+  passkeyView,
+  publicPasskeyRecord,
+  type PasskeySignIn,
+  type PasskeyView,
+  type Passkeys,
+} from './passkey-contract.js';
 
 /**
  * COSE algorithms offered at registration, most preferred first: EdDSA (-8), ES256 (-7),
@@ -193,51 +69,6 @@ export const MAX_PASSKEY_NAME = 64;
 const ALGORITHMS = [-8, -7, -257];
 
 const sha256Hex = (v: string) => createHash('sha256').update(v, 'utf8').digest('hex');
-
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
-
-/** The amr and acr of an assertion made with a credential of this kind (docs/passkeys.md). */
-export function passkeyContext(
-  deviceType: PasskeyView['deviceType'],
-  backedUp: boolean,
-): { acr: string; amr: string[] } {
-  // RFC 8176 §2: hwk is a proof of possession of a hardware-secured key; a key that can be
-  // synced (multiDevice, WebAuthn §6.1.3 BE flag) or is backed up is a software-secured one (swk).
-  const hardware = deviceType === 'singleDevice' && !backedUp;
-  return hardware
-    ? { acr: ACR_PASSKEY_HARDWARE, amr: ['hwk', 'user'] }
-    : { acr: ACR_PASSKEY_SYNCED, amr: ['swk', 'user'] };
-}
-
-/** What the owner sees of a stored passkey: never its public key or counter. */
-export function passkeyView(r: PasskeyRow): PasskeyView {
-  return {
-    id: r.id,
-    name: r.name,
-    credentialId: r.credentialId,
-    deviceType: r.deviceType,
-    backedUp: r.backedUp,
-    transports: r.transports,
-    aaguid: r.aaguid,
-    createdAt: r.createdAt,
-    lastUsedAt: r.lastUsedAt,
-  };
-}
-
-/** The client data an assertion or attestation signed (WebAuthn §5.8.1), or undefined when unreadable. */
-function clientData(b64: unknown): { type?: unknown; challenge?: unknown; origin?: unknown } | undefined {
-  if (typeof b64 !== 'string') return undefined;
-  try {
-    const v: unknown = JSON.parse(Buffer.from(b64, 'base64url').toString('utf8'));
-    return v && typeof v === 'object' ? v : undefined;
-  } catch {
-    return undefined;
-  }
-}
 
 /**
  * The passkey service over the tenant's `passkeys` and `webauthn_challenges` rows. The RP ID is
@@ -310,7 +141,7 @@ export class PasskeyService implements Passkeys {
       authenticatorSelection: { residentKey: 'required', requireResidentKey: true, userVerification: 'preferred' },
       supportedAlgorithmIDs: ALGORITHMS,
     });
-    const challengeId = await this.saveChallenge(p.user.tenant_id, {
+    const challengeId = await saveChallenge(this.db, p.user.tenant_id, {
       purpose: 'registration',
       challenge: options.challenge,
       userId: p.user.id,
@@ -330,10 +161,10 @@ export class PasskeyService implements Passkeys {
     this.stepUp(p.authTime);
     const name = this.validName(p.name);
     const scope = new TenantScope(this.db, p.user.tenant_id);
-    const ch = await this.takeChallenge(scope, p.challengeId, 'registration', (c) => {
+    const ch = await takeChallenge(scope, p.challengeId, 'registration', (c) => {
       return c.userId === p.user.id && c.sessionId === p.sessionId;
     });
-    this.checkClientData(p.response?.response?.clientDataJSON, 'webauthn.create', ch.challenge);
+    checkClientData(p.response?.response?.clientDataJSON, 'webauthn.create', ch.challenge, this.origin);
     let verified;
     try {
       verified = await verifyRegistrationResponse({
@@ -401,7 +232,7 @@ export class PasskeyService implements Passkeys {
       userVerification: 'preferred',
       timeout: PASSKEY_CHALLENGE_TTL_MS,
     });
-    const challengeId = await this.saveChallenge(p.tenantId, {
+    const challengeId = await saveChallenge(this.db, p.tenantId, {
       purpose: 'authentication',
       challenge: options.challenge,
       clientId: p.clientId,
@@ -423,14 +254,14 @@ export class PasskeyService implements Passkeys {
     const scope = new TenantScope(this.db, p.tenantId);
     // The challenge is spent before anything else is looked at: a refused assertion cannot be
     // tried again with the same challenge (WebAuthn §13.4.3).
-    const ch = await this.takeChallenge(
+    const ch = await takeChallenge(
       scope,
       p.challengeId,
       'authentication',
       (c) => c.clientId === p.clientId && (p.authRequestId === undefined || c.authRequestId === p.authRequestId),
     );
     const r = p.response;
-    this.checkClientData(r?.response?.clientDataJSON, 'webauthn.get', ch.challenge);
+    checkClientData(r?.response?.clientDataJSON, 'webauthn.get', ch.challenge, this.origin);
     if (typeof r.id !== 'string' || r.id !== r.rawId)
       throw new PasskeyRefused('credential.id and credential.rawId must be the same base64url value.');
     // WebAuthn §7.2 step 6: the credential must be one registered here.
@@ -562,65 +393,5 @@ export class PasskeyService implements Passkeys {
 
   removedRecently(tenantId: string, id: string): Promise<boolean> {
     return new TenantScope(this.db, tenantId).passkeyTombstones.liveForPasskey(id, Date.now());
-  }
-
-  private async saveChallenge(
-    tenantId: string,
-    c: {
-      purpose: 'registration' | 'authentication';
-      challenge: string;
-      userId?: string;
-      sessionId?: string;
-      clientId?: string;
-      authRequestId?: string | null;
-    },
-  ): Promise<string> {
-    const id = newId('wac', 18);
-    const now = Date.now();
-    await new TenantScope(this.db, tenantId).webauthnChallenges.insert({
-      id,
-      purpose: c.purpose,
-      challenge: c.challenge,
-      userId: c.userId ?? null,
-      sessionId: c.sessionId ?? null,
-      clientId: c.clientId ?? null,
-      authRequestId: c.authRequestId ?? null,
-      createdAt: now,
-      expiresAt: now + PASSKEY_CHALLENGE_TTL_MS,
-    });
-    return id;
-  }
-
-  /** Finds and consumes a live challenge of this purpose and binding (one winner), or refuses. */
-  private async takeChallenge(
-    scope: TenantScope,
-    id: string,
-    purpose: 'registration' | 'authentication',
-    bound: (c: WebauthnChallengeRow) => boolean,
-  ) {
-    const ch = await scope.webauthnChallenges.find(id);
-    if (
-      !ch ||
-      ch.purpose !== purpose ||
-      !bound(ch) ||
-      !(await scope.webauthnChallenges.consume(id, purpose, Date.now()))
-    )
-      throw new PasskeyRefused('challenge_id is unknown, expired, already used, or not bound to this request.');
-    return ch;
-  }
-
-  /**
-   * WebAuthn §7.1 steps 7–9 / §7.2 steps 11–13, checked here first for a clear refusal: the
-   * type, our challenge, and our origin compared exactly (another port, scheme or a suffix
-   * differs). The library checks them again.
-   */
-  private checkClientData(b64: unknown, type: string, challenge: string): void {
-    const c = clientData(b64);
-    if (!c) throw new PasskeyRefused('credential.response.clientDataJSON is not base64url JSON.');
-    if (c.type !== type) throw new PasskeyRefused(`credential.response.clientDataJSON type must be ${type}.`);
-    if (typeof c.challenge !== 'string' || !sameText(c.challenge, challenge))
-      throw new PasskeyRefused('credential.response.clientDataJSON challenge is not the challenge of challenge_id.');
-    if (c.origin !== this.origin)
-      throw new PasskeyRefused(`credential.response.clientDataJSON origin must be exactly ${this.origin}.`);
   }
 }
