@@ -1,6 +1,6 @@
 /** Output helpers of `iam relationships` and `iam approvals`. */
 import type { ApprovalRequestOut } from '../shared/schemas/approvals.js';
-import type { RelationshipsOut } from '../shared/services/approvals.js';
+import type { RelationshipsOut } from '../shared/services/relationships.js';
 import { CliFailure } from './base.js';
 import { fields, table, time } from './format.js';
 

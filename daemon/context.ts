@@ -19,7 +19,8 @@ import type { IdempotencyHandle, IdempotencyService } from '../shared/services/i
 import type { AccountService } from '../shared/services/auth/account.js';
 import type { AuditLog } from '../shared/services/audit.js';
 import type { EmailSettingsService } from '../shared/services/email-settings.js';
-import type { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
+import type { ApprovalService } from '../shared/services/approvals.js';
+import type { RelationshipService } from '../shared/services/relationships.js';
 import type { RecoveryService } from '../shared/services/recovery/index.js';
 import type { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
 import type { ClientAuthenticator } from '../shared/services/client-auth.js';

@@ -46,7 +46,8 @@ import { AgentGrantService } from '../shared/services/agents/grants.js';
 import { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import { CustomClaimsService } from '../shared/services/custom-claims.js';
 import { fieldMappingServices } from '../shared/services/federation/index.js';
-import { ApprovalService, RelationshipService } from '../shared/services/approvals.js';
+import { ApprovalService } from '../shared/services/approvals.js';
+import { RelationshipService } from '../shared/services/relationships.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
 import {

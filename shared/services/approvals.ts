@@ -1,9 +1,5 @@
 /**
- * The access graph (user relationships) and approval requests (docs/approvals.md).
- *
- * Relationships are typed, optionally expiring edges between two users of one tenant ("A
- * manager_of B": subject A, related B). An expired edge is neither listed nor used; adding the
- * same edge again after it expired replaces it.
+ * Approval requests (docs/approvals.md).
  *
  * An approval request names who asks (requester), about whom (target), what and for which
  * audience, and its approvers as steps. Every step must approve (quorum "all"); one deny ends the
@@ -12,20 +8,21 @@
  * row is issued in the same transaction. A request is decided at most once: every move is a
  * conditional UPDATE on `status = 'pending'`, so of two racing deciders exactly one wins.
  * The requester never approves their own request (separation of duties).
+ *
+ * Beside it: the access graph the default approvers come from (relationships.ts), the approvers'
+ * notification attempts (approval-notify.ts), and the expiry of overdue requests
+ * (approval-expiry.ts).
  */
-import type { Database, Tx } from '../db/index.js';
-import { isUniqueViolation } from '../db/index.js';
+import type { Database } from '../db/index.js';
 import { newId } from '../crypto.js';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import {
-  ApprovalExpiryQueue,
   TenantScope,
   type ApprovalFilter,
   type ApprovalGrantRow,
   type ApprovalNotificationRow,
   type ApprovalRequestRow,
   type ApprovalStepRow,
-  type RelationshipListRow,
 } from '../repositories/index.js';
 import {
   APPROVAL_LIMITS,
@@ -33,144 +30,11 @@ import {
   type ApprovalCreate,
   type ApprovalRequestOut,
 } from '../schemas/approvals.js';
+import { expireDueRequests, expireRequest } from './approval-expiry.js';
+import { notifyApprover } from './approval-notify.js';
 import { audit, type Actor } from './audit.js';
 import { canonicalize, CanonicalizationError } from './federation/jcs.js';
 import type { Outbox } from './outbox.js';
-
-export type Direction = 'incoming' | 'outgoing';
-
-export interface RelationshipOut {
-  id: string;
-  subject_id: string;
-  related_subject_id: string;
-  relationship_type: string;
-  expires_at: number | null;
-  created_at: number;
-  related_email?: string;
-  related_name?: string;
-  subject_email?: string;
-  subject_name?: string;
-}
-
-export interface RelationshipsOut {
-  user_id: string;
-  outgoing_relationships?: RelationshipOut[];
-  incoming_relationships?: RelationshipOut[];
-}
-
-const view = (r: RelationshipListRow, direction: Direction): RelationshipOut => {
-  const base = {
-    id: r.id,
-    subject_id: r.subject_id,
-    related_subject_id: r.related_subject_id,
-    relationship_type: r.relationship_type,
-    expires_at: r.expires_at,
-    created_at: r.created_at,
-  };
-  return direction === 'outgoing'
-    ? { ...base, related_email: r.other_email, related_name: r.other_name }
-    : { ...base, subject_email: r.other_email, subject_name: r.other_name };
-};
-
-export class RelationshipService {
-  constructor(private readonly db: Database) {}
-
-  private async requireUser(scope: TenantScope, userId: string): Promise<void> {
-    if (!(await scope.users.find(userId))) throw notFound(`User ${userId}`);
-  }
-
-  async add(
-    tenantId: string,
-    userId: string,
-    input: { related_subject_id: string; relationship_type: string; expires_at?: number | null },
-    actor: Actor,
-  ): Promise<RelationshipOut> {
-    const now = Date.now();
-    const expiresAt = input.expires_at ?? null;
-    if (expiresAt !== null && expiresAt <= now) throw badRequest('body.expires_at: must be in the future');
-    if (expiresAt !== null && expiresAt > now + APPROVAL_LIMITS.relationshipHorizonMs)
-      throw badRequest('body.expires_at: must be at most 10 years ahead');
-    if (input.related_subject_id === userId)
-      throw new ApiError(400, 'self_relationship', 'body.related_subject_id: a user cannot be related to itself');
-    return this.db.transaction(async (tx) => {
-      const scope = new TenantScope(tx, tenantId);
-      await this.requireUser(scope, userId);
-      const related = await scope.users.find(input.related_subject_id);
-      // A user of another tenant is simply not found here: the scope binds this tenant.
-      if (!related)
-        throw new ApiError(
-          400,
-          'unknown_related_subject',
-          `body.related_subject_id: ${input.related_subject_id} is not a user of this tenant`,
-        );
-      const existing = await scope.relationships.findEdge(userId, related.id, input.relationship_type);
-      if (existing) {
-        if (existing.expires_at === null || existing.expires_at > now)
-          throw new ApiError(409, 'relationship_exists', 'This relationship already exists.', { id: existing.id });
-        await scope.relationships.delete(existing.id);
-      }
-      const row = {
-        id: newId('rel'),
-        subject_id: userId,
-        related_subject_id: related.id,
-        relationship_type: input.relationship_type,
-        expires_at: expiresAt,
-        created_at: now,
-      };
-      try {
-        await scope.relationships.insert(row);
-      } catch (e) {
-        if (isUniqueViolation(e)) throw new ApiError(409, 'relationship_exists', 'This relationship already exists.');
-        throw e;
-      }
-      await audit(tx, actor, {
-        tenantId,
-        action: 'user.relationship.add',
-        targetType: 'user',
-        targetId: userId,
-        summary: { id: row.id, related_subject_id: row.related_subject_id, relationship_type: row.relationship_type },
-      });
-      return { ...row, related_email: related.email, related_name: related.name };
-    });
-  }
-
-  async list(tenantId: string, userId: string, direction?: Direction): Promise<RelationshipsOut> {
-    const scope = new TenantScope(this.db, tenantId);
-    await this.requireUser(scope, userId);
-    const now = Date.now();
-    const out: RelationshipsOut = { user_id: userId };
-    if (direction !== 'incoming')
-      out.outgoing_relationships = (await scope.relationships.list(userId, 'outgoing', now)).map((r) =>
-        view(r, 'outgoing'),
-      );
-    if (direction !== 'outgoing')
-      out.incoming_relationships = (await scope.relationships.list(userId, 'incoming', now)).map((r) =>
-        view(r, 'incoming'),
-      );
-    return out;
-  }
-
-  /** Removes an edge the user takes part in (either side). */
-  async remove(tenantId: string, userId: string, relationshipId: string, actor: Actor): Promise<void> {
-    await this.db.transaction(async (tx) => {
-      const scope = new TenantScope(tx, tenantId);
-      await this.requireUser(scope, userId);
-      const rel = await scope.relationships.get(relationshipId);
-      if (!rel || (rel.subject_id !== userId && rel.related_subject_id !== userId))
-        throw notFound(`Relationship ${relationshipId}`);
-      await scope.relationships.delete(rel.id);
-      await audit(tx, actor, {
-        tenantId,
-        action: 'user.relationship.remove',
-        targetType: 'user',
-        targetId: userId,
-        summary: { id: rel.id, related_subject_id: rel.related_subject_id, relationship_type: rel.relationship_type },
-      });
-    });
-  }
-}
-
-// ---------------------------------------------------------------- approvals
 
 /** The relationship type whose holders approve when a request names no steps. */
 export const DEFAULT_APPROVER_RELATION = 'manager_of';
@@ -373,7 +237,7 @@ export class ApprovalService {
           created_at: now,
           updated_at: now,
         });
-        await this.notify(tx, scope, {
+        await notifyApprover(this.outbox, tx, scope, {
           requestId,
           stepId,
           stepKey: p.step_key,
@@ -395,58 +259,6 @@ export class ApprovalService {
     });
     this.outbox.kick();
     return this.get(tenantId, id);
-  }
-
-  /**
-   * One notification attempt for a step's approver: an email written to the outbox in the
-   * request's transaction (delivered, retried and recorded by the outbox deliverer), and a row
-   * saying so. An approver that cannot receive mail (inactive account) is recorded as a failed,
-   * non-retryable attempt; the step stays decidable through the API and the CLI.
-   */
-  private async notify(
-    tx: Tx,
-    scope: TenantScope,
-    p: {
-      requestId: string;
-      stepId: string;
-      stepKey: string;
-      approver: { email: string; status: string };
-      action: string;
-      resourceClass: string;
-      expiresAt: number;
-      now: number;
-    },
-  ): Promise<void> {
-    let artifact: unknown;
-    let success = false;
-    if (p.approver.status === 'active') {
-      const outboxId = await this.outbox.enqueueEmail(tx, {
-        tenantId: scope.tenantId,
-        to: p.approver.email,
-        subject: `Approval requested: ${p.action} (${p.resourceClass})`,
-        text:
-          `Your approval is requested for "${p.action}" on ${p.resourceClass}.\n` +
-          `Request ${p.requestId}, step ${p.stepKey}; it expires at ${new Date(p.expiresAt).toISOString()}.\n` +
-          'Decide through your administrator (iam approvals decide).\n',
-      });
-      artifact = { outbox_id: outboxId };
-      success = true;
-    } else {
-      artifact = { skipped: 'approver_inactive' };
-    }
-    await scope.approvals.insertNotification({
-      id: newId('apn'),
-      approval_request_id: p.requestId,
-      approval_step_id: p.stepId,
-      step_key: p.stepKey,
-      action: 'approval_requested',
-      method: 'email',
-      success,
-      retryable: false,
-      completion_artifact: artifact,
-      created_at: p.now,
-    });
-    if (success) await scope.approvals.countNotified(p.stepId, p.now);
   }
 
   async get(tenantId: string, id: string): Promise<ApprovalRequestOut> {
@@ -519,7 +331,7 @@ export class ApprovalService {
       if (input.actor_subject_id !== step.subject_id)
         throw new ApiError(403, 'not_step_approver', `body.actor_subject_id: is not the approver of step ${stepKey}`);
       // The expiry commits; the refusal is raised after the transaction (a throw would roll it back).
-      if (step.expires_at <= now) return this.expireIn(scope, r, now);
+      if (step.expires_at <= now) return expireRequest(scope, r, now);
       const status = input.decision === 'approve' ? 'approved' : 'denied';
       if (
         (await scope.approvals.decideStep(step.id, {
@@ -606,57 +418,11 @@ export class ApprovalService {
     return this.get(tenantId, requestId);
   }
 
-  /** Closes `r` as expired when one of its pending steps is past its deadline; false when none is. */
-  private async expireIn(scope: TenantScope, r: ApprovalRequestRow, now: number): Promise<boolean> {
-    const overdue = await scope.approvals.overdueSteps(r.id, now);
-    if (overdue.length === 0) return false;
-    if ((await scope.approvals.closeRequest(r.id, 'expired', now)) === 0) return false;
-    await scope.approvals.closePendingSteps(r.id, 'expired', 'timeout', now);
-    await audit(
-      scope.db,
-      { type: 'system', id: 'approval-expiry' },
-      {
-        tenantId: scope.tenantId,
-        action: 'approval.request.expire',
-        targetType: 'approval_request',
-        targetId: r.id,
-        summary: { steps: overdue.map((s) => s.step_key) },
-      },
-    );
-    return true;
-  }
-
   /**
    * The expiry job's work: every pending request with a step past its deadline is auto-denied
    * as `expired` (its pending steps `expired`, no grant). Returns how many it closed.
    */
-  async expireDue(now = Date.now(), batch = 100, signal?: AbortSignal): Promise<number> {
-    let closed = 0;
-    for (;;) {
-      const due = await new ApprovalExpiryQueue(this.db).due(now, batch);
-      let progressed = 0;
-      for (const d of due) {
-        if (signal?.aborted) return closed;
-        const done = await this.db.transaction(async (tx) => {
-          const scope = new TenantScope(tx, d.tenant_id);
-          const r = await scope.approvals.getRequest(d.approval_request_id);
-          if (!r) return false;
-          if (r.status !== 'pending') {
-            // A step left pending under a closed request: close it so the scan moves on.
-            await scope.approvals.closePendingSteps(
-              r.id,
-              r.status === 'expired' ? 'expired' : 'cancelled',
-              'closed',
-              now,
-            );
-            return false;
-          }
-          return this.expireIn(scope, r, now);
-        });
-        progressed++;
-        if (done) closed++;
-      }
-      if (due.length < batch || progressed === 0) return closed;
-    }
+  expireDue(now = Date.now(), batch = 100, signal?: AbortSignal): Promise<number> {
+    return expireDueRequests(this.db, now, batch, signal);
   }
 }
