@@ -1,7 +1,8 @@
 /**
  * Tenant provisioning (docs/provisioning.md): the state machine (state-machine.ts, no I/O), what
- * each step does (effects.ts), the records shown (views.ts) and the service that drives them
- * (service.ts); its store is shared/repositories/provisioning.ts.
+ * each step does (effects.ts), the records shown (views.ts), the runner that advances an operation's steps
+ * (runner.ts) and the service that creates, retries and waits for them (service.ts); its store is
+ * shared/repositories/provisioning.ts.
  */
 export {
   MAIL_VERIFY_TIMEOUT_MS,

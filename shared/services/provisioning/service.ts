@@ -10,7 +10,8 @@
  * runner is conditional on still holding that lease. No transaction is held across a step's
  * check (an SMTP dialogue, key generation): a step runs between two short transactions. A
  * failed step stores its error code and a sanitised cause (shared/services/failure.ts) on the
- * step, the operation and the history event.
+ * step, the operation and the history event. The runner itself (claiming, running and
+ * recording steps) is in runner.ts; this service creates, reads, retries and waits.
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
@@ -23,38 +24,23 @@ import {
   TenantRepository,
   TenantScope,
   type ProvisioningOperationRow,
-  type ProvisioningStepRow,
 } from '../../repositories/index.js';
 import { CreateTenantInput } from '../../schemas/admin.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
 import type { DirectoryService } from '../directory.js';
-import { sanitizedCause } from '../failure.js';
 import type { IdempotencyHandle } from '../idempotency.js';
 import type { KeyService } from '../keys.js';
 import type { EmailProviders } from '../mail/index.js';
+import { PAUSED_STATES, ProvisioningEffects } from './effects.js';
+import { ProvisioningRunner, recordEvent, type ProvisioningLogger } from './runner.js';
 import {
-  PAUSED_STATES,
-  ProvisioningEffects,
-  ProvisioningPaused,
-  RUNNER_ACTOR,
-  StepFailure,
-  type StepOutcome,
-} from './effects.js';
-import {
-  afterFailure,
   FIRST_STEP,
   ISOLATION_POLICY,
   isSettled,
-  LAST_STEP,
-  nextStep,
   OPERATION_KIND,
-  PROVISIONING_LEASE_MS,
   PROVISIONING_STEPS,
-  stepToRun,
-  type OperationStatus,
   type ProvisioningOptions,
-  type StepKey,
 } from './state-machine.js';
 import { operationView, type ProvisioningOperationView, type ProvisioningStepView } from './views.js';
 
@@ -63,15 +49,7 @@ const HISTORY_LIMIT = 200;
 /** Most due operations one pass of the job picks up. */
 const DUE_BATCH = 50;
 
-/** The lease was taken over (it expired while this runner was stalled): stop touching the operation. */
-class LeaseLost extends Error {}
-
-/** Narrow logger (pino fits): the runner logs outcomes, never settings or secrets. */
-export interface ProvisioningLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
-  error(obj: object, msg: string): void;
-}
+export type { ProvisioningLogger } from './runner.js';
 
 export interface ProvisioningDeps {
   directory: DirectoryService;
@@ -94,15 +72,6 @@ export interface WaitOptions {
   signal?: AbortSignal;
 }
 
-let eventSeq = 0;
-/** Sortable within a millisecond (history is read in id order after created_at), unique across processes. */
-function eventId(now: number): string {
-  eventSeq = (eventSeq + 1) % 1_679_616;
-  const time = now.toString(36).padStart(9, '0');
-  const seq = eventSeq.toString(36).padStart(4, '0');
-  return `pev_${time}${seq}${randomBytes(8).toString('base64url')}`;
-}
-
 function newHolder(): string {
   return `${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`;
 }
@@ -118,45 +87,18 @@ const sleep = (ms: number, signal?: AbortSignal) =>
     signal?.addEventListener('abort', done, { once: true });
   });
 
-/** One history event, appended in the transaction of the change it records. */
-async function recordEvent(
-  scope: TenantScope,
-  e: {
-    operationId: string;
-    event: string;
-    step?: string;
-    attempt?: number;
-    errorCode?: string | null;
-    errorCause?: string | null;
-    actor: Actor;
-    now: number;
-  },
-): Promise<void> {
-  await scope.provisioning.appendEvent({
-    id: eventId(e.now),
-    operationId: e.operationId,
-    event: e.event,
-    step: e.step ?? null,
-    attempt: e.attempt ?? null,
-    errorCode: e.errorCode ?? null,
-    errorCause: e.errorCause ?? null,
-    actorType: e.actor.type,
-    actorId: e.actor.id.slice(0, 128),
-    now: e.now,
-  });
-}
-
 export class ProvisioningService {
   readonly holder: string;
   private readonly listeners = new Set<() => void>();
-  private readonly effects: ProvisioningEffects;
+  private readonly runner: ProvisioningRunner;
 
   constructor(
     private readonly ds: Database,
     private readonly deps: ProvisioningDeps,
   ) {
     this.holder = deps.holder ?? newHolder();
-    this.effects = new ProvisioningEffects(ds, deps.keys, deps.mail);
+    const effects = new ProvisioningEffects(ds, deps.keys, deps.mail);
+    this.runner = new ProvisioningRunner(ds, this.holder, effects, deps.options, deps.logger);
   }
 
   private scope(tenantId: string, db: Db = this.ds): TenantScope {
@@ -337,7 +279,7 @@ export class ProvisioningService {
     let advanced = 0;
     for (const { id, tenantId } of due) {
       if (signal?.aborted) break;
-      if (await this.advanceIn(this.scope(tenantId), id, signal)) advanced++;
+      if (await this.runner.run(this.scope(tenantId), id, signal)) advanced++;
     }
     return advanced;
   }
@@ -349,230 +291,7 @@ export class ProvisioningService {
   async advance(operationId: string, signal?: AbortSignal, afterStep?: () => Promise<void>): Promise<boolean> {
     const tenantId = await new OperationLookups(this.ds).provisioningTenant(operationId);
     if (!tenantId) return false;
-    return this.advanceIn(this.scope(tenantId), operationId, signal, afterStep);
-  }
-
-  private async advanceIn(
-    scope: TenantScope,
-    operationId: string,
-    signal?: AbortSignal,
-    afterStep?: () => Promise<void>,
-  ): Promise<boolean> {
-    const now = Date.now();
-    const won = await retryTransient(
-      () => scope.provisioning.claim(operationId, this.holder, now + PROVISIONING_LEASE_MS, now),
-      5_000,
-    );
-    if (won !== 1) return false;
-    try {
-      await this.work(scope, operationId, signal, afterStep);
-    } catch (e) {
-      if (e instanceof LeaseLost) {
-        this.deps.logger?.warn(
-          { operationId },
-          'provisioning lease lost to another runner; leaving the operation to it',
-        );
-        return true;
-      }
-      if (e instanceof ProvisioningPaused) {
-        // The tenant was suspended: hand the operation back untouched. The job's queue skips it
-        // (OperationLookups.dueProvisioning) until a resume makes the tenant `provisioning` again.
-        this.deps.logger?.info(
-          { operationId, lifecycleState: e.lifecycleState },
-          'provisioning paused: the tenant is not provisioning',
-        );
-        await this.release(scope, operationId, 'queued', Date.now()).catch(() => undefined);
-        return true;
-      }
-      // A database hiccup, not a step failure: hand the operation back, due again shortly.
-      this.deps.logger?.error({ operationId, err: e }, 'provisioning runner failed; the operation is handed back');
-      await this.release(scope, operationId, 'queued', Date.now() + 1_000).catch(() => undefined);
-    }
-    return true;
-  }
-
-  private async release(
-    scope: TenantScope,
-    operationId: string,
-    status: OperationStatus,
-    nextAttemptAt: number | null,
-  ): Promise<void> {
-    await retryTransient(
-      () => scope.provisioning.release(operationId, this.holder, status, nextAttemptAt, Date.now()),
-      5_000,
-    );
-  }
-
-  private async work(
-    scope: TenantScope,
-    operationId: string,
-    signal?: AbortSignal,
-    afterStep?: () => Promise<void>,
-  ): Promise<void> {
-    for (;;) {
-      if (signal?.aborted) {
-        // Stopping: hand it back, due now, for the next runner.
-        await this.release(scope, operationId, 'queued', Date.now());
-        return;
-      }
-      const op = await scope.provisioning.get(operationId);
-      if (!op || op.lease_holder !== this.holder) throw new LeaseLost();
-      const steps = await scope.provisioning.steps(operationId);
-      const step = stepToRun(steps);
-      if (!step) {
-        // Every step done (a crash after the last commit cannot leave this, but be safe).
-        await this.release(scope, operationId, 'completed', op.next_attempt_at);
-        return;
-      }
-      const key = step.step_key as StepKey;
-      const attempt = step.attempt_count + 1;
-      const started = Date.now();
-      await this.write(scope, async (s, tx) => {
-        // Paused while the tenant is suspended: checked with the attempt, so none is counted.
-        const tenant = await new TenantRepository(tx).lifecycle(op.tenant_id);
-        if (tenant && PAUSED_STATES.has(tenant.lifecycle_state)) throw new ProvisioningPaused(tenant.lifecycle_state);
-        const leased = await s.provisioning.beginAttempt(
-          operationId,
-          this.holder,
-          key,
-          started + PROVISIONING_LEASE_MS,
-          started,
-        );
-        if (leased !== 1) throw new LeaseLost();
-        await s.provisioning.markStepRunning(operationId, key, started);
-        await recordEvent(s, { operationId, event: 'attempt', step: key, attempt, actor: RUNNER_ACTOR, now: started });
-      });
-
-      let outcome: StepOutcome | undefined;
-      let failure: StepFailure | undefined;
-      try {
-        outcome = await this.effects.check(key, op);
-      } catch (e) {
-        failure =
-          e instanceof StepFailure
-            ? e
-            : new StepFailure(`${key}_failed`, (e as Error)?.message ?? String(e), { cause: e });
-      }
-      if (outcome) {
-        try {
-          await this.complete(scope, op, key, attempt, outcome);
-          const done = key === LAST_STEP;
-          this.deps.logger?.info(
-            { operationId, tenantId: op.tenant_id, step: key, attempt },
-            done ? 'tenant provisioned' : 'provisioning step completed',
-          );
-          await afterStep?.();
-          if (done) return;
-          continue;
-        } catch (e) {
-          if (!(e instanceof StepFailure)) throw e;
-          failure = e;
-        }
-      }
-      await this.fail(scope, op, key, step, attempt, failure!);
-      await afterStep?.();
-      return;
-    }
-  }
-
-  /** A runner transaction, retried on contention, with the scope inside it. */
-  private write(scope: TenantScope, fn: (s: TenantScope, tx: Tx) => Promise<void>): Promise<void> {
-    return retryTransient(() => this.ds.transaction((tx) => fn(scope.in(tx), tx)), 10_000);
-  }
-
-  private async complete(
-    scope: TenantScope,
-    op: ProvisioningOperationRow,
-    key: StepKey,
-    attempt: number,
-    outcome: StepOutcome,
-  ): Promise<void> {
-    const now = Date.now();
-    const next = nextStep(key);
-    await this.write(scope, async (s, tx) => {
-      const prepared = { ...(op.preparation_result ?? {}), ...(outcome.prepared ?? {}) };
-      let leased: number;
-      if (!next) {
-        await this.effects.activate(tx, op.tenant_id, op.id, now);
-        leased = await s.provisioning.complete(op.id, this.holder, key, prepared, now);
-      } else {
-        leased = await s.provisioning.moveTo(op.id, this.holder, next, prepared, now + PROVISIONING_LEASE_MS, now);
-      }
-      if (leased !== 1) throw new LeaseLost();
-      await s.provisioning.completeStep(
-        op.id,
-        key,
-        {
-          observed: outcome.observed ?? null,
-          progressCurrent: outcome.progress?.current ?? null,
-          progressTotal: outcome.progress?.total ?? null,
-        },
-        now,
-      );
-      await recordEvent(s, { operationId: op.id, event: 'completed', step: key, attempt, actor: RUNNER_ACTOR, now });
-    });
-  }
-
-  private async fail(
-    scope: TenantScope,
-    op: ProvisioningOperationRow,
-    key: StepKey,
-    step: ProvisioningStepRow,
-    attempt: number,
-    failure: StepFailure,
-  ): Promise<void> {
-    const now = Date.now();
-    const t = afterFailure(step.failures + 1, now, this.deps.options);
-    // The kind of failure and the peer's words, never settings, keys or addresses.
-    const cause = sanitizedCause(failure.cause ?? failure);
-    await this.write(scope, async (s, tx) => {
-      const released = await s.provisioning.fail(op.id, this.holder, {
-        status: t.status,
-        code: failure.code,
-        cause,
-        nextAttemptAt: t.nextAttemptAt,
-        now,
-      });
-      if (released !== 1) throw new LeaseLost();
-      await s.provisioning.failStep(op.id, key, {
-        status: t.status,
-        failures: t.failures,
-        code: failure.code,
-        cause,
-        nextAttemptAt: t.nextAttemptAt,
-        now,
-      });
-      const event = { operationId: op.id, step: key, attempt, errorCode: failure.code, errorCause: cause };
-      await recordEvent(s, { ...event, event: 'failed', actor: RUNNER_ACTOR, now });
-      if (t.blocked) {
-        await recordEvent(s, { ...event, event: 'blocked', actor: RUNNER_ACTOR, now });
-        await audit(tx, RUNNER_ACTOR, {
-          tenantId: op.tenant_id,
-          action: 'tenant.provisioning.blocked',
-          targetType: 'tenant',
-          targetId: op.tenant_id,
-          outcome: 'failure',
-          summary: {
-            operation_id: op.id,
-            step: key,
-            last_error_code: failure.code,
-            last_error_cause: cause,
-            failures: t.failures,
-          },
-        });
-      }
-    });
-    const line = {
-      operationId: op.id,
-      tenantId: op.tenant_id,
-      step: key,
-      attempt,
-      failures: t.failures,
-      errorCode: failure.code,
-      error: cause,
-    };
-    if (t.blocked) this.deps.logger?.error(line, 'tenant provisioning blocked; fix the cause, then retry it');
-    else this.deps.logger?.warn({ ...line, retryInMs: t.nextAttemptAt! - now }, 'provisioning step failed; will retry');
+    return this.runner.run(this.scope(tenantId), operationId, signal, afterStep);
   }
 
   // ---- waiting --------------------------------------------------------------------------
@@ -605,7 +324,7 @@ export class ProvisioningService {
       const tenant = await new TenantRepository(this.ds).lifecycle(tenantId);
       const paused = tenant !== undefined && PAUSED_STATES.has(tenant.lifecycle_state);
       if (!paused && !isSettled(op.status) && !opts.signal?.aborted) {
-        await this.advanceIn(this.scope(tenantId), op.operation_id, opts.signal, async () => {
+        await this.runner.run(this.scope(tenantId), op.operation_id, opts.signal, async () => {
           await report();
         });
         op = await report();
