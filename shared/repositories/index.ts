@@ -50,7 +50,8 @@ export { Lookups, policyVersionsOf, type PolicyVersions, type ResolvedClient } f
 export { ServiceMetaRepository } from './meta.js';
 export { OperationLookups, type DueTrustSourceRef, type OperationRef } from './operation-lookups.js';
 export type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from './provisioning.js';
-export type { LookupSource, PublicationRow, RecoveryOperationRow, RouteRow } from './recovery.js';
+export type { RecoveryOperationRow } from './recovery.js';
+export type { LookupSource, PublicationRow, RouteRow } from './tenant-routes.js';
 export { OutboxRepository } from './outbox.js';
 export {
   PasskeyTombstoneHousekeeping,

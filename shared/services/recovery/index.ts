@@ -1,8 +1,9 @@
 /**
  * Disaster recovery of a tenant (docs/recovery.md): the state machine (state-machine.ts, no
  * I/O), the effects of its steps (effects.ts: route publication signing, the verify checks, the
- * lookup reprojection), the records shown (views.ts) and the service (service.ts); its store is
- * shared/repositories/recovery.ts.
+ * lookup reprojection), the records shown (views.ts) and the service (service.ts, with its
+ * verify run in verify.ts and its reactivation in reactivate.ts); its store is
+ * shared/repositories/recovery.ts and shared/repositories/tenant-routes.ts.
  */
 export {
   CONFIRMATION_FORMAT,

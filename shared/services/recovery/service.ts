@@ -3,13 +3,13 @@
  * operation with `iam recovery …` on a host that reaches the database; the reactivation is
  * the HTTP endpoint POST /api/admin/platform/control-plane/tenant-recovery/{id}/reactivate.
  * The states and what may happen next are in state-machine.ts; the signed route publications,
- * the verify checks and the lookup reprojection in effects.ts.
+ * the verify checks and the lookup reprojection in effects.ts; the verify run in verify.ts and
+ * the reactivation in reactivate.ts.
  *
  * Every move is a conditional UPDATE on the operation's state (one winner), committed with its
  * side effects (tenant state, route, signed route publication) and its audit event. A verify
  * step that fails stores its error code and a sanitised cause (shared/services/failure.ts).
  */
-import { randomBytes } from 'node:crypto';
 import { isUniqueViolation, type Database, type Db } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
 import {
@@ -22,24 +22,8 @@ import { audit, type Actor } from '../audit.js';
 import { sanitizedCause } from '../failure.js';
 import type { IdempotencyHandle } from '../idempotency.js';
 import type { KeyService } from '../keys.js';
-import {
-  manifestDigest,
-  MIGRATION_STREAM_ID,
-  RecoveryEffects,
-  type StepReporter,
-  type VerifyProgress,
-} from './effects.js';
-import {
-  CONFIRMATION_FORMAT,
-  confirmationFor,
-  DENY_DRAIN_MS,
-  isOpen,
-  leaseActive,
-  SMOKE_CHECKS,
-  unmetPreconditions,
-  VERIFY_LEASE_MS,
-  verifyStartsFresh,
-} from './state-machine.js';
+import { manifestDigest, MIGRATION_STREAM_ID, RecoveryEffects } from './effects.js';
+import { DENY_DRAIN_MS, isOpen, leaseActive } from './state-machine.js';
 import {
   targetsOf,
   toDetails,
@@ -53,6 +37,8 @@ import {
   type RouteView,
   type SmokeResult,
 } from './views.js';
+import { reactivateOperation } from './reactivate.js';
+import { runVerify, type VerifyOptions } from './verify.js';
 
 /** The binding the operator's process is connected to, described without secrets. */
 export interface BindingDescription {
@@ -345,127 +331,15 @@ export class RecoveryService {
     return this.current(scope, id);
   }
 
-  /**
-   * Runs the verification against the database: migrations current, the lookup rows
-   * reprojected (resumable keyset batches) and counted back, and the three binding smoke
-   * checks. On success the operation is `stabilizing` with its stabilization deadline; a step
-   * that fails leaves its error code and cause on the operation.
-   */
+  /** Runs the verification (verify.ts); on success the operation is `stabilizing`. */
   async verify(
     id: string,
-    opts: {
-      batchSize: number;
-      stabilizationSeconds: number;
-      onProgress?: (p: VerifyProgress) => void;
-      onStep?: StepReporter;
-    },
+    opts: VerifyOptions,
     actor: Actor,
   ): Promise<{ recovery: RecoveryView; smokeChecks: SmokeResult[] }> {
-    const { scope, row: r } = await this.require(id);
-    const ops = scope.recoveryOperations;
-    if (r.state === 'awaiting_restore' || r.state === 'publishing_deny') {
-      throw new ApiError(
-        409,
-        'restore_not_confirmed',
-        'The restore has not been confirmed: run `iam recovery confirm-restore` first.',
-        { state: r.state },
-      );
-    }
-    if (!isOpen(r.state))
-      throw new ApiError(409, 'recovery_not_open', `The operation is ${r.state}.`, { state: r.state });
-    const owner = randomBytes(12).toString('base64url');
-    const now0 = Date.now();
-    // Every run re-checks migrations and smoke.
-    if ((await ops.claimVerify(id, owner, now0 + VERIFY_LEASE_MS, now0, verifyStartsFresh(r))) !== 1) {
-      const cur = (await ops.get(id))!;
-      throw new ApiError(
-        409,
-        'verify_in_progress',
-        `Another verify run holds this operation until ${new Date(cur.lease_expires_at ?? now0).toISOString()}; ` +
-          'wait for it (or for its lease to expire) and run verify again.',
-        { leaseExpiresAt: cur.lease_expires_at, state: cur.state },
-      );
-    }
-    const step = opts.onStep ?? (() => {});
-    let failure: ApiError | undefined;
-    let smoke: SmokeResult[] = [];
-    try {
-      await this.effects.verifyMigrations(scope, (await ops.get(id))!, owner, step);
-      await this.effects.reproject(scope, id, owner, Math.max(1, opts.batchSize), opts.onProgress ?? (() => {}), step);
-      smoke = await this.effects.smokeChecks(scope, (await ops.get(id))!, step);
-      const now = Date.now();
-      const okCount = smoke.filter((s) => s.ok).length;
-      const allOk = okCount === SMOKE_CHECKS.length;
-      const smokeFailure = allOk
-        ? undefined
-        : new ApiError(
-            409,
-            'binding_smoke_failed',
-            `Binding smoke checks failed: ${smoke
-              .filter((s) => !s.ok)
-              .map((s) => `${s.check} (${s.detail})`)
-              .join('; ')}.`,
-          );
-      await this.ds.transaction(async (tx) => {
-        const s = scope.in(tx);
-        const cur = (await s.recoveryOperations.get(id))!;
-        const targets = targetsOf(cur).map((t) => ({ ...t, bindingSmokeVerifiedAt: allOk ? now : null }));
-        const changed = await s.recoveryOperations.verifyFinished(id, owner, {
-          smokeSuccessCount: okCount,
-          smokeResults: smoke,
-          smokeVerifiedAt: allOk ? now : null,
-          stabilizationNotBefore: allOk ? now + opts.stabilizationSeconds * 1000 : null,
-          state: allOk ? 'stabilizing' : 'verifying',
-          targets,
-          errorCode: smokeFailure?.error ?? null,
-          errorCause: smokeFailure ? sanitizedCause(smokeFailure) : null,
-          now,
-        });
-        if (changed !== 1)
-          throw new ApiError(
-            409,
-            'verify_lease_lost',
-            'This verify run lost its lease to another run; run verify again.',
-          );
-        await audit(tx, actor, {
-          tenantId: cur.tenant_id,
-          action: 'tenant.recovery.verify',
-          targetType: 'tenant_recovery',
-          targetId: id,
-          outcome: allOk ? 'success' : 'failure',
-          summary: {
-            migrations: 'current',
-            projected_rows: cur.lookup_projected_rows,
-            verified_rows: cur.lookup_verified_rows,
-            registry_generation: cur.lookup_registry_generation,
-            registry_digest: cur.registry_digest,
-            smoke_checks: smoke.map((x) => ({ check: x.check, ok: x.ok })),
-            stabilization_not_before: allOk ? now + opts.stabilizationSeconds * 1000 : null,
-            request_id: actor.requestId ?? null,
-          },
-        });
-      });
-      failure = smokeFailure;
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      failure = e;
-      await ops.verifyFailed(id, owner, e.error, sanitizedCause(e), Date.now());
-      const cur = (await ops.get(id))!;
-      await this.ds.transaction((tx) =>
-        audit(tx, actor, {
-          tenantId: cur.tenant_id,
-          action: 'tenant.recovery.verify',
-          targetType: 'tenant_recovery',
-          targetId: id,
-          outcome: 'failure',
-          summary: { error: e.error, message: e.message, stage: cur.lookup_stage, request_id: actor.requestId ?? null },
-        }),
-      );
-    } finally {
-      await ops.releaseVerify(id, owner);
-    }
-    if (failure) throw failure;
-    return { recovery: await this.current(scope, id, opts.stabilizationSeconds), smokeChecks: smoke };
+    const { scope, row } = await this.require(id);
+    const smokeChecks = await runVerify({ ds: this.ds, effects: this.effects }, scope, id, row, opts, actor);
+    return { recovery: await this.current(scope, id, opts.stabilizationSeconds), smokeChecks };
   }
 
   /**
@@ -532,13 +406,7 @@ export class RecoveryService {
     return this.current(scope, id);
   }
 
-  /**
-   * Reactivates a recovered tenant: checks the confirmation, then the preconditions, then in
-   * one transaction (a conditional UPDATE on the operation picks one winner) publishes the
-   * pinned route generation as active with a signed route publication, gives the tenant its
-   * previous lifecycle state back, retires the pre-deny registry, writes the audit event and
-   * (under an Idempotency-Key) the answer.
-   */
+  /** Reactivates a recovered tenant (reactivate.ts): its route is published active again. */
   async reactivate(
     id: string,
     confirmation: string,
@@ -546,128 +414,9 @@ export class RecoveryService {
     stabilizationFloorSeconds: number,
     idempotency?: IdempotencyHandle,
   ): Promise<{ recovery: RecoveryView; auditId: string }> {
-    const { scope, row: r } = await this.require(id);
-    if (confirmation !== confirmationFor(r.tenant_id)) {
-      throw new ApiError(
-        422,
-        'confirmation_mismatch',
-        `confirmation must equal ${CONFIRMATION_FORMAT} with the recovered tenant's identifier substituted.`,
-        { expectedFormat: CONFIRMATION_FORMAT, field: 'confirmation' },
-      );
-    }
-    const check = (row: RecoveryOperationRow, now: number) => {
-      if (row.state === 'reactivated' || row.state === 'cancelled') {
-        throw new ApiError(409, 'recovery_not_reactivatable', `The operation is already ${row.state}.`, {
-          state: row.state,
-        });
-      }
-      if (leaseActive(row, now))
-        throw new ApiError(409, 'verify_in_progress', 'A verify run is in progress; reactivate after it finishes.', {
-          leaseExpiresAt: row.lease_expires_at,
-        });
-      const unmet = unmetPreconditions(row, now, stabilizationFloorSeconds);
-      if (unmet.length) {
-        const first = unmet[0];
-        throw new ApiError(409, first.code, first.message, {
-          state: row.state,
-          unmetPreconditions: unmet.map((u) => u.code),
-          ...(first.details ?? {}),
-        });
-      }
-    };
-    check(r, Date.now());
-    const signer = await this.keys.signingKey();
-    return this.ds.transaction(async (tx) => {
-      const s = scope.in(tx);
-      const now = Date.now();
-      const cur = (await s.recoveryOperations.get(id))!;
-      check(cur, now);
-      // The registry the digest was pinned over must still describe the tenant.
-      const sources = await s.lookupRows.sourceCount();
-      if (sources !== cur.lookup_projected_rows) {
-        throw new ApiError(
-          409,
-          'lookup_not_reprojected',
-          `The tenant now has ${sources} clients and users but ${cur.lookup_projected_rows} were reprojected: ` +
-            'run `iam recovery verify` again.',
-          {
-            state: cur.state,
-            unmetPreconditions: ['lookup_not_reprojected'],
-            projectedRows: cur.lookup_projected_rows,
-            sourceRows: sources,
-          },
-        );
-      }
-      const route = await s.routes.get();
-      if (!route || route.route_generation !== cur.pinned_route_generation) {
-        throw new ApiError(
-          409,
-          'route_conflict',
-          "The tenant's route is no longer at the pinned generation; cancel and start a new recovery.",
-        );
-      }
-      const runtime = route.runtime_generation + 1;
-      if ((await s.recoveryOperations.reactivated(id, runtime, cur.binding_smoke_verified_at!, now)) !== 1)
-        throw new ApiError(
-          409,
-          'recovery_not_reactivatable',
-          'Another request reactivated (or changed) this operation at the same time.',
-        );
-      const published = await this.effects.publish(
-        s,
-        signer,
-        route,
-        {
-          state: 'active',
-          registryGeneration: cur.lookup_registry_generation,
-          registryDigest: cur.registry_digest,
-          operationId: id,
-        },
-        now,
-      );
-      if (published !== runtime) throw new Error('runtime generation drifted inside the transaction');
-      const moved = await new TenantRepository(tx).moveLifecycle(cur.tenant_id, {
-        from: 'recovering',
-        to: cur.previous_lifecycle_state,
-        now,
-      });
-      if (moved !== 1)
-        throw new ApiError(409, 'tenant_not_recovering', 'The tenant is no longer in the recovering state.');
-      // The pre-deny registry is replaced by the verified one.
-      await s.lookupRows.deleteAllBut(cur.lookup_registry_generation);
-      const auditId = await audit(tx, actor, {
-        tenantId: cur.tenant_id,
-        action: 'tenant.recovery.reactivate',
-        targetType: 'tenant_recovery',
-        targetId: id,
-        summary: {
-          before: {
-            state: cur.state,
-            lifecycle_state: 'recovering',
-            route_state: route.state,
-            runtime_generation: route.runtime_generation,
-          },
-          after: {
-            state: 'reactivated',
-            lifecycle_state: cur.previous_lifecycle_state,
-            route_state: 'active',
-            runtime_generation: runtime,
-          },
-          pinned_route_generation: cur.pinned_route_generation,
-          registry_generation: cur.lookup_registry_generation,
-          registry_digest: cur.registry_digest,
-          restore_reference: cur.restore_reference,
-          request_id: actor.requestId ?? null,
-        },
-      });
-      // The answer, read inside the transaction: what the change committed, recorded with it.
-      const answer = {
-        recovery: toRecoveryView((await s.recoveryOperations.get(id))!, Date.now(), stabilizationFloorSeconds),
-        auditId,
-      };
-      await idempotency?.complete(tx, 200, answer);
-      return answer;
-    });
+    const { scope, row } = await this.require(id);
+    const deps = { ds: this.ds, keys: this.keys, effects: this.effects };
+    return reactivateOperation(deps, scope, id, row, confirmation, actor, stabilizationFloorSeconds, idempotency);
   }
 
   /** The tenant's current route and its latest signed publication. */
