@@ -306,7 +306,7 @@ test.serial('a second sign-in reuses the link by iss + sub; prompt=none works af
 });
 
 test.serial(
-  'email_verified is what the upstream says of the address: false in the ID token and UserInfo when it did not verify it',
+  'email_verified is what the upstream says of the address: false in the ID token and UserInfo when unverified',
   async (t) => {
     const verifiedOf = async (sub: string) =>
       (await sql(db.url, db.dir, 'SELECT email_verified FROM users WHERE tenant_id = ? AND id = ?', [tenantId, sub]))[0]
