@@ -34,6 +34,8 @@ import type { PluginService } from '../shared/services/plugins/index.js';
 import type { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
 import type { AgentGrantService } from '../shared/services/agents/grants.js';
 import type { Metrics } from '../shared/metrics.js';
+import type { ClaimsService } from '../shared/services/claims.js';
+import type { GrantService } from '../shared/services/grants/index.js';
 
 /** Everything the routes need, built once by main.ts and passed down explicitly. */
 export interface AppDeps {
@@ -64,6 +66,10 @@ export interface AppDeps {
   tokenExchangeSettings: TokenExchangeSettingsService;
   /** Custom claim schemas, users' values, and the claims tokens carry (docs/claims.md). */
   customClaims: CustomClaimsService;
+  /** The ID token's, access token's and UserInfo's user claims, from the user record. */
+  claims: ClaimsService;
+  /** The token endpoint's grants (shared/services/grants/). */
+  grants: GrantService;
   /** Source profiles, field-mapping sets, federation trust sources, operational notification states. */
   fieldMapping: FieldMappingServices;
   /** The tenant's external token refresh configuration (the upstream token scan's settings). */

@@ -50,6 +50,8 @@ import { ApprovalService } from '../shared/services/approvals.js';
 import { RelationshipService } from '../shared/services/relationships.js';
 import { ClientAuthenticator } from '../shared/services/client-auth.js';
 import { ClaimRenameService } from '../shared/services/claim-rename.js';
+import { ClaimsService } from '../shared/services/claims.js';
+import { GrantService } from '../shared/services/grants/index.js';
 import {
   UpstreamBroker,
   UpstreamClients,
@@ -205,7 +207,7 @@ async function main(): Promise<void> {
   // daemon, shared by the registration and the sign-in.
   const upstreamSealer = new UpstreamSealer(config.secretKey);
   const upstreamClients = new UpstreamClients({ policy: outboundPolicy });
-  const deps: AppDeps = {
+  const base: Omit<AppDeps, 'claims' | 'grants'> = {
     config,
     ds,
     logger,
@@ -266,6 +268,9 @@ async function main(): Promise<void> {
     agentClientMetadata: new AgentClientMetadataService(ds),
     metrics,
   };
+  const claims = new ClaimsService(base);
+  const { issuer, secretKey } = config;
+  const deps: AppDeps = { ...base, claims, grants: new GrantService({ ...base, claims, issuer, secretKey }) };
   const { app, startDraining } = buildApp(deps);
   // Koa serves every request. Its callback settles every request itself (errors go to the
   // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.

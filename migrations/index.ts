@@ -29,6 +29,7 @@ import { Passkeys1763769600024 } from './0024-passkeys.js';
 import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 import { ClientSigning1763769600030 } from './0030-client-signing.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
+import { UserEmailVerified1763769600032 } from './0032-user-email-verified.js';
 
 export const migrations = [
   Core1763769600001,
@@ -58,4 +59,5 @@ export const migrations = [
   PasskeyTombstones1763769600027,
   ClientSigning1763769600030,
   UserStandardClaims1763769600031,
+  UserEmailVerified1763769600032,
 ];

@@ -103,8 +103,14 @@ export class ScopedAgentGrants {
     );
   }
 
-  async get(id: string): Promise<AgentGrantRow | undefined> {
-    const r = await one<Row>(this.s.db, 'SELECT * FROM agent_grants WHERE tenant_id = ? AND id = ?', [
+  /**
+   * `forUpdate` locks the row on MySQL for the rest of the caller's transaction (a token bound to
+   * the grant is recorded under the generation read, and a PATCH's bump waits for it); SQLite's
+   * transactions are exclusive already.
+   */
+  async get(id: string, opts: { forUpdate?: boolean } = {}): Promise<AgentGrantRow | undefined> {
+    const lock = opts.forUpdate && dataSourceOf(this.s.db).options.type === 'mysql' ? ' FOR UPDATE' : '';
+    const r = await one<Row>(this.s.db, `SELECT * FROM agent_grants WHERE tenant_id = ? AND id = ?${lock}`, [
       this.s.tenantId,
       id,
     ]);

@@ -19,6 +19,12 @@ export interface LoginUser {
   status: string;
   /** The standard claims' JSON (users.standard_claims), on the reads that issue claims (find, withTenantState). */
   standard_claims?: string | null;
+  /**
+   * Whether the address is verified (users.email_verified, 1 or 0; migration 0032), on the
+   * sign-in and claims reads (find, findByEmail, withTenantState). Read it with `emailVerified()`
+   * (shared/services/standard-claims.ts).
+   */
+  email_verified?: number | boolean;
   updated_at?: number;
 }
 
@@ -54,7 +60,7 @@ export class ScopedUsers {
   find(id: string): Promise<LoginUser | undefined> {
     return one<LoginUser>(
       this.s.db,
-      `SELECT id, tenant_id, email, name, status, standard_claims, updated_at
+      `SELECT id, tenant_id, email, name, status, standard_claims, email_verified, updated_at
          FROM users WHERE tenant_id = ? AND id = ?`,
       [this.s.tenantId, id],
     );
@@ -64,7 +70,7 @@ export class ScopedUsers {
   findByEmail(email: string): Promise<LoginUser | undefined> {
     return one<LoginUser>(
       this.s.db,
-      'SELECT id, tenant_id, email, name, status FROM users WHERE tenant_id = ? AND email = ?',
+      'SELECT id, tenant_id, email, name, status, email_verified FROM users WHERE tenant_id = ? AND email = ?',
       [this.s.tenantId, email],
     );
   }
@@ -82,7 +88,8 @@ export class ScopedUsers {
   async withTenantState(id: string): Promise<(LoginUser & { lifecycle_state: string }) | undefined> {
     return one<LoginUser & { lifecycle_state: string }>(
       this.s.db,
-      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, u.standard_claims, u.updated_at, t.lifecycle_state
+      `SELECT u.id, u.tenant_id, u.email, u.name, u.status, u.standard_claims, u.email_verified, u.updated_at,
+              t.lifecycle_state
          FROM users u JOIN tenants t ON t.id = u.tenant_id WHERE u.tenant_id = ? AND u.id = ?`,
       [this.s.tenantId, id],
     );
@@ -95,6 +102,20 @@ export class ScopedUsers {
       'INSERT INTO users (id, tenant_id, email, name, status, created_at, updated_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
       [u.id, this.s.tenantId, u.email, u.name, 'active', u.now, u.now],
     );
-    return { id: u.id, tenant_id: this.s.tenantId, email: u.email, name: u.name, status: 'active' };
+    // Both sign-ups prove the address (an email code, or an upstream that verified it): the
+    // column's default, 1.
+    return { id: u.id, tenant_id: this.s.tenantId, email: u.email, name: u.name, status: 'active', email_verified: 1 };
+  }
+
+  /**
+   * Records whether the user's address is verified (OIDC Core §5.1 `email_verified`), as the
+   * last proof said: an email code (true), an upstream provider's claim. Writes only on a change.
+   */
+  async setEmailVerified(id: string, verified: boolean, now: number): Promise<void> {
+    await exec(
+      this.s.db,
+      'UPDATE users SET email_verified = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND email_verified <> ?',
+      [verified ? 1 : 0, now, this.s.tenantId, id, verified ? 1 : 0],
+    );
   }
 }

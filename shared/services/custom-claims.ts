@@ -358,15 +358,15 @@ export class CustomClaimsService {
    * value for the user under the schema's CURRENT key, where a binding names `tokenType` and
    * (when it lists scopes) one was granted. One read (ScopedCustomClaims.emittable), so a
    * rename's key switch is never seen half-way. System claims are not included: the endpoints
-   * emit them from the user record.
+   * emit them from the user record. `db`: the grant's transaction, when issuing in one.
    */
   async claimsForToken(
     tenantId: string,
     userId: string,
-    opts: { tokenType: ClaimTokenType; scopes: readonly string[] },
+    opts: { tokenType: ClaimTokenType; scopes: readonly string[]; db?: Db },
   ): Promise<Record<string, unknown>> {
     const out: Record<string, unknown> = {};
-    for (const r of await this.scope(tenantId).customClaims.emittable(userId)) {
+    for (const r of await this.scope(tenantId, opts.db).customClaims.emittable(userId)) {
       // A schema made before its key was reserved (a name the service has since started to
       // emit) is never emitted: a custom value must not be read as the service's own claim.
       if (isReservedClaimName(r.field_key)) continue;

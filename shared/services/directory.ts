@@ -22,7 +22,7 @@ import {
   type StandardClaims,
 } from '../schemas/standard-claims.js';
 import { parseInput } from '../schemas/validate.js';
-import { isUniqueViolation, type Database } from '../db/index.js';
+import { isUniqueViolation, type Database, type Db } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
 import { ISSUER_RESOURCE_MESSAGE, isIssuerUrl } from './resource-identifiers.js';
 import { updateSettingsSection } from './tenant-settings.js';
@@ -211,16 +211,17 @@ export class DirectoryService {
    * The optional claim scopes (`address`, `phone`, OIDC Core §5.4) the tenant offers; none by
    * default (docs/claims.md, "Standard claims"). A tenant that does not exist offers none.
    */
-  async standardClaimScopes(tenantId: string): Promise<OptionalClaimScope[]> {
-    return enabledClaimScopes(await new TenantRepository(this.ds).settings(tenantId));
+  async standardClaimScopes(tenantId: string, db: Db = this.ds): Promise<OptionalClaimScope[]> {
+    return enabledClaimScopes(await new TenantRepository(db).settings(tenantId));
   }
 
   /**
    * The standard claims `scopes` release for `user` (OIDC Core §5.4), for the ID token and
-   * UserInfo alike; the tenant's settings are read only when an optional scope is asked for.
+   * UserInfo alike; the tenant's settings are read only when an optional scope is asked for
+   * (through `db`, the grant's transaction when it issues in one).
    */
-  async standardClaimsFor(user: ClaimsUser & { tenant_id: string }, scopes: readonly string[]) {
-    const offered = scopes.some(isOptionalClaimScope) ? await this.standardClaimScopes(user.tenant_id) : [];
+  async standardClaimsFor(user: ClaimsUser & { tenant_id: string }, scopes: readonly string[], db: Db = this.ds) {
+    const offered = scopes.some(isOptionalClaimScope) ? await this.standardClaimScopes(user.tenant_id, db) : [];
     return standardClaims(user, scopes, offered);
   }
 

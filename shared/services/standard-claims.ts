@@ -13,8 +13,17 @@ export interface ClaimsUser {
   email: string;
   name: string;
   standard_claims?: JsonObject | string | null;
+  /** users.email_verified (migration 0032): 1 or 0 as the drivers read it. */
+  email_verified?: number | boolean | null;
   updated_at?: number | string | null;
 }
+
+/**
+ * Whether the record says the user's address is verified. Fails closed: a read that did not
+ * select the column says false, never a verification nobody recorded.
+ */
+export const emailVerified = (user: Pick<ClaimsUser, 'email_verified'>): boolean =>
+  user.email_verified === true || Number(user.email_verified) === 1;
 
 const parseStored = (p: ClaimsUser['standard_claims']): JsonObject =>
   typeof p === 'string' ? (JSON.parse(p) as JsonObject) : (p ?? {});
@@ -38,8 +47,8 @@ export const isOptionalClaimScope = (scope: string): scope is OptionalClaimScope
  * the tenant turns on; `address` and `phone` release nothing unless offered, so turning a scope
  * off stops its claims at once, also for grants given before.
  *
- * `email_verified` is answered as the service always has (true); a per-user verification state
- * belongs with the user record's lifecycle, not here.
+ * `email_verified` is what the user record says (`emailVerified`): an upstream provider that did
+ * not verify the address makes it false until an email code proves it.
  */
 export function standardClaims(
   user: ClaimsUser,
@@ -59,7 +68,7 @@ export function standardClaims(
     if (user.updated_at !== undefined && user.updated_at !== null)
       out.updated_at = Math.floor(Number(user.updated_at) / 1000);
   }
-  if (scopes.includes('email')) Object.assign(out, { email: user.email, email_verified: true });
+  if (scopes.includes('email')) Object.assign(out, { email: user.email, email_verified: emailVerified(user) });
   if (scopes.includes('address') && offered.includes('address')) put('address');
   if (scopes.includes('phone') && offered.includes('phone')) {
     put('phone_number');

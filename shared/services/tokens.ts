@@ -41,6 +41,17 @@ export class TokenService {
     private readonly keys: KeyService,
   ) {}
 
+  /**
+   * Loads the signing keys of these algorithms (null: the default) into the key cache, so that a
+   * token signed inside a transaction (shared/services/grants/grant.ts) finds its key without a
+   * second database connection (a MySQL pool whose connections all wait for a second one stalls).
+   * Best effort: an algorithm without a key fails where a token is signed with it, as before.
+   */
+  async warm(...algs: (SigningAlg | null | undefined)[]): Promise<void> {
+    for (const alg of new Set(algs.map((a) => a ?? DEFAULT_ALG)))
+      await this.keys.signingKey(alg).catch(() => undefined);
+  }
+
   async issueAccessToken(p: {
     sub: string;
     clientId: string;

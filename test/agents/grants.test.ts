@@ -24,6 +24,10 @@ import { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { Outbox } from '../../shared/services/outbox.js';
 import { TEST_SECRET_KEY } from '../helpers/db.js';
 import { purgeAuth } from '../../daemon/jobs/auth-purge.js';
+import { GrantService, TokenParams, type GrantDeps } from '../../shared/services/grants/index.js';
+import { KeyService } from '../../shared/services/keys.js';
+import { TokenService } from '../../shared/services/tokens.js';
+import type { Tx } from '../../shared/db/index.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -447,6 +451,52 @@ test.serial('atomic: a failure injected right after the generation bump leaves n
   t.deepEqual(await snapshot(id), before);
   t.is((await grantRow(id)).generation, 1);
 });
+
+test.serial(
+  'client_credentials under a grant: bound, signed and recorded in one transaction; a failed record leaves no row',
+  async (t) => {
+    const id = await create();
+    const tokensOf = () => rows('SELECT jti FROM agent_grant_tokens WHERE grant_id = ?', [id]);
+    const { ds, config, directory } = await openServices(db.url, db.dir);
+    const seen: { bind?: Tx; record?: Tx } = {};
+    /** Sees the transaction each call gets, and fails right after the record is written. */
+    class Probe extends AgentGrantService {
+      override bindToken(tenantId: string, clientId: string, grantId: string, tx?: Tx) {
+        seen.bind = tx;
+        return super.bindToken(tenantId, clientId, grantId, tx);
+      }
+      override async recordToken(tenantId: string, tk: Parameters<AgentGrantService['recordToken']>[1], tx?: Tx) {
+        seen.record = tx;
+        await super.recordToken(tenantId, tk, tx);
+        throw new Error('injected failure after the record');
+      }
+    }
+    try {
+      const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
+      // Only what the client_credentials grant uses.
+      const grants = new GrantService({
+        ds,
+        issuer: config.issuer,
+        secretKey: config.secretKey,
+        directory,
+        tokens: new TokenService(config.issuer, keys),
+        agentGrants: new Probe(ds, new Outbox(ds, TEST_SECRET_KEY)),
+      } as Partial<GrantDeps> as GrantDeps);
+      const client = (await directory.resolveClient(a.agent.clientId))!.client;
+      const params = new TokenParams({ grant_type: 'client_credentials', agent_grant_id: id });
+      const log = { info: () => undefined, warn: () => undefined };
+      await t.throwsAsync(grants.run('client_credentials', { client, params, log }), { message: /injected/ });
+    } finally {
+      await ds.destroy();
+    }
+    t.truthy(seen.bind, 'the grant is read in a transaction');
+    t.is(seen.record, seen.bind, 'and the token recorded in the same one');
+    t.deepEqual(await tokensOf(), [], 'rolled back with it');
+    const tok = await agentToken(d.url, a.agent, id);
+    t.is(tok.status, 200);
+    t.deepEqual(await tokensOf(), [{ jti: decodeJwt(String(tok.body.access_token)).jti }]);
+  },
+);
 
 test.serial('auth purge deletes the records of expired agent grant tokens only', async (t) => {
   const now = Date.now();

@@ -15,7 +15,7 @@ import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
-import { authorizeUrl, get, REDIRECT, type App } from '../helpers/oauth.js';
+import { authorizeUrl, get, REDIRECT, sql, type App } from '../helpers/oauth.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 
 let db: TestDb;
@@ -175,6 +175,33 @@ test.serial(
       t.is(where.address, undefined, 'no address without the address scope');
       t.is(where.phone_number, undefined, 'no phone without the phone scope');
     }
+  },
+);
+
+test.serial(
+  'an email code proves the address: email_verified becomes true on the record and in the tokens',
+  async (t) => {
+    const email = `unverified${++n}-${Date.now()}@example.com`;
+    const u = await adminCall('POST', `/api/admin/tenants/${app.tenantId}/users`, { email, name: 'Una' });
+    t.is(u.status, 201);
+    // As an upstream sign-in leaves it when the upstream did not verify the address.
+    const verified = async () =>
+      Number(
+        (
+          (await sql(db.url, db.dir, 'SELECT email_verified FROM users WHERE tenant_id = ? AND id = ?', [
+            app.tenantId,
+            u.body.id,
+          ])) as { email_verified: unknown }[]
+        )[0].email_verified,
+      );
+    await sql(db.url, db.dir, 'UPDATE users SET email_verified = 0 WHERE tenant_id = ? AND id = ?', [
+      app.tenantId,
+      u.body.id,
+    ]);
+    t.is(await verified(), 0);
+    const r = await tokens(await kit.signIn(rp.clientId, email), 'openid email');
+    for (const where of [r.id!, r.userinfo!]) t.like(where, { email, email_verified: true });
+    t.is(await verified(), 1);
   },
 );
 

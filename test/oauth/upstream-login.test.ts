@@ -85,6 +85,8 @@ test.before(async () => {
       erin: { email: 'erin@example.com', email_verified: true, name: 'Erin Upstream' },
       // A verified address nobody here has (sign-up closed in the test that uses it).
       frank: { email: 'frank@upstream.example', email_verified: true, name: 'Frank Upstream' },
+      // Verified at sign-up; the test then has the upstream withdraw and restore the verification.
+      gina: { email: 'gina@upstream.example', email_verified: true, name: 'Gina Upstream' },
     },
   });
   admin = await clientCredentialsToken(d.url, adm.client.client_id, adm.client_secret!);
@@ -212,7 +214,12 @@ async function signedInUser(t: ExecutionContext, account: string) {
   t.is(tokens.status, 200, JSON.stringify(tokens.body));
   const idToken = decodeJwt(String(tokens.body.id_token));
   t.is(idToken.nonce, 'rp-nonce');
-  return { sub: String(idToken.sub), idToken, jar };
+  return { sub: String(idToken.sub), idToken, jar, accessToken: String(tokens.body.access_token) };
+}
+
+async function userinfo(accessToken: string) {
+  const res = await fetch(`${d.url}/userinfo`, { headers: { authorization: `Bearer ${accessToken}` } });
+  return (await res.json()) as Record<string, unknown>;
 }
 
 const linksOf = (userId: string) =>
@@ -297,6 +304,39 @@ test.serial('a second sign-in reuses the link by iss + sub; prompt=none works af
   const tokens = await redeem(code!, p.verifier);
   t.is(decodeJwt(String(tokens.body.id_token)).sub, first.sub);
 });
+
+test.serial(
+  'email_verified is what the upstream says of the address: false in the ID token and UserInfo when unverified',
+  async (t) => {
+    const verifiedOf = async (sub: string) =>
+      (await sql(db.url, db.dir, 'SELECT email_verified FROM users WHERE tenant_id = ? AND id = ?', [tenantId, sub]))[0]
+        .email_verified;
+    // Verified at the upstream: a local account, and both say so (OIDC Core §5.1, §5.4 email scope).
+    const first = await signedInUser(t, 'gina');
+    t.is(first.idToken.email, 'gina@upstream.example');
+    t.is(first.idToken.email_verified, true);
+    t.like(await userinfo(first.accessToken), { email: 'gina@upstream.example', email_verified: true });
+    // The upstream no longer vouches for the address (absent counts as not verified too).
+    op.accounts.gina.email_verified = false;
+    try {
+      const second = await signedInUser(t, 'gina');
+      t.is(second.sub, first.sub);
+      t.is(second.idToken.email_verified, false);
+      t.like(await userinfo(second.accessToken), { email: 'gina@upstream.example', email_verified: false });
+      t.is(Number(await verifiedOf(first.sub)), 0);
+      delete op.accounts.gina.email_verified;
+      const third = await signedInUser(t, 'gina');
+      t.is(third.idToken.email_verified, false);
+    } finally {
+      op.accounts.gina.email_verified = true;
+    }
+    // Verified again: true again.
+    const fourth = await signedInUser(t, 'gina');
+    t.is(fourth.idToken.email_verified, true);
+    t.like(await userinfo(fourth.accessToken), { email_verified: true });
+    t.is(Number(await verifiedOf(first.sub)), 1);
+  },
+);
 
 test.serial('a verified address links to the existing local user when the provider allows it', async (t) => {
   const { sub } = await signedInUser(t, 'bob');

@@ -152,13 +152,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="invalid_token"');
       throw new ApiError(401, 'invalid_token', 'The account is not available.');
     }
-    const custom = await deps.customClaims.claimsForToken(user.tenant_id, user.id, {
-      tokenType: 'userinfo',
-      scopes: scope,
-    });
-    // OIDC Core §5.4: the standard claims of the token's scopes, the same as the ID token's;
-    // address and phone only while the tenant offers them.
-    const body = { ...custom, sub: user.id, ...(await deps.directory.standardClaimsFor(user, scope)) };
+    // OIDC Core §5.4: the custom claims bound to UserInfo, then the standard claims of the
+    // token's scopes, the same as the ID token's; address and phone only while the tenant offers them.
+    const body = await deps.claims.userinfo(user, scope);
     // OIDC Core §5.3.2: a client registered with userinfo_signed_response_alg gets the claims as
     // a JWT (with iss and aud) signed with that algorithm, as application/jwt; every other client
     // gets plain JSON.

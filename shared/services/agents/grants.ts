@@ -488,15 +488,17 @@ export class AgentGrantService {
   /**
    * For a token request naming `agent_grant_id`: the grant must be this client's, active,
    * unexpired, with the current consent version consented. Returns the claims the token carries.
+   * In the grant's transaction `tx`, the grant's row stays locked until the token is recorded.
    */
   async bindToken(
     tenantId: string,
     clientId: string,
     grantId: string,
+    tx?: Tx,
   ): Promise<{ ok: true; generation: number; claims: Record<string, unknown> } | { ok: false; reason: string }> {
     if (!AGENT_GRANT_ID.test(grantId)) return { ok: false, reason: 'agent_grant_id is not an agent grant id.' };
-    const scope = new TenantScope(this.ds, tenantId);
-    const g = await scope.agentGrants.get(grantId);
+    const scope = new TenantScope(tx ?? this.ds, tenantId);
+    const g = await scope.agentGrants.get(grantId, { forUpdate: !!tx });
     if (!g || g.client_id !== clientId) return { ok: false, reason: 'Unknown agent grant for this client.' };
     if (g.status !== 'active') return { ok: false, reason: 'The agent grant is not active.' };
     if (g.expires_at <= Date.now()) return { ok: false, reason: 'The agent grant has expired.' };
@@ -516,19 +518,22 @@ export class AgentGrantService {
   /**
    * Records an issued token as a family of the grant. If the grant moved on meanwhile (a PATCH
    * committed between binding and recording), the token is revoked at once: the outbox job of
-   * that PATCH may already have run and would not see it.
+   * that PATCH may already have run and would not see it. In the caller's transaction `tx` when
+   * given (the client_credentials grant's, which bound the grant in it).
    */
   async recordToken(
     tenantId: string,
     t: { jti: string; grantId: string; generation: number; expiresAt: number },
+    tx?: Tx,
   ): Promise<void> {
-    await this.ds.transaction(async (tx) => {
+    const record = async (tx: Tx) => {
       const scope = new TenantScope(tx, tenantId);
       const now = Date.now();
       await scope.agentGrants.insertToken(t, now);
       const g = await scope.agentGrants.get(t.grantId);
       if (!g || g.generation !== t.generation) await scope.agentGrants.revokeToken(t.jti, t.expiresAt, now);
-    });
+    };
+    await (tx ? record(tx) : this.ds.transaction(record));
   }
 
   /**

@@ -25,6 +25,7 @@ import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import { recordAuthEvent, type RequestMeta } from './history.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
+import { emailVerified } from '../standard-claims.js';
 
 export type { LoginUser };
 
@@ -271,6 +272,8 @@ export class EmailCodeService {
         });
       }
       if (user.status !== 'active') return { disabled: user };
+      // The right code proves the address (OIDC Core §5.1 email_verified), whatever an upstream said.
+      if (!emailVerified(user)) await s.users.setEmailVerified(user.id, true, now);
       await recordAuthEvent(s, {
         userId: user.id,
         event: 'email_code_verify',

@@ -154,35 +154,44 @@ export class OAuthService {
     client: Client,
     p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
   ): Promise<{ code: CodeRow; refreshToken?: string }> {
-    return this.revokingOnReuse(() =>
-      this.db.transaction(async (tx) => {
-        const { row, scope } = await this.redeemCode(tx, { ...p, clientId: client.client_id });
-        if (!(await scope.sessions.isLiveWithActiveUser(row.session_id)))
-          throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
-        const consent = client.first_party
-          ? undefined
-          : await this.findConsent(client.tenant_id, row.user_id, client.client_id, tx);
-        await scope.tokens.createFamily({
-          id: row.family_id,
-          userId: row.user_id,
-          clientId: client.client_id,
-          sessionId: row.session_id,
-          consentId: consent?.id ?? null,
-          scope: row.scope,
-          createdAt: Date.now(),
-        });
-        const refreshToken = client.grant_types.includes('refresh_token')
-          ? await this.issueRefreshToken(scope, row.family_id)
-          : undefined;
-        await recordAuthEvent(scope, {
-          userId: row.user_id,
-          event: 'token',
-          outcome: 'success',
-          clientId: client.client_id,
-        });
-        return { code: row, refreshToken };
-      }),
-    );
+    return this.revokingOnReuse(() => this.db.transaction((tx) => this.exchangeCodeIn(tx, client, p)));
+  }
+
+  /**
+   * exchangeCode's work in the caller's transaction (the authorization_code grant issues its
+   * tokens in it too, shared/services/grants/). A replay throws ReuseDetected: the caller rolls
+   * back, then revokes the family with `revokeFamily`.
+   */
+  async exchangeCodeIn(
+    tx: Tx,
+    client: Client,
+    p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
+  ): Promise<{ code: CodeRow; refreshToken?: string }> {
+    const { row, scope } = await this.redeemCode(tx, { ...p, clientId: client.client_id });
+    if (!(await scope.sessions.isLiveWithActiveUser(row.session_id)))
+      throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
+    const consent = client.first_party
+      ? undefined
+      : await this.findConsent(client.tenant_id, row.user_id, client.client_id, tx);
+    await scope.tokens.createFamily({
+      id: row.family_id,
+      userId: row.user_id,
+      clientId: client.client_id,
+      sessionId: row.session_id,
+      consentId: consent?.id ?? null,
+      scope: row.scope,
+      createdAt: Date.now(),
+    });
+    const refreshToken = client.grant_types.includes('refresh_token')
+      ? await this.issueRefreshToken(scope, row.family_id)
+      : undefined;
+    await recordAuthEvent(scope, {
+      userId: row.user_id,
+      event: 'token',
+      outcome: 'success',
+      clientId: client.client_id,
+    });
+    return { code: row, refreshToken };
   }
 
   /** Finds and consumes a code, checking it against the client, redirect URI and PKCE verifier. */
@@ -249,31 +258,39 @@ export class OAuthService {
     requestedScope: string[] | undefined,
   ): Promise<{ family: FamilyRow; refreshToken: string }> {
     return this.revokingOnReuse(() =>
-      this.db.transaction(async (tx) => {
-        const r = await new Lookups(tx).refreshTokenByHash(tokenHash(token));
-        if (!r) throw new InvalidGrant('The refresh token is invalid.');
-        const scope = new TenantScope(tx, r.tenant_id);
-        const family = await scope.tokens.family(r.family_id);
-        if (!family || family.client_id !== client.client_id)
-          throw new InvalidGrant('The refresh token was issued to another client.');
-        const reused = () =>
-          new ReuseDetected(
-            family.id,
-            r.tenant_id,
-            'refresh_reuse',
-            'The refresh token was already used; the token family is revoked.',
-          );
-        if (r.consumed_at !== null) throw reused();
-        if (family.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
-        if (r.expires_at <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
-        if (!(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
-        if (requestedScope?.some((s) => !family.scope.includes(s)))
-          throw new InvalidScope('A refreshed token cannot widen the original scope.');
-        const status = family.user_id ? await scope.users.status(family.user_id) : undefined;
-        if (family.user_id && status !== 'active') throw new InvalidGrant('The account is disabled.');
-        return { family, refreshToken: await this.issueRefreshToken(scope, family.id) };
-      }),
+      this.db.transaction((tx) => this.rotateRefreshTokenIn(tx, client, token, requestedScope)),
     );
+  }
+
+  /** rotateRefreshToken's work in the caller's transaction, as exchangeCodeIn. */
+  async rotateRefreshTokenIn(
+    tx: Tx,
+    client: Client,
+    token: string,
+    requestedScope: string[] | undefined,
+  ): Promise<{ family: FamilyRow; refreshToken: string }> {
+    const r = await new Lookups(tx).refreshTokenByHash(tokenHash(token));
+    if (!r) throw new InvalidGrant('The refresh token is invalid.');
+    const scope = new TenantScope(tx, r.tenant_id);
+    const family = await scope.tokens.family(r.family_id);
+    if (!family || family.client_id !== client.client_id)
+      throw new InvalidGrant('The refresh token was issued to another client.');
+    const reused = () =>
+      new ReuseDetected(
+        family.id,
+        r.tenant_id,
+        'refresh_reuse',
+        'The refresh token was already used; the token family is revoked.',
+      );
+    if (r.consumed_at !== null) throw reused();
+    if (family.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
+    if (r.expires_at <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
+    if (!(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
+    if (requestedScope?.some((s) => !family.scope.includes(s)))
+      throw new InvalidScope('A refreshed token cannot widen the original scope.');
+    const status = family.user_id ? await scope.users.status(family.user_id) : undefined;
+    if (family.user_id && status !== 'active') throw new InvalidGrant('The account is disabled.');
+    return { family, refreshToken: await this.issueRefreshToken(scope, family.id) };
   }
 
   /** Revokes the family of a replayed code or refresh token, in its own statement, and rethrows. */

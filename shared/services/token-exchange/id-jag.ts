@@ -18,7 +18,7 @@ import {
   type JWK,
   type JWTPayload,
 } from 'jose';
-import type { Database } from '../../db/index.js';
+import type { Database, Db } from '../../db/index.js';
 import { TenantScope } from '../../repositories/index.js';
 import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/safe-fetch.js';
 
@@ -316,9 +316,12 @@ export class JtiStore {
     return prefix + createHash('sha256').update(iss).update('\0').update(jti).digest('base64url');
   }
 
-  /** Records the jti; false when it was already recorded (a replay). One winner under races. */
-  consume(p: { iss: string; jti: string; exp: number; tenantId: string }): Promise<boolean> {
-    return new TenantScope(this.db, p.tenantId).tokens.recordSpentJti(
+  /**
+   * Records the jti; false when it was already recorded (a replay). One winner under races.
+   * `db`: the caller's transaction, when the jti is spent with what it buys.
+   */
+  consume(p: { iss: string; jti: string; exp: number; tenantId: string }, db: Db = this.db): Promise<boolean> {
+    return new TenantScope(db, p.tenantId).tokens.recordSpentJti(
       JtiStore.key(p.iss, p.jti, this.prefix),
       (p.exp + CLOCK_SKEW_S) * 1000,
       Date.now(),

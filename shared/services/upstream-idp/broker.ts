@@ -22,6 +22,10 @@
  * 4. else, when the tenant allows sign-up and the address is verified, a local user is created;
  *    otherwise refused.
  *
+ * Each sign-in records `email_verified` for the user's address as the upstream says it
+ * (when the upstream's address is the user's), so tokens never claim a verification the upstream
+ * withdrew; an email code sign-in proves the address again (shared/services/auth/codes.ts).
+ *
  * Every refusal of steps 1–4 (a local account exists but is not linkable, or is disabled; no
  * local account and sign-up closed, or no verified address for a new one) shows the one
  * message `accountRefusal` with the one status: the reason would tell whoever controls an
@@ -36,6 +40,7 @@ import type { Database, Tx } from '../../db/index.js';
 import { Lookups, TenantScope, type UpstreamIdpRow, type UpstreamLoginStateRow } from '../../repositories/index.js';
 import type { LoginUser } from '../../repositories/index.js';
 import { email as emailSchema } from '../../schemas/common.js';
+import { emailVerified } from '../standard-claims.js';
 import { providerClientInput, UpstreamDiscoveryError, type UpstreamClients } from './client.js';
 import { UPSTREAM_CALLBACK_PATH } from './registry.js';
 import type { UpstreamSealer } from './sealing.js';
@@ -344,6 +349,13 @@ export class UpstreamBroker {
           created_at: now,
           updated_at: now,
         });
+      }
+      // What the upstream says of the user's own address is recorded (OIDC Core §5.1
+      // email_verified; absent or not the JSON true counts as unverified), so the ID token and
+      // UserInfo say it too. An upstream address that is not the user's says nothing of theirs.
+      if (email === user.email && emailVerified(user) !== verified) {
+        await s.users.setEmailVerified(user.id, verified, now);
+        user = { ...user, email_verified: verified ? 1 : 0 };
       }
       const result = await onUser(tx, user);
       return { tenantId, authRequestId: row.auth_request_id, providerId: provider.id, user, result };
