@@ -7,31 +7,26 @@
  *
  * The hot path. Introspection answers in tens of microseconds, so what a request records must
  * cost next to nothing. prom-client's own `observe`/`inc` hash the label set and allocate on
- * every call; the per-request series here are instead plain numbers in objects resolved once
- * per (method, route) and then found with two Map lookups, and they are turned into
- * Prometheus values only when /metrics is scraped (`SnapshotMetric`). The low-rate series
- * (jobs, gauges read at scrape time) use prom-client's classes as they are.
+ * every call; the per-request series are instead plain numbers in objects resolved once per
+ * (method, route) and then found with two Map lookups, and they are turned into Prometheus
+ * values only when /metrics is scraped (`SnapshotMetric`); both are in metrics-http.ts. The
+ * low-rate series (jobs, gauges read at scrape time) use prom-client's classes as they are.
  *
  * With IAM_WORKERS > 1 every worker keeps its own registry and the supervisor sums them with
  * prom-client's AggregatorRegistry (daemon/metrics/cluster.ts): each metric names how it is
  * aggregated (counters and histograms sum; a database-wide count is the same in every worker,
  * so it takes the max instead of being counted once per worker).
  */
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Aggregator, type Metric } from 'prom-client';
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry, type Metric } from 'prom-client';
+import { HttpRouteTable, SnapshotMetric, type RouteSeries } from './metrics-http.js';
 
-/** Seconds. Introspection and cached reads answer in about a millisecond, so the low end is fine-grained. */
-export const HTTP_BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10] as const;
+export { HTTP_BUCKETS, UNMATCHED } from './metrics-http.js';
+
 /** Seconds: jobs run from milliseconds (an empty outbox) to minutes (a federation poll). */
 export const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900] as const;
 
 /** Seconds: a due metadata poll starts within the rescan interval, or one slot (the document deadline) late. */
 export const FEDERATION_LATENESS_BUCKETS = [0.1, 1, 5, 15, 30, 60, 120, 300, 600, 1800, 3600] as const;
-
-/** The `route` label of a request no route matched (404, 405, a refused body before routing). */
-export const UNMATCHED = 'unmatched';
-
-/** HTTP methods get their own label value; anything else is `other` (the label set stays bounded). */
-const METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS']);
 
 /** What the introspection service records (shared/services/introspection.ts). */
 export interface IntrospectionObserver {
@@ -79,64 +74,9 @@ export interface PoolSnapshot {
   waiting: number;
 }
 
-/**
- * The counts of one (method, route): the duration histogram (bucket i counts the durations in
- * (b[i-1], b[i]], not cumulative until exported) and a count per status.
- */
-class RouteSeries {
-  readonly buckets = new Float64Array(HTTP_BUCKETS.length);
-  sum = 0;
-  count = 0;
-  readonly statuses = new Map<number, number>();
-  constructor(
-    readonly method: string,
-    readonly route: string,
-  ) {}
-
-  observe(status: number, seconds: number): void {
-    this.count++;
-    this.sum += seconds;
-    let i = 0;
-    while (i < HTTP_BUCKETS.length && seconds > HTTP_BUCKETS[i]) i++;
-    if (i < HTTP_BUCKETS.length) this.buckets[i]++;
-    this.statuses.set(status, (this.statuses.get(status) ?? 0) + 1);
-  }
-}
-
-/** One sample as prom-client's registries read it (`metricName` for a histogram's _bucket, _sum, _count). */
-type Values = { metricName: string; labels: Record<string, string | number>; value: number }[];
-
-/**
- * A metric whose values are read from plain counters when the registry is scraped. It has the
- * shape prom-client's Registry and AggregatorRegistry read (`name`, `help`, `type`,
- * `aggregator`, `get()`), which is all a registered metric needs.
- */
-class SnapshotMetric {
-  constructor(
-    readonly name: string,
-    readonly help: string,
-    readonly type: 'counter' | 'histogram',
-    private readonly read: () => Values,
-    readonly aggregator: Aggregator = 'sum',
-  ) {}
-
-  get(): Promise<{ name: string; help: string; type: string; aggregator: Aggregator; values: Values }> {
-    return Promise.resolve({
-      name: this.name,
-      help: this.help,
-      type: this.type,
-      aggregator: this.aggregator,
-      values: this.read(),
-    });
-  }
-
-  /** Registry.resetMetrics: the counts are the process's own; nothing to reset from outside. */
-  reset(): void {}
-}
-
 export class Metrics implements IntrospectionObserver, JobObserver, FederationPollObserver {
   readonly registry = new Registry();
-  private readonly routes = new Map<string, Map<string, RouteSeries>>();
+  private readonly http = new HttpRouteTable();
   private cacheHits = 0;
   private cacheMisses = 0;
   private readonly revocations = new Map<string, number>([
@@ -165,7 +105,7 @@ export class Metrics implements IntrospectionObserver, JobObserver, FederationPo
         'iam_http_requests_total',
         'HTTP requests answered, by method, route template and status.',
         'counter',
-        () => this.requestValues(),
+        () => this.http.requestValues(),
       ),
     );
     add(
@@ -173,7 +113,7 @@ export class Metrics implements IntrospectionObserver, JobObserver, FederationPo
         'iam_http_request_duration_seconds',
         'Time from the request reaching the application to its response being ready, by method and route template.',
         'histogram',
-        () => this.durationValues(),
+        () => this.http.durationValues(),
       ),
     );
     add(
@@ -343,50 +283,7 @@ export class Metrics implements IntrospectionObserver, JobObserver, FederationPo
    * the set stays as small as the route table.
    */
   httpSeries(method: string, route: string | undefined): RouteSeries {
-    const m = METHODS.has(method) ? method : 'other';
-    let byRoute = this.routes.get(m);
-    if (!byRoute) {
-      byRoute = new Map();
-      this.routes.set(m, byRoute);
-    }
-    const r = route ?? UNMATCHED;
-    let s = byRoute.get(r);
-    if (!s) {
-      s = new RouteSeries(m, r);
-      byRoute.set(r, s);
-    }
-    return s;
-  }
-
-  private requestValues(): Values {
-    const out: Values = [];
-    for (const byRoute of this.routes.values())
-      for (const s of byRoute.values())
-        for (const [status, value] of s.statuses)
-          out.push({
-            metricName: 'iam_http_requests_total',
-            labels: { method: s.method, route: s.route, status: String(status) },
-            value,
-          });
-    return out;
-  }
-
-  private durationValues(): Values {
-    const out: Values = [];
-    const name = 'iam_http_request_duration_seconds';
-    for (const byRoute of this.routes.values())
-      for (const s of byRoute.values()) {
-        const labels = { method: s.method, route: s.route };
-        let cumulative = 0;
-        for (let i = 0; i < HTTP_BUCKETS.length; i++) {
-          cumulative += s.buckets[i];
-          out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: HTTP_BUCKETS[i] }, value: cumulative });
-        }
-        out.push({ metricName: `${name}_bucket`, labels: { ...labels, le: '+Inf' }, value: s.count });
-        out.push({ metricName: `${name}_sum`, labels, value: s.sum });
-        out.push({ metricName: `${name}_count`, labels, value: s.count });
-      }
-    return out;
+    return this.http.series(method, route);
   }
 
   // ---- introspection ----

@@ -60,6 +60,20 @@ test('the check bites: an import cycle', (t) => {
   );
 });
 
+test('the check bites: a source file over 450 lines', (t) => {
+  const lines = (n: number) => 'export const x = 1;\n'.repeat(n);
+  t.deepEqual(
+    rulesOf({
+      'shared/services/long.ts': lines(451),
+      'daemon/routes/long-no-final-newline.ts': lines(450) + 'export const y = 2;',
+      'cli/commands/at-limit.ts': lines(450),
+      'migrations/at-limit-no-final-newline.ts': lines(449) + 'export const y = 2;',
+      'test/long.test.ts': lines(451),
+    }),
+    ['shared/services/long.ts: file-too-long', 'daemon/routes/long-no-final-newline.ts: file-too-long'],
+  );
+});
+
 test('the source tree keeps the layering of docs/architecture.md', (t) => {
   const root = projectRoot(fileURLToPath(import.meta.url));
   const files = readSources(root, ['daemon', 'cli', 'shared', 'migrations', 'bench']);

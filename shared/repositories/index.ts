@@ -3,16 +3,13 @@
  * a TenantScope (scope.ts); platform-level rows (tenants, signing keys, …) have repositories of
  * their own; the few lookups that cross tenants are in lookups.ts. See docs/architecture.md.
  */
-export {
-  ApprovalExpiryQueue,
-  type ApprovalFilter,
-  type ApprovalGrantRow,
-  type ApprovalNotificationRow,
-  type ApprovalRequestRow,
-  type ApprovalStepRow,
-  type RelationshipListRow,
-  type RelationshipRow,
-} from './approvals.js';
+export { ApprovalExpiryQueue, type ApprovalFilter } from './approvals.js';
+export type {
+  ApprovalGrantRow,
+  ApprovalNotificationRow,
+  ApprovalRequestRow,
+  ApprovalStepRow,
+} from './approval-rows.js';
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
@@ -25,15 +22,12 @@ export type {
 } from './custom-claims.js';
 export {
   FRESH_POLLER_FIELDS,
-  type FieldMapping,
-  type FieldMappingSetRow,
   type PinnedCertificate,
   type PollerFields,
-  type SourceProfileRow,
-  type SourceProfileVersionRow,
   type TrustSourceOperatorFields,
   type TrustSourceRow,
 } from './federation.js';
+export type { FieldMapping, FieldMappingSetRow, SourceProfileRow, SourceProfileVersionRow } from './field-mapping.js';
 export type { NotificationFilter, NotificationStateRow } from './notification-states.js';
 export {
   ExternalTokenRefreshRepository,
@@ -68,20 +62,23 @@ export {
   type PluginSettingsRow,
 } from './plugins.js';
 export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
+export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
 export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';
 export {
-  UpstreamLinkQueue,
   UpstreamLoginStateHousekeeping,
-  type SealedLinkTokens,
   type UpstreamIdpRow,
   type UpstreamIdpStatus,
-  type UpstreamLinkRow,
-  type UpstreamLinkState,
   type UpstreamLoginStateRow,
 } from './upstream-idps.js';
+export {
+  UpstreamLinkQueue,
+  type SealedLinkTokens,
+  type UpstreamLinkRow,
+  type UpstreamLinkState,
+} from './upstream-links.js';
 export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';

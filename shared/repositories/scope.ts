@@ -12,7 +12,7 @@
  * Repositories are made on first use, so a scope made per request costs one object.
  */
 import type { Db, Tx } from '../db/index.js';
-import { ScopedApprovals, ScopedRelationships } from './approvals.js';
+import { ScopedApprovals } from './approvals.js';
 import { ScopedAgentGrants } from './agent-grants.js';
 import { ScopedAudit, ScopedAuthHistory } from './audit.js';
 import { ScopedClaimRenames } from './claim-renames.js';
@@ -22,17 +22,20 @@ import { ScopedPasskeys, ScopedPasskeyTombstones, ScopedWebauthnChallenges } fro
 import { ScopedPluginSettings } from './plugins.js';
 import { ScopedProvisioning } from './provisioning.js';
 import { ScopedRecoveryOperations } from './recovery.js';
+import { ScopedRelationships } from './relationships.js';
 import { ScopedLookupRows, ScopedTenantRoutes } from './tenant-routes.js';
 import { ScopedLifecycleJobs } from './tenants.js';
 import { ScopedConsents } from './consents.js';
 import { ScopedCustomClaims } from './custom-claims.js';
 import { ScopedExports } from './exports.js';
-import { ScopedFieldMappingSets, ScopedSourceProfiles, ScopedTrustSources } from './federation.js';
+import { ScopedTrustSources } from './federation.js';
+import { ScopedFieldMappingSets, ScopedSourceProfiles } from './field-mapping.js';
 import { ScopedNotificationStates } from './notification-states.js';
 import { ScopedLinkRefresh } from './external-token-refresh.js';
 import { ScopedArtifacts, ScopedAuthCodes, ScopedAuthRequests, ScopedEmailCodes, ScopedSessions } from './sessions.js';
 import { ScopedTokens } from './tokens.js';
-import { ScopedUpstreamIdps, ScopedUpstreamLinks, ScopedUpstreamLoginStates } from './upstream-idps.js';
+import { ScopedUpstreamIdps, ScopedUpstreamLoginStates } from './upstream-idps.js';
+import { ScopedUpstreamLinks } from './upstream-links.js';
 import { ScopedUsers } from './users.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 

@@ -25,14 +25,18 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
-import { z } from 'zod';
 import { newId } from '../crypto.js';
 import { isUniqueViolation, retryTransient, type Database, type Db } from '../db/index.js';
 import { ApiError, notFound } from '../errors.js';
-import { OperationLookups, TenantScope, type ClaimRenameRow } from '../repositories/index.js';
+import { OperationLookups, TenantScope } from '../repositories/index.js';
 import { assertFieldKey } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
+import { LeaseLost, RenamePhases, type ClaimRenameLogger } from './claim-rename-phases.js';
+import { operationView, RenameInput, type RenameResult } from './claim-rename-views.js';
+
+export type { ClaimRenameLogger } from './claim-rename-phases.js';
+export { operationView, RenameInput, RenameOperationView, RenameResult } from './claim-rename-views.js';
 
 /**
  * A rename of at most this many stored values finishes during the request (200, the schema
@@ -59,12 +63,6 @@ export interface ClaimRenameOptions {
   leaseMs: number;
   /** Most stored values a rename may have to finish within `start` (INLINE_RENAME_MAX_USERS; 0: never). */
   inlineMaxUsers: number;
-}
-
-/** Narrow logger (pino fits). */
-export interface ClaimRenameLogger {
-  info(obj: object, msg: string): void;
-  warn(obj: object, msg: string): void;
 }
 
 /** The schema record a rename answers with: the spec's Custom claim schema, as it is now. */
@@ -104,64 +102,9 @@ export function renameHolding(scope: TenantScope, fieldKey: string): Promise<str
   return scope.claimRenames.reservedBy(fieldKey);
 }
 
-export const RenameInput = z.strictObject({
-  new_field_key: z.string().min(1).max(200).describe('The new claim key (pattern in docs/claims.md)'),
-});
-
-/** The operation as shown to an operator (`GET …/rename`, `iam claims rename --no-wait`). */
-export const RenameOperationView = z.looseObject({
-  id: z.string(),
-  state: z.enum(['copying', 'switching', 'cleanup', 'completed', 'failed']),
-  old_key: z.string(),
-  new_key: z.string(),
-  affected_users: z.number().int(),
-  copied_count: z.number().int(),
-  deleted_count: z.number().int(),
-  error_code: z.string().nullable(),
-  created_at: z.number().int(),
-  updated_at: z.number().int(),
-  completed_at: z.number().int().nullable(),
-});
-export type RenameOperationView = z.infer<typeof RenameOperationView>;
-
-/** The spec's rename response, with the operation for polling. */
-export const RenameResult = z.looseObject({
-  schema: z.looseObject({ id: z.string(), field_key: z.string(), operation_status: z.string() }),
-  affected_users: z.number().int(),
-  old_key: z.string(),
-  new_key: z.string(),
-  operation: RenameOperationView,
-});
-export type RenameResult = z.infer<typeof RenameResult>;
-
-export function operationView(op: ClaimRenameRow): RenameOperationView {
-  return {
-    id: op.id,
-    state: op.state,
-    old_key: op.old_key,
-    new_key: op.new_key,
-    affected_users: op.affected_users,
-    copied_count: op.copied_count,
-    deleted_count: op.deleted_count,
-    error_code: op.error_code,
-    created_at: op.created_at,
-    updated_at: op.updated_at,
-    completed_at: op.completed_at,
-  };
-}
-
 const ENDED = new Set(['completed', 'failed']);
 /** Most due operations one pass of the job picks up. */
 const DUE_BATCH = 20;
-
-/** The lease was taken over (it expired while this runner stalled): stop touching the operation. */
-class LeaseLost extends Error {}
-/** The key switch cannot happen (the schema changed, or the new key was taken meanwhile). */
-class SwitchRefused extends Error {
-  constructor(readonly code: string) {
-    super(code);
-  }
-}
 
 const sleep = (ms: number, signal?: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -183,6 +126,8 @@ export class ClaimRenameService {
   private readonly listeners = new Set<() => void>();
   private readonly options: ClaimRenameOptions;
   private readonly log?: ClaimRenameLogger;
+  /** One batch of each phase, under this runner's lease (claim-rename-phases.ts). */
+  private readonly phases: RenamePhases;
 
   constructor(
     private readonly ds: Database,
@@ -191,6 +136,7 @@ export class ClaimRenameService {
     this.options = { ...CLAIM_RENAME_DEFAULTS, ...opts.options };
     this.log = opts.logger;
     this.holder = opts.holder ?? `${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`;
+    this.phases = new RenamePhases(ds, this.holder, this.options, this.log);
   }
 
   private scope(tenantId: string, db: Db = this.ds): TenantScope {
@@ -378,9 +324,9 @@ export class ClaimRenameService {
           break;
         }
         if (op.lease_holder !== this.holder) throw new LeaseLost();
-        if (op.state === 'copying') await this.copyBatch(tenantId, op);
-        else if (op.state === 'switching') await this.switchKey(tenantId, op);
-        else if (op.state === 'cleanup') ended = await this.cleanupBatch(tenantId, op);
+        if (op.state === 'copying') await this.phases.copyBatch(tenantId, op);
+        else if (op.state === 'switching') await this.phases.switchKey(tenantId, op);
+        else if (op.state === 'cleanup') ended = await this.phases.cleanupBatch(tenantId, op);
         if (ended) break;
         if (opts.pause !== false) await sleep(this.options.batchPauseMs, signal);
       }
@@ -394,123 +340,6 @@ export class ClaimRenameService {
     }
     if (!ended) await retryTransient(() => renames.release(operationId, this.holder, Date.now())).catch(() => 0);
     return true;
-  }
-
-  /** Renews the lease inside the batch's transaction; a lost lease rolls the batch back. */
-  private async hold(scope: TenantScope, op: ClaimRenameRow, state: ClaimRenameRow['state']): Promise<void> {
-    const now = Date.now();
-    if ((await scope.claimRenames.hold(op.id, this.holder, state, now + this.options.leaseMs, now)) !== 1) {
-      throw new LeaseLost();
-    }
-  }
-
-  /** Phase 1: one batch, one transaction; when nothing is left, the operation moves to `switching`. */
-  private async copyBatch(tenantId: string, op: ClaimRenameRow): Promise<void> {
-    await retryTransient(() =>
-      this.ds.transaction(async (tx) => {
-        const scope = this.scope(tenantId, tx);
-        await this.hold(scope, op, 'copying');
-        const after = op.checkpoint ?? '';
-        const users = await scope.claimRenames.usersAfter(op.old_key, after, this.options.batchSize);
-        const now = Date.now();
-        if (users.length === 0) {
-          await scope.claimRenames.moveState(op.id, this.holder, 'copying', 'switching', now);
-          return;
-        }
-        const last = users[users.length - 1];
-        const copied = await scope.claimRenames.copyRange(op.old_key, op.new_key, after, last);
-        if ((await scope.claimRenames.advanceCopy(op.id, this.holder, last, copied, now)) !== 1) throw new LeaseLost();
-      }),
-    );
-  }
-
-  /** Phase 2, in one transaction: final catch-up, the key switch, the operation to `cleanup`. */
-  private async switchKey(tenantId: string, op: ClaimRenameRow): Promise<void> {
-    try {
-      await retryTransient(() =>
-        this.ds.transaction(async (tx) => {
-          const scope = this.scope(tenantId, tx);
-          const renames = scope.claimRenames;
-          await this.hold(scope, op, 'switching');
-          const now = Date.now();
-          // The schema row first: its lock orders this transaction after any write of a value
-          // that read the old key (the custom claims service reads the schema with a lock).
-          let switched: number;
-          try {
-            switched = await renames.switchKey(op.schema_id, op.old_key, op.new_key, now);
-          } catch (e) {
-            if (isUniqueViolation(e)) throw new SwitchRefused('claim_key_conflict');
-            throw e;
-          }
-          if (switched !== 1) throw new SwitchRefused('schema_changed');
-          const fixed = await renames.reconcile(op.old_key, op.new_key);
-          if ((await renames.moveState(op.id, this.holder, 'switching', 'cleanup', now)) !== 1) throw new LeaseLost();
-          this.log?.info(
-            { operation_id: op.id, tenant_id: tenantId, caught_up: fixed },
-            'claim rename switched to the new key',
-          );
-        }),
-      );
-    } catch (e) {
-      if (!(e instanceof SwitchRefused)) throw e;
-      await this.fail(tenantId, op, e.code);
-    }
-  }
-
-  /** A rename that cannot switch: its copies go, the schema keeps its key and is `active` again. */
-  private async fail(tenantId: string, op: ClaimRenameRow, code: string): Promise<void> {
-    await retryTransient(() =>
-      this.ds.transaction(async (tx) => {
-        const scope = this.scope(tenantId, tx);
-        const renames = scope.claimRenames;
-        const now = Date.now();
-        // The copies are ours only while no schema has the new key.
-        if (!(await renames.keyInUse(op.new_key))) await renames.deleteAll(op.new_key);
-        if ((await renames.finish(op.id, this.holder, 'switching', 'failed', code, now)) !== 1) throw new LeaseLost();
-        await renames.markActive(op.schema_id, now);
-        await renames.unreserve(op.id);
-        await audit(
-          tx,
-          { type: 'system', id: 'claim-rename' },
-          {
-            tenantId,
-            action: 'custom_claim.rename.failed',
-            targetType: 'custom_claim_schema',
-            targetId: op.schema_id,
-            outcome: 'failure',
-            summary: { operation_id: op.id, error_code: code },
-          },
-        );
-      }),
-    );
-    this.log?.warn({ operation_id: op.id, tenant_id: tenantId, error_code: code }, 'claim rename failed');
-  }
-
-  /** Cleanup: one batch of old-key rows deleted; when none is left, the operation completes (returns true). */
-  private async cleanupBatch(tenantId: string, op: ClaimRenameRow): Promise<boolean> {
-    let ended = false;
-    await retryTransient(() =>
-      this.ds.transaction(async (tx) => {
-        ended = false;
-        const scope = this.scope(tenantId, tx);
-        const renames = scope.claimRenames;
-        await this.hold(scope, op, 'cleanup');
-        const now = Date.now();
-        const users = await renames.usersAfter(op.old_key, '', this.options.batchSize);
-        if (users.length > 0) {
-          const last = users[users.length - 1];
-          const deleted = await renames.deleteRange(op.old_key, '', last);
-          if ((await renames.advanceCleanup(op.id, this.holder, last, deleted, now)) !== 1) throw new LeaseLost();
-          return;
-        }
-        if ((await renames.finish(op.id, this.holder, 'cleanup', 'completed', null, now)) !== 1) throw new LeaseLost();
-        await renames.markActive(op.schema_id, now);
-        await renames.unreserve(op.id);
-        ended = true;
-      }),
-    );
-    if (ended) this.log?.info({ operation_id: op.id, tenant_id: tenantId }, 'claim rename completed');
-    return ended;
   }
 
   // ---- waiting (the CLI) ----------------------------------------------------------------

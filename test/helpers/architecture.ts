@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
+import { checkFileSize } from './architecture-file-size.js';
 
 export interface Violation {
   file: string;
@@ -111,6 +112,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
   for (const cycle of cycles(graph)) {
     v.push({ file: cycle[0], rule: 'import-cycle', detail: cycle.join(' -> ') });
   }
+  v.push(...checkFileSize(files));
   return v;
 }
 

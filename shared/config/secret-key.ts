@@ -1,0 +1,57 @@
+/**
+ * The secret key (IAM_SECRET_KEY): from the environment, or from the data directory's
+ * `secret.key`, generated there on first start. Read by loadConfig (shared/config.ts).
+ */
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { ConfigError } from './vars.js';
+
+export const MIN_SECRET_KEY_LENGTH = 32;
+
+/** Where the secret key came from, for the start-up log (never the key itself). */
+export type SecretKeySource = 'env' | 'file' | 'generated';
+
+/** Reads the secret key from the environment, or from (or into) the data directory. */
+export function loadSecretKey(
+  env: NodeJS.ProcessEnv,
+  dataDir: string,
+): { secretKey: string; secretKeySource: SecretKeySource } {
+  const fromEnv = env.IAM_SECRET_KEY;
+  if (fromEnv !== undefined && fromEnv !== '') {
+    if (fromEnv.length < MIN_SECRET_KEY_LENGTH) {
+      throw new ConfigError(
+        'IAM_SECRET_KEY',
+        `is too short: at least ${MIN_SECRET_KEY_LENGTH} characters are required ` +
+          '(generate one with: openssl rand -base64 32)',
+      );
+    }
+    return { secretKey: fromEnv, secretKeySource: 'env' };
+  }
+  const file = join(dataDir, 'secret.key');
+  if (existsSync(file)) {
+    const key = readFileSync(file, 'utf8').trim();
+    if (key.length < MIN_SECRET_KEY_LENGTH) {
+      throw new ConfigError(
+        'IAM_SECRET_KEY',
+        `the key file ${file} holds fewer than ${MIN_SECRET_KEY_LENGTH} characters`,
+      );
+    }
+    return { secretKey: key, secretKeySource: 'file' };
+  }
+  try {
+    mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+    const key = randomBytes(32).toString('base64url');
+    // 'wx' fails if another process created the file first; then read theirs.
+    try {
+      writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
+      chmodSync(file, 0o600);
+      return { secretKey: key, secretKeySource: 'generated' };
+    } catch (e) {
+      if ((e as NodeJS.ErrnoException).code === 'EEXIST') return loadSecretKey(env, dataDir);
+      throw e;
+    }
+  } catch (e) {
+    throw new ConfigError('IAM_SECRET_KEY', `is unset and no key could be written to ${file}: ${(e as Error).message}`);
+  }
+}
