@@ -71,7 +71,8 @@ export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limit
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
-export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
+export { type AuthCodeRow } from './authorization.js';
+export { LoginHousekeeping, type ArtifactRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';
 export {
   UpstreamLinkQueue,
