@@ -40,7 +40,10 @@ export class ArtifactService {
       authRequestId: string | null;
       authTime: number;
       amr: string[];
-      /** The session's acr when it is not the email code's (a passkey's). */
+      /**
+       * The session's acr, the sign-in's. None (artifacts issued before the sign-in service
+       * stored it) reads as the email code's.
+       */
       acr?: string | null;
       /** The passkey of a passkey sign-in, so redemption can check it is still registered. */
       passkeyId?: string | null;
