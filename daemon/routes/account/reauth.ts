@@ -86,7 +86,7 @@ export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
     const code = typeof b.code === 'string' ? b.code.trim() : '';
     try {
       // The code went to the session's own address, so this is the session's user; a session
-      // that ended meanwhile is not renewed (and the code stays unspent). Sign-in.ts.
+      // that ended meanwhile is not renewed, and the code stays unspent (sign-in.ts, stepUp).
       await deps.signIn.stepUp(
         {
           emailCode: {
