@@ -10,6 +10,7 @@ import type { EmailCodeService } from '../shared/services/auth/codes.js';
 import type { OAuthService } from '../shared/services/auth/oauth.js';
 import type { Passkeys } from '../shared/services/auth/passkeys.js';
 import type { FoundSession, SessionService } from '../shared/services/auth/sessions.js';
+import type { SignInService } from '../shared/services/auth/sign-in.js';
 import type { Throttle } from '../shared/services/auth/throttle.js';
 import type { IntrospectionService } from '../shared/services/introspection.js';
 import type { EmailProviders } from '../shared/services/mail/index.js';
@@ -53,6 +54,8 @@ export interface AppDeps {
   /** Passkeys: registration, sign-in, the user's list (docs/passkeys.md). */
   passkeys: Passkeys;
   oauth: OAuthService;
+  /** Every sign-in: a method's proof, the authorization request and the session in one transaction. */
+  signIn: SignInService;
   introspection: IntrospectionService;
   /** Email notifier providers (smtp, log); the outbox deliverer sends through them. */
   mail: EmailProviders;

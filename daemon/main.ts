@@ -22,6 +22,7 @@ import { EmailCodeService } from '../shared/services/auth/codes.js';
 import { Throttle } from '../shared/services/auth/throttle.js';
 import { OAuthService } from '../shared/services/auth/oauth.js';
 import { SessionService } from '../shared/services/auth/sessions.js';
+import { SignInService } from '../shared/services/auth/sign-in.js';
 import { Outbox } from '../shared/services/outbox.js';
 import { IntrospectionService } from '../shared/services/introspection.js';
 import { createEmailProviders } from '../shared/services/mail/index.js';
@@ -228,6 +229,7 @@ async function main(): Promise<void> {
     artifacts: new ArtifactService(ds),
     passkeys: new PasskeyService(ds, { issuer: config.issuer, secretKey: config.secretKey }),
     oauth: new OAuthService(ds),
+    signIn: new SignInService(ds, () => deps),
     mail,
     recovery: new RecoveryService(ds, keys, config.issuer),
     tenantLifecycle: new TenantLifecycleService(ds),

@@ -66,7 +66,8 @@ export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
-export { LoginHousekeeping, type ArtifactRow, type AuthCodeRow, type SessionRow } from './sessions.js';
+export { type AuthCodeRow } from './authorization.js';
+export { LoginHousekeeping, type ArtifactRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';
 export {
   UpstreamLoginStateHousekeeping,

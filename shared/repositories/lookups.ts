@@ -2,16 +2,8 @@ import { boolInt, jsonText, type Client } from '../db/entities.js';
 import type { Db } from '../db/index.js';
 import { one } from '../db/sql.js';
 import { toPendingExportRow, type PendingExportRow } from './exports.js';
-import {
-  toArtifactRow,
-  toAuthCodeRow,
-  toAuthRequestRow,
-  toSessionWithUser,
-  type ArtifactRow,
-  type AuthCodeRow,
-  type AuthRequestRow,
-  type SessionWithUser,
-} from './sessions.js';
+import { toAuthCodeRow, toAuthRequestRow, type AuthCodeRow, type AuthRequestRow } from './authorization.js';
+import { toArtifactRow, toSessionWithUser, type ArtifactRow, type SessionWithUser } from './sessions.js';
 import { toRefreshTokenRow, type RefreshTokenRow } from './tokens.js';
 
 /** The policy versions a tenant sets (`settings.consentPolicy`), recorded with each consent. */

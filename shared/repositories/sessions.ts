@@ -1,7 +1,7 @@
 /**
- * The sign-in's rows: email codes, browser sessions, direct-auth artifacts, authorization
- * requests (the "authorization challenge" a login continues) and authorization codes. (The
- * users table, as sign-in reads it too, is users.ts.)
+ * The sign-in's rows: email codes, browser sessions and direct-auth artifacts. (The users table,
+ * as sign-in reads it too, is users.ts; authorization requests and codes, the protocol's rows a
+ * login continues and ends in, are authorization.ts.)
  *
  * A row found by the hash of a value only its holder knows (a session cookie, an artifact, a
  * code, a challenge id) is found through lookups.ts, which returns its tenant id; everything
@@ -353,131 +353,6 @@ export class ScopedArtifacts {
       (await exec(
         this.s.db,
         'UPDATE direct_auth_artifacts SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
-        [now, this.s.tenantId, id],
-      )) === 1
-    );
-  }
-}
-
-/** An authorization request as its lookup finds it (lookups.ts); `params` as saved. */
-export interface AuthRequestRow {
-  tenantId: string;
-  params: unknown;
-  expiresAt: number;
-  consumed: boolean;
-}
-
-/** Maps the authorization request lookup's row (lookups.ts). */
-export function toAuthRequestRow(r: Row): AuthRequestRow {
-  return {
-    tenantId: String(r.tenant_id),
-    params: json<unknown>(r.params),
-    expiresAt: num(r.expires_at),
-    consumed: r.consumed_at !== null && r.consumed_at !== undefined,
-  };
-}
-
-/** Authorization requests: saved when a login or consent page is shown, consumed once answered. */
-export class ScopedAuthRequests {
-  constructor(private readonly s: ScopeRef) {}
-
-  async insert(r: { id: string; clientId: string; params: unknown; createdAt: number; expiresAt: number }) {
-    await exec(
-      this.s.db,
-      `INSERT INTO auth_requests (id, tenant_id, client_id, params, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, NULL)`,
-      [r.id, this.s.tenantId, r.clientId, JSON.stringify(r.params), r.createdAt, r.expiresAt],
-    );
-  }
-
-  /** One winner: true for the one caller that consumed it. */
-  async consume(id: string, now: number): Promise<boolean> {
-    return (
-      (await exec(
-        this.s.db,
-        'UPDATE auth_requests SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
-        [now, this.s.tenantId, id],
-      )) === 1
-    );
-  }
-}
-
-/** An authorization code as its lookup finds it (lookups.ts); `id` is its hash. */
-export interface AuthCodeRow {
-  id: string;
-  tenant_id: string;
-  client_id: string;
-  user_id: string;
-  session_id: string;
-  family_id: string;
-  redirect_uri: string;
-  scope: string[];
-  nonce: string | null;
-  code_challenge: string;
-  auth_time: number;
-  acr: string;
-  amr: string[];
-  expires_at: number;
-  consumed_at: number | null;
-}
-
-/** Maps the authorization code lookup's row (lookups.ts). */
-export function toAuthCodeRow(r: Row): AuthCodeRow {
-  return {
-    id: String(r.id),
-    tenant_id: String(r.tenant_id),
-    client_id: String(r.client_id),
-    user_id: String(r.user_id),
-    session_id: String(r.session_id),
-    family_id: String(r.family_id),
-    redirect_uri: String(r.redirect_uri),
-    scope: String(r.scope).split(' ').filter(Boolean),
-    nonce: (r.nonce as string) ?? null,
-    code_challenge: String(r.code_challenge),
-    auth_time: num(r.auth_time),
-    acr: String(r.acr),
-    amr: json<string[]>(r.amr),
-    expires_at: num(r.expires_at),
-    consumed_at: r.consumed_at === null ? null : num(r.consumed_at),
-  };
-}
-
-/** Authorization codes (RFC 6749 §4.1.2): single-use, a minute long. */
-export class ScopedAuthCodes {
-  constructor(private readonly s: ScopeRef) {}
-
-  async insert(c: Omit<AuthCodeRow, 'tenant_id' | 'consumed_at'> & { created_at: number }): Promise<void> {
-    await exec(
-      this.s.db,
-      `INSERT INTO auth_codes (id, tenant_id, client_id, user_id, session_id, family_id, redirect_uri, scope, nonce,
-         code_challenge, auth_time, acr, amr, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
-      [
-        c.id,
-        this.s.tenantId,
-        c.client_id,
-        c.user_id,
-        c.session_id,
-        c.family_id,
-        c.redirect_uri,
-        c.scope.join(' '),
-        c.nonce,
-        c.code_challenge,
-        c.auth_time,
-        c.acr,
-        JSON.stringify(c.amr),
-        c.created_at,
-        c.expires_at,
-      ],
-    );
-  }
-
-  /** One winner: true for the one redemption that consumed it. */
-  async consume(id: string, now: number): Promise<boolean> {
-    return (
-      (await exec(
-        this.s.db,
-        'UPDATE auth_codes SET consumed_at = ? WHERE tenant_id = ? AND id = ? AND consumed_at IS NULL',
         [now, this.s.tenantId, id],
       )) === 1
     );

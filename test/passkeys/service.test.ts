@@ -121,21 +121,29 @@ test('a registered passkey signs in: hwk without backup, swk when synced', async
   t.true(list.every((k) => k.lastUsedAt !== null));
 });
 
-test('the `then` callback runs in the transaction and its result is returned', async (t) => {
+test("the proof is spent in the caller's transaction: rolled back with it, the use is not recorded", async (t) => {
   const user = await newUser();
   const auth = new SoftAuthenticator(ISSUER);
   await register(user, auth);
   const o = await svc.authenticationOptions({ tenantId: app.tenantId, clientId: app.web.clientId });
-  const r = await svc.verifyAuthentication(
-    {
-      tenantId: app.tenantId,
-      clientId: app.web.clientId,
-      challengeId: o.challengeId,
-      response: auth.assert(o.options),
-    },
-    (_tx, s) => Promise.resolve(`ok:${s.user.id}`),
+  const proof = await svc.prove({
+    tenantId: app.tenantId,
+    clientId: app.web.clientId,
+    challengeId: o.challengeId,
+    response: auth.assert(o.options),
+  });
+  t.is(proof.signIn.user.id, user.id);
+  t.is(proof.passkeyId, proof.signIn.passkey.id);
+  await t.throwsAsync(
+    ds.transaction(async (tx) => {
+      t.deepEqual(await proof.spend(tx), { user: proof.signIn.user });
+      throw new Error('the sign-in failed after the proof');
+    }),
+    { message: 'the sign-in failed after the proof' },
   );
-  t.is(r.result, `ok:${user.id}`);
+  t.is((await svc.list(app.tenantId, user.id))[0].lastUsedAt, null);
+  t.deepEqual(await ds.transaction((tx) => proof.spend(tx)), { user: proof.signIn.user });
+  t.not((await svc.list(app.tenantId, user.id))[0].lastUsedAt, null);
 });
 
 test('a credential the tenant never registered is refused without the unknown-credential signal', async (t) => {

@@ -13,10 +13,11 @@ import type { Tenant } from '../../shared/db/entities.js';
 import type { Database } from '../../shared/db/index.js';
 import { Lookups, TenantScope, UpstreamLinkQueue } from '../../shared/repositories/index.js';
 import { ArtifactService } from '../../shared/services/auth/artifacts.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, EmailCodeService } from '../../shared/services/auth/codes.js';
+import { AMR_EMAIL_CODE, EmailCodeService } from '../../shared/services/auth/codes.js';
 import { OAuthService } from '../../shared/services/auth/oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { SessionService } from '../../shared/services/auth/sessions.js';
+import { SignInService } from '../../shared/services/auth/sign-in.js';
 import { Throttle } from '../../shared/services/auth/throttle.js';
 import { ClaimRenameService } from '../../shared/services/claim-rename.js';
 import { CustomClaimsService } from '../../shared/services/custom-claims.js';
@@ -163,17 +164,20 @@ async function signedInB({ directory, b, scopeB, services }: World) {
     meta,
   };
   await codes.sendCode(login);
-  const { result: signedIn } = await codes.verifyCode({ ...login, code: /(\d{6})/.exec(mailed)![1] }, (tx, u) =>
-    sessions.createSession(tx, {
-      user: u,
-      authTime: Date.now(),
-      acr: ACR_EMAIL_CODE,
-      amr: AMR_EMAIL_CODE,
-      clientId: client.client_id,
-      meta,
-    }),
+  // Only the email code signs in here; the other methods are not reached.
+  const unused = { prove: () => Promise.reject(new Error('not used by this test')) };
+  const signIn = new SignInService(db, () => ({
+    codes,
+    sessions,
+    artifacts: new ArtifactService(db),
+    passkeys: unused,
+    upstreamBroker: unused,
+  }));
+  const signedIn = await signIn.session(
+    { emailCode: { ...login, code: /(\d{6})/.exec(mailed)![1] } },
+    { clientId: client.client_id, meta },
   );
-  const session = signedIn!.session;
+  const session = signedIn.session;
   await codes.sendCode(login); // a live code too
   const liveCode = (await scopeB.emailCodes.latestLive(user.email, BOUND))!;
   const verifier = randomBytes(32).toString('base64url');
@@ -205,7 +209,7 @@ async function signedInB({ directory, b, scopeB, services }: World) {
   const familyId = redeemed.code.family_id;
   const refreshToken = redeemed.refreshToken!;
   const { artifact } = await new ArtifactService(db).createArtifact({
-    user: signedIn!.user,
+    user: signedIn.user,
     clientId: client.client_id,
     channel: 'browser',
     providerId: 'email_code',

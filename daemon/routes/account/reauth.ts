@@ -15,7 +15,6 @@
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE } from '../../../shared/services/auth/codes.js';
 import { KNOWN_DEVICE_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
@@ -86,29 +85,22 @@ export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
     const { me, b, token } = f;
     const code = typeof b.code === 'string' ? b.code.trim() : '';
     try {
-      await deps.codes.verifyCode(
+      // The code went to the session's own address, so this is the session's user; a session
+      // that ended meanwhile is not renewed, and the code stays unspent (sign-in.ts, stepUp).
+      await deps.signIn.stepUp(
         {
-          tenantId: me.session.tenant_id,
-          clientId: ACCOUNT_CLIENT_ID,
-          email: me.user.email,
-          code,
-          binding: binding(me.session.id),
-          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
-          allowSignup: false,
-          meta: requestMeta(ctx),
+          emailCode: {
+            tenantId: me.session.tenant_id,
+            clientId: ACCOUNT_CLIENT_ID,
+            email: me.user.email,
+            code,
+            binding: binding(me.session.id),
+            knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+            allowSignup: false,
+            meta: requestMeta(ctx),
+          },
         },
-        async (tx, user) => {
-          // The code went to the session's own address, so this is the session's user; a
-          // session that ended meanwhile is not renewed (and the code stays unspent).
-          const renewed =
-            user.id === me.user.id &&
-            (await deps.sessions.reauthenticate(tx, me.session.tenant_id, me.session.id, {
-              authTime: Date.now(),
-              acr: ACR_EMAIL_CODE,
-              amr: AMR_EMAIL_CODE,
-            }));
-          if (!renewed) throw new ApiError(401, 'invalid_token', 'Your session has ended; sign in again.');
-        },
+        { tenantId: me.session.tenant_id, sessionId: me.session.id, userId: me.user.id },
       );
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {

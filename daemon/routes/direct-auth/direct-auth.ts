@@ -20,7 +20,7 @@ import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
 import { ApiError, InvalidClient, InvalidGrant, InvalidRequest } from '../../../shared/errors.js';
 import { email } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
+import { EMAIL_CODE_PROVIDER, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import { PasskeyRefused } from '../../../shared/services/auth/passkeys.js';
 import { WebauthnSignal } from '../../../shared/schemas/passkeys.js';
@@ -30,8 +30,6 @@ import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { authorizationFlow, requestMeta, retryAfter } from '../oauth/authorization.js';
-
-const EMAIL_PROVIDER = 'email_code';
 
 const SendBody = z.strictObject({
   client_id: z.string().min(1).max(128),
@@ -52,7 +50,7 @@ const VerifyBody = z.strictObject({
   code_challenge: z.string().regex(PKCE_VALUE, 'must be a PKCE S256 challenge (RFC 7636 §4.2)').optional(),
   code_challenge_method: z.literal('S256').optional(),
   channel: z.literal('browser').optional(),
-  provider_id: z.literal(EMAIL_PROVIDER).optional(),
+  provider_id: z.literal(EMAIL_CODE_PROVIDER).optional(),
 });
 
 const SessionBody = z.strictObject({
@@ -233,7 +231,6 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         allowSignup: client.allowSignup,
         meta: requestMeta(ctx),
       };
-      const authTime = Date.now();
       // The browser that proved the address has its throttling budgets to itself from now on.
       const knownDevice = () =>
         setCookie(ctx, KNOWN_DEVICE_COOKIE, deps.codes.knownDeviceToken(client.tenant_id, b.email), {
@@ -241,43 +238,40 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           secure,
         });
       if (b.code_challenge) {
-        const { user } = await deps.codes.verifyCode(verify);
+        // The consumed code and the artifact commit together (sign-in.ts).
+        const { artifact, expiresIn } = await deps.signIn.artifact(
+          { emailCode: verify },
+          {
+            clientId: client.client_id,
+            channel: b.channel ?? 'browser',
+            codeChallenge: b.code_challenge,
+            authRequestId: challenge ? b.authorization_challenge_id! : null,
+          },
+        );
         knownDevice();
-        const { artifact, expiresIn } = await deps.artifacts.createArtifact({
-          user,
-          clientId: client.client_id,
-          channel: b.channel ?? 'browser',
-          providerId: EMAIL_PROVIDER,
-          codeChallenge: b.code_challenge,
-          authRequestId: challenge ? b.authorization_challenge_id! : null,
-          authTime,
-          amr: AMR_EMAIL_CODE,
-        });
         ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
         return;
       }
       // The consumed code, the session, their history rows and the consumed challenge commit
-      // together, in one transaction.
-      const { result: created } = await deps.codes.verifyCode(verify, async (tx, user) => {
-        const c = await deps.sessions.createSession(tx, {
-          user,
-          authTime,
-          acr: ACR_EMAIL_CODE,
-          amr: AMR_EMAIL_CODE,
+      // together, in one transaction (sign-in.ts).
+      const created = await deps.signIn.session(
+        { emailCode: verify },
+        {
           clientId: client.client_id,
           meta: requestMeta(ctx),
-        });
-        if (challenge) await deps.oauth.consumeAuthRequest(challenge.tenantId, b.authorization_challenge_id!, tx);
-        return c;
-      });
+          ...(challenge
+            ? { authRequest: { tenantId: challenge.tenantId, id: b.authorization_challenge_id!, via: 'direct' } }
+            : {}),
+        },
+      );
       knownDevice();
       sessionResult(
         ctx,
-        created!,
+        created,
         challenge
           ? {
               authorization: { challengeId: b.authorization_challenge_id, status: 'continued' },
-              redirect_url: continuationUrl(b.authorization_challenge_id!, created!.session.id, challenge.params),
+              redirect_url: continuationUrl(b.authorization_challenge_id!, created.session.id, challenge.params),
             }
           : {},
       );
@@ -334,22 +328,16 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           await deps.passkeys.removedRecently(a.tenantId, a.passkeyId),
         );
       const challenge = a.authRequestId ? await deps.oauth.getAuthRequest(a.authRequestId) : undefined;
-      const user = await deps.sessions.findUser(client.tenant_id, a.userId);
-      if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
-
       // The consumed artifact, the consumed challenge (when the login continues now) and the
-      // session commit together.
+      // session commit together (sign-in.ts); the artifact's user must still be active.
       const continueNow = challenge && !challenge.consumed && !b.defer_authorization_continuation;
-      const created = await deps.artifacts.redeem(a, continueNow ? a.authRequestId : null, (tx) =>
-        deps.sessions.createSession(tx, {
-          user,
-          authTime: a.authTime,
-          // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
-          acr: a.acr ?? ACR_EMAIL_CODE,
-          amr: a.amr,
+      const created = await deps.signIn.session(
+        { artifact: a },
+        {
           clientId: client.client_id,
           meta: requestMeta(ctx),
-        }),
+          ...(continueNow ? { authRequest: { tenantId: a.tenantId, id: a.authRequestId!, via: 'direct' } } : {}),
+        },
       );
       let extra: Record<string, unknown> = {};
       if (challenge) {

@@ -17,7 +17,6 @@ import {
   PasskeyOptionsResult,
   PasskeyVerifyBody,
 } from '../../../shared/schemas/passkeys.js';
-import { PASSKEY_PROVIDER } from '../../../shared/services/auth/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { DirectSessionError, directAuthChecks } from './direct-auth.js';
@@ -92,26 +91,25 @@ export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       const challenge = await challengeFor(b.authorization_challenge_id, client.client_id);
       // Every assertion, right or wrong, spends the network's and the tenant's check budgets.
       await deps.throttle.verify({ tenantId: client.tenant_id, ip: ctx.ip });
-      const { signIn } = await deps.passkeys.verifyAuthentication({
-        tenantId: client.tenant_id,
-        clientId: client.client_id,
-        challengeId: b.challenge_id,
-        response: b.credential,
-        // The challenge must have been asked for the same authorization request (or none).
-        authRequestId: b.authorization_challenge_id ?? null,
-      });
-      const { artifact, expiresIn } = await deps.artifacts.createArtifact({
-        user: signIn.user,
-        clientId: client.client_id,
-        channel: b.channel ?? 'browser',
-        providerId: PASSKEY_PROVIDER,
-        codeChallenge: b.code_challenge,
-        authRequestId: challenge ? b.authorization_challenge_id! : null,
-        authTime: signIn.authTime,
-        amr: signIn.amr,
-        acr: signIn.acr,
-        passkeyId: signIn.passkey.id,
-      });
+      // The assertion's use and the artifact commit together (sign-in.ts).
+      const { artifact, expiresIn } = await deps.signIn.artifact(
+        {
+          passkey: {
+            tenantId: client.tenant_id,
+            clientId: client.client_id,
+            challengeId: b.challenge_id,
+            response: b.credential,
+            // The challenge must have been asked for the same authorization request (or none).
+            authRequestId: b.authorization_challenge_id ?? null,
+          },
+        },
+        {
+          clientId: client.client_id,
+          channel: b.channel ?? 'browser',
+          codeChallenge: b.code_challenge,
+          authRequestId: challenge ? b.authorization_challenge_id! : null,
+        },
+      );
       ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };
     },
   );

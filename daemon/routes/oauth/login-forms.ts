@@ -13,7 +13,7 @@
 import Router from '@koa/router';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
 import { email as emailSchema } from '../../../shared/schemas/common.js';
-import { ACR_EMAIL_CODE, AMR_EMAIL_CODE, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
+import { KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -90,32 +90,26 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
       });
     let created: CreatedSession;
     try {
-      // The consumed code, the session and the consumed request commit together.
-      const { result } = await deps.codes.verifyCode(
+      // The consumed code, the session and the consumed request commit together (sign-in.ts).
+      created = await deps.signIn.session(
         {
-          tenantId: f.client.tenant_id,
-          clientId: f.client.client_id,
-          email: email.data,
-          code,
-          binding: `ar:${f.challenge}`,
-          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
-          allowSignup: f.allowSignup,
-          meta: requestMeta(ctx),
-        },
-        async (tx, user) => {
-          const c = await deps.sessions.createSession(tx, {
-            user,
-            authTime: Date.now(),
-            acr: ACR_EMAIL_CODE,
-            amr: AMR_EMAIL_CODE,
+          emailCode: {
+            tenantId: f.client.tenant_id,
             clientId: f.client.client_id,
+            email: email.data,
+            code,
+            binding: `ar:${f.challenge}`,
+            knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+            allowSignup: f.allowSignup,
             meta: requestMeta(ctx),
-          });
-          await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge, tx);
-          return c;
+          },
+        },
+        {
+          clientId: f.client.client_id,
+          meta: requestMeta(ctx),
+          authRequest: { tenantId: f.req.tenantId, id: f.challenge, via: 'page' },
         },
       );
-      created = result!;
     } catch (e) {
       if (e instanceof OAuthError || e instanceof ApiError) {
         if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));

@@ -5,9 +5,9 @@
  *
  * - POST /login/passkey/options: a fresh single-use challenge and the options for
  *   navigator.credentials.get (discoverable credentials: the authenticator names the user);
- * - POST /login/passkey: the assertion. The service verifies it, and in its transaction the
- *   session is created and the authorization request consumed (as /login/verify does with a
- *   code); the answer is `{redirect_url}`, the continuation of the authorization, where the
+ * - POST /login/passkey: the assertion. The passkey service verifies it, and in the sign-in
+ *   service's transaction its use is recorded, the session created and the authorization
+ *   request consumed (as /login/verify does with a code); the answer is `{redirect_url}`, the continuation of the authorization, where the
  *   script sends the browser. A credential the tenant removed (a live tombstone) answers 400
  *   `invalid_grant` with `webauthn_signal: {unknown_credential: true}`; one it never knew (under
  *   the shared RP ID, perhaps another tenant's) the same refusal without the signal.
@@ -18,7 +18,6 @@
  */
 import Router from '@koa/router';
 import type { AuthenticationResponseJSON } from '@simplewebauthn/server';
-import { ApiError } from '../../../shared/errors.js';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import {
   LoginPasskeyOptionsBody,
@@ -89,34 +88,27 @@ export function passkeyLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       // as a code check at /login/verify and the direct API's passkey verify spend them.
       await deps.throttle.verify({ tenantId: f.client.tenant_id, ip: ctx.ip });
       const body = ctx.state.guard.body;
-      // The assertion, the session and the consumed request commit together (PasskeyRefused
-      // is thrown before anything is written, and rendered as the error object).
-      const { result } = await deps.passkeys.verifyAuthentication(
+      // The assertion's use, the session and the consumed request commit together (sign-in.ts;
+      // PasskeyRefused is thrown before anything is written, and rendered as the error object).
+      // One sign-in per authorization request: a second, parallel one rolls back whole.
+      const created = await deps.signIn.session(
         {
-          tenantId: f.client.tenant_id,
-          clientId: f.client.client_id,
-          challengeId: body.challenge_id,
-          response: body.credential as unknown as AuthenticationResponseJSON,
-          // The challenge was made for this authorization request (its options call): an
-          // assertion over another request's challenge is refused.
-          authRequestId: f.challenge,
-        },
-        async (tx, signIn) => {
-          const created = await deps.sessions.createSession(tx, {
-            user: signIn.user,
-            authTime: signIn.authTime,
-            acr: signIn.acr,
-            amr: signIn.amr,
+          passkey: {
+            tenantId: f.client.tenant_id,
             clientId: f.client.client_id,
-            meta: requestMeta(ctx),
-          });
-          // One sign-in per authorization request: a second, parallel one rolls back whole.
-          if (!(await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge, tx)))
-            throw new ApiError(400, 'invalid_request', 'This sign-in request was already completed; start again.');
-          return created;
+            challengeId: body.challenge_id,
+            response: body.credential as unknown as AuthenticationResponseJSON,
+            // The challenge was made for this authorization request (its options call): an
+            // assertion over another request's challenge is refused.
+            authRequestId: f.challenge,
+          },
+        },
+        {
+          clientId: f.client.client_id,
+          meta: requestMeta(ctx),
+          authRequest: { tenantId: f.req.tenantId, id: f.challenge, via: 'page' },
         },
       );
-      const created = result!;
       setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
       ctx.set('Cache-Control', 'no-store');
       ctx.body = { redirect_url: continuationUrl(f.challenge, created.session.id, f.req.params) };

@@ -15,8 +15,6 @@
 import Router from '@koa/router';
 import { SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import {
-  ACR_UPSTREAM,
-  AMR_UPSTREAM,
   UPSTREAM_CALLBACK_PATH,
   UPSTREAM_STATE_TTL_MS,
   UpstreamLoginError,
@@ -104,22 +102,18 @@ export function upstreamLoginRoutes(deps: AppDeps): Router<AppState> {
       // The callback URL as the upstream was told it (our issuer, not whatever Host reached
       // us), with the query it sent: openid-client checks `state` and `iss` (RFC 9207) in it.
       const callbackUrl = new URL(`${deps.config.issuer}${UPSTREAM_CALLBACK_PATH}${ctx.search}`);
-      const done = await broker.complete(opened, callbackUrl, { allowSignup: found.allowSignup }, async (tx, user) => {
-        const created = await deps.sessions.createSession(tx, {
-          user,
-          authTime: Date.now(),
-          acr: ACR_UPSTREAM,
-          amr: AMR_UPSTREAM,
+      const created = await deps.signIn.session(
+        { upstream: { opened, callbackUrl, allowSignup: found.allowSignup } },
+        {
           clientId: client.client_id,
           meta: requestMeta(ctx),
-        });
-        await deps.oauth.consumeAuthRequest(opened.tenantId, opened.row.auth_request_id, tx);
-        return created;
-      });
-      setCookie(ctx, SESSION_COOKIE, done.result.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
+          authRequest: { tenantId: opened.tenantId, id: opened.row.auth_request_id, via: 'page' },
+        },
+      );
+      setCookie(ctx, SESSION_COOKIE, created.cookie, { maxAgeSeconds: SESSION_TTL_MS / 1000, secure });
       setCookie(ctx, UPSTREAM_COOKIE, '', { maxAgeSeconds: 0, secure });
       ctx.status = 303;
-      ctx.redirect(continuationUrl(done.authRequestId, done.result.session.id, req.params));
+      ctx.redirect(continuationUrl(opened.row.auth_request_id, created.session.id, req.params));
     } catch (e) {
       if (e instanceof UpstreamLoginError) return refused(ctx, e, e.failure === 'provider_unavailable' ? 503 : 400);
       throw e;

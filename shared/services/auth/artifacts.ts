@@ -2,15 +2,18 @@
  * Direct-auth artifacts: what a first-party app receives instead of a session when it verifies
  * an email code with a PKCE challenge, and redeems (once, within two minutes, with the
  * verifier) for a browser session. The artifact value is random; the database holds only its
- * SHA-256. It is found by that hash before its tenant is known (lookups.ts); consuming it goes
- * through that tenant's scope, as a conditional update with one winner.
+ * SHA-256. It is found by that hash before its tenant is known (lookups.ts); redeeming it is a
+ * sign-in (sign-in.ts) whose proof consumes it through that tenant's scope, as a conditional
+ * update with one winner.
  */
 import { randomToken } from '../../crypto.js';
-import type { Database, Tx } from '../../db/index.js';
-import { InvalidGrant } from '../../errors.js';
+import type { Database, Db, Tx } from '../../db/index.js';
+import { ApiError, InvalidGrant } from '../../errors.js';
 import { Lookups, TenantScope, type ArtifactRow, type LoginUser } from '../../repositories/index.js';
+import { ACR_EMAIL_CODE } from './codes.js';
 import { tokenHash } from './pkce.js';
 import { ARTIFACT_TTL_MS } from './policy.js';
+import type { SignInProof } from './sign-in-proof.js';
 
 /** A live (unconsumed, unexpired) artifact, for the caller to check its bindings. */
 export type Artifact = Omit<ArtifactRow, 'expiresAt' | 'consumed'>;
@@ -23,24 +26,33 @@ export class ArtifactService {
     this.lookups = new Lookups(db);
   }
 
-  /** Issues an artifact for a verified user, bound to the client, channel, provider and challenge. */
-  async createArtifact(p: {
-    user: LoginUser;
-    clientId: string;
-    channel: string;
-    providerId: string;
-    codeChallenge: string;
-    authRequestId: string | null;
-    authTime: number;
-    amr: string[];
-    /** The session's acr when it is not the email code's (a passkey's). */
-    acr?: string | null;
-    /** The passkey of a passkey sign-in, so redemption can check it is still registered. */
-    passkeyId?: string | null;
-  }): Promise<{ artifact: string; expiresIn: number }> {
+  /**
+   * Issues an artifact for a verified user, bound to the client, channel, provider and
+   * challenge. `db`: the sign-in's transaction, so the artifact commits with the spent proof.
+   */
+  async createArtifact(
+    p: {
+      user: LoginUser;
+      clientId: string;
+      channel: string;
+      providerId: string;
+      codeChallenge: string;
+      authRequestId: string | null;
+      authTime: number;
+      amr: string[];
+      /**
+       * The session's acr, the sign-in's. None (artifacts issued before the sign-in service
+       * stored it) reads as the email code's.
+       */
+      acr?: string | null;
+      /** The passkey of a passkey sign-in, so redemption can check it is still registered. */
+      passkeyId?: string | null;
+    },
+    db: Db = this.db,
+  ): Promise<{ artifact: string; expiresIn: number }> {
     const artifact = randomToken(32);
     const now = Date.now();
-    await new TenantScope(this.db, p.user.tenant_id).artifacts.insert({
+    await new TenantScope(db, p.user.tenant_id).artifacts.insert({
       id: tokenHash(artifact),
       clientId: p.clientId,
       userId: p.user.id,
@@ -67,18 +79,27 @@ export class ArtifactService {
   }
 
   /**
-   * Redeems an artifact in one transaction: consumes it (one winner, even under concurrent
-   * redemption), consumes the authorization request it continues when `challengeId` is given,
-   * then runs `then` (which creates the session). Throws invalid_grant when either was used.
+   * The sign-in method of a direct-auth artifact (sign-in-proof.ts), once the caller has
+   * checked its bindings: the sign-in it was issued for, carried over (its auth_time, acr and
+   * amr), for the artifact's user, who must still be active (403 access_denied). The proof's
+   * `spend` consumes the artifact in the sign-in's transaction: one winner, even under
+   * concurrent redemption (invalid_grant for the others).
    */
-  async redeem<T>(a: Artifact, challengeId: string | null, then: (tx: Tx) => Promise<T>): Promise<T> {
-    return this.db.transaction(async (tx) => {
-      const scope = new TenantScope(tx, a.tenantId);
-      if (!(await scope.artifacts.consume(a.id, Date.now())))
-        throw new InvalidGrant('The direct-auth artifact was already used.');
-      if (challengeId !== null && !(await scope.authRequests.consume(challengeId, Date.now())))
-        throw new InvalidGrant('The authorization challenge was already used.');
-      return then(tx);
-    });
+  async prove(a: Artifact): Promise<SignInProof> {
+    const user = await new TenantScope(this.db, a.tenantId).users.find(a.userId);
+    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    return {
+      // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
+      acr: a.acr ?? ACR_EMAIL_CODE,
+      amr: a.amr,
+      authTime: a.authTime,
+      provider: a.providerId,
+      ...(a.passkeyId === null ? {} : { passkeyId: a.passkeyId }),
+      spend: async (tx: Tx) => {
+        if (!(await new TenantScope(tx, a.tenantId).artifacts.consume(a.id, Date.now())))
+          throw new InvalidGrant('The direct-auth artifact was already used.');
+        return { user };
+      },
+    };
   }
 }

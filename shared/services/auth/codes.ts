@@ -14,8 +14,8 @@
  *   the same work: the same budgets, a code row and an outbox row either way; the outbox row of
  *   an address that gets no mail (no account, unless the tenant allows sign-up) is marked to be
  *   dropped by the deliverer unsent.
- * - A right code is consumed in the transaction that also records the success and runs the
- *   caller's next step (creating the session, say), so a login's writes commit once.
+ * - A right code is a proof (sign-in-proof.ts): it is consumed, and the success recorded, in the
+ *   sign-in service's transaction that also creates the session, so a login's writes commit once.
  */
 import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { deriveKey, newId, randomToken } from '../../crypto.js';
@@ -23,6 +23,7 @@ import type { Database, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
 import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import { recordAuthEvent, type RequestMeta } from './history.js';
+import type { SignInProof, Spent } from './sign-in-proof.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
 import { emailVerified } from '../standard-claims.js';
@@ -32,6 +33,8 @@ export type { LoginUser };
 /** The authentication context class and methods of an email-code sign-in (OIDC Core §2). */
 export const ACR_EMAIL_CODE = 'urn:iam:acr:email-code';
 export const AMR_EMAIL_CODE = ['otp', 'email'];
+/** The direct-auth provider id of an email-code sign-in. */
+export const EMAIL_CODE_PROVIDER = 'email_code';
 
 /** Where login mail goes: the outbox, written in the caller's transaction, then kicked. */
 export interface MailQueue {
@@ -182,14 +185,12 @@ export class EmailCodeService {
   }
 
   /**
-   * Checks a code; on success consumes it and returns the user (created when sign-up is on).
-   * `onSuccess` runs in the transaction that consumes the code and records the success (the
-   * caller's session, say), so a login's writes commit once; if it throws, none of them do.
+   * Checks a code (the sign-in method of the email code, sign-in-proof.ts): a wrong, expired or
+   * locked one is refused here, its failure recorded. The right one is a proof whose `spend`,
+   * in the sign-in's transaction, consumes the code, creates the user when sign-up is on and
+   * records the success, so a login's writes commit once (sign-in.ts).
    */
-  async verifyCode<T = undefined>(
-    p: VerifyCodeInput,
-    onSuccess?: (tx: Tx, user: LoginUser) => Promise<T>,
-  ): Promise<{ user: LoginUser; result: T | undefined }> {
+  async prove(p: VerifyCodeInput): Promise<SignInProof> {
     await this.throttle.verify({ tenantId: p.tenantId, ip: p.meta.ip ?? '' });
     const device = this.knownDevice(p.tenantId, p.email, p.knownDevice);
     const now = Date.now();
@@ -255,45 +256,14 @@ export class EmailCodeService {
         code.user_id,
       );
     }
-    type Outcome =
-      { user: LoginUser; result: T | undefined } | { refused: 'spent' | 'no_account' } | { disabled: LoginUser };
-    const outcome = await this.db.transaction(async (tx): Promise<Outcome> => {
-      const s = scope.in(tx);
-      // The right code: count the attempt and consume the code in one write.
-      if (!(await s.emailCodes.consume(code.id, EMAIL_CODE_MAX_ATTEMPTS, now))) return { refused: 'spent' };
-      let user = await s.users.findByEmail(p.email);
-      if (!user) {
-        if (!p.allowSignup) return { refused: 'no_account' };
-        user = await s.users.insertSignup({
-          id: newId('usr'),
-          email: p.email,
-          name: p.email.split('@')[0].slice(0, 200),
-          now,
-        });
-      }
-      if (user.status !== 'active') return { disabled: user };
-      // The right code proves the address (OIDC Core §5.1 email_verified), whatever an upstream said.
-      if (!emailVerified(user)) await s.users.setEmailVerified(user.id, true, now);
-      await recordAuthEvent(s, {
-        userId: user.id,
-        event: 'email_code_verify',
-        outcome: 'success',
-        clientId: p.clientId,
-        meta: p.meta,
-      });
-      return { user, result: onSuccess ? await onSuccess(tx, user) : undefined };
-    });
-    if ('refused' in outcome) {
-      if (outcome.refused === 'no_account')
-        return fail('no_account', 'The code is expired or was never requested; request a new one.');
-      // Spent since it was read: used by a parallel request, or its budget used up by parallel guesses.
-      return (await scope.emailCodes.consumedAt(code.id)) === null
+    // Spent since it was read: used by a parallel request, or its budget used up by parallel guesses.
+    const spentMeanwhile = async (): Promise<never> =>
+      (await scope.emailCodes.consumedAt(code.id)) === null
         ? exhausted()
         : fail('already_used', 'The code was already used.', code.user_id);
-    }
-    if ('disabled' in outcome) {
+    const disabled = async (user: LoginUser): Promise<never> => {
       await recordAuthEvent(scope, {
-        userId: outcome.disabled.id,
+        userId: user.id,
         event: 'email_code_verify',
         outcome: 'failure',
         reason: 'user_disabled',
@@ -301,7 +271,43 @@ export class EmailCodeService {
         meta: p.meta,
       });
       throw new ApiError(403, 'access_denied', 'This account is disabled.');
-    }
-    return outcome;
+    };
+    return {
+      acr: ACR_EMAIL_CODE,
+      amr: AMR_EMAIL_CODE,
+      authTime: now,
+      provider: EMAIL_CODE_PROVIDER,
+      spend: async (tx: Tx): Promise<Spent> => {
+        const s = scope.in(tx);
+        // The right code: count the attempt and consume the code in one write.
+        if (!(await s.emailCodes.consume(code.id, EMAIL_CODE_MAX_ATTEMPTS, now))) return { refused: spentMeanwhile };
+        let user = await s.users.findByEmail(p.email);
+        if (!user) {
+          if (!p.allowSignup)
+            return {
+              refused: () => fail('no_account', 'The code is expired or was never requested; request a new one.'),
+            };
+          user = await s.users.insertSignup({
+            id: newId('usr'),
+            email: p.email,
+            name: p.email.split('@')[0].slice(0, 200),
+            now,
+          });
+        }
+        // The code stays consumed (the refusal commits), then the failure is recorded.
+        const found = user;
+        if (found.status !== 'active') return { refused: () => disabled(found) };
+        // The right code proves the address (OIDC Core §5.1 email_verified), whatever an upstream said.
+        if (!emailVerified(found)) await s.users.setEmailVerified(found.id, true, now);
+        await recordAuthEvent(s, {
+          userId: found.id,
+          event: 'email_code_verify',
+          outcome: 'success',
+          clientId: p.clientId,
+          meta: p.meta,
+        });
+        return { user: found };
+      },
+    };
   }
 }

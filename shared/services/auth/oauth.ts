@@ -105,9 +105,9 @@ export class OAuthService {
     return { tenantId: r.tenantId, params: r.params as AuthParams, consumed: r.consumed };
   }
 
-  /** One winner: true for the one caller that consumed it. `tx`: the caller's transaction. */
-  consumeAuthRequest(tenantId: string, id: string, tx?: Tx): Promise<boolean> {
-    return new TenantScope(tx ?? this.db, tenantId).authRequests.consume(id, Date.now());
+  /** One winner: true for the one caller that consumed it (a sign-in consumes its own, sign-in.ts). */
+  consumeAuthRequest(tenantId: string, id: string): Promise<boolean> {
+    return new TenantScope(this.db, tenantId).authRequests.consume(id, Date.now());
   }
 
   // ---- authorization codes ----

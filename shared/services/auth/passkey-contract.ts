@@ -11,10 +11,10 @@ import type {
   PublicKeyCredentialRequestOptionsJSON,
   RegistrationResponseJSON,
 } from '@simplewebauthn/server';
-import type { Tx } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
 import type { LoginUser, PasskeyRow } from '../../repositories/index.js';
 import type { Actor } from '../audit.js';
+import type { SignInProof } from './sign-in-proof.js';
 
 /** How long a registration or authentication challenge may be answered. */
 export const PASSKEY_CHALLENGE_TTL_MS = 5 * 60_000;
@@ -81,6 +81,22 @@ export interface PasskeySignIn {
   authTime: number;
 }
 
+/** An assertion to check. */
+export interface PasskeyAssertion {
+  tenantId: string;
+  clientId: string;
+  challengeId: string;
+  response: AuthenticationResponseJSON;
+  /** When given (null included), the challenge must have been made for this authorization request. */
+  authRequestId?: string | null;
+}
+
+/** A checked assertion: the proof a sign-in spends (sign-in-proof.ts), and what it verified. */
+export interface PasskeyProof extends SignInProof {
+  readonly passkeyId: string;
+  readonly signIn: PasskeySignIn;
+}
+
 /**
  * A refused assertion. `unknownCredential` is set when the credential was registered in this
  * tenant and removed (a live tombstone), so the error carries
@@ -127,21 +143,15 @@ export interface Passkeys {
   }): Promise<{ challengeId: string; options: PublicKeyCredentialRequestOptionsJSON; expiresIn: number }>;
 
   /**
-   * Verifies an assertion: consumes the challenge, checks origin, RP ID, signature, user
-   * presence and the counter, and records the new counter and last use, all in one transaction
-   * that also runs `then` (which creates the session or the artifact). Throws PasskeyRefused.
+   * Checks an assertion (the sign-in method of passkeys, sign-in-proof.ts): consumes the
+   * challenge, checks origin, RP ID, signature, user presence and the counter; the proof's
+   * `spend` records the new counter and last use in the sign-in's transaction (one winner
+   * between two assertions that read the same counter). Throws PasskeyRefused.
    */
-  verifyAuthentication<T = void>(
-    p: {
-      tenantId: string;
-      clientId: string;
-      challengeId: string;
-      response: AuthenticationResponseJSON;
-      /** When given (null included), the challenge must have been made for this authorization request. */
-      authRequestId?: string | null;
-    },
-    then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
-  ): Promise<{ signIn: PasskeySignIn; result: T | undefined }>;
+  prove(p: PasskeyAssertion): Promise<PasskeyProof>;
+
+  /** An assertion checked and its use recorded on its own, signing no one in. Throws PasskeyRefused. */
+  verifyAuthentication(p: PasskeyAssertion): Promise<{ signIn: PasskeySignIn }>;
 
   /** The user's passkeys, newest first. */
   list(tenantId: string, userId: string): Promise<PasskeyView[]>;

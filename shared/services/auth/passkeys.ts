@@ -19,7 +19,6 @@ import {
   generateRegistrationOptions,
   verifyAuthenticationResponse,
   verifyRegistrationResponse,
-  type AuthenticationResponseJSON,
   type RegistrationResponseJSON,
 } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
@@ -31,11 +30,14 @@ import {
   MAX_CREDENTIAL_ID_CHARS,
   MAX_PASSKEY_NAME,
   PASSKEY_CHALLENGE_TTL_MS,
+  PASSKEY_PROVIDER,
   PASSKEY_TOMBSTONE_TTL_MS,
   PasskeyRefused,
   STEP_UP_MAX_AGE_MS,
   passkeyContext,
   passkeyView,
+  type PasskeyAssertion,
+  type PasskeyProof,
   type PasskeySignIn,
   type PasskeyView,
   type Passkeys,
@@ -56,6 +58,8 @@ export {
   passkeyContext,
   passkeyView,
   publicPasskeyRecord,
+  type PasskeyAssertion,
+  type PasskeyProof,
   type PasskeySignIn,
   type PasskeyView,
   type Passkeys,
@@ -241,16 +245,13 @@ export class PasskeyService implements Passkeys {
     return { challengeId, options, expiresIn: PASSKEY_CHALLENGE_TTL_MS / 1000 };
   }
 
-  async verifyAuthentication<T = void>(
-    p: {
-      tenantId: string;
-      clientId: string;
-      challengeId: string;
-      response: AuthenticationResponseJSON;
-      authRequestId?: string | null;
-    },
-    then?: (tx: Tx, signIn: PasskeySignIn) => Promise<T>,
-  ): Promise<{ signIn: PasskeySignIn; result: T | undefined }> {
+  async verifyAuthentication(p: PasskeyAssertion): Promise<{ signIn: PasskeySignIn }> {
+    const proof = await this.prove(p);
+    await this.db.transaction((tx) => proof.spend(tx));
+    return { signIn: proof.signIn };
+  }
+
+  async prove(p: PasskeyAssertion): Promise<PasskeyProof> {
     const scope = new TenantScope(this.db, p.tenantId);
     // The challenge is spent before anything else is looked at: a refused assertion cannot be
     // tried again with the same challenge (WebAuthn §13.4.3).
@@ -330,19 +331,26 @@ export class PasskeyService implements Passkeys {
       lastUsedAt: authTime,
     });
     const signIn: PasskeySignIn = { user, passkey: view, acr: ctx.acr, amr: ctx.amr, authTime };
-    const result = await this.db.transaction(async (tx) => {
-      // One winner between two assertions that read the same counter.
-      if (
-        !(await scope.in(tx).passkeys.recordUse(row.id, row.counter, {
-          counter: info.newCounter,
-          backedUp: info.credentialBackedUp,
-          now: authTime,
-        }))
-      )
-        throw new PasskeyRefused('The passkey was used by another sign-in at the same moment; try again.');
-      return then ? await then(tx, signIn) : undefined;
-    });
-    return { signIn, result };
+    return {
+      acr: ctx.acr,
+      amr: ctx.amr,
+      authTime,
+      provider: PASSKEY_PROVIDER,
+      passkeyId: row.id,
+      signIn,
+      spend: async (tx: Tx) => {
+        // One winner between two assertions that read the same counter.
+        if (
+          !(await scope.in(tx).passkeys.recordUse(row.id, row.counter, {
+            counter: info.newCounter,
+            backedUp: info.credentialBackedUp,
+            now: authTime,
+          }))
+        )
+          throw new PasskeyRefused('The passkey was used by another sign-in at the same moment; try again.');
+        return { user };
+      },
+    };
   }
 
   async list(tenantId: string, userId: string): Promise<PasskeyView[]> {

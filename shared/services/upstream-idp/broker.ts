@@ -8,10 +8,11 @@
  *   bound to the login transaction (the authorization request) and to the browser (the hash of
  *   a cookie the route sets), and returns the upstream authorization URL.
  * - `open` finds the pending request from the `state` the upstream sends back and checks the
- *   browser's cookie against it (constant-time); `complete` spends it (single use), redeems the
+ *   browser's cookie against it (constant-time); `prove` spends it (single use), redeems the
  *   code through openid-client (which checks `iss` (RFC 9207), the ID token's `iss`, `aud`,
  *   `exp`, `nonce`, and with non-repudiation checks its signature against the upstream JWKS),
- *   then links and stores in one transaction with the caller's own work (the session).
+ *   and returns the proof whose spending links and stores, in the sign-in service's
+ *   transaction with the session (services/auth/sign-in.ts).
  *
  * Linking (OIDC Core §5.7: only `iss` + `sub` identify an upstream user):
  * 1. a link of (provider, sub) names the user;
@@ -44,6 +45,7 @@ import { emailVerified } from '../standard-claims.js';
 import { providerClientInput, UpstreamDiscoveryError, type UpstreamClients } from './client.js';
 import { UPSTREAM_CALLBACK_PATH } from './registry.js';
 import type { UpstreamSealer } from './sealing.js';
+import type { SignInProof, Spent } from '../auth/sign-in-proof.js';
 
 /** How long a pending upstream sign-in may take. */
 export const UPSTREAM_STATE_TTL_MS = 10 * 60_000;
@@ -96,12 +98,13 @@ export interface OpenedUpstreamLogin {
   row: UpstreamLoginStateRow;
 }
 
-export interface UpstreamLoginResult<T> {
-  tenantId: string;
-  authRequestId: string;
-  providerId: string;
-  user: LoginUser;
-  result: T;
+/** The upstream's redirect back, to be proven (`prove`). */
+export interface UpstreamCallback {
+  opened: OpenedUpstreamLogin;
+  /** The callback URL as the upstream was told it, with the query it sent. */
+  callbackUrl: URL;
+  /** Whether the tenant lets a new upstream user sign up (linking step 4). */
+  allowSignup: boolean;
 }
 
 export class UpstreamBroker {
@@ -221,16 +224,12 @@ export class UpstreamBroker {
   }
 
   /**
-   * Spends the pending sign-in, redeems the code at the upstream, links the upstream subject
-   * to a local user and stores the upstream tokens sealed; `onUser` runs in the same
-   * transaction (the session, the consumed authorization request).
+   * The sign-in method of an upstream provider (sign-in-proof.ts): spends the pending sign-in
+   * and redeems the code at the upstream; the proof's `spend`, in the sign-in's transaction
+   * (the session, the consumed authorization request), links the upstream subject to a local
+   * user and stores the upstream tokens sealed. Throws UpstreamLoginError.
    */
-  async complete<T>(
-    opened: OpenedUpstreamLogin,
-    callbackUrl: URL,
-    opts: { allowSignup: boolean },
-    onUser: (tx: Tx, user: LoginUser) => Promise<T>,
-  ): Promise<UpstreamLoginResult<T>> {
+  async prove({ opened, callbackUrl, allowSignup }: UpstreamCallback): Promise<SignInProof> {
     const { tenantId, row } = opened;
     const scope = new TenantScope(this.ds, tenantId);
     const back = row.auth_request_id;
@@ -304,7 +303,7 @@ export class UpstreamBroker {
     const verified = claims.email_verified === true;
     const name = typeof claims.name === 'string' && claims.name.trim() ? claims.name.trim().slice(0, 200) : undefined;
 
-    return this.ds.transaction(async (tx) => {
+    const spend = async (tx: Tx): Promise<Spent> => {
       const s = new TenantScope(tx, tenantId);
       const link = await s.upstreamLinks.findBySubject(provider.id, claims.sub);
       if (row.user_hint && link?.user_id !== row.user_hint)
@@ -328,7 +327,7 @@ export class UpstreamBroker {
           if (local.status !== 'active') throw refuse('account_disabled');
           user = local;
         } else {
-          if (!opts.allowSignup) throw refuse('no_account');
+          if (!allowSignup) throw refuse('no_account');
           if (!email || !verified) throw refuse('email_not_verified');
           user = await s.users.insertSignup({ id: newId('usr'), email, name: name ?? email, now });
         }
@@ -357,8 +356,8 @@ export class UpstreamBroker {
         await s.users.setEmailVerified(user.id, verified, now);
         user = { ...user, email_verified: verified ? 1 : 0 };
       }
-      const result = await onUser(tx, user);
-      return { tenantId, authRequestId: row.auth_request_id, providerId: provider.id, user, result };
-    });
+      return { user };
+    };
+    return { acr: ACR_UPSTREAM, amr: AMR_UPSTREAM, authTime: Date.now(), provider: provider.id, spend };
   }
 }

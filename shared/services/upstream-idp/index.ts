@@ -20,6 +20,7 @@ export {
   UpstreamBroker,
   UpstreamLoginError,
   type OpenedUpstreamLogin,
+  type UpstreamCallback,
   type UpstreamLoginFailure,
 } from './broker.js';
 export {
