@@ -8,7 +8,7 @@
  * several daemons already share one database, and workers are just daemons on one port.
  */
 import cluster from 'node:cluster';
-import { createServer } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
@@ -83,6 +83,20 @@ async function main(): Promise<void> {
   }
   const worker = cluster.isWorker ? Number(process.env.IAM_WORKER_INDEX ?? cluster.worker?.id) : undefined;
   const logger = createLogger(config.logLevel, worker === undefined ? undefined : { worker, pid: process.pid });
+  // IAM_PORT=0 (tests): the system picks the port, and an issuer naming port 0 (the default one
+  // does) means "the port bound". The socket is bound now, before any service is built with the
+  // issuer; until the app is ready it answers 503. Workers of a supervisor each bind here too
+  // (node:cluster gives every worker's listen(0) the same port). A fixed port binds at the end.
+  let handle: RequestListener = (_req, res) => void res.writeHead(503, { 'retry-after': '1' }).end();
+  const server = createServer((req, res) => handle(req, res));
+  if (config.port === 0 && (worker !== undefined || config.workers <= 1)) {
+    await listen(server, 0, config.host);
+    const issuer = new URL(config.issuer);
+    if (issuer.port === '0') {
+      issuer.port = String((server.address() as AddressInfo).port);
+      config = { ...config, issuer: issuer.toString().replace(/\/$/, '') };
+    }
+  }
   if (worker === undefined) {
     logger.info(
       {
@@ -270,7 +284,7 @@ async function main(): Promise<void> {
   // Koa serves every request. Its callback settles every request itself (errors go to the
   // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.
   // eslint-disable-next-line @typescript-eslint/no-misused-promises
-  const server = createServer(app.callback());
+  handle = app.callback();
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -297,12 +311,13 @@ async function main(): Promise<void> {
       logger,
     });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
+  if (!server.listening) await listen(server, config.port, config.host);
   const port = (server.address() as AddressInfo).port;
-  logger.info({ host: config.host, port }, 'listening');
+  // A port the system picked is known only from this line, so it is written at any log level.
+  (config.port === 0 && !logger.isLevelEnabled('info') ? logger.child({}, { level: 'info' }) : logger).info(
+    { host: config.host, port },
+    'listening',
+  );
 
   // Background jobs: on MySQL a pool of their own. On SQLite they share the request
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
@@ -384,6 +399,13 @@ async function main(): Promise<void> {
   };
   shutdown.stop = stop;
   if (shutdown.pending) void stop(shutdown.pending);
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => resolve());
+  });
 }
 
 /**
