@@ -8,8 +8,7 @@
  * several daemons already share one database, and workers are just daemons on one port.
  */
 import cluster from 'node:cluster';
-import { createServer, type RequestListener, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
@@ -66,6 +65,7 @@ import { Metrics } from '../shared/metrics.js';
 import { poolStats } from '../shared/db/index.js';
 import { startMetricsListener, type MetricsListener } from './metrics/server.js';
 import { clusterSource, reportToSupervisor } from './metrics/cluster.js';
+import { bindEphemeral, listen, logListening, notReady } from './listen.js';
 
 /** EX_CONFIG (sysexits.h): systemd's unit does not restart on it; a restart would not help. */
 const EXIT_CONFIG = 78;
@@ -83,20 +83,10 @@ async function main(): Promise<void> {
   }
   const worker = cluster.isWorker ? Number(process.env.IAM_WORKER_INDEX ?? cluster.worker?.id) : undefined;
   const logger = createLogger(config.logLevel, worker === undefined ? undefined : { worker, pid: process.pid });
-  // IAM_PORT=0 (tests): the system picks the port, and an issuer naming port 0 (the default one
-  // does) means "the port bound". The socket is bound now, before any service is built with the
-  // issuer; until the app is ready it answers 503. Workers of a supervisor each bind here too
-  // (node:cluster gives every worker's listen(0) the same port). A fixed port binds at the end.
-  let handle: RequestListener = (_req, res) => void res.writeHead(503, { 'retry-after': '1' }).end();
+  // IAM_PORT=0: bound now, so that the issuer naming port 0 gets the real one (daemon/listen.ts).
+  let handle = notReady;
   const server = createServer((req, res) => handle(req, res));
-  if (config.port === 0 && (worker !== undefined || config.workers <= 1)) {
-    await listen(server, 0, config.host);
-    const issuer = new URL(config.issuer);
-    if (issuer.port === '0') {
-      issuer.port = String((server.address() as AddressInfo).port);
-      config = { ...config, issuer: issuer.toString().replace(/\/$/, '') };
-    }
-  }
+  if (config.port === 0 && (worker !== undefined || config.workers <= 1)) config = await bindEphemeral(server, config);
   if (worker === undefined) {
     logger.info(
       {
@@ -312,12 +302,7 @@ async function main(): Promise<void> {
     });
 
   if (!server.listening) await listen(server, config.port, config.host);
-  const port = (server.address() as AddressInfo).port;
-  // A port the system picked is known only from this line, so it is written at any log level.
-  (config.port === 0 && !logger.isLevelEnabled('info') ? logger.child({}, { level: 'info' }) : logger).info(
-    { host: config.host, port },
-    'listening',
-  );
+  logListening(logger, server, config);
 
   // Background jobs: on MySQL a pool of their own. On SQLite they share the request
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;
@@ -399,13 +384,6 @@ async function main(): Promise<void> {
   };
   shutdown.stop = stop;
   if (shutdown.pending) void stop(shutdown.pending);
-}
-
-function listen(server: Server, port: number, host: string): Promise<void> {
-  return new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(port, host, () => resolve());
-  });
 }
 
 /**
