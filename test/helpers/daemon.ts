@@ -111,6 +111,8 @@ export async function startDaemon(
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       clearInterval(poll);
+      // Not handed to the test, so nothing else would stop it.
+      proc.kill('SIGKILL');
       reject(new Error(`daemon did not start in ${startTimeoutMs / 1000} s:\n${raw}`));
     }, startTimeoutMs);
     const onLine = (line: string) => {
