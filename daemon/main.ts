@@ -9,7 +9,6 @@
  */
 import cluster from 'node:cluster';
 import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
@@ -69,6 +68,7 @@ import { Metrics } from '../shared/metrics.js';
 import { poolStats } from '../shared/db/index.js';
 import { startMetricsListener, type MetricsListener } from './metrics/server.js';
 import { clusterSource, reportToSupervisor } from './metrics/cluster.js';
+import { bindEphemeral, listen, logListening, notReady } from './listen.js';
 
 /** EX_CONFIG (sysexits.h): systemd's unit does not restart on it; a restart would not help. */
 const EXIT_CONFIG = 78;
@@ -86,6 +86,10 @@ async function main(): Promise<void> {
   }
   const worker = cluster.isWorker ? Number(process.env.IAM_WORKER_INDEX ?? cluster.worker?.id) : undefined;
   const logger = createLogger(config.logLevel, worker === undefined ? undefined : { worker, pid: process.pid });
+  // IAM_PORT=0: bound now, so that the issuer naming port 0 gets the real one (daemon/listen.ts).
+  let handle = notReady;
+  const server = createServer((req, res) => handle(req, res));
+  if (config.port === 0 && (worker !== undefined || config.workers <= 1)) config = await bindEphemeral(server, config);
   if (worker === undefined) {
     logger.info(
       {
@@ -277,7 +281,7 @@ async function main(): Promise<void> {
   // Koa serves every request. Its callback settles every request itself (errors go to the
   // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.
   // eslint-disable-next-line @typescript-eslint/no-misused-promises
-  const server = createServer(app.callback());
+  handle = app.callback();
   server.keepAliveTimeout = 5_000;
   server.headersTimeout = 10_000;
   server.requestTimeout = 30_000;
@@ -304,12 +308,8 @@ async function main(): Promise<void> {
       logger,
     });
 
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const port = (server.address() as AddressInfo).port;
-  logger.info({ host: config.host, port }, 'listening');
+  if (!server.listening) await listen(server, config.port, config.host);
+  logListening(logger, server, config);
 
   // Background jobs: on MySQL a pool of their own. On SQLite they share the request
   // connection, whose gate (shared/db/concurrency.ts) keeps them out of open transactions;

@@ -244,10 +244,35 @@ async function withMigrationLock<T>(ds: DataSource, opts: MigrationLockOptions, 
 }
 
 async function applyMigrations(ds: DataSource, lock: MigrationLockOptions = {}): Promise<string[]> {
-  if (ds.options.type !== 'mysql') {
-    return (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name);
-  }
+  if (ds.options.type !== 'mysql') return applySqliteMigrations(ds);
   return withMigrationLock(ds, lock, async () => (await ds.runMigrations({ transaction: 'each' })).map((m) => m.name));
+}
+
+/**
+ * SQLite has one writer at a time, but two processes starting at once on a fresh file (two
+ * `npm start`, a daemon and `iam db migrate`) may both find a migration pending; the later
+ * one's CREATE then fails on the table the other just made. Its transaction rolled back, so it
+ * looks again: nothing left pending means the other applied everything; otherwise it retries
+ * on what is pending now, a few times, then gives up with the error (a migration that fails
+ * on its own fails each time).
+ */
+async function applySqliteMigrations(ds: DataSource): Promise<string[]> {
+  const applied: string[] = [];
+  const restore = reportApplied(ds, (name) => applied.push(name));
+  try {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await ds.runMigrations({ transaction: 'each' });
+        return applied;
+      } catch (e) {
+        if ((await pendingMigrations(ds)).length === 0) return applied;
+        if (attempt >= 10) throw e;
+        await sleep(50 * attempt);
+      }
+    }
+  } finally {
+    restore();
+  }
 }
 
 /** True when every migration the code knows has been applied. */

@@ -23,7 +23,11 @@
  * without wsrep pays one query per host, at its first connection, and nothing after.
  */
 import { EventEmitter } from 'node:events';
-import mysql, { type Pool, type PoolConnection, type PoolOptions } from 'mysql2';
+import { createRequire } from 'node:module';
+import type { Pool, PoolConnection, PoolOptions } from 'mysql2';
+
+/** mysql2 is loaded with the first pool: a daemon or `iam` on SQLite never pays its import. */
+const mysql = (): typeof import('mysql2') => createRequire(import.meta.url)('mysql2') as typeof import('mysql2');
 
 export interface DbHost {
   host: string;
@@ -130,7 +134,7 @@ export class FailoverPool extends EventEmitter {
     let p = this.pools[i];
     if (!p) {
       const { host, port } = this.failover.hosts[i];
-      p = mysql.createPool({ ...this.options, host, port });
+      p = mysql().createPool({ ...this.options, host, port });
       this.pools[i] = p;
     }
     return p;

@@ -15,7 +15,7 @@ import test from 'ava';
 import { all } from '../../shared/db/sql.js';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { seedAuthHistory } from '../helpers/auth-history.js';
 import { copiesById, expireClaims, outboxStatuses, sleep } from '../helpers/faults.js';
 import { until } from '../helpers/jobs.js';
@@ -77,9 +77,10 @@ test('SIGKILL mid export build: every export completes whole, one ready mail eac
   }
 
   sink = await startSmtpSink();
-  const port = String(await freePort());
-  const env = { IAM_SMTP_URL: sink.url, IAM_PORT: port };
-  let d = await startDaemon(db.url, db.dir, env);
+  const first = { IAM_SMTP_URL: sink.url };
+  let d = await startDaemon(db.url, db.dir, first);
+  // The daemon started again listens where this one did (same issuer).
+  const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const completed = async () => (await statuses(ds)).filter((x) => x.status === 'completed').length;
   t.true(await until(async () => (await completed()) >= 2, 120_000, 5), 'builds under way');

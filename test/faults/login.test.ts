@@ -12,7 +12,7 @@
  */
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { copiesById, expireClaims, outboxStatuses, sleep, WIDE_THROTTLE } from '../helpers/faults.js';
 import { until } from '../helpers/jobs.js';
 import { loginKit } from '../helpers/login.js';
@@ -51,9 +51,10 @@ test('SIGKILL mid sign-in: acknowledged sessions and codes survive, each code ma
   }
 
   sink = await startSmtpSink({ delayMs: 20 });
-  const port = String(await freePort());
-  const env = { ...WIDE_THROTTLE, IAM_SMTP_URL: sink.url, IAM_PORT: port };
-  let d = await startDaemon(db.url, db.dir, env);
+  const first = { ...WIDE_THROTTLE, IAM_SMTP_URL: sink.url };
+  let d = await startDaemon(db.url, db.dir, first);
+  // The daemon started again listens where this one did, so the URLs held stay valid.
+  const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const kit = loginKit(
     () => d.url,

@@ -17,7 +17,7 @@ import { createServer, type Server, type Socket } from 'node:net';
 import type { AddressInfo } from 'node:net';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { until } from '../helpers/jobs.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 
@@ -67,9 +67,10 @@ test('SIGKILL mid provisioning: acknowledged tenants complete, nothing is half-m
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   const relayPort = await slowRelay(400);
-  const port = String(await freePort());
-  const env = { IAM_SMTP_URL: `smtp://127.0.0.1:${relayPort}`, IAM_PORT: port };
-  let d = await startDaemon(db.url, db.dir, env);
+  const first = { IAM_SMTP_URL: `smtp://127.0.0.1:${relayPort}` };
+  let d = await startDaemon(db.url, db.dir, first);
+  // The daemon started again listens where this one did (same issuer).
+  const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
 

@@ -18,7 +18,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, TEST_SECRET_KEY, type TestDb } from '../helpers/db.js';
-import { CLI_BIN, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { CLI_BIN, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { iam } from '../helpers/cli.js';
 import { activeTenant, clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 
@@ -78,10 +78,10 @@ test('SIGKILL mid verify and mid reactivation: resumes from the last committed b
   }
   const registry = USERS + 1; // the users and the one client
 
-  const port = String(await freePort());
-  const issuer = `http://127.0.0.1:${port}`;
-  const env = { IAM_PORT: port, IAM_RECOVERY_STABILIZATION_SECONDS: '0' };
-  let d = await startDaemon(db.url, db.dir, env);
+  let d = await startDaemon(db.url, db.dir, { IAM_RECOVERY_STABILIZATION_SECONDS: '0' });
+  const issuer = d.url;
+  // The daemon started again listens where this one did (same issuer).
+  const env = { IAM_PORT: String(d.port), IAM_RECOVERY_STABILIZATION_SECONDS: '0' };
   daemons.push(d);
 
   const cli = async (args: string[]) => {

@@ -17,7 +17,7 @@ import test from 'ava';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { WIDE_THROTTLE } from '../helpers/faults.js';
 import { until } from '../helpers/jobs.js';
 import { loginKit } from '../helpers/login.js';
@@ -52,9 +52,10 @@ test('SIGKILL mid rotation: no family half-rotated, acknowledged tokens spent or
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   sink = await startSmtpSink();
-  const port = String(await freePort());
-  const env = { ...WIDE_THROTTLE, IAM_SMTP_URL: sink.url, IAM_PORT: port };
-  let d = await startDaemon(db.url, db.dir, env);
+  const first = { ...WIDE_THROTTLE, IAM_SMTP_URL: sink.url };
+  let d = await startDaemon(db.url, db.dir, first);
+  // The daemon started again listens where this one did, so the URLs held stay valid.
+  const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const kit = loginKit(
     () => d.url,

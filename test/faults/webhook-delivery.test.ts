@@ -15,7 +15,7 @@ import test from 'ava';
 import { Outbox } from '../../shared/services/outbox.js';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { expireClaims, sleep } from '../helpers/faults.js';
 import { until } from '../helpers/jobs.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
@@ -40,13 +40,13 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
   const { ds, config } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   hook = await startWebhookReceiver({ delayMs: 200 });
-  const port = String(await freePort());
-  const env = {
-    IAM_PORT: port,
+  const first = {
     IAM_OUTBOUND_ALLOW_LOOPBACK: 'true',
     IAM_OUTBOUND_CA_FILE: hook.cert.certFile,
   };
-  let d = await startDaemon(db.url, db.dir, env);
+  let d = await startDaemon(db.url, db.dir, first);
+  // The daemon started again listens where this one did (same issuer).
+  const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
   const call = async (method: string, path: string, body: unknown) => {

@@ -3,7 +3,7 @@
  * writes, another reads, and each talks to its own node.
  */
 import test from 'ava';
-import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { galeraDatabase, seedApiAndWorker, connectionsPerNode, galeraUrls } from '../helpers/galera.js';
 import { clientCredentialsToken, introspectAs } from '../helpers/seed.js';
 
@@ -13,15 +13,11 @@ test('three daemons, one per node, share one service', async (t) => {
   const { api, worker } = await seedApiAndWorker(db, 'Cluster');
 
   // One service: one issuer, whichever daemon answers.
-  const port = await freePort();
-  const issuer = `http://127.0.0.1:${port}`;
   const daemons: Daemon[] = [];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
-  for (const [i, url] of db.urls.entries()) {
-    daemons.push(
-      await startDaemon(url, db.dir, { IAM_ISSUER: issuer, ...(i === 0 ? { IAM_PORT: String(port) } : {}) }),
-    );
-  }
+  // The first daemon's issuer, with the port it was given, is the others' too.
+  for (const url of db.urls)
+    daemons.push(await startDaemon(url, db.dir, daemons[0] ? { IAM_ISSUER: daemons[0].url } : {}));
 
   // Each daemon holds connections to its own node (and only there).
   const conns = await connectionsPerNode(db.urls, db.name);

@@ -11,7 +11,7 @@
  *     is the bound of the poll loop, not an assertion on a measured time.
  */
 import test from 'ava';
-import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { connectionsPerNode, failoverUrl, galeraCtl, galeraDatabase, nodeRows, sleep } from '../helpers/galera.js';
 import { openServices, activeTenant } from '../helpers/seed.js';
 
@@ -32,19 +32,15 @@ test.serial('a node killed under load: no acknowledged write is lost, and its da
   await ds.destroy();
   const basic = 'Basic ' + Buffer.from(`${worker.clientId}:${worker.secret}`).toString('base64');
 
-  const port = await freePort();
-  const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };
   const daemons: Daemon[] = [];
   // Node 3 comes back whatever happened, so later test files find three nodes.
   t.teardown(async () => {
     await Promise.all(daemons.map((d) => d.stop()));
     await galeraCtl('start', '3');
   });
-  for (let i = 0; i < 3; i++) {
-    daemons.push(
-      await startDaemon(failoverUrl(db.urls, i), db.dir, { ...env, ...(i === 0 ? { IAM_PORT: String(port) } : {}) }),
-    );
-  }
+  // One service: the others take the first daemon's issuer.
+  for (let i = 0; i < 3; i++)
+    daemons.push(await startDaemon(failoverUrl(db.urls, i), db.dir, i === 0 ? {} : { IAM_ISSUER: daemons[0].url }));
   const before = await connectionsPerNode(db.urls, db.name);
   t.true(
     before.every((n) => n > 0),

@@ -12,7 +12,7 @@
 import test from 'ava';
 import mysql from 'mysql2/promise';
 import { createPendingExport } from '../../shared/services/data-export.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { connOpts, galeraDatabase, nodeRows, sleep } from '../helpers/galera.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
@@ -44,12 +44,11 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
     await c.query('SELECT id FROM data_exports WHERE id = ? FOR UPDATE', [exportId]);
   }
 
-  const port = await freePort();
-  const env = { IAM_LOG_LEVEL: 'debug', IAM_ISSUER: `http://127.0.0.1:${port}` };
   const daemons: Daemon[] = [];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
-  daemons.push(await startDaemon(db.urls[0], db.dir, { ...env, IAM_PORT: String(port) }));
-  daemons.push(await startDaemon(db.urls[1], db.dir, env));
+  daemons.push(await startDaemon(db.urls[0], db.dir, { IAM_LOG_LEVEL: 'debug' }));
+  // One service: the second takes the first daemon's issuer.
+  daemons.push(await startDaemon(db.urls[1], db.dir, { IAM_LOG_LEVEL: 'debug', IAM_ISSUER: daemons[0].url }));
   const holderOf = (d: Daemon) => {
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';

@@ -5,18 +5,18 @@
  */
 import test from 'ava';
 import { migrations } from '../../migrations/index.js';
-import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { galeraDatabase, nodeRows } from '../helpers/galera.js';
 
 test('two daemons on two nodes, started at once on an empty database, migrate exactly once', async (t) => {
   t.timeout(180_000);
   const db = await galeraDatabase(t);
-  const port = await freePort();
-  const env = { IAM_ISSUER: `http://127.0.0.1:${port}`, IAM_LOG_LEVEL: 'debug' };
+  // One service, started at once: the issuer is a name, since neither port is known before.
+  const env = { IAM_ISSUER: 'https://iam.galera.test', IAM_LOG_LEVEL: 'debug' };
   const daemons: Daemon[] = [];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
   const started = await Promise.allSettled([
-    startDaemon(db.urls[0], db.dir, { ...env, IAM_PORT: String(port) }, [], { startTimeoutMs: 150_000 }),
+    startDaemon(db.urls[0], db.dir, env, [], { startTimeoutMs: 150_000 }),
     startDaemon(db.urls[1], db.dir, env, [], { startTimeoutMs: 150_000 }),
   ]);
   for (const s of started) if (s.status === 'fulfilled') daemons.push(s.value);

@@ -10,7 +10,7 @@ import mysql from 'mysql2/promise';
 import type { DataSource } from 'typeorm';
 import { parseDatabaseUrl, type DatabaseConfig } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
-import { startDaemon, freePort, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { connOpts, galeraDatabase, seedApiAndWorker, withNode } from '../helpers/galera.js';
 import { clientCredentialsToken, introspectAs } from '../helpers/seed.js';
 
@@ -21,12 +21,12 @@ test.serial('a revoke acknowledged through node 1 is seen by introspection throu
   const db = await galeraDatabase(t);
   const { api, worker } = await seedApiAndWorker(db, 'Revocation');
 
-  const port = await freePort();
-  const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };
   const daemons: Daemon[] = [];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())));
   // Each is stopped at teardown as soon as it has started, whatever fails after.
-  daemons.push(await startDaemon(db.urls[0], db.dir, { ...env, IAM_PORT: String(port) }));
+  daemons.push(await startDaemon(db.urls[0], db.dir));
+  // One service: the others take the first daemon's issuer.
+  const env = { IAM_ISSUER: daemons[0].url };
   daemons.push(await startDaemon(db.urls[1], db.dir, env));
   daemons.push(await startDaemon(db.urls[2], db.dir, { ...env, IAM_GALERA_SYNC_WAIT: '0' }));
   const [a, b, c] = daemons;

@@ -1,6 +1,13 @@
 /**
  * Starts the real daemon (`node dist/daemon/main.js`) as a child process on an ephemeral
  * port, against a given database, and reads its JSON log lines.
+ *
+ * The daemon binds port 0 itself and reports the port the system gave it in its 'listening'
+ * line; its default issuer here, `http://127.0.0.1:0`, becomes `http://127.0.0.1:<that port>`
+ * (daemon/main.ts). No port is chosen in advance, so none can be taken by another process
+ * between the choice and the bind. Several daemons that are one service start the first, then
+ * pass `IAM_ISSUER: first.url` to the others; a daemon restarted "in place" gets
+ * `IAM_PORT: String(d.port)` of the one it replaces.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request } from 'node:http';
@@ -38,7 +45,11 @@ export function daemonEnv(databaseUrl: string, dataDir: string, extra: Record<st
   };
 }
 
-/** A port that was free a moment ago, so the issuer URL can name it before the daemon starts. */
+/**
+ * A port nothing listened on a moment ago: for a peer that must refuse connections (an SMTP
+ * relay that is down, a daemon that is not running). Never for a daemon to listen on: that is
+ * port 0 (startDaemon), since another process may take this one before it is bound.
+ */
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = createServer();
@@ -60,16 +71,14 @@ export async function startLocalhostDaemon(
   dataDir: string,
   extra: Record<string, string> = {},
 ): Promise<{ d: Daemon; issuer: string }> {
-  const port = await freePort();
-  const issuer = `http://localhost:${port}`;
   const d = await startDaemon(databaseUrl, dataDir, {
-    IAM_PORT: String(port),
-    IAM_ISSUER: issuer,
+    IAM_PORT: '0',
+    IAM_ISSUER: 'http://localhost:0',
     IAM_THROTTLE_IP_FORM_POSTS: '100000',
     IAM_THROTTLE_IP_VERIFIES: '100000',
     ...extra,
   });
-  return { d, issuer };
+  return { d, issuer: `http://localhost:${d.port}` };
 }
 
 export async function startDaemon(
@@ -81,7 +90,7 @@ export async function startDaemon(
   opts: { startTimeoutMs?: number } = {},
 ): Promise<Daemon> {
   const startTimeoutMs = opts.startTimeoutMs ?? 30_000;
-  const p = extra.IAM_PORT ?? String(await freePort());
+  const p = extra.IAM_PORT ?? '0';
   const env = daemonEnv(databaseUrl, dataDir, { IAM_PORT: p, IAM_ISSUER: `http://127.0.0.1:${p}`, ...extra });
   const proc = spawn(process.execPath, [...execArgv, DAEMON_MAIN], { env, stdio: ['ignore', 'pipe', 'pipe'] });
   const logs: Record<string, unknown>[] = [];
@@ -102,6 +111,8 @@ export async function startDaemon(
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       clearInterval(poll);
+      // Not handed to the test, so nothing else would stop it.
+      proc.kill('SIGKILL');
       reject(new Error(`daemon did not start in ${startTimeoutMs / 1000} s:\n${raw}`));
     }, startTimeoutMs);
     const onLine = (line: string) => {
@@ -129,8 +140,10 @@ export async function startDaemon(
     proc.stderr.on('data', (d: Buffer) => {
       raw += d.toString();
     });
-    // Quiet log levels print no 'listening' line: the port is known, so readiness will do.
+    // A fixed port at a quiet log level prints no 'listening' line (port 0 always does):
+    // the port is known, so readiness will do.
     const poll = setInterval(() => {
+      if (p === '0') return;
       fetch(`http://127.0.0.1:${p}/readyz`).then(
         (r) => {
           if (r.status === 200) {

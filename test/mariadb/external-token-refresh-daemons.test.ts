@@ -20,7 +20,7 @@ import { ExternalTokenRefreshSettingsService } from '../../shared/services/exter
 import type { RunSummary } from '../../shared/services/external-token-refresh/scan.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
 import { iam } from '../helpers/cli.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { TEST_SECRET_KEY, testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream, type UpstreamTokens } from '../helpers/refresh-upstream.js';
@@ -69,12 +69,11 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
   // tenant's scheduled scanning stays disabled until just before the chosen tick, so no earlier
   // tick refreshes anything on its own.
   const env = { IAM_OUTBOUND_ALLOW_LOOPBACK: 'true', IAM_OUTBOUND_CA_FILE: up.cert.certFile };
-  const port = await freePort();
-  const daemonEnv = { ...env, IAM_LOG_LEVEL: 'debug', IAM_WORKERS: '1', IAM_ISSUER: `http://127.0.0.1:${port}` };
-  const daemons: Daemon[] = await Promise.all([
-    startDaemon(db.url, db.dir, { ...daemonEnv, IAM_PORT: String(port) }),
-    startDaemon(db.url, db.dir, daemonEnv),
-  ]);
+  // One service: the second daemon takes the first one's issuer (and port-0 daemons learn
+  // their port only once up, so they start one after the other).
+  const daemonEnv = { ...env, IAM_LOG_LEVEL: 'debug', IAM_WORKERS: '1' };
+  const first = await startDaemon(db.url, db.dir, daemonEnv);
+  const daemons: Daemon[] = [first, await startDaemon(db.url, db.dir, { ...daemonEnv, IAM_ISSUER: first.url })];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop())).then(() => undefined));
   const holderOf = (d: Daemon) => {
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;

@@ -15,7 +15,7 @@
 import test from 'ava';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import { num, one } from '../../shared/db/sql.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
@@ -56,12 +56,10 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   });
 
   // Both daemons are one service: same issuer, same database.
-  const port = await freePort();
-  const env = { IAM_LOG_LEVEL: 'debug', IAM_ISSUER: `http://127.0.0.1:${port}` };
-  const daemons: Daemon[] = [
-    await startDaemon(db.url, db.dir, { ...env, IAM_PORT: String(port) }),
-    await startDaemon(db.url, db.dir, env),
-  ];
+  const env = { IAM_LOG_LEVEL: 'debug' };
+  // One service: the second daemon takes the first one's issuer.
+  const leader = await startDaemon(db.url, db.dir, env);
+  const daemons: Daemon[] = [leader, await startDaemon(db.url, db.dir, { ...env, IAM_ISSUER: leader.url })];
   t.teardown(async () => {
     await Promise.all(daemons.map((d) => d.stop('SIGKILL')));
   });

@@ -5,7 +5,7 @@
  * lets more through than the budget. This runs in the MariaDB lane only.
  */
 import test from 'ava';
-import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../helpers/db.js';
 import { postFrom } from '../helpers/from-ip.js';
 import { codeFrom, pkce, seedApp } from '../helpers/oauth.js';
@@ -20,17 +20,14 @@ test('two daemons share the address lock and the client-authentication budget', 
   const app = await seedApp(db.url, db.dir);
   const sink = await startSmtpSink();
   t.teardown(() => sink.close());
-  const port = await freePort();
   const env = {
-    IAM_ISSUER: `http://127.0.0.1:${port}`,
     IAM_SMTP_URL: sink.url,
     IAM_EMAIL_CODE_RESEND_SECONDS: '0',
     IAM_THROTTLE_CLIENT_AUTH_IP_FAILURES: '10',
   };
-  const daemons: Daemon[] = [
-    await startDaemon(db.url, db.dir, { ...env, IAM_PORT: String(port) }),
-    await startDaemon(db.url, db.dir, env),
-  ];
+  // One service: the second daemon takes the first one's issuer.
+  const first = await startDaemon(db.url, db.dir, env);
+  const daemons: Daemon[] = [first, await startDaemon(db.url, db.dir, { ...env, IAM_ISSUER: first.url })];
   t.teardown(async () => {
     await Promise.all(daemons.map((d) => d.stop()));
   });

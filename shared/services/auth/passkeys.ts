@@ -14,18 +14,18 @@
  *   shared by every tenant, so another tenant's working passkey must not be dropped.
  */
 import { createHash, createHmac } from 'node:crypto';
-import {
-  generateAuthenticationOptions,
-  generateRegistrationOptions,
-  verifyAuthenticationResponse,
-  verifyRegistrationResponse,
-  type RegistrationResponseJSON,
-} from '@simplewebauthn/server';
+import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
 import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
+import {
+  generateAuthenticationOptions,
+  generateRegistrationOptions,
+  verifyAuthenticationResponse,
+  verifyRegistrationResponse,
+} from './webauthn-lazy.js';
 import {
   MAX_CREDENTIAL_ID_CHARS,
   MAX_PASSKEY_NAME,

@@ -15,7 +15,7 @@
 import test from 'ava';
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
-import { freePort, startDaemon, type Daemon } from '../../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../../helpers/db.js';
 import { clientCredentialsToken, openServices, seed, credentialsClient, TEST_API } from '../../helpers/seed.js';
 
@@ -45,12 +45,9 @@ test('MariaDB restarted under load: 503s bounded to the outage, the daemons reco
   const creds = await credentialsClient(directory, s.tenantId, TEST_API);
   await ds.destroy();
 
-  const port = await freePort();
-  const env = { IAM_ISSUER: `http://127.0.0.1:${port}` };
-  const daemons: Daemon[] = [
-    await startDaemon(db.url, db.dir, { ...env, IAM_PORT: String(port) }),
-    await startDaemon(db.url, db.dir, env),
-  ];
+  // One service: the second daemon takes the first one's issuer.
+  const first = await startDaemon(db.url, db.dir);
+  const daemons: Daemon[] = [first, await startDaemon(db.url, db.dir, { IAM_ISSUER: first.url })];
   t.teardown(() => Promise.all(daemons.map((d) => d.stop('SIGKILL'))));
   const token = await clientCredentialsToken(daemons[0].url, creds.clientId, creds.secret);
   const basic = 'Basic ' + Buffer.from(`${creds.clientId}:${creds.secret}`).toString('base64');
