@@ -19,7 +19,7 @@ import { createHash, X509Certificate } from 'node:crypto';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { newId } from '../../crypto.js';
 import { ApiError, badRequest, conflict, notFound, type FieldIssue } from '../../errors.js';
-import { checkOutboundUrl, OutboundError } from '../../net/safe-fetch.js';
+import { checkOutboundUrl, OutboundError } from '../../net/outbound.js';
 import {
   FRESH_POLLER_FIELDS,
   OperationLookups,
