@@ -40,7 +40,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
 import { setAuditSink } from '../shared/services/audit.js';
-import { DEFAULT_OUTBOUND_POLICY, type OutboundPolicy } from '../shared/net/safe-fetch.js';
+import { outboundPolicyFromConfig, type OutboundPolicy } from '../shared/net/outbound.js';
 import { AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
 import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
 import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
@@ -176,11 +176,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
 
   /** Outbound HTTPS as the daemon's (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE). */
   protected outboundPolicy(): OutboundPolicy {
-    return {
-      ...DEFAULT_OUTBOUND_POLICY,
-      allowLoopback: this.settings.outboundAllowLoopback,
-      extraCaPem: this.settings.outboundCaPem,
-    };
+    return outboundPolicyFromConfig(this.settings);
   }
 
   #pluginRuntime?: PluginRuntime;

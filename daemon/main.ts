@@ -30,7 +30,7 @@ import { AccountService } from '../shared/services/auth/account.js';
 import { AuditLog, setAuditSink } from '../shared/services/audit.js';
 import { EmailSettingsService } from '../shared/services/email-settings.js';
 import { IdempotencyService } from '../shared/services/idempotency.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../shared/net/safe-fetch.js';
+import { outboundPolicyFromConfig } from '../shared/net/outbound.js';
 import { AuditWebhookDeliverer, AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
 import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
 import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
@@ -160,11 +160,8 @@ async function main(): Promise<void> {
     if (worker !== undefined) reportToSupervisor(metrics.registry);
   }
   const tokens = new TokenService(config.issuer, keys);
-  const outboundPolicy = {
-    ...DEFAULT_OUTBOUND_POLICY,
-    allowLoopback: config.outboundAllowLoopback,
-    extraCaPem: config.outboundCaPem,
-  };
+  // The one outbound client's policy (shared/net/outbound.ts), for every service that calls out.
+  const outboundPolicy = outboundPolicyFromConfig(config);
   // Platform plugins: one runtime view per daemon (its cache checks the config generation on
   // every use); the webhook email provider joins the providers, the audit webhook hooks audit().
   const pluginRuntime = new PluginRuntime(

@@ -74,6 +74,35 @@ test('the check bites: a source file over 450 lines', (t) => {
   );
 });
 
+test('the check bites: an outbound request outside the one outbound client', (t) => {
+  t.deepEqual(
+    rulesOf({
+      'shared/services/a.ts': "import { request } from 'node:https';\nrequest({ host: 'x' }).end();",
+      'shared/services/b.ts': "import * as web from 'node:http';\nweb.get('http://10.0.0.1/');",
+      'daemon/routes/c.ts': "import https from 'https';\nhttps.request('https://x');",
+      'cli/commands/d.ts': "const r = await fetch('https://example.com/');",
+      'shared/services/e.ts': "await globalThis.fetch('https://example.com/');",
+      'shared/services/f.ts': "import { request as send } from 'undici';\nawait send('https://x');",
+      'shared/services/g.ts': "import { get as grab } from 'node:https';\ngrab('https://x');",
+      // Not requests: a method named fetch, a string, a comment, a type import, the client itself, a bench.
+      'shared/services/ok.ts':
+        "import type { IncomingHttpHeaders } from 'node:http';\nimport { createServer } from 'node:http';\n" +
+        "await this.keys.fetch(url); // fetch('x')\nconst s = `fetch(url)`;\ncreateServer();",
+      'shared/net/outbound.ts': "import { request } from 'node:https';\nrequest({}); fetch('x');",
+      'bench/h.ts': "await fetch('http://127.0.0.1/');",
+    }),
+    [
+      'shared/services/a.ts: outbound-outside-client',
+      'shared/services/b.ts: outbound-outside-client',
+      'daemon/routes/c.ts: outbound-outside-client',
+      'cli/commands/d.ts: outbound-outside-client',
+      'shared/services/e.ts: outbound-outside-client',
+      'shared/services/f.ts: outbound-outside-client',
+      'shared/services/g.ts: outbound-outside-client',
+    ],
+  );
+});
+
 test('the source tree keeps the layering of docs/architecture.md', (t) => {
   const root = projectRoot(fileURLToPath(import.meta.url));
   const files = readSources(root, ['daemon', 'cli', 'shared', 'migrations', 'bench']);

@@ -9,6 +9,7 @@
  */
 import { CliFailure } from '../base.js';
 import type { StoredCredentials } from './config.js';
+import { operatorApiFetch } from '../../shared/net/outbound.js';
 
 /** A field of a JSON answer as text: strings and numbers as they are, anything else `fallback`. */
 function text(v: unknown, fallback = ''): string {
@@ -180,7 +181,7 @@ export class AdminClient {
 
   private async send(path: string, init: RequestInit): Promise<Response> {
     try {
-      return await fetch(`${this.baseUrl}${path}`, {
+      return await operatorApiFetch(`${this.baseUrl}${path}`, {
         ...init,
         signal: AbortSignal.timeout(this.timeoutMs),
         redirect: 'error',

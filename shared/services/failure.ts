@@ -8,7 +8,7 @@
  * delivery attempt), so an operator reads the same kind of text for all three.
  */
 
-import { OutboundError } from '../net/safe-fetch.js';
+import { OutboundError } from '../net/outbound.js';
 
 /** Most characters of a stored cause. */
 export const MAX_CAUSE_CHARS = 300;
@@ -62,7 +62,7 @@ export function scrub(text: string): string {
  * line of a message is kept (a stack trace never is); a wrapped error adds its cause's kind.
  */
 export function sanitizedCause(e: unknown): string {
-  // An address the outbound rules refuse (shared/net/safe-fetch.ts): the reason alone. Its
+  // An address the outbound rules refuse (shared/net/outbound.ts): the reason alone. Its
   // message names what the host resolved to (`vm resolves to 127.0.0.1`), and a cause is shown
   // to whoever configured the URL, a tenant admin included: that would make the service a DNS
   // oracle for its internal names. Neither the address nor the host is kept.

@@ -6,6 +6,8 @@ import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
 import { checkFileSize } from './architecture-file-size.js';
 
+import { checkOutbound } from './architecture-outbound.js';
+
 export interface Violation {
   file: string;
   rule: string;
@@ -109,6 +111,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
     }
     graph.set(file, edges);
   }
+  v.push(...checkOutbound(files));
   for (const cycle of cycles(graph)) {
     v.push({ file: cycle[0], rule: 'import-cycle', detail: cycle.join(' -> ') });
   }

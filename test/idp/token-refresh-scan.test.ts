@@ -12,7 +12,7 @@ import { createExternalTokenRefresh } from '../../shared/services/external-token
 import { ExternalTokenRefreshSettingsService } from '../../shared/services/external-token-refresh/config.js';
 import type { UpstreamBridge } from '../../shared/services/external-token-refresh/scan.js';
 import { ExternalTokenRefreshService } from '../../shared/services/external-token-refresh/scan.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/outbound.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream, type RefreshUpstream } from '../helpers/refresh-upstream.js';

@@ -18,7 +18,7 @@ import test from 'ava';
 import { createExternalTokenRefresh } from '../../shared/services/external-token-refresh/index.js';
 import { ExternalTokenRefreshSettingsService } from '../../shared/services/external-token-refresh/config.js';
 import type { RunSummary } from '../../shared/services/external-token-refresh/scan.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/outbound.js';
 import { iam } from '../helpers/cli.js';
 import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { TEST_SECRET_KEY, testDatabase, usingMysql } from '../helpers/db.js';

@@ -9,7 +9,7 @@
  */
 import test from 'ava';
 import { createExternalTokenRefresh } from '../../shared/services/external-token-refresh/index.js';
-import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/outbound.js';
 import { TEST_SECRET_KEY, testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream } from '../helpers/refresh-upstream.js';

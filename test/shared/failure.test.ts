@@ -1,6 +1,6 @@
 /** The causes stored beside job step error codes: the kind of failure, no secret, one line. */
 import test from 'ava';
-import { DEFAULT_OUTBOUND_POLICY, OutboundError, outboundRequest } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY, OutboundError, outboundRequest } from '../../shared/net/outbound.js';
 import { sanitizedCause } from '../../shared/services/failure.js';
 
 const err = (props: { message: string } & Record<string, unknown>) => Object.assign(new Error(props.message), props);

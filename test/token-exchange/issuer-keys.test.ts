@@ -4,7 +4,7 @@
  * unknown kids and on failures, and a stale set refetched whatever the cooldown.
  */
 import test from 'ava';
-import { DEFAULT_OUTBOUND_POLICY, type OutboundPolicy } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY, type OutboundPolicy } from '../../shared/net/outbound.js';
 import { IdJagError, IssuerKeys, verifyIdJag } from '../../shared/services/token-exchange/id-jag.js';
 import { startIssuer, type TestIssuer } from '../helpers/https-issuer.js';
 

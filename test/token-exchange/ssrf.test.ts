@@ -14,7 +14,7 @@ import {
   guardedLookup,
   OutboundError,
   type OutboundPolicy,
-} from '../../shared/net/safe-fetch.js';
+} from '../../shared/net/outbound.js';
 import { issuerProblem } from '../../shared/services/token-exchange/settings.js';
 import { makeCert, type TestCert } from '../helpers/https-issuer.js';
 

@@ -5,7 +5,7 @@
  */
 import test from 'ava';
 import * as oidc from 'openid-client';
-import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/outbound.js';
 import { UpstreamClients, UpstreamDiscoveryError } from '../../shared/services/upstream-idp/index.js';
 import { startUpstreamOp, type UpstreamOp } from '../helpers/upstream-op.js';
 

@@ -8,7 +8,7 @@
  * row id + column as additional data).
  */
 import type { Database } from '../../db/index.js';
-import { OutboundError, outboundRequest, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { OutboundError, outboundRequest, type OutboundPolicy } from '../../net/outbound.js';
 import { TenantScope } from '../../repositories/index.js';
 import { providerClientInput, UpstreamClients, UpstreamSealer } from '../upstream-idp/index.js';
 import type { LinkRef, UpstreamBridge, UpstreamRefreshResult } from './scan.js';

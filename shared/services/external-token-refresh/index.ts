@@ -4,7 +4,7 @@
  * identity providers.
  */
 import type { Database } from '../../db/index.js';
-import type { OutboundPolicy } from '../../net/safe-fetch.js';
+import type { OutboundPolicy } from '../../net/outbound.js';
 import { HttpUpstreamBridge } from './bridge.js';
 import { ExternalTokenRefreshService, type ScanOptions } from './scan.js';
 

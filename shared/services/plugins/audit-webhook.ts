@@ -12,7 +12,7 @@
 import { newId } from '../../crypto.js';
 import type { AuditEvent } from '../../db/entities.js';
 import type { Database, Db } from '../../db/index.js';
-import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/outbound.js';
 import type { AuditSink } from '../audit.js';
 import { sanitizedCause } from '../failure.js';
 import type { ClaimedOutboxRow, Outbox } from '../outbox.js';

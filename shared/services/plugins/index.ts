@@ -8,7 +8,7 @@
 import { newId } from '../../crypto.js';
 import type { Database, Db } from '../../db/index.js';
 import { ApiError, badRequest, notFound } from '../../errors.js';
-import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/outbound.js';
 import {
   PLATFORM_SCOPE_KEY,
   PlatformPlugins,

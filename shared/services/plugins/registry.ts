@@ -6,7 +6,7 @@
  * enabled (an operation that goes `pending` → `succeeded` | `failed`).
  */
 import { z } from 'zod';
-import { checkOutboundUrl, OutboundError } from '../../net/safe-fetch.js';
+import { checkOutboundUrl, OutboundError } from '../../net/outbound.js';
 
 export const WEBHOOK_EMAIL_PLUGIN = 'webhook-email';
 export const AUDIT_WEBHOOK_PLUGIN = 'audit-webhook';
@@ -41,7 +41,7 @@ function webhookUrl(allowLoopback: boolean) {
     .string()
     .max(2048, 'must be at most 2048 characters')
     .superRefine((raw, ctx) => {
-      // The same rule as every operator-given outbound URL (shared/net/safe-fetch.ts): https,
+      // The same rule as every operator-given outbound URL (shared/net/outbound.ts): https,
       // no credentials, no fragment, no special-purpose IP literal.
       try {
         checkOutboundUrl(raw, { allowLoopback });

@@ -1,12 +1,12 @@
 /**
  * The `webhook-email` plugin as an email notifier provider: each message is POSTed as signed
  * JSON to the HTTPS URL configured for the tenant (or the platform), through the SSRF-safe
- * client (shared/net/safe-fetch.ts); a 2xx answer means accepted. It is registered with the
+ * client (shared/net/outbound.ts); a 2xx answer means accepted. It is registered with the
  * other providers, so a tenant can name it in its `priority_failover` order; while the plugin is
  * not enabled and configured for the tenant, a send fails as `provider_unavailable` and the
  * next provider in the order is tried.
  */
-import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { DEFAULT_OUTBOUND_POLICY, postJson, type OutboundPolicy } from '../../net/outbound.js';
 import { ProviderUnavailableError } from '../mail/errors.js';
 import type { EmailProvider, EmailProviderEntry, OutgoingEmail, SendResult } from '../mail/types.js';
 import { WEBHOOK_EMAIL_PLUGIN } from './registry.js';

@@ -4,7 +4,7 @@
  * at runtime (cached, with a cooldown on refetches an unknown `kid` can trigger), signature
  * and claim verification, and single-use `jti` bookkeeping.
  *
- * Every outbound request goes through shared/net/safe-fetch.ts, and only for issuers the
+ * Every outbound request goes through shared/net/outbound.ts, and only for issuers the
  * tenant trusts: the issuer is checked against the allow-list before anything is fetched, so
  * a token cannot make the service call an address of the attacker's choosing.
  */
@@ -20,7 +20,7 @@ import {
 } from 'jose';
 import type { Database, Db } from '../../db/index.js';
 import { TenantScope } from '../../repositories/index.js';
-import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { fetchJson, OutboundError, type OutboundPolicy } from '../../net/outbound.js';
 
 /** The `typ` header of an ID-JAG (draft §3.1; media type application/oauth-id-jag+jwt). */
 export const ID_JAG_TYP = 'oauth-id-jag+jwt';

@@ -1,7 +1,7 @@
 /**
  * openid-client configurations for a tenant's upstream OpenID providers: discovery
  * (OpenID Connect Discovery 1.0 §4) and the provider's JWKS, fetched through the SSRF-safe
- * outbound fetcher that ID-JAG discovery uses (shared/net/safe-fetch.ts, openid-client's
+ * outbound fetcher that ID-JAG discovery uses (shared/net/outbound.ts, openid-client's
  * `customFetch`), and the client authentication the provider supports. The same configuration
  * serves the sign-in (authorization code grant) and the refresh of upstream tokens
  * (`oidc.refreshTokenGrant(config, refreshToken)`).
@@ -11,7 +11,7 @@
  * configuration and fetches it again on an unknown `kid`.
  */
 import * as oidc from 'openid-client';
-import { OutboundError, safeFetch, type OutboundPolicy } from '../../net/safe-fetch.js';
+import { OutboundError, safeFetch, type OutboundPolicy } from '../../net/outbound.js';
 import type { UpstreamIdpRow } from '../../repositories/index.js';
 import type { UpstreamSealer } from './sealing.js';
 

@@ -1,20 +1,27 @@
 /**
- * Outbound HTTPS for URLs that tenants or remote parties control (issuer metadata, key sets).
- * An attacker who can name a URL must not be able to make the service call its own network
- * (SSRF), so every request here is:
- * - https only, no credentials in the URL, no redirects followed, only 200 accepted;
+ * The one outbound HTTP client (docs/architecture.md, "Outbound HTTP"). Every request the
+ * service makes to a URL that tenants, operators or remote parties name (issuer metadata, key
+ * sets, upstream providers, webhooks, federation metadata, token refresh) goes through
+ * `exchange` below, the only `https.request` in daemon/, shared/ and cli/ (the architecture
+ * test refuses any other, and any `fetch` but the CLI's own, `operatorApiFetch`). An attacker
+ * who can name a URL must not be able to make the service call its own network (SSRF), so
+ * every request is:
+ * - https only, no credentials in the URL, no fragment; an IP literal host must be admitted;
  * - checked at connect time: a custom `lookup` resolves the host and refuses the request when
  *   ANY resolved address is special (private, loopback, link-local, CGNAT, multicast, …), and
  *   the socket's actual peer address is checked again once connected, so a DNS answer that
  *   changes between a check and the connection (DNS rebinding) gains nothing;
- * - bounded: connect timeout, total timeout, response size limit, JSON bodies only.
- * Loopback is refused too unless the operator allows it (IAM_OUTBOUND_ALLOW_LOOPBACK, tests).
+ * - never redirected: a 3xx is handed to the caller as it is, and each caller refuses it;
+ * - bounded: connect timeout, total timeout (optionally an idle timeout), response size cap.
+ * Loopback is admitted only when the operator allows it (IAM_OUTBOUND_ALLOW_LOOPBACK, tests),
+ * and extra CA certificates only from the operator (IAM_OUTBOUND_CA_FILE).
  */
 import { lookup as dnsLookup, type LookupAddress } from 'node:dns';
 import type { IncomingHttpHeaders } from 'node:http';
-import { request, type RequestOptions } from 'node:https';
+import { request } from 'node:https';
 import type { LookupFunction, Socket } from 'node:net';
 import { rootCertificates, type TLSSocket } from 'node:tls';
+import type { Config } from '../config.js';
 import { classifyAddress, isIpLiteral, type AddressClass } from './address.js';
 
 export interface OutboundPolicy {
@@ -28,6 +35,8 @@ export interface OutboundPolicy {
   totalTimeoutMs: number;
   /** Largest accepted response body, bytes. */
   maxBytes: number;
+  /** No byte received for this long (waiting for the head, or between chunks) ends the exchange. */
+  idleTimeoutMs?: number;
 }
 
 export const DEFAULT_OUTBOUND_POLICY: OutboundPolicy = {
@@ -36,6 +45,14 @@ export const DEFAULT_OUTBOUND_POLICY: OutboundPolicy = {
   totalTimeoutMs: 5_000,
   maxBytes: 256 * 1024,
 };
+
+/** The operator's outbound settings (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) on the defaults. */
+export function outboundPolicyFromConfig(
+  config: Pick<Config, 'outboundAllowLoopback' | 'outboundCaPem'>,
+  base: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): OutboundPolicy {
+  return { ...base, allowLoopback: config.outboundAllowLoopback, extraCaPem: config.outboundCaPem };
+}
 
 /** A refused or failed outbound request. `reason` is safe to show an operator; no body is kept. */
 export class OutboundError extends Error {
@@ -117,30 +134,33 @@ function caList(extra: string): string[] {
   return cachedCa.list;
 }
 
-/** A completed outbound exchange: status, headers and the whole (bounded) body. */
-export interface OutboundResponse {
-  status: number;
-  headers: IncomingHttpHeaders;
-  body: Buffer;
-}
-
 export interface OutboundRequest {
   method?: string;
   headers?: Record<string, string>;
   body?: Buffer | string;
 }
 
+/** The head of an answer, and its body as chunks counted against `maxBytes`. */
+export interface OutboundReply {
+  status: number;
+  headers: IncomingHttpHeaders;
+  /** The body; throws OutboundError('too_large') at once when the declared length is over the cap. */
+  chunks(): AsyncIterable<Buffer>;
+}
+
 /**
- * One HTTPS exchange with `url` under every limit of `policy`: the URL and every address
- * connected are checked, no redirect is followed (a 3xx is returned as it is), the body is read
- * up to `maxBytes`. Any status is returned; the caller decides what it accepts. Throws
- * OutboundError on any refusal or failure.
+ * One HTTPS exchange with `url` under every limit of `policy`; the answer is handed to
+ * `consume`, which runs within the total deadline (the deadline passing while it waits rejects
+ * at once and tears the connection down). Any status is handed over, a 3xx included: no
+ * redirect is followed, the caller decides what it accepts. Throws OutboundError on any
+ * refusal or failure. The only outbound request of daemon/, shared/ and cli/.
  */
-export function outboundRequest(
+export function exchange<T>(
   url: string,
-  init: OutboundRequest = {},
-  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
-): Promise<OutboundResponse> {
+  init: OutboundRequest,
+  policy: OutboundPolicy,
+  consume: (reply: OutboundReply) => Promise<T>,
+): Promise<T> {
   let u: URL;
   try {
     u = checkOutboundUrl(url, policy);
@@ -148,19 +168,20 @@ export function outboundRequest(
     return Promise.reject(e instanceof Error ? e : new Error(String(e)));
   }
   const body = init.body === undefined ? undefined : Buffer.isBuffer(init.body) ? init.body : Buffer.from(init.body);
-  return new Promise((resolve, reject) => {
+  return new Promise<T>((resolve, reject) => {
     let settled = false;
-    const finish = (err: Error | undefined, value?: OutboundResponse) => {
+    const finish = (err: Error | undefined, value?: T) => {
       if (settled) return;
       settled = true;
       clearTimeout(total);
       clearTimeout(connect);
+      clearTimeout(idle);
       if (err) {
         req.destroy();
         reject(err);
       } else resolve(value!);
     };
-    const opts: RequestOptions = {
+    const req = request({
       method: init.method ?? 'GET',
       protocol: 'https:',
       hostname: u.hostname.startsWith('[') ? u.hostname.slice(1, -1) : u.hostname,
@@ -176,10 +197,9 @@ export function outboundRequest(
       agent: false,
       lookup: guardedLookup(policy),
       ...(policy.extraCaPem ? { ca: caList(policy.extraCaPem) } : {}),
-      // Node's default: verify the certificate chain and the host name.
+      // Node's default, said out loud: verify the certificate chain and the host name.
       rejectUnauthorized: true,
-    };
-    const req = request(opts);
+    });
     const total = setTimeout(
       () => finish(new OutboundError('timeout', `no complete answer within ${policy.totalTimeoutMs} ms`)),
       policy.totalTimeoutMs,
@@ -188,6 +208,15 @@ export function outboundRequest(
       () => finish(new OutboundError('timeout', `could not connect within ${policy.connectTimeoutMs} ms`)),
       policy.connectTimeoutMs,
     );
+    let idle: NodeJS.Timeout | undefined;
+    const touch = () => {
+      if (policy.idleTimeoutMs === undefined) return;
+      clearTimeout(idle);
+      idle = setTimeout(
+        () => finish(new OutboundError('timeout', `no data for ${policy.idleTimeoutMs} ms`)),
+        policy.idleTimeoutMs,
+      );
+    };
     req.on('socket', (socket: Socket) => {
       // The address actually connected, whatever path led to it (IP literal, lookup, cache).
       const check = () => {
@@ -197,33 +226,77 @@ export function outboundRequest(
       };
       if (!socket.connecting && socket.remoteAddress) check();
       else socket.once('connect', check);
-      (socket as TLSSocket).once('secureConnect', () => clearTimeout(connect));
-    });
-    req.on('error', (e) => {
-      if (e instanceof OutboundError) return finish(e);
-      const code = (e as NodeJS.ErrnoException).code;
-      if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
-        return finish(new OutboundError('dns', `${u.hostname} could not be resolved`));
-      finish(new OutboundError('network', `request failed: ${code ?? e.message}`));
-    });
-    req.on('response', (res) => {
-      const declared = Number(res.headers['content-length'] ?? NaN);
-      if (declared > policy.maxBytes)
-        return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > policy.maxBytes)
-          return finish(new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`));
-        chunks.push(c);
+      (socket as TLSSocket).once('secureConnect', () => {
+        clearTimeout(connect);
+        touch();
       });
-      res.on('error', (e) => finish(new OutboundError('network', `response failed: ${e.message}`)));
-      res.on('end', () =>
-        finish(undefined, { status: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks) }),
+    });
+    req.on('error', (e) => finish(failure(e, u, 'request')));
+    req.on('response', (res) => {
+      touch();
+      const declared = Number(res.headers['content-length'] ?? NaN);
+      async function* counted(): AsyncIterable<Buffer> {
+        let size = 0;
+        // Iterating pauses the socket while the consumer is busy (backpressure), never buffers.
+        for await (const c of res as AsyncIterable<Buffer>) {
+          touch();
+          size += c.length;
+          if (size > policy.maxBytes) throw tooLarge(policy);
+          yield c;
+        }
+      }
+      const reply: OutboundReply = {
+        status: res.statusCode ?? 0,
+        headers: res.headers,
+        chunks: () => {
+          if (declared > policy.maxBytes) throw tooLarge(policy);
+          return counted();
+        },
+      };
+      consume(reply).then(
+        (v) => {
+          // A body the consumer did not read (e.g. a 304) is dropped with the connection.
+          res.resume();
+          finish(undefined, v);
+        },
+        (e: unknown) => finish(failure(e, u, 'response')),
       );
     });
     req.end(body);
+  });
+}
+
+const tooLarge = (policy: OutboundPolicy) =>
+  new OutboundError('too_large', `response larger than ${policy.maxBytes} bytes`);
+
+/** Any failure of an exchange as the OutboundError an operator reads. */
+function failure(e: unknown, u: URL, stage: 'request' | 'response'): OutboundError {
+  if (e instanceof OutboundError) return e;
+  const err = e instanceof Error ? e : new Error(String(e));
+  if (stage === 'response') return new OutboundError('network', `response failed: ${err.message}`);
+  const code = (err as NodeJS.ErrnoException).code;
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN')
+    return new OutboundError('dns', `${u.hostname} could not be resolved`);
+  return new OutboundError('network', `request failed: ${code ?? err.message}`);
+}
+
+/** A completed outbound exchange: status, headers and the whole (bounded) body. */
+export interface OutboundResponse {
+  status: number;
+  headers: IncomingHttpHeaders;
+  body: Buffer;
+}
+
+/** `exchange` with the body read whole (up to `maxBytes`). */
+export function outboundRequest(
+  url: string,
+  init: OutboundRequest = {},
+  policy: OutboundPolicy = DEFAULT_OUTBOUND_POLICY,
+): Promise<OutboundResponse> {
+  return exchange(url, init, policy, async (reply) => {
+    const chunks: Buffer[] = [];
+    for await (const c of reply.chunks()) chunks.push(c);
+    return { status: reply.status, headers: reply.headers, body: Buffer.concat(chunks) };
   });
 }
 
@@ -310,4 +383,14 @@ export async function postJson(
   );
   if (res.status < 200 || res.status > 299) throw new OutboundError('status', `answered HTTP ${res.status}`);
   return res.status;
+}
+
+/**
+ * The CLI's calls to the operator's own daemon (the admin API at the URL `iam login` saved,
+ * often http on loopback): Node's fetch, deliberately without the SSRF guard, because that URL
+ * is the operator's and no tenant or remote party can name it. Here so that every outbound call
+ * of the tree is in this module; nothing but cli/http/ may use it.
+ */
+export function operatorApiFetch(url: string, init: RequestInit): Promise<Response> {
+  return fetch(url, init);
 }
