@@ -3,7 +3,7 @@
  * `secret.key`, generated there on first start. Read by loadConfig (shared/config.ts).
  */
 import { randomBytes } from 'node:crypto';
-import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, existsSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from './vars.js';
 
@@ -42,14 +42,20 @@ export function loadSecretKey(
   try {
     mkdirSync(dataDir, { recursive: true, mode: 0o700 });
     const key = randomBytes(32).toString('base64url');
-    // 'wx' fails if another process created the file first; then read theirs.
+    // Written whole to a file of this process's own, then linked into place: link() fails if
+    // another process got there first (then read theirs), and a process that finds the file
+    // never reads it half-written, as it could with an O_EXCL create followed by a write.
+    const tmp = `${file}.${process.pid}.${randomBytes(4).toString('hex')}.tmp`;
+    writeFileSync(tmp, key + '\n', { mode: 0o600, flag: 'wx' });
+    chmodSync(tmp, 0o600);
     try {
-      writeFileSync(file, key + '\n', { mode: 0o600, flag: 'wx' });
-      chmodSync(file, 0o600);
+      linkSync(tmp, file);
       return { secretKey: key, secretKeySource: 'generated' };
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === 'EEXIST') return loadSecretKey(env, dataDir);
       throw e;
+    } finally {
+      rmSync(tmp, { force: true });
     }
   } catch (e) {
     throw new ConfigError('IAM_SECRET_KEY', `is unset and no key could be written to ${file}: ${(e as Error).message}`);
