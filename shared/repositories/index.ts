@@ -83,5 +83,5 @@ export {
   type UpstreamLinkState,
   type UpstreamLoginStateRow,
 } from './upstream-idps.js';
-export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';
+export type { AgentGrantRow } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';
