@@ -7,8 +7,9 @@ import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { assertUserError } from '../helpers/user-errors.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -45,7 +46,9 @@ test('healthz and readyz answer 200 and echo a request id', async (t) => {
 test('the request id of a request appears in its log line', async (t) => {
   await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': 'trace-me-42' } });
   t.true(
-    await eventually(() => d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200)),
+    await until(() => d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200), {
+      timeoutMs: 5_000,
+    }),
   );
 });
 
@@ -143,8 +146,10 @@ test('the body parser refusing a user endpoint: error_code and error_id, and the
   t.is(g.error, 'request_too_large');
   for (const id of [b.error_id, g.error_id])
     t.true(
-      await eventually(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId)),
-      `error_id ${String(id)} in the request's log line`,
+      await until(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId), {
+        timeoutMs: 5_000,
+        what: () => `error_id ${String(id)} in the request's log line`,
+      }),
     );
   const none = await fetch(`${d.url}/api/account/nothing-here`);
   t.is(((await assertUserError(t, none, 404)) as { error: string }).error, 'not_found');

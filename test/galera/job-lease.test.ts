@@ -12,9 +12,10 @@
 import test from 'ava';
 import mysql from 'mysql2/promise';
 import { createPendingExport } from '../../shared/services/data-export.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { connOpts, galeraDatabase, nodeRows, sleep } from '../helpers/galera.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 interface LeaseRow {
   holder: string | null;
@@ -54,7 +55,9 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
 
   const lease = async () =>
@@ -92,7 +95,7 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
   // (A lock transaction that a replicated write aborted answers ROLLBACK with ER_LOCK_DEADLOCK.)
   for (const [i, c] of locks.entries())
     await c.query('ROLLBACK').catch((e: Error) => t.log(`lock on node ${i + 1}: ${e.message}`));
-  t.true(await eventually(() => finished(holder) >= 1, 30_000), 'the holder finished its run');
+  t.true(await until(() => finished(holder) >= 1, { timeoutMs: 30_000, what: 'the holder finished its run' }));
   const [exp] = await nodeRows<{ status: string }>(db.urls[1], 'SELECT status FROM data_exports WHERE id = ?', [
     exportId,
   ]);

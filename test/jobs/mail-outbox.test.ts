@@ -20,9 +20,11 @@ import {
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/daemon.js';
-import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep, until } from '../helpers/jobs.js';
+
+import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep } from '../helpers/jobs.js';
 import { activeTenant } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const FROM = 'no-reply@iam.test';
 const FAST: Partial<MailOutboxOptions> = { backoffBaseMs: 300, backoffMaxMs: 1000, maxAttempts: 4, claimMs: 5_000 };
@@ -59,8 +61,7 @@ async function setup(
         const r = await outboxRow(env.ds, id);
         return !!r && pred(r);
       },
-      timeoutMs,
-      100,
+      { timeoutMs: timeoutMs, intervalMs: 100 },
     );
   return { db, env, logger, lines, mail, outbox, deliverer, tenant, settings, enqueue, drainUntil };
 }
@@ -467,7 +468,7 @@ test('pipeline: a message committed while a drain is sending is claimed and sent
   t.true(await until(() => inFlight.has(first)));
   const second = await enqueue('second');
   t.true(deliverer.wake(), 'the running drain takes the kick');
-  t.true(await until(() => inFlight.has(second)), 'the second message waited for the first one to finish');
+  t.true(await until(() => inFlight.has(second), { what: 'the second message waited for the first one to finish' }));
   t.is((await outboxRow(env.ds, first))?.status, 'sending');
   for (const r of release) r();
   const stats = await drained;

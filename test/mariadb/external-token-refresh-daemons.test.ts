@@ -20,11 +20,12 @@ import { ExternalTokenRefreshSettingsService } from '../../shared/services/exter
 import type { RunSummary } from '../../shared/services/external-token-refresh/scan.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/safe-fetch.js';
 import { iam } from '../helpers/cli.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { TEST_SECRET_KEY, testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream, type UpstreamTokens } from '../helpers/refresh-upstream.js';
 import { linkUser, openLinkToken, rawLink, registerUpstream } from '../helpers/refresh-links.js';
+import { until } from '../helpers/poll.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 const JOB = 'external-token-refresh';
@@ -80,7 +81,9 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
   t.true(
     daemons.every((d) => d.logs.some((l) => l.msg === 'scheduler started' && (l.jobs as string[]).includes(JOB))),
@@ -119,8 +122,10 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
   // Both daemons' jobs fired at the tick: one took the job lease and scanned, the other was
   // turned away by it (or, had it come late, found nothing left to do).
   t.true(
-    await eventually(() => daemons.every((d, i) => jobLines(d) > linesBefore[i]), 10_000),
-    'both daemons ran the job at the tick',
+    await until(() => daemons.every((d, i) => jobLines(d) > linesBefore[i]), {
+      timeoutMs: 10_000,
+      what: 'both daemons ran the job at the tick',
+    }),
   );
   const scanner = scheduled.map((r) => holders.findIndex((h) => h.endsWith(r.holder)));
   t.true(

@@ -15,9 +15,10 @@
 import test from 'ava';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import { num, one } from '../../shared/db/sql.js';
-import { eventually, freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 interface LeaseRow {
   holder: string | null;
@@ -69,7 +70,9 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
 
   const lease = () =>
