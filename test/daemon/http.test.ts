@@ -3,6 +3,7 @@
  * OpenAPI, and a clear error object for every kind of bad input.
  */
 import test from 'ava';
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -305,8 +306,21 @@ test('invalid query parameter: 400 naming it', async (t) => {
   t.regex(((await r.json()) as { error_description: string }).error_description, /^query\.limit/);
 });
 
+/**
+ * Waits until the log lines of the requests answered so far have been read: the daemon writes
+ * them to stdout in order, so once a marker request's own line is in, the earlier ones are too.
+ */
+async function logsCaughtUp(): Promise<void> {
+  const marker = `flush-${randomUUID()}`;
+  await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': marker } });
+  await until(() => d.logs.some((l) => l.reqId === marker), {
+    timeoutMs: 5_000,
+    what: 'the marker request in the log',
+  });
+}
+
 test('no server error leaks internals: the daemon never answered 500 in this file', async (t) => {
-  await new Promise((r) => setTimeout(r, 100));
+  await logsCaughtUp();
   t.false(d.logs.some((l) => typeof l.status === 'number' && l.status >= 500));
   t.false(/unhandled error/.test(d.output()));
 });
@@ -341,7 +355,7 @@ test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async
 });
 
 test('secrets and tokens never reach the log', async (t) => {
-  await new Promise((r) => setTimeout(r, 100));
+  await logsCaughtUp();
   const out = d.output();
   t.false(out.includes(s.platform.secret));
   t.false(out.includes(token));

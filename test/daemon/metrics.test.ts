@@ -124,10 +124,13 @@ test.serial('the series move by what the requests, a job run and the outbox did'
   const provisioningRuns = (s: Samples) => at(s, 'iam_job_runs_total', { job: 'provisioning', outcome: 'ok' });
   const lagKey = key('iam_job_lag_seconds', { job: 'provisioning' });
   let after = (await scrape(port)).samples;
-  for (let i = 0; i < 120 && (provisioningRuns(after) <= provisioningRuns(before) || !after.has(lagKey)); i++) {
-    await new Promise((r) => setTimeout(r, 250));
-    after = (await scrape(port)).samples;
-  }
+  await until(
+    async () => {
+      after = (await scrape(port)).samples;
+      return provisioningRuns(after) > provisioningRuns(before) && after.has(lagKey);
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: 'a scheduled provisioning run counted' },
+  );
   t.true(provisioningRuns(after) > provisioningRuns(before), 'a provisioning job run was counted');
 
   const delta = (name: string, labels: Record<string, string>) => at(after, name, labels) - at(before, name, labels);

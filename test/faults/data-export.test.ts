@@ -124,6 +124,7 @@ test('SIGKILL mid export build: every export completes whole, one ready mail eac
       intervalMs: 100,
     }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
   const rows = await outboxStatuses(ds);
   t.is(rows.size, USERS, 'one outbox row per export');

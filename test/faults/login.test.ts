@@ -164,6 +164,7 @@ test('SIGKILL mid sign-in: acknowledged sessions and codes survive, each code ma
       intervalMs: 100,
     }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
   const rows = await outboxStatuses(ds);
   const copies = copiesById(sink);

@@ -88,7 +88,8 @@ test('SIGKILL mid-delivery: every committed mail reaches the relay, once per Mes
       what: 'every row delivered after the restart',
     }),
   );
-  await sleep(1_000); // a duplicate would come now, if at all
+  // A window in which a duplicate must NOT come (it would come now, if at all): nothing to await.
+  await sleep(1_000);
 
   const copies = copiesById(sink);
   t.deepEqual([...copies.keys()].sort(), [...ids].sort(), 'the relay received exactly the committed messages');

@@ -138,6 +138,7 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
       what: 'every entry delivered after the restart',
     }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
 
   const got = events();

@@ -63,12 +63,13 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
   const lease = async () =>
     (await nodeRows<LeaseRow>(db.urls[2], "SELECT holder, last_status FROM job_leases WHERE name = 'data-export'"))[0];
   let held: LeaseRow | undefined;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    held = await lease();
-    if (held?.holder && holders.includes(held.holder)) break;
-    await sleep(100);
-  }
+  await until(
+    async () => {
+      held = await lease();
+      return !!held?.holder && holders.includes(held.holder);
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: () => `a daemon holding the lease (${JSON.stringify(held)})` },
+  );
   t.truthy(held?.holder && holders.includes(held.holder), `a daemon holds the lease: ${JSON.stringify(held)}`);
   const holderIndex = holders.indexOf(held!.holder!);
   const holder = daemons[holderIndex];
@@ -79,6 +80,7 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
 
   // While the holder is stuck in its run, the other daemon's ticks (every 2 s) are skipped.
   const skippedBefore = skips(other);
+  // A window in which the other daemon must NOT run the job (its ticks skipped): nothing to await.
   await sleep(6_000);
   t.true(skips(other) - skippedBefore >= 2, `the other daemon skipped its ticks (${skips(other) - skippedBefore})`);
   t.is((await lease())?.holder, held!.holder, 'the stuck holder still holds the lease');

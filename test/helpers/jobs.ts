@@ -69,4 +69,8 @@ export async function outboxRow(ds: DataSource, id: string): Promise<OutboxRow |
   };
 }
 
+/**
+ * A fixed wait, only where no condition can be awaited: a job's simulated work, a clock to pass,
+ * or a window in which something must NOT happen. To wait for something, use until() (poll.ts).
+ */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

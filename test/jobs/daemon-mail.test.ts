@@ -86,7 +86,8 @@ test('a mail committed while no daemon ran is delivered by the next daemon, exac
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   t.true(await until(async () => (await outboxRow(ds, id))?.status === 'delivered'));
-  await sleep(2500); // at least one more periodic tick
+  // A window in which a duplicate must NOT come (at least one more periodic tick): nothing to await.
+  await sleep(2500);
   t.is(sink.messages.filter((x) => x.subject === 'left behind').length, 1);
   t.is(await d.stop(), 0);
 });
@@ -136,6 +137,7 @@ test('a daemon killed while delivering: the next one delivers the message once a
   t.is(row.delivered_via, 'smtp');
   t.is(row.attempts, 2, 'the killed attempt counts');
   t.not(row.claimed_by, claimed.claimed_by);
+  // A window in which a duplicate must NOT come (a periodic tick or more): nothing to await.
   await sleep(2500);
   t.is(sink.messages.filter((x) => x.subject === 'interrupted').length, 1);
 });

@@ -224,6 +224,7 @@ test('SMTP down with order [smtp]: retried with backoff, then delivered once the
   const m = await s.waitFor((x) => x.subject === 'retry me');
   t.is(m.text, 'Your code is 989898');
   t.is((await outboxRow(env.ds, id))?.delivered_via, 'smtp');
+  // A window in which a second copy must NOT arrive: nothing to await.
   await sleep(300);
   t.is(s.messages.filter((x) => x.subject === 'retry me').length, 1);
 });
@@ -247,6 +248,7 @@ test('a relay that refuses the message: retried, and marked failed after the las
   t.true(lines.some((l) => l.msg === 'mail delivery failed permanently' && l.outboxId === id));
   // Failed is final: later drains leave it alone, even with the relay accepting again.
   s.setReject(false);
+  // A clock to pass: past the retry backoff, a row that were not final would be due again.
   await sleep(1200);
   await deliverer.drain();
   t.is(s.messages.length, 0);
@@ -321,6 +323,7 @@ test('a claim left by a dead deliverer is retried once it expires, and the messa
   t.true(await drainUntil(id, (r) => r.status === 'delivered'));
   const row = await outboxRow(env.ds, id);
   t.is(row?.attempts, 2);
+  // A window in which a second copy must NOT arrive: nothing to await.
   await sleep(300);
   await deliverer.drain();
   t.is(s.messages.filter((m) => m.subject === 'orphaned claim').length, 1);

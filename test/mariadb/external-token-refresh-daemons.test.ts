@@ -36,6 +36,7 @@ const CLI_RUNS = 2;
 /** The job's schedule (daemon/jobs/external-token-refresh.ts): every 30 s on the wall clock. */
 const SLOT_MS = 30_000;
 
+/** A clock to reach: the test is arranged around the job's next tick. */
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
 test('two daemons and two `iam external-tokens refresh` processes scanning at once call the upstream once per link', async (t) => {
@@ -115,8 +116,11 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
   });
   const scheduledRuns = async () =>
     (await scan.recentRuns(50)).filter((r) => r.trigger_kind === 'scheduled' && r.tenants.includes(tenant.id));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && (await scheduledRuns()).length === 0) await new Promise((r) => setTimeout(r, 200));
+  await until(async () => (await scheduledRuns()).length > 0, {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    what: 'a scheduled run recorded',
+  });
   const scheduled = await scheduledRuns();
   t.true(scheduled.length >= 1, 'a daemon ran the scheduled scan at the tick');
   // Both daemons' jobs fired at the tick: one took the job lease and scanned, the other was
