@@ -8,7 +8,6 @@
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { until } from '../helpers/poll.js';

@@ -8,7 +8,6 @@ import test from 'ava';
 import { decodeJwt } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { clientCredentialsToken, introspectAs, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
 import { agentSetup, agentToken, DAY, grantBody, sessionCookie, type AgentSetup } from '../helpers/agents.js';

@@ -6,7 +6,6 @@ import test from 'ava';
 import { iam, iamJson } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { introspectAs, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
 import { agentSetup, agentToken, grantBody, type AgentSetup } from '../helpers/agents.js';

@@ -16,7 +16,6 @@ import { all } from '../../shared/db/sql.js';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { seedAuthHistory } from '../helpers/auth-history.js';
 import { copiesById, expireClaims, outboxStatuses, sleep } from '../helpers/faults.js';
 import { openServices, seed } from '../helpers/seed.js';

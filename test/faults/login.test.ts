@@ -13,7 +13,6 @@
 import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { copiesById, expireClaims, outboxStatuses, sleep, WIDE_THROTTLE } from '../helpers/faults.js';
 import { loginKit } from '../helpers/login.js';
 import { codeFrom, CookieJar, postJson, seedApp } from '../helpers/oauth.js';

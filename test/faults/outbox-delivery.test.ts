@@ -15,7 +15,6 @@ import test from 'ava';
 import { Outbox } from '../../shared/services/outbox.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { copiesById, expireClaims, outboxStatuses, sleep } from '../helpers/faults.js';
 import { openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';

@@ -18,7 +18,6 @@ import type { AddressInfo } from 'node:net';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { until } from '../helpers/poll.js';
 

@@ -18,7 +18,6 @@ import { tokenHash } from '../../shared/services/auth/pkce.js';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { WIDE_THROTTLE } from '../helpers/faults.js';
 import { loginKit } from '../helpers/login.js';
 import { seedApp } from '../helpers/oauth.js';

@@ -16,7 +16,6 @@ import { Outbox } from '../../shared/services/outbox.js';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
-
 import { expireClaims, sleep } from '../helpers/faults.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';

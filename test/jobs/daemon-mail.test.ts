@@ -10,7 +10,6 @@ import type { AddressInfo } from 'node:net';
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort, startDaemon } from '../helpers/daemon.js';
-
 import { outboxRow, sleep } from '../helpers/jobs.js';
 import { postJson, seedApp } from '../helpers/oauth.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';

@@ -20,7 +20,6 @@ import {
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/daemon.js';
-
 import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep } from '../helpers/jobs.js';
 import { activeTenant } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
@@ -61,7 +60,7 @@ async function setup(
         const r = await outboxRow(env.ds, id);
         return !!r && pred(r);
       },
-      { timeoutMs: timeoutMs, intervalMs: 100 },
+      { timeoutMs, intervalMs: 100 },
     );
   return { db, env, logger, lines, mail, outbox, deliverer, tenant, settings, enqueue, drainUntil };
 }

@@ -9,7 +9,6 @@ import test from 'ava';
 import { decodeJwt } from 'jose';
 import { createTestDatabase, usingMysql } from '../helpers/db.js';
 import { startDaemon } from '../helpers/daemon.js';
-
 import { clientCredentialsToken, introspectAs, seed } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
 import { agentSetup, agentToken, DAY, grantBody } from '../helpers/agents.js';
