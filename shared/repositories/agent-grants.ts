@@ -6,48 +6,26 @@ import { all, exec, json, num, one } from '../db/sql.js';
 import type { DataSource } from 'typeorm';
 import type { Db } from '../db/index.js';
 import { deleteInChunks } from '../db/purge.js';
+import type { AgentGrantImmutableTerms, AgentGrantView } from '../schemas/agents.js';
 import type { ScopeRef } from './common.js';
 
 type Row = Record<string, unknown>;
 
 const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connection);
 
-/** A ceiling: authorization_details types a principal may grant, each with its allowed actions (`*`: any). */
-export type Ceiling = Record<string, string[]>;
-
-export interface AgentGrantCeilings {
-  updater: Ceiling;
-  grantor: Ceiling;
-  delegator?: Ceiling;
-  machine_principal?: Ceiling;
-}
-
-export interface AgentGrantImmutable {
-  task_set: unknown;
-  scope_policy: unknown;
-  resolved_tools: unknown;
-  permissions: unknown;
-  scopes: string[];
-}
-
-export interface AgentGrantRow {
+/**
+ * A stored grant: the served shape (AgentGrantView, declared once in shared/schemas/agents.ts)
+ * with its stored id, its status as the column allows, and the immutable terms in one JSON
+ * column. The consent state (`consent_required`) is not a column: it is read from the consents.
+ */
+export type AgentGrantRow = Omit<
+  AgentGrantView,
+  'grant_id' | 'status' | 'consent_required' | keyof AgentGrantImmutableTerms
+> & {
   id: string;
-  tenant_id: string;
-  client_id: string;
-  grantor_user_id: string;
-  delegator_user_id: string | null;
-  machine_principal_id: string | null;
-  authorization_details: Record<string, unknown>[];
-  purpose: string | null;
-  expires_at: number;
   status: 'active' | 'revoked';
-  generation: number;
-  consent_version: number;
-  immutable_terms: AgentGrantImmutable;
-  ceilings: AgentGrantCeilings;
-  created_at: number;
-  updated_at: number;
-}
+  immutable_terms: AgentGrantImmutableTerms;
+};
 
 const nullable = (v: unknown): string | null =>
   typeof v === 'string' ? v : v === null || v === undefined ? null : JSON.stringify(v);

@@ -81,5 +81,5 @@ export {
   type UpstreamLinkRow,
   type UpstreamLinkState,
 } from './upstream-links.js';
-export type { AgentGrantCeilings, AgentGrantImmutable, AgentGrantRow, Ceiling } from './agent-grants.js';
+export type { AgentGrantRow } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';

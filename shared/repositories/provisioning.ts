@@ -12,58 +12,41 @@
  */
 import type { JsonObject } from '../db/entities.js';
 import { all, exec, json, num, one } from '../db/sql.js';
+import type {
+  ProvisioningEventView,
+  ProvisioningOperationView,
+  ProvisioningStepView,
+} from '../schemas/provisioning.js';
 import type { ScopeRef } from './common.js';
 
-export interface ProvisioningOperationRow {
+/**
+ * The rows are the served shapes (shared/schemas/provisioning.ts, the one declaration) as
+ * stored: every field present (the schema's optional ones are optional only for replayed
+ * answers), the stored id and event type under their column names, and the columns the runner
+ * alone reads (the input, the lease, the step order and failure count).
+ */
+export type ProvisioningOperationRow = Omit<
+  Required<ProvisioningOperationView>,
+  | 'operation_id'
+  | 'mode'
+  | 'preparation_result'
+  | 'capacity_operation_ids'
+  | 'capacity_operations'
+  | 'steps'
+  | 'history'
+  | 'idempotent_replay'
+> & {
   id: string;
-  tenant_id: string;
-  operation_kind: string;
-  source_tenant_id: string | null;
-  isolation_policy: string;
-  status: string;
-  current_step: string;
-  attempt_count: number;
-  retry_count: number;
-  next_attempt_at: number | null;
-  last_error_code: string | null;
-  last_error_cause: string | null;
   /** The creation input as stored (JSON text), checked by the first step. */
   input_json: string;
   preparation_result: JsonObject | null;
   lease_holder: string | null;
   lease_until: number | null;
-  created_at: number;
-  updated_at: number;
-  completed_at: number | null;
-}
+};
 
-export interface ProvisioningStepRow {
-  step_key: string;
-  step_order: number;
-  status: string;
-  attempt_count: number;
-  failures: number;
-  next_attempt_at: number | null;
-  last_error_code: string | null;
-  last_error_cause: string | null;
-  observed_resource_id: string | null;
-  progress_current: number | null;
-  progress_total: number | null;
-  started_at: number | null;
-  completed_at: number | null;
-  updated_at: number;
-}
+export type ProvisioningStepRow = Required<ProvisioningStepView> & { step_order: number; failures: number };
 
-export interface ProvisioningEventRow {
-  event_type: string;
-  step_key: string | null;
-  attempt: number | null;
-  error_code: string | null;
-  error_cause: string | null;
-  actor_type: string;
-  actor_id: string;
-  created_at: number;
-}
+export type ProvisioningEventRow = Omit<Required<ProvisioningEventView>, 'event'> & { event_type: string };
 
 export interface NewProvisioningEvent {
   id: string;

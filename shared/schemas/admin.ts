@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SIGNING_ALGORITHMS } from '../jws.js';
 import { isAdminScope, SCOPE_ACCOUNT } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
+import { ProvisioningOperationView } from './provisioning.js';
 import { StandardClaimsInput, StandardClaimsView } from './standard-claims.js';
 
 /** An https URL of at most 2048 characters (the interface's bound for `logo_uri`). */
@@ -250,69 +251,6 @@ export const UserView = z
     updated_at: z.number().int(),
   })
   .extend(StandardClaimsView.shape);
-
-/** The interface specification's "Step" of a provisioning operation (extensible). */
-export const ProvisioningStepView = z.looseObject({
-  step_key: z.string(),
-  status: z.string(),
-  attempt_count: z.number().int(),
-  next_attempt_at: z.number().int().nullable(),
-  last_error_code: z.string().nullable(),
-  last_error_cause: z
-    .string()
-    .nullable()
-    .optional()
-    .describe('why the last attempt failed, sanitised (no secret, address or stack); null with no error'),
-  observed_resource_id: z.string().nullable(),
-  progress_current: z.number().int().nullable().optional(),
-  progress_total: z.number().int().nullable().optional(),
-  started_at: z.number().int().nullable(),
-  completed_at: z.number().int().nullable(),
-  updated_at: z.number().int(),
-});
-
-/** The interface specification's "Provisioning operation" (extensible); see docs/provisioning.md. */
-export const ProvisioningOperationView = z.looseObject({
-  mode: z.string().optional(),
-  operation_id: z.string(),
-  tenant_id: z.string(),
-  operation_kind: z.string(),
-  source_tenant_id: z.string().nullable(),
-  isolation_policy: z.string(),
-  status: z.string(),
-  current_step: z.string(),
-  attempt_count: z.number().int(),
-  next_attempt_at: z.number().int().nullable(),
-  last_error_code: z.string().nullable(),
-  last_error_cause: z
-    .string()
-    .nullable()
-    .optional()
-    .describe('why the last failed step failed, sanitised (no secret, address or stack); null with no error'),
-  created_at: z.number().int(),
-  updated_at: z.number().int(),
-  completed_at: z.number().int().nullable(),
-  preparation_result: z.record(z.string(), z.unknown()).nullable(),
-  capacity_operation_ids: z.record(z.string(), z.string()),
-  capacity_operations: z.array(z.unknown()).optional(),
-  steps: z.array(ProvisioningStepView),
-  retry_count: z.number().int().describe('How many times an operator requeued the operation after it was blocked.'),
-  history: z
-    .array(
-      z.looseObject({
-        event: z.string().describe('created, attempt, completed, failed, blocked or retried'),
-        step_key: z.string().nullable(),
-        attempt: z.number().int().nullable(),
-        error_code: z.string().nullable(),
-        error_cause: z.string().nullable().optional(),
-        actor_type: z.string(),
-        actor_id: z.string(),
-        created_at: z.number().int(),
-      }),
-    )
-    .describe('Oldest first; the most recent 200 events.'),
-  idempotent_replay: z.boolean().optional(),
-});
 
 /** POST /api/admin/tenants: the tenant (fields at the top level, as before) and its provisioning operation. */
 export const CreatedTenantView = TenantView.extend({ provisioning: ProvisioningOperationView });

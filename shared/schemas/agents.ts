@@ -11,6 +11,29 @@ const detail = z.looseObject({
   actions: z.array(z.string()).optional(),
 });
 
+/** A ceiling: the authorization detail types a principal may grant, each with its allowed actions (`*`: any). */
+export const Ceiling = z.record(z.string(), z.array(z.string()));
+export type Ceiling = z.output<typeof Ceiling>;
+
+/** Per principal, the ceiling an update is checked against again (docs/agents.md, recertification). */
+export const AgentGrantCeilings = z.object({
+  updater: Ceiling,
+  grantor: Ceiling,
+  delegator: Ceiling.optional(),
+  machine_principal: Ceiling.optional(),
+});
+export type AgentGrantCeilings = z.output<typeof AgentGrantCeilings>;
+
+/** The terms fixed at creation (a PATCH naming one is refused): stored together, served flat. */
+export const AgentGrantImmutableTerms = z.object({
+  task_set: z.unknown(),
+  scope_policy: z.unknown(),
+  resolved_tools: z.unknown(),
+  permissions: z.unknown(),
+  scopes: z.array(z.string()),
+});
+export type AgentGrantImmutableTerms = z.output<typeof AgentGrantImmutableTerms>;
+
 export const AgentGrantIdParam = z.strictObject({
   id: z.string().max(64).describe('an agent grant id, `aag_…`'),
 });
@@ -28,14 +51,9 @@ export const CreateAgentGrantInput = z.looseObject({
   resolved_tools: z.unknown().optional(),
   permissions: z.unknown().optional(),
   scopes: z.array(z.string()).optional(),
-  ceilings: z
-    .looseObject({
-      updater: z.record(z.string(), z.array(z.string())),
-      grantor: z.record(z.string(), z.array(z.string())),
-      delegator: z.record(z.string(), z.array(z.string())).optional(),
-      machine_principal: z.record(z.string(), z.array(z.string())).optional(),
-    })
-    .describe('per principal: authorization detail type -> allowed actions (`*`: any)'),
+  ceilings: AgentGrantCeilings.loose().describe(
+    'per principal: authorization detail type -> allowed actions (`*`: any)',
+  ),
 });
 
 export const PatchAgentGrantInput = z.looseObject({
@@ -44,10 +62,19 @@ export const PatchAgentGrantInput = z.looseObject({
   expires_at: z.number().optional().describe('ms since the epoch; at most 90 days from the update'),
 });
 
-export const AgentGrantView = z.looseObject({
+/**
+ * The grant as served (admin and account surfaces, `iam agent-grants`): the one declaration of
+ * its fields. The service's view is the type inferred here; the repository's row is this shape
+ * as stored (shared/repositories/agent-grants.ts). Extensible: a reader ignores members it does
+ * not know.
+ */
+const AgentGrantFields = z.object({
   grant_id: z.string(),
+  tenant_id: z.string(),
   client_id: z.string(),
   grantor_user_id: z.string(),
+  delegator_user_id: z.string().nullable(),
+  machine_principal_id: z.string().nullable(),
   authorization_details: z.array(z.looseObject({})),
   purpose: z.string().nullable(),
   expires_at: z.number().int(),
@@ -55,9 +82,16 @@ export const AgentGrantView = z.looseObject({
   generation: z.number().int(),
   consent_version: z.number().int(),
   consent_required: z.boolean(),
+  ...AgentGrantImmutableTerms.shape,
+  ceilings: AgentGrantCeilings,
+  created_at: z.number().int(),
+  updated_at: z.number().int(),
 });
+export const AgentGrantView = AgentGrantFields.loose();
+export type AgentGrantView = z.output<typeof AgentGrantFields>;
 
-export const AgentGrantUpdateResult = z.looseObject({
+/** The spec's "Agent grant update result" (PATCH). */
+const AgentGrantUpdateFields = z.object({
   grant_id: z.string(),
   status: z.literal('active'),
   generation: z.number().int().min(2),
@@ -66,6 +100,8 @@ export const AgentGrantUpdateResult = z.looseObject({
   revocation_outbox_id: z.string(),
   consent_required: z.boolean(),
 });
+export const AgentGrantUpdateResult = AgentGrantUpdateFields.loose();
+export type AgentGrantUpdateResult = z.output<typeof AgentGrantUpdateFields>;
 
 export const ClientMetadataParam = z.strictObject({
   id: z

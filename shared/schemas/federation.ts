@@ -303,7 +303,8 @@ export const NotificationTransitionResult = z.looseObject({
   }),
 });
 
-export const NotificationStateView = z.looseObject({
+/** A state as the API and the CLI show it: the one declaration (its service view is the type inferred here). */
+const NotificationStateFields = z.object({
   id: z.string(),
   tenantId: z.string(),
   condition: z.string(),
@@ -318,3 +319,5 @@ export const NotificationStateView = z.looseObject({
   updatedAt: z.number().int(),
   resolvedAt: z.number().int().nullable(),
 });
+export const NotificationStateView = NotificationStateFields.loose();
+export type NotificationStateView = z.output<typeof NotificationStateFields>;

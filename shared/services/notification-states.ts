@@ -20,6 +20,7 @@ import { notFound } from '../errors.js';
 import { TenantScope, type NotificationFilter, type NotificationStateRow } from '../repositories/index.js';
 import { audit, type Actor } from './audit.js';
 import type { IdempotencyHandle } from './idempotency.js';
+import type { NotificationStateView } from '../schemas/federation.js';
 
 /** Conditions raised today; the column takes any short code, so later raisers add their own. */
 export const NOTIFICATION_CONDITIONS = [
@@ -41,23 +42,8 @@ export interface NotificationSubject {
   id: string;
 }
 
-/** A state as the API and the CLI show it. */
-export interface NotificationStateView {
-  id: string;
-  tenantId: string;
-  condition: string;
-  subjectType: string;
-  subjectId: string;
-  state: string;
-  details: Record<string, unknown>;
-  assignedTo: string | null;
-  resolution: string | null;
-  occurrences: number;
-  raisedAt: number;
-  updatedAt: number;
-  resolvedAt: number | null;
-}
-
+/** A state as the API and the CLI show it (declared once, in shared/schemas/federation.ts). */
+export type { NotificationStateView };
 export interface NotificationTransitionResult {
   id: string;
   previousState: string;

@@ -14,6 +14,7 @@ import { APPROVALS_MAX_LIMIT } from '../../shared/schemas/approvals.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { sql } from '../helpers/oauth.js';
+import { until } from '../helpers/poll.js';
 
 let e: LoginEnv;
 let platform: string;
@@ -461,9 +462,12 @@ test('approvals: the daemon runs the approval-expiry job: a request past its ste
   t.is(made.status, 201);
   // The job runs every 15 s; poll until it has closed the request (bounded, no timing assertion).
   let status = 'pending';
-  for (let i = 0; i < 90 && status === 'pending'; i++) {
-    await new Promise((r) => setTimeout(r, 500));
-    status = (await call('GET', `/api/admin/approvals/${made.body.id}`, admin)).body.status;
-  }
+  await until(
+    async () => {
+      status = (await call('GET', `/api/admin/approvals/${made.body.id}`, admin)).body.status;
+      return status !== 'pending';
+    },
+    { timeoutMs: 45_000, intervalMs: 500, what: 'the expiry job closing the request' },
+  );
   t.is(status, 'expired');
 });

@@ -14,6 +14,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, credentialsClient, openServices, seed } from '../helpers/seed.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
+import { until } from '../helpers/poll.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 
@@ -78,10 +79,13 @@ test('provisioning against a name that resolves to a refused address: lastError 
   const en = await call('PUT', `${P}/audit-webhook/enable`, ten.admin, { tenant_id: ten.id });
   t.is(en.status, 200, en.text);
   let read = await call('GET', `${P}/audit-webhook?tenant_id=${ten.id}`, ten.admin);
-  for (let i = 0; i < 100 && !read.body.provisioning?.lastError; i++) {
-    await new Promise((r) => setTimeout(r, 100));
-    read = await call('GET', `${P}/audit-webhook?tenant_id=${ten.id}`, ten.admin);
-  }
+  await until(
+    async () => {
+      read = await call('GET', `${P}/audit-webhook?tenant_id=${ten.id}`, ten.admin);
+      return !!read.body.provisioning?.lastError;
+    },
+    { timeoutMs: 10_000, intervalMs: 100, what: () => `a provisioning error shown (${read.text})` },
+  );
   t.is(read.body.provisioning.lastError, 'blocked_address', read.text);
   for (const leak of ['127.0.0.1', '::1', 'resolves', 'loopback'])
     t.false(read.text.includes(leak), `the answer shows ${leak}`);

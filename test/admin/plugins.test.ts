@@ -14,6 +14,7 @@ import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/poll.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 
@@ -332,10 +333,13 @@ test('audit webhook: provisioning succeeds, then the events of a tenant suspend 
   t.is(verification.json.operationId, opId);
   t.true(signatureValid(verification, SECRET));
   let state = '';
-  for (let i = 0; i < 100 && state !== 'succeeded'; i++) {
-    state = (await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.provisioning.state;
-    if (state !== 'succeeded') await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(
+    async () => {
+      state = (await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.provisioning.state;
+      return state === 'succeeded';
+    },
+    { timeoutMs: 10_000, intervalMs: 100, what: () => `the plugin provisioned (state ${state})` },
+  );
   t.is(state, 'succeeded');
 
   const tenant = await services.directory.requireTenant(ten);
@@ -368,10 +372,13 @@ test('audit webhook: a receiver that keeps failing makes the provisioning operat
   const en = await enable('audit-webhook', { tenant_id: ten });
   t.is(en.body.provisioning.state, 'pending');
   let prov: Json = {};
-  for (let i = 0; i < 300 && prov.state !== 'failed'; i++) {
-    prov = (await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.provisioning;
-    if (prov.state !== 'failed') await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(
+    async () => {
+      prov = (await call('GET', `${P}/audit-webhook?tenant_id=${ten}`)).body.provisioning;
+      return prov.state === 'failed';
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: () => `the provisioning failed (${JSON.stringify(prov)})` },
+  );
   t.is(prov.state, 'failed');
   t.is(prov.attempts, 5);
   t.regex(String(prov.lastError), /HTTP 503/);

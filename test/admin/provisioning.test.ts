@@ -10,7 +10,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
-import { until } from '../helpers/jobs.js';
+import { until } from '../helpers/poll.js';
 
 /** A JSON body: untyped by nature; the assertions check its shape field by field. */
 type Json = ReturnType<typeof JSON.parse>;
@@ -130,15 +130,13 @@ async function waitForStatus(
   pred: (op: Record<string, Json>) => boolean,
 ): Promise<Record<string, Json>> {
   let op: Record<string, Json> = {};
-  const ok = await until(
+  await until(
     async () => {
       op = await getOp(base, token, id);
       return pred(op);
     },
-    30_000,
-    50,
+    { timeoutMs: 30_000, what: () => `the operation in the expected state (last seen: ${JSON.stringify(op)})` },
   );
-  if (!ok) throw new Error(`operation never reached the expected state: ${JSON.stringify(op)}`);
   return op;
 }
 

@@ -125,6 +125,7 @@ async function started(tenantId: string) {
 /** Waits out the deny drain, then confirms the restore. */
 async function confirmed(op: { operationId: string; drainNotBefore: number }) {
   const wait = op.drainNotBefore - Date.now();
+  // A clock to pass: the service refuses the confirmation before drainNotBefore.
   if (wait > 0) await sleep(wait + 50);
   return (
     await cliOk([

@@ -10,16 +10,8 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
-import {
-  agentSetup,
-  agentToken,
-  call,
-  DAY,
-  grantBody,
-  sessionCookie,
-  waitFor,
-  type AgentSetup,
-} from '../helpers/agents.js';
+import { agentSetup, agentToken, DAY, grantBody, sessionCookie, type AgentSetup } from '../helpers/agents.js';
+import { api } from '../helpers/api.js';
 import { AgentGrantService } from '../../shared/services/agents/grants.js';
 import { Outbox } from '../../shared/services/outbox.js';
 import { TEST_SECRET_KEY } from '../helpers/db.js';
@@ -28,6 +20,7 @@ import { GrantService, TokenParams, type GrantDeps } from '../../shared/services
 import { KeyService } from '../../shared/services/keys.js';
 import { TokenService } from '../../shared/services/tokens.js';
 import type { Tx } from '../../shared/db/index.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -48,11 +41,12 @@ test.after.always(async () => {
 });
 
 const create = async (extra: Record<string, unknown> = {}) => {
-  const r = await call(d.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a, extra));
+  const r = await api(d.url, 'POST', '/api/admin/agent-grants', { token: admin, body: grantBody(a, extra) });
   if (r.status !== 201) throw new Error(`create: ${r.status} ${JSON.stringify(r.body)}`);
   return r.body.grant_id as string;
 };
-const patch = (id: string, body: unknown) => call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, admin, body);
+const patch = (id: string, body: unknown) =>
+  api(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, { token: admin, body });
 const grantRow = async (id: string) =>
   ((await sql(db.url, db.dir, 'SELECT * FROM agent_grants WHERE id = ?', [id])) as Record<string, unknown>[])[0];
 const rows = async (query: string, params: unknown[] = []) => (await sql(db.url, db.dir, query, params)) as unknown[];
@@ -64,27 +58,24 @@ const snapshot = async (id: string) => ({
 });
 
 test.serial('create and show: aag_ id, generation 1, consent_version 1, immutable terms kept', async (t) => {
-  const r = await call(d.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a));
+  const r = await api(d.url, 'POST', '/api/admin/agent-grants', { token: admin, body: grantBody(a) });
   t.is(r.status, 201);
   t.regex(r.body.grant_id, /^aag_/);
   t.like(r.body, { status: 'active', generation: 1, consent_version: 1, consent_required: false, scopes: ['tools'] });
-  const g = await call(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`, admin);
+  const g = await api(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`, { token: admin });
   t.is(g.status, 200);
   t.deepEqual(g.body.authorization_details, [{ type: 'docs', actions: ['read'] }]);
   t.deepEqual(g.body.task_set, ['summarise']);
-  t.is((await call(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`, undefined)).status, 401);
-  t.is((await call(d.url, 'GET', '/api/admin/agent-grants/aag_unknown', admin)).status, 404);
-  t.is((await call(d.url, 'GET', '/api/admin/agent-grants/grant_1', admin)).status, 400);
+  t.is((await api(d.url, 'GET', `/api/admin/agent-grants/${r.body.grant_id}`)).status, 401);
+  t.is((await api(d.url, 'GET', '/api/admin/agent-grants/aag_unknown', { token: admin })).status, 404);
+  t.is((await api(d.url, 'GET', '/api/admin/agent-grants/grant_1', { token: admin })).status, 400);
   // Creation is held to the ceilings too.
-  const over = await call(
-    d.url,
-    'POST',
-    '/api/admin/agent-grants',
-    admin,
-    grantBody(a, {
+  const over = await api(d.url, 'POST', '/api/admin/agent-grants', {
+    token: admin,
+    body: grantBody(a, {
       authorization_details: [{ type: 'payments', actions: ['pay'] }],
     }),
-  );
+  });
   t.is(over.status, 403);
   t.is(over.body.error, 'updater_ceiling_exceeded');
 });
@@ -121,7 +112,7 @@ test.serial('PATCH bounds and immutable fields: 400 naming the field, nothing ch
   const badId = await patch('grant_1', { purpose: 'x' });
   t.is(badId.status, 400);
   t.is((await patch('aag_doesnotexist', { purpose: 'x' })).status, 404);
-  t.is((await call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, undefined, { purpose: 'x' })).status, 401);
+  t.is((await api(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, { body: { purpose: 'x' } })).status, 401);
   t.deepEqual(await snapshot(id), before, 'no refused PATCH changed anything');
   // The limits themselves pass.
   const ok = await patch(id, {
@@ -202,12 +193,12 @@ test.serial(
     // The job delivers the entry (kicked by the commit): both old tokens introspect false,
     // through the introspection cache.
     t.true(
-      await waitFor(async () => {
+      await until(async () => {
         const rows = (await sql(db.url, db.dir, 'SELECT status FROM outbox WHERE id = ?', [
           r.body.revocation_outbox_id,
         ])) as { status: string }[];
         return rows[0]?.status === 'delivered';
-      }, 15_000),
+      }),
     );
     for (const tk of [tok, tok2]) {
       const after = await introspectAs(d.url, a.agent, String(tk.body.access_token));
@@ -217,8 +208,10 @@ test.serial(
     const refused = await agentToken(d.url, a.agent, id);
     t.is(refused.status, 400);
     t.regex(String(refused.body.error_description), /consent/);
-    const renewed = await call(d.url, 'POST', `/api/account/agent-grants/${id}/consent`, undefined, undefined, {
-      cookie: await sessionCookie(db.url, db.dir, s.tenantId, a.grantor),
+    const renewed = await api(d.url, 'POST', `/api/account/agent-grants/${id}/consent`, {
+      headers: {
+        cookie: await sessionCookie(db.url, db.dir, s.tenantId, a.grantor),
+      },
     });
     t.is(renewed.status, 200);
     t.false(renewed.body.consent_required);
@@ -322,13 +315,10 @@ test.serial('`constructor`, `__proto__`, `toString`, `hasOwnProperty` as a type:
     const r = await patch(id, { authorization_details: [{ type, actions: ['read'] }] });
     t.is(r.status, 403, type);
     t.is(r.body.error, 'updater_ceiling_exceeded', type);
-    const c = await call(
-      d.url,
-      'POST',
-      '/api/admin/agent-grants',
-      admin,
-      grantBody(a, { authorization_details: [{ type, actions: ['read'] }] }),
-    );
+    const c = await api(d.url, 'POST', '/api/admin/agent-grants', {
+      token: admin,
+      body: grantBody(a, { authorization_details: [{ type, actions: ['read'] }] }),
+    });
     t.is(c.status, 403, type);
   }
   t.deepEqual(await snapshot(id), before);
@@ -353,28 +343,30 @@ test.serial("renewed consent comes only from the grantor's own session, never fr
   t.is((await patch(id, { purpose: 'narrowed' })).status, 200);
   const consents = () => rows('SELECT * FROM agent_grant_consents WHERE grant_id = ? ORDER BY consent_version', [id]);
   const before = await consents();
-  const byAdmin = await call(d.url, 'POST', `/api/admin/agent-grants/${id}/consent`, admin);
+  const byAdmin = await api(d.url, 'POST', `/api/admin/agent-grants/${id}/consent`, { token: admin });
   t.is(byAdmin.status, 403);
   t.is(byAdmin.body.error, 'grantor_consent_required');
   t.deepEqual(await consents(), before, 'the admin token recorded nothing');
-  t.true((await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin)).body.consent_required);
+  t.true((await api(d.url, 'GET', `/api/admin/agent-grants/${id}`, { token: admin })).body.consent_required);
   t.is((await agentToken(d.url, a.agent, id)).status, 400, 'still no token without the consent');
   // Another user's session, or none, cannot consent for the grantor.
   const other = await sessionCookie(db.url, db.dir, s.tenantId, a.delegator);
   const url = `/api/account/agent-grants/${id}/consent`;
-  t.is((await call(d.url, 'POST', url, undefined, undefined, { cookie: other })).status, 404);
-  t.is((await call(d.url, 'POST', url, admin)).status, 401);
+  t.is((await api(d.url, 'POST', url, { headers: { cookie: other } })).status, 404);
+  t.is((await api(d.url, 'POST', url, { token: admin })).status, 401);
   t.deepEqual(await consents(), before);
   const mine = await sessionCookie(db.url, db.dir, s.tenantId, a.grantor);
-  const foreign = await call(d.url, 'POST', url, undefined, undefined, {
-    cookie: mine,
-    origin: 'https://evil.example',
+  const foreign = await api(d.url, 'POST', url, {
+    headers: {
+      cookie: mine,
+      origin: 'https://evil.example',
+    },
   });
   t.is(foreign.status, 403);
-  const shown = await call(d.url, 'GET', `/api/account/agent-grants/${id}`, undefined, undefined, { cookie: mine });
+  const shown = await api(d.url, 'GET', `/api/account/agent-grants/${id}`, { headers: { cookie: mine } });
   t.is(shown.status, 200);
   t.true(shown.body.consent_required);
-  const ok = await call(d.url, 'POST', url, undefined, undefined, { cookie: mine });
+  const ok = await api(d.url, 'POST', url, { headers: { cookie: mine } });
   t.is(ok.status, 200);
   t.false(ok.body.consent_required);
   const audited = (await rows(
@@ -405,12 +397,16 @@ test.serial(
 
 test.serial('ETag on GET and PATCH; If-Match on PATCH: a mismatch is 412 and changes nothing', async (t) => {
   const id = await create();
-  const g = await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin);
+  const g = await api(d.url, 'GET', `/api/admin/agent-grants/${id}`, { token: admin });
   const etag = g.headers.get('etag');
   t.is(etag, '"g1-c1"');
   const before = await snapshot(id);
   const ifMatch = (tag: string) =>
-    call(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, admin, { purpose: 'x' }, { 'if-match': tag });
+    api(d.url, 'PATCH', `/api/admin/agent-grants/${id}`, {
+      token: admin,
+      body: { purpose: 'x' },
+      headers: { 'if-match': tag },
+    });
   for (const tag of ['"g2-c1"', 'W/"g1-c1"', '"g1-c0", "other"', 'g1-c1']) {
     const r = await ifMatch(tag);
     t.is(r.status, 412, tag);
@@ -420,12 +416,17 @@ test.serial('ETag on GET and PATCH; If-Match on PATCH: a mismatch is 412 and cha
   const ok = await ifMatch(`"other", ${etag}`);
   t.is(ok.status, 200);
   t.is(ok.headers.get('etag'), '"g2-c0"');
-  t.is((await call(d.url, 'GET', `/api/admin/agent-grants/${id}`, admin)).headers.get('etag'), '"g2-c0"');
+  t.is((await api(d.url, 'GET', `/api/admin/agent-grants/${id}`, { token: admin })).headers.get('etag'), '"g2-c0"');
   t.is((await ifMatch(etag!)).status, 412, 'the old ETag is stale now');
   t.is((await ifMatch('*')).status, 200);
   t.is(
-    (await call(d.url, 'PATCH', '/api/admin/agent-grants/aag_nothing', admin, { purpose: 'x' }, { 'if-match': '*' }))
-      .status,
+    (
+      await api(d.url, 'PATCH', '/api/admin/agent-grants/aag_nothing', {
+        token: admin,
+        body: { purpose: 'x' },
+        headers: { 'if-match': '*' },
+      })
+    ).status,
     404,
   );
 });

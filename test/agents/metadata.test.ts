@@ -8,7 +8,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
-import { call } from '../helpers/agents.js';
+import { api } from '../helpers/api.js';
 import { AGENT_EXCLUDED_FIELDS } from '../../shared/services/agents/metadata.js';
 
 let db: TestDb;
@@ -61,37 +61,46 @@ const auditRows = async (action = 'client.agent_metadata.update') =>
 test.serial(
   '401 without a token; 403 for another tenant; 404 for an unknown client or one of another tenant',
   async (t) => {
-    t.is((await call(d.url, 'PUT', path(target.clientId), undefined, { client_name: 'x' })).status, 401);
-    const other = await call(d.url, 'PUT', `${path(target.clientId)}?tenant_id=ten_other`, admin, { client_name: 'x' });
+    t.is((await api(d.url, 'PUT', path(target.clientId), { body: { client_name: 'x' } })).status, 401);
+    const other = await api(d.url, 'PUT', `${path(target.clientId)}?tenant_id=ten_other`, {
+      token: admin,
+      body: { client_name: 'x' },
+    });
     t.is(other.status, 403);
     t.is(other.body.error, 'tenant_forbidden');
-    const missing = await call(d.url, 'PUT', path('nope'), admin, { client_name: 'x' });
+    const missing = await api(d.url, 'PUT', path('nope'), { token: admin, body: { client_name: 'x' } });
     t.is(missing.status, 404);
-    const foreign = await call(d.url, 'PUT', path(otherClientId), admin, { client_name: 'x' });
+    const foreign = await api(d.url, 'PUT', path(otherClientId), { token: admin, body: { client_name: 'x' } });
     t.is(foreign.status, 404, "another tenant's client is not found from this tenant");
   },
 );
 
 test.serial('path id: 1 to 128 characters of ^[A-Za-z0-9._~-]+$', async (t) => {
-  const long = await call(d.url, 'PUT', path('a'.repeat(129)), admin, { client_name: 'x' });
+  const long = await api(d.url, 'PUT', path('a'.repeat(129)), { token: admin, body: { client_name: 'x' } });
   t.is(long.status, 400);
   t.regex(long.body.message, /id/);
-  const bad = await call(d.url, 'PUT', path('a%20b'), admin, { client_name: 'x' });
+  const bad = await api(d.url, 'PUT', path('a%20b'), { token: admin, body: { client_name: 'x' } });
   t.is(bad.status, 400);
-  const ok128 = await call(d.url, 'PUT', path('a'.repeat(128)), admin, { client_name: 'x' });
+  const ok128 = await api(d.url, 'PUT', path('a'.repeat(128)), { token: admin, body: { client_name: 'x' } });
   t.is(ok128.status, 404, 'a 128-character id is valid (and names no client)');
 });
 
 test.serial('every excluded field is refused naming the key, and nothing changes', async (t) => {
-  const before = await call(d.url, 'PUT', path(target.clientId), admin, { client_name: 'agent app' });
+  const before = await api(d.url, 'PUT', path(target.clientId), { token: admin, body: { client_name: 'agent app' } });
   t.is(before.status, 200);
   for (const key of AGENT_EXCLUDED_FIELDS) {
-    const r = await call(d.url, 'PUT', path(target.clientId), admin, { client_name: 'Changed', [key]: ['x'] });
+    const r = await api(d.url, 'PUT', path(target.clientId), {
+      token: admin,
+      body: { client_name: 'Changed', [key]: ['x'] },
+    });
     t.is(r.status, 400, key);
     t.is(r.body.error, 'field_not_agent_writable', key);
     t.true(String(r.body.message).includes(`body.${key}`), key);
   }
-  const unknown = await call(d.url, 'PUT', path(target.clientId), admin, { client_name: 'Changed', colour: 'red' });
+  const unknown = await api(d.url, 'PUT', path(target.clientId), {
+    token: admin,
+    body: { client_name: 'Changed', colour: 'red' },
+  });
   t.is(unknown.status, 400);
   t.is(unknown.body.error, 'field_not_agent_writable');
   t.regex(unknown.body.message, /body\.colour/);
@@ -103,7 +112,7 @@ test.serial('every excluded field is refused naming the key, and nothing changes
 });
 
 test.serial('empty body, lengths and URI rules', async (t) => {
-  const put = (body: unknown) => call(d.url, 'PUT', path(target.clientId), admin, body);
+  const put = (body: unknown) => api(d.url, 'PUT', path(target.clientId), { token: admin, body });
   const empty = await put({});
   t.is(empty.status, 400);
   t.regex(empty.body.message, /at least one/);
@@ -144,11 +153,11 @@ test.serial(
       client_uri: 'https://agent.example.test/',
     };
     const n0 = (await auditRows()).length;
-    const first = await call(d.url, 'PUT', path(target.clientId), admin, body);
+    const first = await api(d.url, 'PUT', path(target.clientId), { token: admin, body });
     t.is(first.status, 200);
     t.true(first.body.changed);
     t.like(first.body.client, { client_id: target.clientId, ...body });
-    const second = await call(d.url, 'PUT', path(target.clientId), admin, body);
+    const second = await api(d.url, 'PUT', path(target.clientId), { token: admin, body });
     t.is(second.status, 200);
     t.false(second.body.changed);
     t.deepEqual(second.body.client, first.body.client);
@@ -158,8 +167,11 @@ test.serial(
     t.like(summary.after, body);
     t.notDeepEqual(summary.before, summary.after);
     // By the internal id too, and by a platform admin naming the tenant.
-    const byId = await call(d.url, 'PUT', `${path(target.id)}?tenant_id=${s.tenantId}`, platform, {
-      description: null,
+    const byId = await api(d.url, 'PUT', `${path(target.id)}?tenant_id=${s.tenantId}`, {
+      token: platform,
+      body: {
+        description: null,
+      },
     });
     t.is(byId.status, 200);
     t.is(byId.body.client.description, null);

@@ -8,7 +8,8 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { introspectAs, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
-import { agentSetup, agentToken, grantBody, waitFor, type AgentSetup } from '../helpers/agents.js';
+import { agentSetup, agentToken, grantBody, type AgentSetup } from '../helpers/agents.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -82,7 +83,7 @@ test.serial('create, show and update with --json; the old token is revoked by th
   });
   // The CLI only wrote the outbox entry; the daemon's job delivers it (every 2 s).
   t.true(
-    await waitFor(async () => {
+    await until(async () => {
       const rows = (await sql(db.url, db.dir, 'SELECT status FROM outbox WHERE id = ?', [
         updated.revocation_outbox_id,
       ])) as { status: string }[];

@@ -3,12 +3,14 @@
  * OpenAPI, and a clear error object for every kind of bad input.
  */
 import test from 'ava';
+import { randomUUID } from 'node:crypto';
 import { request } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { assertUserError } from '../helpers/user-errors.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -45,7 +47,9 @@ test('healthz and readyz answer 200 and echo a request id', async (t) => {
 test('the request id of a request appears in its log line', async (t) => {
   await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': 'trace-me-42' } });
   t.true(
-    await eventually(() => d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200)),
+    await until(() => d.logs.some((l) => l.reqId === 'trace-me-42' && l.path === '/healthz' && l.status === 200), {
+      timeoutMs: 5_000,
+    }),
   );
 });
 
@@ -143,8 +147,10 @@ test('the body parser refusing a user endpoint: error_code and error_id, and the
   t.is(g.error, 'request_too_large');
   for (const id of [b.error_id, g.error_id])
     t.true(
-      await eventually(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId)),
-      `error_id ${String(id)} in the request's log line`,
+      await until(() => d.logs.some((l) => l.error_id === id && l.msg === 'request' && l.reqId), {
+        timeoutMs: 5_000,
+        what: () => `error_id ${String(id)} in the request's log line`,
+      }),
     );
   const none = await fetch(`${d.url}/api/account/nothing-here`);
   t.is(((await assertUserError(t, none, 404)) as { error: string }).error, 'not_found');
@@ -300,8 +306,21 @@ test('invalid query parameter: 400 naming it', async (t) => {
   t.regex(((await r.json()) as { error_description: string }).error_description, /^query\.limit/);
 });
 
+/**
+ * Waits until the log lines of the requests answered so far have been read: the daemon writes
+ * them to stdout in order, so once a marker request's own line is in, the earlier ones are too.
+ */
+async function logsCaughtUp(): Promise<void> {
+  const marker = `flush-${randomUUID()}`;
+  await fetch(`${d.url}/healthz`, { headers: { 'X-Request-Id': marker } });
+  await until(() => d.logs.some((l) => l.reqId === marker), {
+    timeoutMs: 5_000,
+    what: 'the marker request in the log',
+  });
+}
+
 test('no server error leaks internals: the daemon never answered 500 in this file', async (t) => {
-  await new Promise((r) => setTimeout(r, 100));
+  await logsCaughtUp();
   t.false(d.logs.some((l) => typeof l.status === 'number' && l.status >= 500));
   t.false(/unhandled error/.test(d.output()));
 });
@@ -336,7 +355,7 @@ test('/openapi.json is OpenAPI 3.1 generated from the validating schemas', async
 });
 
 test('secrets and tokens never reach the log', async (t) => {
-  await new Promise((r) => setTimeout(r, 100));
+  await logsCaughtUp();
   const out = d.output();
   t.false(out.includes(s.platform.secret));
   t.false(out.includes(token));

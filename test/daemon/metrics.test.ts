@@ -11,11 +11,12 @@ import { join } from 'node:path';
 import { loadConfig } from '../../shared/config.js';
 import { ConfigError } from '../../shared/config.js';
 import { createTestDatabase, TEST_SECRET_KEY, usingMysql, type TestDb } from '../helpers/db.js';
-import { eventually, startDaemon, type Daemon, healthz } from '../helpers/daemon.js';
+import { startDaemon, type Daemon, healthz } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, seed, type Seeded } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
 import { projectRoot } from '../helpers/architecture.js';
 import { fileURLToPath } from 'node:url';
+import { until } from '../helpers/poll.js';
 
 type Samples = Map<string, number>;
 
@@ -57,7 +58,7 @@ const at = (s: Samples, name: string, labels: Record<string, string> = {}) => s.
 
 /** The metrics listener's port, from its log line (which may come a moment after readiness). */
 async function metricsPort(d: Daemon): Promise<number> {
-  await eventually(() => d.logs.some((l) => l.msg === 'metrics listening'), 10_000);
+  await until(() => d.logs.some((l) => l.msg === 'metrics listening'), { timeoutMs: 10_000 });
   const line = d.logs.find((l) => l.msg === 'metrics listening');
   if (!line || typeof line.port !== 'number') throw new Error(`no 'metrics listening' line:\n${d.output()}`);
   return line.port;
@@ -123,10 +124,13 @@ test.serial('the series move by what the requests, a job run and the outbox did'
   const provisioningRuns = (s: Samples) => at(s, 'iam_job_runs_total', { job: 'provisioning', outcome: 'ok' });
   const lagKey = key('iam_job_lag_seconds', { job: 'provisioning' });
   let after = (await scrape(port)).samples;
-  for (let i = 0; i < 120 && (provisioningRuns(after) <= provisioningRuns(before) || !after.has(lagKey)); i++) {
-    await new Promise((r) => setTimeout(r, 250));
-    after = (await scrape(port)).samples;
-  }
+  await until(
+    async () => {
+      after = (await scrape(port)).samples;
+      return provisioningRuns(after) > provisioningRuns(before) && after.has(lagKey);
+    },
+    { timeoutMs: 30_000, intervalMs: 250, what: 'a scheduled provisioning run counted' },
+  );
   t.true(provisioningRuns(after) > provisioningRuns(before), 'a provisioning job run was counted');
 
   const delta = (name: string, labels: Record<string, string>) => at(after, name, labels) - at(before, name, labels);
@@ -269,7 +273,7 @@ test('with two workers the supervisor serves /metrics and sums them', async (t) 
   const d = await startDaemon(wdb.url, wdb.dir, { IAM_WORKERS: '2', IAM_METRICS_PORT: '0' });
   t.teardown(() => d.stop('SIGKILL'));
   const listening = () => d.logs.filter((l) => l.msg === 'listening' && typeof l.worker === 'number');
-  t.true(await eventually(() => listening().length === 2, 20_000), d.output());
+  t.true(await until(() => listening().length === 2, { timeoutMs: 20_000, what: () => d.output() }));
   // The supervisor (no worker field) listens on the metrics port; the workers do not.
   const port = await metricsPort(d);
   const metricsLines = d.logs.filter((l) => l.msg === 'metrics listening');
@@ -283,7 +287,9 @@ test('with two workers the supervisor serves /metrics and sums them', async (t) 
   const durationsBefore = at(first, 'iam_http_request_duration_seconds_count', { method: 'GET', route: '/healthz' });
   for (let i = 0; i < 20; i++) t.is(await healthz(d.url), 200);
   const served = () => new Set(d.logs.filter((l) => l.msg === 'request' && l.path === '/healthz').map((l) => l.pid));
-  t.true(await eventually(() => served().size === 2, 5_000), 'both workers served some of the requests');
+  t.true(
+    await until(() => served().size === 2, { timeoutMs: 5_000, what: 'both workers served some of the requests' }),
+  );
 
   const { samples } = await scrape(port);
   t.is(healthzCount(samples) - before, 20, 'every request counted once, whichever worker served it');

@@ -64,8 +64,11 @@ test('an in-flight request completes after SIGTERM; new connections are refused;
     token,
     JSON.stringify({ email: 'inflight@example.com', name: 'In Flight' }),
   );
-  await sleep(200); // the request is now in flight: headers received, body half sent
+  // The request is now in flight (headers received, body half sent); the daemon shows no sign of
+  // a request whose body is still arriving, so there is nothing to await but the time.
+  await sleep(200);
   d.proc.kill('SIGTERM');
+  // Time for the listener to close; polling until refused would assume what is asserted next.
   await sleep(300);
   const refused = await fetch(`${d.url}/healthz`).then(
     () => 'answered',
@@ -141,6 +144,7 @@ test('a request that never finishes does not hold shutdown past the bound', asyn
     token,
     JSON.stringify({ email: 'stuck@example.com', name: 'Stuck' }),
   );
+  // The request is in flight (see above): nothing the daemon shows to await.
   await sleep(200);
   const code = await d.stop('SIGTERM');
   t.is(code, 0);

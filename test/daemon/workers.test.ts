@@ -5,8 +5,9 @@
  */
 import test from 'ava';
 import { testDatabase } from '../helpers/db.js';
-import { eventually, startDaemon, healthz } from '../helpers/daemon.js';
+import { startDaemon, healthz } from '../helpers/daemon.js';
 import { seed } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 const alive = (pid: number) => {
   try {
@@ -24,7 +25,7 @@ test('two workers share the port, a killed worker is replaced, and SIGTERM stops
   t.teardown(() => d.stop('SIGKILL'));
 
   const listening = () => d.logs.filter((l) => l.msg === 'listening' && typeof l.worker === 'number');
-  t.true(await eventually(() => listening().length === 2, 20_000), d.output());
+  t.true(await until(() => listening().length === 2, { timeoutMs: 20_000, what: () => d.output() }));
   const pids = listening().map((l) => Number(l.pid));
   t.is(new Set(pids).size, 2, 'two worker processes');
   t.deepEqual(
@@ -39,8 +40,10 @@ test('two workers share the port, a killed worker is replaced, and SIGTERM stops
   for (let i = 0; i < 20; i++) t.is(await healthz(d.url), 200);
   const served = () => new Set(d.logs.filter((l) => l.msg === 'request' && l.path === '/healthz').map((l) => l.pid));
   t.true(
-    await eventually(() => served().size === 2, 5_000),
-    `requests served by both workers: ${[...served()].join(', ')}`,
+    await until(() => served().size === 2, {
+      timeoutMs: 5_000,
+      what: () => `requests served by both workers: ${[...served()].join(', ')}`,
+    }),
   );
 
   // A worker that dies is replaced, and the service keeps answering meanwhile.
@@ -48,12 +51,11 @@ test('two workers share the port, a killed worker is replaced, and SIGTERM stops
   process.kill(pids[0], 'SIGKILL');
   t.is(await healthz(d.url).catch(() => healthz(d.url)), 200);
   t.true(
-    await eventually(
-      () => d.logs.some((l) => l.msg === 'worker exited; starting a new one' && l.pid === pids[0]),
-      5_000,
-    ),
+    await until(() => d.logs.some((l) => l.msg === 'worker exited; starting a new one' && l.pid === pids[0]), {
+      timeoutMs: 5_000,
+    }),
   );
-  t.true(await eventually(() => listening().length === 3, 20_000), 'a new worker started');
+  t.true(await until(() => listening().length === 3, { timeoutMs: 20_000, what: 'a new worker started' }));
   const replacement = Number(listening()[2].pid);
   t.false(pids.includes(replacement));
 

@@ -18,9 +18,9 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { seedAuthHistory } from '../helpers/auth-history.js';
 import { copiesById, expireClaims, outboxStatuses, sleep } from '../helpers/faults.js';
-import { until } from '../helpers/jobs.js';
 import { openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const USERS = 10;
 const ROWS = 4_000;
@@ -83,7 +83,9 @@ test('SIGKILL mid export build: every export completes whole, one ready mail eac
   const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const completed = async () => (await statuses(ds)).filter((x) => x.status === 'completed').length;
-  t.true(await until(async () => (await completed()) >= 2, 120_000, 5), 'builds under way');
+  t.true(
+    await until(async () => (await completed()) >= 2, { timeoutMs: 120_000, intervalMs: 5, what: 'builds under way' }),
+  );
   await d.stop('SIGKILL');
   const atKill = await completed();
   t.log(`killed with ${atKill} of ${USERS} exports completed`);
@@ -93,7 +95,13 @@ test('SIGKILL mid export build: every export completes whole, one ready mail eac
   await expireClaims(ds);
   d = await startDaemon(db.url, db.dir, env);
   daemons.push(d);
-  t.true(await until(async () => (await completed()) === USERS, 120_000, 200), 'every export completed');
+  t.true(
+    await until(async () => (await completed()) === USERS, {
+      timeoutMs: 120_000,
+      intervalMs: 200,
+      what: 'every export completed',
+    }),
+  );
 
   // Whole: every history row of the user, none of another's.
   for (const u of users) {
@@ -111,8 +119,12 @@ test('SIGKILL mid export build: every export completes whole, one ready mail eac
 
   // One ready mail per export, delivered, once per Message-ID.
   t.true(
-    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), 60_000, 100),
+    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
   const rows = await outboxStatuses(ds);
   t.is(rows.size, USERS, 'one outbox row per export');

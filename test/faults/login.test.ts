@@ -14,11 +14,11 @@ import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { copiesById, expireClaims, outboxStatuses, sleep, WIDE_THROTTLE } from '../helpers/faults.js';
-import { until } from '../helpers/jobs.js';
 import { loginKit } from '../helpers/login.js';
 import { codeFrom, CookieJar, postJson, seedApp } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { startSmtpSink, type SinkMessage, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const USERS = 12;
 const KILL_AFTER_SIGN_INS = 30;
@@ -123,7 +123,13 @@ test('SIGKILL mid sign-in: acknowledged sessions and codes survive, each code ma
 
   const clients = emails.map((e) => client(e));
   // Kill once enough sign-ins are acknowledged, at a moment with requests in flight.
-  t.true(await until(() => sessions.length >= KILL_AFTER_SIGN_INS && inFlight >= 3, 120_000, 1), 'load started');
+  t.true(
+    await until(() => sessions.length >= KILL_AFTER_SIGN_INS && inFlight >= 3, {
+      timeoutMs: 120_000,
+      intervalMs: 1,
+      what: 'load started',
+    }),
+  );
   killed = true;
   const inFlightAtKill = inFlight;
   await d.stop('SIGKILL');
@@ -153,8 +159,12 @@ test('SIGKILL mid sign-in: acknowledged sessions and codes survive, each code ma
 
   // Every committed mail went out; deduplicated by Message-ID, once each.
   t.true(
-    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), 60_000, 100),
+    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+    }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
   const rows = await outboxStatuses(ds);
   const copies = copiesById(sink);

@@ -16,9 +16,9 @@ import { Outbox } from '../../shared/services/outbox.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { copiesById, expireClaims, outboxStatuses, sleep } from '../helpers/faults.js';
-import { until } from '../helpers/jobs.js';
 import { openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const MAILS = 300;
 
@@ -63,7 +63,7 @@ test('SIGKILL mid-delivery: every committed mail reaches the relay, once per Mes
   sink = await startSmtpSink({ delayMs: 150 });
   const a = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url });
   daemons.push(a);
-  t.true(await until(() => sink.messages.length >= 40, 60_000, 5), 'delivery started');
+  t.true(await until(() => sink.messages.length >= 40, { timeoutMs: 60_000, intervalMs: 5, what: 'delivery started' }));
   await a.stop('SIGKILL');
   const atKill = await outboxStatuses(ds);
   const receivedAtKill = sink.messages.length;
@@ -81,10 +81,14 @@ test('SIGKILL mid-delivery: every committed mail reaches the relay, once per Mes
   const b = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url });
   daemons.push(b);
   t.true(
-    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), 60_000, 100),
-    'every row delivered after the restart',
+    await until(async () => [...(await outboxStatuses(ds)).values()].every((x) => x === 'delivered'), {
+      timeoutMs: 60_000,
+      intervalMs: 100,
+      what: 'every row delivered after the restart',
+    }),
   );
-  await sleep(1_000); // a duplicate would come now, if at all
+  // A window in which a duplicate must NOT come (it would come now, if at all): nothing to await.
+  await sleep(1_000);
 
   const copies = copiesById(sink);
   t.deepEqual([...copies.keys()].sort(), [...ids].sort(), 'the relay received exactly the committed messages');

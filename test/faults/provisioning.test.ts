@@ -18,8 +18,8 @@ import type { AddressInfo } from 'node:net';
 import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
-import { until } from '../helpers/jobs.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 const CLIENTS = 4;
 const KILL_AFTER = 8;
@@ -103,8 +103,11 @@ test('SIGKILL mid provisioning: acknowledged tenants complete, nothing is half-m
       .map((r) => Number(r.n))
       .pop()! > 0;
   t.true(
-    await until(async () => acked.length >= KILL_AFTER && inFlight > 0 && (await running()), 120_000, 5),
-    'creations and steps under way',
+    await until(async () => acked.length >= KILL_AFTER && inFlight > 0 && (await running()), {
+      timeoutMs: 120_000,
+      intervalMs: 5,
+      what: 'creations and steps under way',
+    }),
   );
   killed = true;
   await d.stop('SIGKILL');
@@ -125,10 +128,8 @@ test('SIGKILL mid provisioning: acknowledged tenants complete, nothing is half-m
         (
           await all<{ n: unknown }>(ds, "SELECT COUNT(*) AS n FROM provisioning_operations WHERE status <> 'completed'")
         ).map((r) => Number(r.n))[0] === 0,
-      90_000,
-      200,
+      { timeoutMs: 90_000, intervalMs: 200, what: 'every operation completed after the restart' },
     ),
-    'every operation completed after the restart',
   );
 
   const tenants = await all<{ id: string; lifecycle_state: string }>(

@@ -92,6 +92,7 @@ test('SIGKILL mid verify and mid reactivation: resumes from the last committed b
   const op = (await cli(['recovery', 'start', '--tenant', ten.id, '--reason', 'fault test'])).body.recovery;
   const opId = String(op.operationId);
   const drain = Number(op.drainNotBefore) - Date.now();
+  // A clock to pass: the service refuses the confirmation before drainNotBefore.
   if (drain > 0) await sleep(drain + 50);
   await cli(['recovery', 'confirm-restore', '--operation', opId, '--restore-reference', 'snap-fault']);
 
@@ -173,6 +174,7 @@ test('SIGKILL mid verify and mid reactivation: resumes from the last committed b
     (r) => r.status,
     () => 0,
   );
+  // A random moment for the kill, by design: not a condition.
   await sleep(Math.floor(Math.random() * 80));
   await d.stop('SIGKILL');
   const answered = await inFlight;

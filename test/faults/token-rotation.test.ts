@@ -19,11 +19,11 @@ import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { WIDE_THROTTLE } from '../helpers/faults.js';
-import { until } from '../helpers/jobs.js';
 import { loginKit } from '../helpers/login.js';
 import { seedApp } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const FAMILIES = 16;
 const KILL_AFTER_ROTATIONS = 200;
@@ -88,7 +88,13 @@ test('SIGKILL mid rotation: no family half-rotated, acknowledged tokens spent or
     }
   };
   const loops = families.map((f) => rotate(f));
-  t.true(await until(() => total >= KILL_AFTER_ROTATIONS && inFlight >= 4, 120_000, 1), 'rotations under way');
+  t.true(
+    await until(() => total >= KILL_AFTER_ROTATIONS && inFlight >= 4, {
+      timeoutMs: 120_000,
+      intervalMs: 1,
+      what: 'rotations under way',
+    }),
+  );
   killed = true;
   const inFlightAtKill = inFlight;
   await d.stop('SIGKILL');

@@ -17,9 +17,9 @@ import { all } from '../../shared/db/sql.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { expireClaims, sleep } from '../helpers/faults.js';
-import { until } from '../helpers/jobs.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
+import { until } from '../helpers/poll.js';
 
 const USERS = 120;
 const SECRET = 'whsec_0123456789abcdefghijklmnop';
@@ -73,10 +73,8 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
             await fetch(`${d.url}${P}?tenant_id=${s.tenantId}`, { headers: { authorization: `Bearer ${token}` } })
           ).json()
         ).provisioning?.state === 'succeeded',
-      60_000,
-      100,
+      { timeoutMs: 60_000, intervalMs: 100, what: 'the plugin is enabled' },
     ),
-    'the plugin is enabled',
   );
 
   // The writes: users created over the API, four at a time; each 201 is an acknowledged event.
@@ -102,12 +100,11 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
   const events = () =>
     hook.received.flatMap((r) => (Array.isArray(r.json.events) ? (r.json.events as { id: string }[]) : []));
   t.true(
-    await until(
-      () => events().filter((e) => (e as { action?: string }).action === 'user.create').length >= 20,
-      120_000,
-      5,
-    ),
-    'deliveries under way',
+    await until(() => events().filter((e) => (e as { action?: string }).action === 'user.create').length >= 20, {
+      timeoutMs: 120_000,
+      intervalMs: 5,
+      what: 'deliveries under way',
+    }),
   );
   killed = true;
   await d.stop('SIGKILL');
@@ -134,9 +131,13 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
   d = await startDaemon(db.url, db.dir, env);
   daemons.push(d);
   t.true(
-    await until(async () => (await rows()).every((r) => r.status === 'delivered'), 90_000, 200),
-    'every entry delivered after the restart',
+    await until(async () => (await rows()).every((r) => r.status === 'delivered'), {
+      timeoutMs: 90_000,
+      intervalMs: 200,
+      what: 'every entry delivered after the restart',
+    }),
   );
+  // A window in which a duplicate must NOT come: nothing to await.
   await sleep(1_000);
 
   const got = events();

@@ -485,7 +485,8 @@ test("a dripping source of one tenant does not delay another tenant's due source
   server.set(dripA2, { drip: 100 });
   const a1 = await w.addSource({ path: dripA1 });
   const a2 = await w.addSource({ path: dripA2 });
-  // Tenant B: one good source, falling due after both of A's (so a queue in due order puts it last).
+  // Tenant B: one good source, falling due after both of A's (so a queue in due order puts it last);
+  // a clock to pass, so its due time is later than theirs.
   await new Promise((r) => setTimeout(r, 20));
   const pathB = `/b-${uniq()}.xml`;
   server.set(pathB, signedAggregate({ entities: ents('b'), signer }));
@@ -597,6 +598,7 @@ test("the queue is read round robin across tenants: one tenant's many due source
   const other = await activeTenant(w.services.provisioning, { name: 'Round robin' }, actor);
   const many = [];
   for (let i = 0; i < 4; i++) many.push(await w.addSource({ path: `/rr-${uniq()}.xml` }));
+  // A clock to pass: the late source falls due after the others.
   await new Promise((r) => setTimeout(r, 20));
   const late = await w.sources.create(
     other.id,

@@ -84,6 +84,7 @@ test.serial('a node killed under load: no acknowledged write is lost, and its da
   };
   const loops = [0, 0, 1, 1, 2, 2].map((i) => loop(i));
 
+  // Load before the fault: a span of time, not a condition.
   await sleep(3_000);
   const ackedBeforeKill = acked.length;
   await galeraCtl('kill', '3');
@@ -104,6 +105,7 @@ test.serial('a node killed under load: no acknowledged write is lost, and its da
   }
   t.not(recoveredMs, undefined, `the daemon on the killed node answered again within ${RECOVERY_BOUND_MS} ms`);
 
+  // Load after the recovery: a span of time, not a condition.
   await sleep(3_000);
   stop = true;
   await Promise.all(loops);

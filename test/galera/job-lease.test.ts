@@ -12,9 +12,10 @@
 import test from 'ava';
 import mysql from 'mysql2/promise';
 import { createPendingExport } from '../../shared/services/data-export.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { connOpts, galeraDatabase, nodeRows, sleep } from '../helpers/galera.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 interface LeaseRow {
   holder: string | null;
@@ -53,18 +54,21 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
 
   const lease = async () =>
     (await nodeRows<LeaseRow>(db.urls[2], "SELECT holder, last_status FROM job_leases WHERE name = 'data-export'"))[0];
   let held: LeaseRow | undefined;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    held = await lease();
-    if (held?.holder && holders.includes(held.holder)) break;
-    await sleep(100);
-  }
+  await until(
+    async () => {
+      held = await lease();
+      return !!held?.holder && holders.includes(held.holder);
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: () => `a daemon holding the lease (${JSON.stringify(held)})` },
+  );
   t.truthy(held?.holder && holders.includes(held.holder), `a daemon holds the lease: ${JSON.stringify(held)}`);
   const holderIndex = holders.indexOf(held!.holder!);
   const holder = daemons[holderIndex];
@@ -75,6 +79,7 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
 
   // While the holder is stuck in its run, the other daemon's ticks (every 2 s) are skipped.
   const skippedBefore = skips(other);
+  // A window in which the other daemon must NOT run the job (its ticks skipped): nothing to await.
   await sleep(6_000);
   t.true(skips(other) - skippedBefore >= 2, `the other daemon skipped its ticks (${skips(other) - skippedBefore})`);
   t.is((await lease())?.holder, held!.holder, 'the stuck holder still holds the lease');
@@ -91,7 +96,7 @@ test('a leased job runs on one daemon at a time across two nodes', async (t) => 
   // (A lock transaction that a replicated write aborted answers ROLLBACK with ER_LOCK_DEADLOCK.)
   for (const [i, c] of locks.entries())
     await c.query('ROLLBACK').catch((e: Error) => t.log(`lock on node ${i + 1}: ${e.message}`));
-  t.true(await eventually(() => finished(holder) >= 1, 30_000), 'the holder finished its run');
+  t.true(await until(() => finished(holder) >= 1, { timeoutMs: 30_000, what: 'the holder finished its run' }));
   const [exp] = await nodeRows<{ status: string }>(db.urls[1], 'SELECT status FROM data_exports WHERE id = ?', [
     exportId,
   ]);

@@ -3,32 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { clientCredentialsToken, openServices } from './seed.js';
 import { sql } from './oauth.js';
 import { tokenHash } from '../../shared/services/auth/pkce.js';
-
-export interface Answer {
-  status: number;
-  body: Record<string, any>;
-  headers: Headers;
-}
-
-export async function call(
-  baseUrl: string,
-  method: string,
-  path: string,
-  token: string | undefined,
-  body?: unknown,
-  extraHeaders: Record<string, string> = {},
-): Promise<Answer> {
-  const headers: Record<string, string> = { ...extraHeaders };
-  if (token) headers.authorization = `Bearer ${token}`;
-  if (body !== undefined) headers['content-type'] = 'application/json';
-  const res = await fetch(`${baseUrl}${path}`, {
-    method,
-    headers,
-    ...(body !== undefined ? { body: typeof body === 'string' ? body : JSON.stringify(body) } : {}),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, unknown>) : {}, headers: res.headers };
-}
+import type { ApiAnswer } from './api.js';
 
 export interface AgentSetup {
   agent: { clientId: string; secret: string };
@@ -97,7 +72,7 @@ export async function agentToken(
   baseUrl: string,
   agent: { clientId: string; secret: string },
   grantId: string,
-): Promise<Answer> {
+): Promise<Omit<ApiAnswer, 'text'>> {
   const res = await fetch(`${baseUrl}/token`, {
     method: 'POST',
     headers: {
@@ -112,16 +87,6 @@ export async function agentToken(
 }
 
 export { clientCredentialsToken };
-
-/** Polls an async condition until it holds or `timeoutMs` passes; returns whether it held. */
-export async function waitFor(pred: () => Promise<boolean>, timeoutMs = 15_000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await pred()) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return pred();
-}
 
 /**
  * A live browser session of `userId` (as signing in makes one), written directly: the

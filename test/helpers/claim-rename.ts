@@ -3,6 +3,8 @@
  * a few big transactions (multi-row INSERTs) straight into the database, and the HTTP calls.
  */
 import type { Database } from '../../shared/db/index.js';
+import { api, type ApiAnswer } from './api.js';
+import { until } from './poll.js';
 
 export const actor = { type: 'system' as const, id: 'test' };
 
@@ -65,11 +67,6 @@ export async function valuesUnder(ds: Database, tenantId: string, fieldKey: stri
   return new Map(rows.map((r) => [r.user_id, String(r.value_json)]));
 }
 
-export interface Call {
-  status: number;
-  body: any;
-}
-
 export async function renameCall(
   base: string,
   method: 'PATCH' | 'GET',
@@ -77,17 +74,10 @@ export async function renameCall(
   schemaId: string,
   body?: unknown,
   tenantId?: string,
-): Promise<Call> {
+): Promise<ApiAnswer> {
   const q = tenantId ? `?tenant_id=${encodeURIComponent(tenantId)}` : '';
-  const res = await fetch(`${base}/api/admin/custom-claims/${encodeURIComponent(schemaId)}/rename${q}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
+  const path = `/api/admin/custom-claims/${encodeURIComponent(schemaId)}/rename${q}`;
+  return api(base, method, path, { token, ...(typeof body === 'string' ? { raw: body } : { body }) });
 }
 
 /** Polls GET …/rename until `pred` holds for the answer (or fails after `timeoutMs`). */
@@ -99,12 +89,17 @@ export async function pollRename(
   timeoutMs = 60_000,
   everyMs = 50,
 ): Promise<any> {
-  const end = Date.now() + timeoutMs;
-  let last: Call | undefined;
-  while (Date.now() < end) {
-    last = await renameCall(base, 'GET', token, schemaId);
-    if (last.status === 200 && pred(last.body)) return last.body;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  throw new Error(`rename did not reach the expected state in ${timeoutMs} ms: ${JSON.stringify(last?.body)}`);
+  let last: ApiAnswer | undefined;
+  await until(
+    async () => {
+      last = await renameCall(base, 'GET', token, schemaId);
+      return last.status === 200 && pred(last.body);
+    },
+    {
+      timeoutMs,
+      intervalMs: everyMs,
+      what: () => `the rename in the expected state (last answer: ${JSON.stringify(last?.body)})`,
+    },
+  );
+  return last!.body;
 }

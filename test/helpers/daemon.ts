@@ -178,16 +178,6 @@ export async function startDaemon(
   };
 }
 
-/** Polls until `pred` holds (logs arrive asynchronously after the response), or times out. */
-export async function eventually(pred: () => boolean, timeoutMs = 5000): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (pred()) return true;
-    await new Promise((r) => setTimeout(r, 25));
-  }
-  return pred();
-}
-
 /** One request on a connection of its own, so the supervisor hands each to the next worker. */
 export function healthz(url: string): Promise<number> {
   const u = new URL(url);

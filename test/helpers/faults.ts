@@ -50,4 +50,8 @@ export function copiesById(sink: SmtpSink): Map<string, SinkMessage[]> {
   return by;
 }
 
+/**
+ * A fixed wait, only where no condition can be awaited: a job's simulated work, a clock to pass,
+ * or a window in which something must NOT happen. To wait for something, use until() (poll.ts).
+ */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

@@ -125,6 +125,10 @@ export async function connectionsPerNode(urls: string[], database: string): Prom
   );
 }
 
+/**
+ * A fixed wait, only where no condition can be awaited: a job's simulated work, a clock to pass,
+ * or a window in which something must NOT happen. To wait for something, use until() (poll.ts).
+ */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** A tenant with the API (a resource server) and a worker client whose tokens are for it. */

@@ -41,20 +41,6 @@ export function openJobsDs(config: { database: Parameters<typeof createDataSourc
   return connect(createDataSource(config.database, 'jobs'));
 }
 
-/** Polls an async predicate until it holds or the time is up; returns whether it held. */
-export async function until(
-  pred: () => Promise<boolean> | boolean,
-  timeoutMs = 15_000,
-  everyMs = 50,
-): Promise<boolean> {
-  const end = Date.now() + timeoutMs;
-  while (Date.now() < end) {
-    if (await pred()) return true;
-    await new Promise((r) => setTimeout(r, everyMs));
-  }
-  return pred();
-}
-
 export interface OutboxRow {
   id: string;
   tenant_id: string | null;
@@ -83,4 +69,8 @@ export async function outboxRow(ds: DataSource, id: string): Promise<OutboxRow |
   };
 }
 
+/**
+ * A fixed wait, only where no condition can be awaited: a job's simulated work, a clock to pass,
+ * or a window in which something must NOT happen. To wait for something, use until() (poll.ts).
+ */
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

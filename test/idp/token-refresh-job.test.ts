@@ -5,11 +5,12 @@
  */
 import test from 'ava';
 import { ExternalTokenRefreshSettingsService } from '../../shared/services/external-token-refresh/config.js';
-import { eventually, startDaemon } from '../helpers/daemon.js';
+import { startDaemon } from '../helpers/daemon.js';
 import { testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream } from '../helpers/refresh-upstream.js';
 import { linkUser, openLinkToken, rawLink, registerUpstream } from '../helpers/refresh-links.js';
+import { until } from '../helpers/poll.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 
@@ -48,11 +49,10 @@ test('the daemon refreshes the due links of enabled tenants on its schedule, and
   t.teardown(() => d.stop());
   // The job runs every 30 s; its first tick refreshes the enabled tenant's link.
   t.true(
-    await eventually(
+    await until(
       () => d.logs.some((l) => l.job === 'external-token-refresh' && l.outcome === 'ok' && l.msg === 'job finished'),
-      90_000,
+      { timeoutMs: 90_000, what: () => d.output() },
     ),
-    d.output(),
   );
   t.is(up.tokenCalls.refresh_token, 1, 'one call: the enabled tenant’s link only');
   const check = await openServices(db.url, db.dir);

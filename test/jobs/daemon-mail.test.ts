@@ -10,10 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort, startDaemon } from '../helpers/daemon.js';
-import { outboxRow, sleep, until } from '../helpers/jobs.js';
+import { outboxRow, sleep } from '../helpers/jobs.js';
 import { postJson, seedApp } from '../helpers/oauth.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startSmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 /** Writes one committed outbox mail from outside any daemon, as a request would have. */
 async function enqueueFromOutside(
@@ -84,7 +85,8 @@ test('a mail committed while no daemon ran is delivered by the next daemon, exac
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   t.true(await until(async () => (await outboxRow(ds, id))?.status === 'delivered'));
-  await sleep(2500); // at least one more periodic tick
+  // A window in which a duplicate must NOT come (at least one more periodic tick): nothing to await.
+  await sleep(2500);
   t.is(sink.messages.filter((x) => x.subject === 'left behind').length, 1);
   t.is(await d.stop(), 0);
 });
@@ -110,8 +112,9 @@ test('a daemon killed while delivering: the next one delivers the message once a
   const { ds } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
   t.true(
-    await until(async () => (await outboxRow(ds, id))?.status === 'sending'),
-    'the first daemon never claimed the row',
+    await until(async () => (await outboxRow(ds, id))?.status === 'sending', {
+      what: 'the first daemon never claimed the row',
+    }),
   );
   const claimed = (await outboxRow(ds, id))!;
   t.truthy(claimed.claimed_by);
@@ -133,6 +136,7 @@ test('a daemon killed while delivering: the next one delivers the message once a
   t.is(row.delivered_via, 'smtp');
   t.is(row.attempts, 2, 'the killed attempt counts');
   t.not(row.claimed_by, claimed.claimed_by);
+  // A window in which a duplicate must NOT come (a periodic tick or more): nothing to await.
   await sleep(2500);
   t.is(sink.messages.filter((x) => x.subject === 'interrupted').length, 1);
 });
@@ -152,7 +156,11 @@ test('SMTP down: with the order [smtp, log] set over the admin API, the daemon w
   t.is(r.status, 200);
 
   const id = await enqueueFromOutside(db.url, db.dir, s.tenantId, 'via the log', 'Your code is 135790');
-  t.true(await until(() => d.logs.some((l) => l.msg === 'mail written to the log (log provider)'), 15_000), d.output());
+  t.true(
+    await until(() => d.logs.some((l) => l.msg === 'mail written to the log (log provider)'), {
+      what: () => d.output(),
+    }),
+  );
   const line = d.logs.find((l) => l.msg === 'mail written to the log (log provider)') as {
     mail: Record<string, string>;
   };

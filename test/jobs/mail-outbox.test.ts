@@ -20,9 +20,10 @@ import {
 import { Outbox } from '../../shared/services/outbox.js';
 import { testDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/daemon.js';
-import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep, until } from '../helpers/jobs.js';
+import { memoryLogger, openJobsDs, openWithJobs, outboxRow, sleep } from '../helpers/jobs.js';
 import { activeTenant } from '../helpers/seed.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { until } from '../helpers/poll.js';
 
 const FROM = 'no-reply@iam.test';
 const FAST: Partial<MailOutboxOptions> = { backoffBaseMs: 300, backoffMaxMs: 1000, maxAttempts: 4, claimMs: 5_000 };
@@ -59,8 +60,7 @@ async function setup(
         const r = await outboxRow(env.ds, id);
         return !!r && pred(r);
       },
-      timeoutMs,
-      100,
+      { timeoutMs, intervalMs: 100 },
     );
   return { db, env, logger, lines, mail, outbox, deliverer, tenant, settings, enqueue, drainUntil };
 }
@@ -223,6 +223,7 @@ test('SMTP down with order [smtp]: retried with backoff, then delivered once the
   const m = await s.waitFor((x) => x.subject === 'retry me');
   t.is(m.text, 'Your code is 989898');
   t.is((await outboxRow(env.ds, id))?.delivered_via, 'smtp');
+  // A window in which a second copy must NOT arrive: nothing to await.
   await sleep(300);
   t.is(s.messages.filter((x) => x.subject === 'retry me').length, 1);
 });
@@ -246,6 +247,7 @@ test('a relay that refuses the message: retried, and marked failed after the las
   t.true(lines.some((l) => l.msg === 'mail delivery failed permanently' && l.outboxId === id));
   // Failed is final: later drains leave it alone, even with the relay accepting again.
   s.setReject(false);
+  // A clock to pass: past the retry backoff, a row that were not final would be due again.
   await sleep(1200);
   await deliverer.drain();
   t.is(s.messages.length, 0);
@@ -320,6 +322,7 @@ test('a claim left by a dead deliverer is retried once it expires, and the messa
   t.true(await drainUntil(id, (r) => r.status === 'delivered'));
   const row = await outboxRow(env.ds, id);
   t.is(row?.attempts, 2);
+  // A window in which a second copy must NOT arrive: nothing to await.
   await sleep(300);
   await deliverer.drain();
   t.is(s.messages.filter((m) => m.subject === 'orphaned claim').length, 1);
@@ -467,7 +470,7 @@ test('pipeline: a message committed while a drain is sending is claimed and sent
   t.true(await until(() => inFlight.has(first)));
   const second = await enqueue('second');
   t.true(deliverer.wake(), 'the running drain takes the kick');
-  t.true(await until(() => inFlight.has(second)), 'the second message waited for the first one to finish');
+  t.true(await until(() => inFlight.has(second), { what: 'the second message waited for the first one to finish' }));
   t.is((await outboxRow(env.ds, first))?.status, 'sending');
   for (const r of release) r();
   const stats = await drained;

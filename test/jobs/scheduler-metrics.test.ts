@@ -8,8 +8,9 @@ import test from 'ava';
 import { Scheduler } from '../../daemon/jobs/scheduler.js';
 import type { JobObserver, JobOutcome } from '../../shared/metrics.js';
 import { testDatabase } from '../helpers/db.js';
-import { memoryLogger, openJobsDs, until } from '../helpers/jobs.js';
+import { memoryLogger, openJobsDs } from '../helpers/jobs.js';
 import { openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 /** A schedule that never fires during a test: runs come from trigger() only. */
 const NEVER = '0 0 0 1 1 *';
@@ -111,7 +112,7 @@ test('a run that outlasts its interval makes the next run late by at least one s
     },
   });
   scheduler.start();
-  t.true(await until(() => metrics.lags.length >= 2, 20_000));
+  t.true(await until(() => metrics.lags.length >= 2, { timeoutMs: 20_000 }));
   // The first run starts at its own slot. A slot passed during it (it lasted 2.2 s with a slot
   // every second); the next run starts at a later slot, a whole second or more after that one.
   t.true(metrics.lags[0].seconds >= 0);

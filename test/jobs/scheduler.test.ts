@@ -8,8 +8,9 @@ import test from 'ava';
 import { Scheduler, type JobSpec } from '../../daemon/jobs/scheduler.js';
 import { all } from '../../shared/db/sql.js';
 import { testDatabase } from '../helpers/db.js';
-import { memoryLogger, openJobsDs, sleep, until } from '../helpers/jobs.js';
+import { memoryLogger, openJobsDs, sleep } from '../helpers/jobs.js';
 import { openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 /** A schedule that never fires during a test: runs come from trigger() only. */
 const NEVER = '0 0 0 1 1 *';
@@ -87,7 +88,7 @@ test('two daemons on one database never run a leased job at the same time', asyn
   b.register(spec('b'));
   a.start();
   b.start();
-  t.true(await until(() => probe.runs.length >= 4, 30_000), `runs: ${probe.runs.join(',')}`);
+  t.true(await until(() => probe.runs.length >= 4, { timeoutMs: 30_000, what: () => `runs: ${probe.runs.join(',')}` }));
   await Promise.all([a.stop(), b.stop()]);
   t.is(probe.maxActive, 1, 'a leased job ran on two daemons at once');
   const row = await lease(ds, 'contended');
@@ -107,7 +108,7 @@ test('a run longer than its lease keeps it by renewing it, so no other daemon st
   b.register(spec('b'));
   a.start();
   b.start();
-  t.true(await until(() => probe.runs.length >= 3, 40_000), `runs: ${probe.runs.join(',')}`);
+  t.true(await until(() => probe.runs.length >= 3, { timeoutMs: 40_000, what: () => `runs: ${probe.runs.join(',')}` }));
   await Promise.all([a.stop(), b.stop()]);
   t.is(probe.maxActive, 1);
 });
@@ -135,7 +136,7 @@ test('a lease left by a dead holder is respected until it expires, then taken ov
     },
   });
   s.start();
-  t.true(await until(() => started.length >= 1, 20_000), 'the expired lease was never taken over');
+  t.true(await until(() => started.length >= 1, { timeoutMs: 20_000, what: 'the expired lease was never taken over' }));
   t.true(started[0] >= deadUntil, "ran while the dead holder's lease was still valid");
   t.true(await until(async () => (await lease(ds, 'orphaned'))?.last_status === 'ok'));
   const row = await lease(ds, 'orphaned');
@@ -206,7 +207,7 @@ test('a job still running is not started again; a trigger during a run runs it o
     },
   });
   s.start();
-  t.true(await until(() => cronRuns >= 2, 20_000));
+  t.true(await until(() => cronRuns >= 2, { timeoutMs: 20_000 }));
   t.is(cronMax, 1);
 });
 

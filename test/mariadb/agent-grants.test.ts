@@ -11,7 +11,9 @@ import { createTestDatabase, usingMysql } from '../helpers/db.js';
 import { startDaemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, seed } from '../helpers/seed.js';
 import { sql } from '../helpers/oauth.js';
-import { agentSetup, agentToken, call, DAY, grantBody, waitFor } from '../helpers/agents.js';
+import { agentSetup, agentToken, DAY, grantBody } from '../helpers/agents.js';
+import { api } from '../helpers/api.js';
+import { until } from '../helpers/poll.js';
 
 test('old-generation agent tokens introspect false on both daemons as soon as the PATCH answered', async (t) => {
   t.timeout(180_000);
@@ -27,7 +29,7 @@ test('old-generation agent tokens introspect false on both daemons as soon as th
   t.teardown(() => d2.stop());
   const admin = await clientCredentialsToken(d2.url, s.tenantAdmin.clientId, s.tenantAdmin.secret);
 
-  const created = await call(d1.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a));
+  const created = await api(d1.url, 'POST', '/api/admin/agent-grants', { token: admin, body: grantBody(a) });
   t.is(created.status, 201);
   const id = String(created.body.grant_id);
   const tok = await agentToken(d1.url, a.agent, id);
@@ -42,9 +44,12 @@ test('old-generation agent tokens introspect false on both daemons as soon as th
   const unrecordedJti = String(decodeJwt(unrecorded).jti);
   await sql(db.url, db.dir, 'DELETE FROM agent_grant_tokens WHERE jti = ?', [unrecordedJti]);
 
-  const r = await call(d2.url, 'PATCH', `/api/admin/agent-grants/${id}`, admin, {
-    authorization_details: [{ type: 'docs', actions: ['read'] }],
-    expires_at: Date.now() + 45 * DAY,
+  const r = await api(d2.url, 'PATCH', `/api/admin/agent-grants/${id}`, {
+    token: admin,
+    body: {
+      authorization_details: [{ type: 'docs', actions: ['read'] }],
+      expires_at: Date.now() + 45 * DAY,
+    },
   });
   t.is(r.status, 200);
   t.like(r.body, { generation: 2, consent_version: 2, token_families_pending_revocation: 1, consent_required: true });
@@ -53,12 +58,15 @@ test('old-generation agent tokens introspect false on both daemons as soon as th
     for (const tk of [old, unrecorded]) t.false((await introspectAs(d.url, a.agent, tk)).body.active);
   t.deepEqual(await sql(db.url, db.dir, 'SELECT jti FROM revoked_access_tokens WHERE jti = ?', [unrecordedJti]), []);
   t.true(
-    await waitFor(async () => {
-      const rows = (await sql(db.url, db.dir, 'SELECT status FROM outbox WHERE id = ?', [
-        r.body.revocation_outbox_id,
-      ])) as { status: string }[];
-      return rows[0]?.status === 'delivered';
-    }, 30_000),
+    await until(
+      async () => {
+        const rows = (await sql(db.url, db.dir, 'SELECT status FROM outbox WHERE id = ?', [
+          r.body.revocation_outbox_id,
+        ])) as { status: string }[];
+        return rows[0]?.status === 'delivered';
+      },
+      { timeoutMs: 30_000 },
+    ),
   );
   for (const d of [d1, d2]) t.false((await introspectAs(d.url, a.agent, old)).body.active);
   const row = (

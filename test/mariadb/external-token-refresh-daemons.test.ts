@@ -20,11 +20,12 @@ import { ExternalTokenRefreshSettingsService } from '../../shared/services/exter
 import type { RunSummary } from '../../shared/services/external-token-refresh/scan.js';
 import { DEFAULT_OUTBOUND_POLICY } from '../../shared/net/outbound.js';
 import { iam } from '../helpers/cli.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { TEST_SECRET_KEY, testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { startRefreshUpstream, type UpstreamTokens } from '../helpers/refresh-upstream.js';
 import { linkUser, openLinkToken, rawLink, registerUpstream } from '../helpers/refresh-links.js';
+import { until } from '../helpers/poll.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 const JOB = 'external-token-refresh';
@@ -35,6 +36,7 @@ const CLI_RUNS = 2;
 /** The job's schedule (daemon/jobs/external-token-refresh.ts): every 30 s on the wall clock. */
 const SLOT_MS = 30_000;
 
+/** A clock to reach: the test is arranged around the job's next tick. */
 const sleepUntil = (at: number) => new Promise((r) => setTimeout(r, Math.max(0, at - Date.now())));
 
 test('two daemons and two `iam external-tokens refresh` processes scanning at once call the upstream once per link', async (t) => {
@@ -79,7 +81,9 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
   t.true(
     daemons.every((d) => d.logs.some((l) => l.msg === 'scheduler started' && (l.jobs as string[]).includes(JOB))),
@@ -111,15 +115,20 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
   });
   const scheduledRuns = async () =>
     (await scan.recentRuns(50)).filter((r) => r.trigger_kind === 'scheduled' && r.tenants.includes(tenant.id));
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline && (await scheduledRuns()).length === 0) await new Promise((r) => setTimeout(r, 200));
+  await until(async () => (await scheduledRuns()).length > 0, {
+    timeoutMs: 30_000,
+    intervalMs: 200,
+    what: 'a scheduled run recorded',
+  });
   const scheduled = await scheduledRuns();
   t.true(scheduled.length >= 1, 'a daemon ran the scheduled scan at the tick');
   // Both daemons' jobs fired at the tick: one took the job lease and scanned, the other was
   // turned away by it (or, had it come late, found nothing left to do).
   t.true(
-    await eventually(() => daemons.every((d, i) => jobLines(d) > linesBefore[i]), 10_000),
-    'both daemons ran the job at the tick',
+    await until(() => daemons.every((d, i) => jobLines(d) > linesBefore[i]), {
+      timeoutMs: 10_000,
+      what: 'both daemons ran the job at the tick',
+    }),
   );
   const scanner = scheduled.map((r) => holders.findIndex((h) => h.endsWith(r.holder)));
   t.true(

@@ -15,9 +15,10 @@
 import test from 'ava';
 import { createPendingExport } from '../../shared/services/data-export.js';
 import { num, one } from '../../shared/db/sql.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
+import { until } from '../helpers/poll.js';
 
 interface LeaseRow {
   holder: string | null;
@@ -67,7 +68,9 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
     const h = d.logs.find((l) => l.msg === 'scheduler started')?.holder;
     return typeof h === 'string' ? h : '';
   };
-  t.true(await eventually(() => daemons.every((d) => holderOf(d) !== ''), 10_000), 'both schedulers started');
+  t.true(
+    await until(() => daemons.every((d) => holderOf(d) !== ''), { timeoutMs: 10_000, what: 'both schedulers started' }),
+  );
   const holders = daemons.map(holderOf);
 
   const lease = () =>
@@ -76,12 +79,13 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
       "SELECT holder, lease_until, last_started_at, last_status FROM job_leases WHERE name = 'data-export'",
     );
   let held: LeaseRow | undefined;
-  const deadline = Date.now() + 30_000;
-  while (Date.now() < deadline) {
-    held = await lease();
-    if (held?.holder && holders.includes(held.holder)) break;
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  await until(
+    async () => {
+      held = await lease();
+      return !!held?.holder && holders.includes(held.holder);
+    },
+    { timeoutMs: 30_000, intervalMs: 100, what: () => `a daemon holding the lease (${JSON.stringify(held)})` },
+  );
   t.truthy(
     held?.holder && holders.includes(held.holder),
     `one of the daemons holds the data-export lease: ${JSON.stringify(held)}`,
@@ -94,6 +98,7 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   const skippedBefore = survivor.logs.filter(
     (l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg)),
   ).length;
+  // A window in which the other daemon must NOT run the job (its ticks skipped): nothing to await.
   await new Promise((r) => setTimeout(r, 5_000));
   const skipped =
     survivor.logs.filter((l) => l.job === 'data-export' && /held by another daemon/.test(String(l.msg))).length -
@@ -122,8 +127,7 @@ test('a leased job runs on one daemon at a time and is taken over after its hold
   const built = async () =>
     (await one<{ status: string }>(ds, 'SELECT status FROM data_exports WHERE id = ?', [second]))?.status ===
     'completed';
-  const end = Date.now() + 100_000;
-  while (Date.now() < end && !(await built())) await new Promise((r) => setTimeout(r, 500));
+  await until(built, { timeoutMs: 100_000, intervalMs: 500, what: 'the export queued after the kill built' });
   t.true(await built(), 'the surviving daemon built the export queued after the kill');
   const after = await lease();
   t.true(

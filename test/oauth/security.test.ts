@@ -651,6 +651,7 @@ test('sign-up is a tenant setting: off by default, and when on an unknown addres
     client_id: app.web.clientId,
     email: `closed-${email}`,
   });
+  // Asserting that no mail comes: there is no event to await, only a window to let pass.
   await new Promise((res) => setTimeout(res, 300));
   t.false(sink.messages.some((m) => m.to.includes(`closed-${email}`)));
 });

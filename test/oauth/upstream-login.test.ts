@@ -11,7 +11,7 @@ import { rmSync } from 'node:fs';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { UpstreamSealer } from '../../shared/services/upstream-idp/index.js';
 import { TEST_SECRET_KEY, createTestDatabase, type TestDb } from '../helpers/db.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { makeCert, type TestCert } from '../helpers/https-issuer.js';
 import {
   authorizeUrl,
@@ -25,6 +25,7 @@ import {
 } from '../helpers/oauth.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { startUpstreamOp, type UpstreamOp } from '../helpers/upstream-op.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let cert: TestCert;
@@ -424,7 +425,12 @@ test.serial(
     const logged = () =>
       new Set(d.logs.filter((l) => l.msg === 'upstream sign-in refused').map((l) => String(l.failure)));
     const reasons = ['account_exists', 'account_disabled', 'email_not_verified', 'no_account'];
-    t.true(await eventually(() => reasons.every((r) => logged().has(r))), [...logged()].join(', '));
+    t.true(
+      await until(() => reasons.every((r) => logged().has(r)), {
+        timeoutMs: 5_000,
+        what: () => [...logged()].join(', '),
+      }),
+    );
     // Nothing was made for any of them: no link, no account.
     t.is((await linksOf(carolId)).length, 0);
     t.is((await linksOf(erinId)).length, 0);

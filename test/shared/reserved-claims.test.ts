@@ -18,7 +18,8 @@ import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { authorizeUrl, get, pkce, REDIRECT, type App } from '../helpers/oauth.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
 import { AT, exchange, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
-import { agentSetup, agentToken, call, grantBody } from '../helpers/agents.js';
+import { agentSetup, agentToken, grantBody } from '../helpers/agents.js';
+import { api as apiCall } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -73,10 +74,13 @@ test.after.always(() => stopLoginEnv({ db, d, sink }));
 
 test('custom claims may not take a name the service emits: agent_grant_id, agent_grant_gen, resource, …', async (t) => {
   for (const key of ['agent_grant_id', 'agent_grant_gen', 'resource', 'active', 'token_type']) {
-    const r = await call(d.url, 'POST', '/api/admin/custom-claims', admin, {
-      field_key: key,
-      display_label: key,
-      field_type: 'string',
+    const r = await apiCall(d.url, 'POST', '/api/admin/custom-claims', {
+      token: admin,
+      body: {
+        field_key: key,
+        display_label: key,
+        field_type: 'string',
+      },
     });
     t.is(r.status, 400, key);
     t.is(r.body.error, 'reserved_claim_key', key);
@@ -141,7 +145,7 @@ test('every member of every token, UserInfo and introspection answer the service
 
   // A token bound to an agent grant.
   const a = await agentSetup(db.url, db.dir, app.tenantId);
-  const g = await call(d.url, 'POST', '/api/admin/agent-grants', admin, grantBody(a));
+  const g = await apiCall(d.url, 'POST', '/api/admin/agent-grants', { token: admin, body: grantBody(a) });
   t.is(g.status, 201, JSON.stringify(g.body));
   const bound = await agentToken(d.url, a.agent, String(g.body.grant_id));
   t.is(bound.status, 200, JSON.stringify(bound.body));

@@ -9,7 +9,7 @@ import { createRemoteJWKSet, jwtVerify } from 'jose';
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { eventually, startDaemon, type Daemon } from '../helpers/daemon.js';
+import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, introspectAs, openServices, activeTenant } from '../helpers/seed.js';
 import {
   makeCert,
@@ -21,6 +21,7 @@ import {
 } from '../helpers/https-issuer.js';
 import { AT, claimsOf, exchange, JAG, putSettings, TE_GRANT, type Caller } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
+import { until } from '../helpers/poll.js';
 
 const CHAT = 'https://chat.example.test/api';
 const FILES = 'https://files.example.test/api';
@@ -375,12 +376,13 @@ test.serial(
     );
     t.is(fetches(idp), before, 'nothing reached the issuer');
     t.true(
-      await eventually(() =>
-        d3.logs.some(
-          (l) => l.msg === 'ID-JAG issuer metadata or keys could not be fetched' && /loopback/.test(String(l.detail)),
-        ),
+      await until(
+        () =>
+          d3.logs.some(
+            (l) => l.msg === 'ID-JAG issuer metadata or keys could not be fetched' && /loopback/.test(String(l.detail)),
+          ),
+        { timeoutMs: 5_000, what: 'the operator sees why' },
       ),
-      'the operator sees why',
     );
     // ...and its settings endpoint will not store one.
     const put = await fetch(`${d3.url}/api/admin/settings/token-exchange`, {

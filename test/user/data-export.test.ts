@@ -12,6 +12,8 @@ import { openServices } from '../helpers/seed.js';
 import { ACCOUNT_SCOPE, loginKit } from '../helpers/login.js';
 import { seedApp, type App } from '../helpers/oauth.js';
 import { INLINE_ROW_LIMIT, csvCell } from '../../shared/services/data-export.js';
+import { api, type ApiAnswer } from '../helpers/api.js';
+import { until } from '../helpers/poll.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -49,23 +51,9 @@ async function newUser(name?: string) {
   return { user, email, ...(await kit.tokensFor(app.web, email, ACCOUNT_SCOPE)) };
 }
 
-async function post(token: string, body: unknown) {
-  const res = await fetch(`${d.url}/api/user/data-export`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Record<string, any> };
-}
-
-async function get(token: string, id: string) {
-  const res = await fetch(`${d.url}/api/user/data-export/${encodeURIComponent(id)}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Record<string, any> };
-}
+const post = (token: string, body: unknown) => api(d.url, 'POST', '/api/user/data-export', { token, body });
+const get = (token: string, id: string) =>
+  api(d.url, 'GET', `/api/user/data-export/${encodeURIComponent(id)}`, { token });
 
 async function addHistory(userId: string, count: number) {
   const { ds } = await openServices(db.url, db.dir);
@@ -96,12 +84,15 @@ async function addHistory(userId: string, count: number) {
 }
 
 async function pollUntilDone(token: string, id: string) {
-  const end = Date.now() + 120_000;
-  for (;;) {
-    const r = await get(token, id);
-    if (r.status !== 200 || r.body.status !== 'pending' || Date.now() > end) return r;
-    await new Promise((res) => setTimeout(res, 250));
-  }
+  let r: ApiAnswer | undefined;
+  await until(
+    async () => {
+      r = await get(token, id);
+      return r.status !== 200 || r.body.status !== 'pending';
+    },
+    { timeoutMs: 120_000, intervalMs: 250, what: () => `the export done (last: ${r?.text.slice(0, 200)})` },
+  );
+  return r!;
 }
 
 test('small export: completed inline, JSON, every section by default', async (t) => {

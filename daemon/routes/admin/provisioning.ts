@@ -10,7 +10,7 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { ProvisioningOperationView } from '../../../shared/schemas/admin.js';
+import { ProvisioningOperationView } from '../../../shared/schemas/provisioning.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';

@@ -2,68 +2,38 @@
  * Agent grants (docs/agents.md): what a user (the grantor) allowed an agent client to do,
  * as RFC 9396 authorization_details, with a purpose and a deadline. An update (PATCH) is a
  * recertification: every principal's ceiling is checked again, the details may only narrow what
- * the grantor consented to (narrowing.ts), and in one transaction the generation and consent
- * version go up (which revokes the older generations' tokens at introspection at once), the
- * prior consent is revoked, a revocation outbox entry for the token families of older
+ * the grantor consented to (terms.ts, narrowing.ts), and in one transaction the generation and
+ * consent version go up (which revokes the older generations' tokens at introspection at once),
+ * the prior consent is revoked, a revocation outbox entry for the token families of older
  * generations is written, and an audit event records it. Renewed consent comes only from the
  * grantor's own session (daemon/routes/account/agent-grants.ts).
+ *
+ * This file is the grant's lifecycle (its transactions, consent, tokens and their revocation);
+ * what the terms may be is checked in terms.ts, and the served shape is declared once in
+ * shared/schemas/agents.ts.
  */
 import { newId } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
-import { ApiError, badRequest, notFound } from '../../errors.js';
-import { TenantScope, type AgentGrantCeilings, type AgentGrantRow, type Ceiling } from '../../repositories/index.js';
+import { ApiError, notFound } from '../../errors.js';
+import { TenantScope, type AgentGrantRow } from '../../repositories/index.js';
+import type { AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
 import { audit, type Actor } from '../audit.js';
 import type { Outbox } from '../outbox.js';
-import { widening } from './narrowing.js';
+import {
+  agentGrantEtag,
+  bad,
+  checkCeilings,
+  checkConsented,
+  ifMatchSatisfied,
+  parseCreate,
+  parsePatch,
+} from './terms.js';
 
-export const AGENT_GRANT_LIMITS = {
-  details: 20,
-  purpose: 500,
-  /** expires_at at most this far after the update (or creation). */
-  maxLifetimeMs: 90 * 24 * 3600 * 1000,
-  typeLength: 200,
-} as const;
+export type { AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
+export { AGENT_GRANT_LIMITS, IMMUTABLE_FIELDS, agentGrantEtag, exceeds, ifMatchSatisfied } from './terms.js';
 
 export const AGENT_GRANT_ID = /^aag_[A-Za-z0-9_-]{1,60}$/;
 export const OUTBOX_KIND_AGENT_GRANT_REVOKE = 'agent_grant.revoke_families';
-export const IMMUTABLE_FIELDS = ['task_set', 'scope_policy', 'resolved_tools', 'permissions', 'scopes'] as const;
-const PATCHABLE = ['authorization_details', 'purpose', 'expires_at'];
-const CEILING_NAMES = ['updater', 'grantor', 'delegator', 'machine_principal'] as const;
-
-export interface AgentGrantView {
-  grant_id: string;
-  tenant_id: string;
-  client_id: string;
-  grantor_user_id: string;
-  delegator_user_id: string | null;
-  machine_principal_id: string | null;
-  authorization_details: Record<string, unknown>[];
-  purpose: string | null;
-  expires_at: number;
-  status: string;
-  generation: number;
-  consent_version: number;
-  consent_required: boolean;
-  task_set: unknown;
-  scope_policy: unknown;
-  resolved_tools: unknown;
-  permissions: unknown;
-  scopes: string[];
-  ceilings: AgentGrantCeilings;
-  created_at: number;
-  updated_at: number;
-}
-
-/** The spec's "Agent grant update result". */
-export interface AgentGrantUpdateResult {
-  grant_id: string;
-  status: 'active';
-  generation: number;
-  consent_version: number;
-  token_families_pending_revocation: number;
-  revocation_outbox_id: string;
-  consent_required: boolean;
-}
 
 /** What the revocation outbox entry carries (sealed like every outbox payload). */
 interface RevokePayload {
@@ -73,156 +43,7 @@ interface RevokePayload {
   belowGeneration: number;
 }
 
-const bad = (field: string, message: string) => badRequest(`${field}: ${message}`, [{ field, message }]);
-
-/** RFC 9396 §2: an array of objects, each with a `type` string; `actions` (§2.2) a list of strings. */
-function parseDetails(v: unknown, field = 'body.authorization_details'): Record<string, unknown>[] {
-  if (!Array.isArray(v)) throw bad(field, 'must be an array of objects (RFC 9396 §2)');
-  if (v.length < 1) throw bad(field, 'must hold at least one authorization detail');
-  if (v.length > AGENT_GRANT_LIMITS.details) throw bad(field, `must hold at most ${AGENT_GRANT_LIMITS.details} items`);
-  return v.map((d, i) => {
-    if (!d || typeof d !== 'object' || Array.isArray(d)) throw bad(`${field}.${i}`, 'must be an object');
-    const o = d as Record<string, unknown>;
-    // Own members only: a JSON object's `type` or `actions`, never one inherited from Object.prototype.
-    const type = Object.hasOwn(o, 'type') ? o.type : undefined;
-    const actions = Object.hasOwn(o, 'actions') ? o.actions : undefined;
-    if (typeof type !== 'string' || !type || type.length > AGENT_GRANT_LIMITS.typeLength)
-      throw bad(
-        `${field}.${i}.type`,
-        `must be a string of 1 to ${AGENT_GRANT_LIMITS.typeLength} characters (RFC 9396 §2)`,
-      );
-    if (actions !== undefined && (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string' && a)))
-      throw bad(`${field}.${i}.actions`, 'must be an array of strings (RFC 9396 §2.2)');
-    return o;
-  });
-}
-
-function parsePurpose(v: unknown, field = 'body.purpose'): string | null {
-  if (v === null) return null;
-  if (typeof v !== 'string') throw bad(field, 'must be a string or null');
-  if (v.length > AGENT_GRANT_LIMITS.purpose)
-    throw bad(field, `must be at most ${AGENT_GRANT_LIMITS.purpose} characters`);
-  return v;
-}
-
-/** A deadline after `now` and at most 90 days from it (the interface's bound; ms since the epoch). */
-function parseExpiry(v: unknown, now: number, field = 'body.expires_at'): number {
-  if (typeof v !== 'number' || !Number.isSafeInteger(v)) throw bad(field, 'must be an integer (ms since the epoch)');
-  if (v <= now) throw bad(field, 'must be in the future');
-  if (v > now + AGENT_GRANT_LIMITS.maxLifetimeMs)
-    throw new ApiError(400, 'expires_at_too_far', `${field}: must be at most 90 days from now`, {
-      details: [{ field, message: 'must be at most 90 days from now' }],
-    });
-  return v;
-}
-
-function parseCeiling(v: unknown, field: string): Ceiling {
-  if (!v || typeof v !== 'object' || Array.isArray(v))
-    throw bad(field, 'must be an object mapping authorization detail types to allowed actions');
-  const entries: [string, string[]][] = [];
-  for (const [type, actions] of Object.entries(v as Record<string, unknown>)) {
-    if (!Array.isArray(actions) || !actions.every((a) => typeof a === 'string' && a))
-      throw bad(`${field}.${type}`, 'must be an array of action names (or ["*"] for any)');
-    entries.push([type, actions as string[]]);
-  }
-  // Object.fromEntries defines own properties: a type named `__proto__` stays a key (an
-  // assignment would set the prototype instead).
-  return Object.fromEntries(entries);
-}
-
-/** The first detail a ceiling does not cover, described; undefined when all are covered. */
-export function exceeds(ceiling: Ceiling, details: Record<string, unknown>[]): string | undefined {
-  // A Map of the ceiling's own entries: a detail type such as `constructor` or `__proto__` is
-  // looked up as a key, never found on Object.prototype (that was a TypeError, a 500).
-  const allowedByType = new Map(Object.entries(ceiling));
-  for (const [i, d] of details.entries()) {
-    const type = d.type as string;
-    const allowed = allowedByType.get(type);
-    if (!Array.isArray(allowed)) return `authorization_details.${i}: type ${JSON.stringify(type)} is not within it`;
-    if (allowed.includes('*')) continue;
-    const actions = (Object.hasOwn(d, 'actions') ? (d.actions as string[] | undefined) : undefined) ?? [];
-    // A detail without actions asks for every action of its type (RFC 9396 §2.2): only `*` covers it.
-    if (actions.length === 0)
-      return `authorization_details.${i}: all actions of ${JSON.stringify(type)} are not within it`;
-    const over = actions.filter((a) => !allowed.includes(a));
-    if (over.length)
-      return `authorization_details.${i}: actions ${over.join(', ')} of ${JSON.stringify(type)} are not within it`;
-  }
-  return undefined;
-}
-
-function checkCeilings(c: AgentGrantCeilings, details: Record<string, unknown>[]): void {
-  for (const name of CEILING_NAMES) {
-    const ceiling = c[name];
-    if (!ceiling) continue;
-    const why = exceeds(ceiling, details);
-    if (why)
-      throw new ApiError(
-        403,
-        `${name}_ceiling_exceeded`,
-        `The ${name.replace('_', '-')} ceiling is exceeded: ${why}.`,
-        {
-          ceiling: name,
-        },
-      );
-  }
-}
-
-function checkConsented(consented: Record<string, unknown>[], details: Record<string, unknown>[]): void {
-  const w = widening(consented, details);
-  if (!w) return;
-  const field = `body.authorization_details.${w.index}.${w.member}`;
-  throw new ApiError(403, 'consented_terms_exceeded', `${field}: ${w.message}; a PATCH may only narrow the grant.`, {
-    details: [{ field, message: w.message }],
-  });
-}
-
-/** The PATCH body, validated: each field named when it fails. */
-function parsePatch(raw: unknown): {
-  details: Record<string, unknown>[] | undefined;
-  purpose: string | null | undefined;
-  expiresAt: number | undefined;
-  now: number;
-} {
-  if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('body', 'must be a JSON object');
-  const b = raw as Record<string, unknown>;
-  for (const k of IMMUTABLE_FIELDS)
-    if (Object.hasOwn(b, k))
-      throw new ApiError(400, 'immutable_field', `body.${k}: is immutable; create a new grant to change it`, {
-        details: [{ field: `body.${k}`, message: 'is immutable' }],
-      });
-  if (!PATCHABLE.some((k) => Object.hasOwn(b, k)))
-    throw bad('body', `must name at least one of ${PATCHABLE.join(', ')}`);
-  const now = Date.now();
-  return {
-    details: Object.hasOwn(b, 'authorization_details') ? parseDetails(b.authorization_details) : undefined,
-    purpose: Object.hasOwn(b, 'purpose') ? parsePurpose(b.purpose) : undefined,
-    expiresAt: Object.hasOwn(b, 'expires_at') ? parseExpiry(b.expires_at, now) : undefined,
-    now,
-  };
-}
-
-/**
- * The grant's strong entity tag (RFC 9110 §8.8.3): its generation (raised by every PATCH, the
- * only change to its terms) and whether its current consent version is consented (the one
- * other part of its representation that changes, `consent_required`).
- */
-export function agentGrantEtag(generation: number, consented: boolean): string {
-  return `"g${generation}-c${consented ? 1 : 0}"`;
-}
-
-/**
- * RFC 9110 §13.1.1: `*` matches any current representation; otherwise the header is a list of
- * entity tags, compared strongly (a weak tag `W/"…"` never matches). A header that is not a
- * valid list matches nothing.
- */
-export function ifMatchSatisfied(header: string, current: string): boolean {
-  const h = header.trim();
-  if (h === '*') return true;
-  const tags = h.match(/(?:W\/)?"[\x21\x23-\x7e\x80-\xff]*"/g) ?? [];
-  return tags.some((t) => !t.startsWith('W/') && t === current);
-}
-
+/** The row as served: its consent state read beside it, the immutable terms flat. */
 function toView(g: AgentGrantRow, liveConsent: boolean): AgentGrantView {
   return {
     grant_id: g.id,
@@ -269,74 +90,28 @@ export class AgentGrantService {
    * agent client and the users must exist in the tenant; the details must be within every ceiling.
    */
   async create(tenantId: string, raw: unknown, actor: Actor): Promise<AgentGrantView> {
-    if (!raw || typeof raw !== 'object' || Array.isArray(raw)) throw bad('body', 'must be a JSON object');
-    const b = raw as Record<string, unknown>;
     const now = Date.now();
-    const str = (k: string, required: boolean): string | null => {
-      const v = b[k];
-      if (v === undefined || v === null) {
-        if (required) throw bad(`body.${k}`, 'is required');
-        return null;
-      }
-      if (typeof v !== 'string' || !v || v.length > 128)
-        throw bad(`body.${k}`, 'must be a string of 1 to 128 characters');
-      return v;
-    };
-    const clientId = str('client_id', true)!;
-    const grantor = str('grantor_user_id', true)!;
-    const delegator = str('delegator_user_id', false);
-    const machine = str('machine_principal_id', false);
-    const details = parseDetails(b.authorization_details);
-    const purpose = b.purpose === undefined ? null : parsePurpose(b.purpose);
-    const expiresAt = parseExpiry(b.expires_at, now);
-    const c = b.ceilings as Record<string, unknown> | undefined;
-    if (!c || typeof c !== 'object' || Array.isArray(c)) throw bad('body.ceilings', 'is required (an object)');
-    const ceilings: AgentGrantCeilings = {
-      updater: parseCeiling(c.updater, 'body.ceilings.updater'),
-      grantor: parseCeiling(c.grantor, 'body.ceilings.grantor'),
-    };
-    if (delegator) ceilings.delegator = parseCeiling(c.delegator, 'body.ceilings.delegator');
-    else if (c.delegator !== undefined) throw bad('body.ceilings.delegator', 'needs delegator_user_id');
-    if (machine) ceilings.machine_principal = parseCeiling(c.machine_principal, 'body.ceilings.machine_principal');
-    else if (c.machine_principal !== undefined)
-      throw bad('body.ceilings.machine_principal', 'needs machine_principal_id');
-    const scopes = b.scopes === undefined ? [] : b.scopes;
-    if (!Array.isArray(scopes) || !scopes.every((s) => typeof s === 'string'))
-      throw bad('body.scopes', 'must be an array of strings');
-    checkCeilings(ceilings, details);
+    const terms = parseCreate(raw, now);
     const id = newId('aag');
     return this.ds.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
-      const client = await scope.clients.getByClientId(clientId);
-      if (!client) throw notFound(`Client ${clientId}`);
+      const client = await scope.clients.getByClientId(terms.client_id);
+      if (!client) throw notFound(`Client ${terms.client_id}`);
       for (const [k, u] of [
-        ['grantor_user_id', grantor],
-        ['delegator_user_id', delegator],
+        ['grantor_user_id', terms.grantor_user_id],
+        ['delegator_user_id', terms.delegator_user_id],
       ] as const) {
         if (u && !(await scope.users.get(u))) throw notFound(`User ${u} (${k})`);
       }
+      const machine = terms.machine_principal_id;
       if (machine && !(await scope.clients.getByClientId(machine)))
         throw notFound(`Client ${machine} (machine_principal_id)`);
       const row: Omit<AgentGrantRow, 'tenant_id'> = {
         id,
-        client_id: clientId,
-        grantor_user_id: grantor,
-        delegator_user_id: delegator,
-        machine_principal_id: machine,
-        authorization_details: details,
-        purpose,
-        expires_at: expiresAt,
+        ...terms,
         status: 'active',
         generation: 1,
         consent_version: 1,
-        immutable_terms: {
-          task_set: b.task_set ?? null,
-          scope_policy: b.scope_policy ?? null,
-          resolved_tools: b.resolved_tools ?? null,
-          permissions: b.permissions ?? null,
-          scopes,
-        },
-        ceilings,
         created_at: now,
         updated_at: now,
       };
@@ -347,7 +122,7 @@ export class AgentGrantService {
         action: 'agent_grant.create',
         targetType: 'agent_grant',
         targetId: id,
-        summary: { client_id: clientId, generation: 1, types: details.map((d) => d.type) },
+        summary: { client_id: terms.client_id, generation: 1, types: terms.authorization_details.map((d) => d.type) },
       });
       return toView({ ...row, tenant_id: tenantId }, true);
     });

@@ -1,64 +1,17 @@
 /**
  * The provisioning records the admin API and the CLI show: the spec's "Provisioning operation"
  * and "Step" (both extensible), plus `retry_count`, `history` and the sanitised cause beside
- * every error code (`last_error_cause`, `error_cause`).
+ * every error code (`last_error_cause`, `error_cause`). Their shapes are declared once, in
+ * shared/schemas/provisioning.ts; this maps the stored rows to them.
  */
-import type { JsonObject } from '../../db/entities.js';
 import type { ProvisioningEventRow, ProvisioningOperationRow, ProvisioningStepRow } from '../../repositories/index.js';
+import type { ProvisioningOperationView } from '../../schemas/provisioning.js';
 
-/** The spec's "Step" record, plus the cause of its last error. */
-export interface ProvisioningStepView {
-  step_key: string;
-  status: string;
-  attempt_count: number;
-  next_attempt_at: number | null;
-  last_error_code: string | null;
-  /** Why the last attempt failed, sanitised (no secret, no address, no stack); null with no error. */
-  last_error_cause: string | null;
-  observed_resource_id: string | null;
-  progress_current: number | null;
-  progress_total: number | null;
-  started_at: number | null;
-  completed_at: number | null;
-  updated_at: number;
-}
-
-export interface ProvisioningEventView {
-  event: string;
-  step_key: string | null;
-  attempt: number | null;
-  error_code: string | null;
-  error_cause: string | null;
-  actor_type: string;
-  actor_id: string;
-  created_at: number;
-}
-
-/**
- * The spec's "Provisioning operation" record, plus `last_error_cause`, `retry_count` and
- * `history` (it is extensible).
- */
-export interface ProvisioningOperationView {
-  operation_id: string;
-  tenant_id: string;
-  operation_kind: string;
-  source_tenant_id: string | null;
-  isolation_policy: string;
-  status: string;
-  current_step: string;
-  attempt_count: number;
-  next_attempt_at: number | null;
-  last_error_code: string | null;
-  last_error_cause: string | null;
-  created_at: number;
-  updated_at: number;
-  completed_at: number | null;
-  preparation_result: JsonObject | null;
-  capacity_operation_ids: Record<string, string>;
-  steps: ProvisioningStepView[];
-  retry_count: number;
-  history: ProvisioningEventView[];
-}
+export type {
+  ProvisioningEventView,
+  ProvisioningOperationView,
+  ProvisioningStepView,
+} from '../../schemas/provisioning.js';
 
 /** The operation as shown; `events` newest first (as read), shown oldest first. */
 export function operationView(

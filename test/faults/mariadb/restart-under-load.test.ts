@@ -18,6 +18,7 @@ import { promisify } from 'node:util';
 import { startDaemon, type Daemon } from '../../helpers/daemon.js';
 import { testDatabase, usingMysql } from '../../helpers/db.js';
 import { clientCredentialsToken, openServices, seed, credentialsClient, TEST_API } from '../../helpers/seed.js';
+import { until } from '../../helpers/poll.js';
 
 const run = promisify(execFile);
 const CLIENTS = 6;
@@ -80,9 +81,11 @@ test('MariaDB restarted under load: 503s bounded to the outage, the daemons reco
       samples.push(await call(i % 2 ? 'token' : 'introspect', (c + i) % 2));
     }
   });
-  const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
   // Wait for a steady state: enough requests answered 2xx before the fault.
-  while (samples.filter((x) => x.status === 200).length < 100) await sleep(50);
+  await until(() => samples.filter((x) => x.status === 200).length >= 100, {
+    timeoutMs: 120_000,
+    what: '100 requests answered 2xx before the fault',
+  });
   const before = samples.length;
   t.is(samples.filter((x) => x.status !== 200).length, 0, 'no failure before the restart');
 
@@ -92,14 +95,14 @@ test('MariaDB restarted under load: 503s bounded to the outage, the daemons reco
 
   // Recovery: poll until both daemons answer both kinds of request with 2xx.
   let recoveredAt = 0;
-  for (const end = Date.now() + 60_000; Date.now() < end;) {
-    const probe = await Promise.all([0, 1].flatMap((d) => [call('introspect', d), call('token', d)]));
-    if (probe.every((p) => p.status === 200)) {
-      recoveredAt = Date.now();
-      break;
-    }
-    await sleep(200);
-  }
+  await until(
+    async () => {
+      const probe = await Promise.all([0, 1].flatMap((d) => [call('introspect', d), call('token', d)]));
+      if (probe.every((p) => p.status === 200)) recoveredAt = Date.now();
+      return recoveredAt > 0;
+    },
+    { timeoutMs: 60_000, intervalMs: 200 },
+  ).catch(() => undefined); // the assertion below reports it, once the clients have stopped
   stop = true;
   await Promise.all(clients);
   t.true(recoveredAt > 0, 'both daemons serve 2xx again within 60 s of the server being back');

@@ -1,0 +1,48 @@
+/**
+ * The one API-call helper of the tests: a JSON request to the daemon with an optional bearer
+ * token, its answer read once (status, headers, the text and the parsed body). Test files name
+ * their own short wrappers on top of it (the base URL, a default token) rather than calling
+ * fetch and parsing the answer each in their own way.
+ */
+
+/** What a test may read of an answer. `body` is the parsed JSON, `{}` when the answer is empty. */
+export interface ApiAnswer {
+  status: number;
+  body: Record<string, any>; // tests read the answer's members freely
+  text: string;
+  headers: Headers;
+}
+
+export interface ApiOptions {
+  /** Sent as `Authorization: Bearer …` when given (null or undefined: no header). */
+  token?: string | null;
+  /** Sent as JSON (`content-type: application/json`); undefined: no body. */
+  body?: unknown;
+  /** Sent as is, with `content-type: application/json` (a malformed body, a body of an exact size). */
+  raw?: string;
+  /** Sent as `Idempotency-Key`. */
+  idempotencyKey?: string;
+  headers?: Record<string, string>;
+}
+
+export async function api(baseUrl: string, method: string, path: string, opts: ApiOptions = {}): Promise<ApiAnswer> {
+  const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
+  const headers: Record<string, string> = {
+    ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
+    ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
+    ...(opts.idempotencyKey ? { 'idempotency-key': opts.idempotencyKey } : {}),
+    ...opts.headers,
+  };
+  const res = await fetch(`${baseUrl}${path}`, {
+    method,
+    headers,
+    ...(payload !== undefined ? { body: payload } : {}),
+  });
+  const text = await res.text();
+  return {
+    status: res.status,
+    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    text,
+    headers: res.headers,
+  };
+}
