@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
+import { checkMiddlewarePaths } from './architecture-middleware-paths.js';
 
 export interface Violation {
   file: string;
@@ -70,6 +71,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
   const graph = new Map<string, string[]>();
   for (const [file, text] of files) {
     const src = code(text);
+    v.push(...checkMiddlewarePaths(file, src));
     if (!under(file, SQL_HOMES)) {
       for (const re of SQL) {
         const m = re.exec(src);
