@@ -69,7 +69,8 @@ test('the check bites: a middleware that decides by the request path', (t) => {
       'daemon/middleware/koa-d.ts': "if (ctx.request.path.startsWith(prefix)) ctx.set('X', '1');",
       'daemon/middleware/koa-e.ts': 'if (ctx.url === wanted) return;',
       'daemon/middleware/koa-ok.ts':
-        "// Not for '/token': the route declares it.\nlog.info({ path: ctx.path }, `No route for ${ctx.method} ${ctx.path}.`);",
+        "// Not for '/token': the route declares it.\n" +
+        'log.info({ path: ctx.path }, `No route for ${ctx.method} ${ctx.path}.`);',
       'daemon/routes/r.ts': "api.add(router, { method: 'post', path: '/token' });",
     }),
     [
