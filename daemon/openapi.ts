@@ -133,6 +133,8 @@ export function bearerErrors(reach: 'platform' | 'tenant') {
 export class ApiRegistry {
   readonly routes: RouteSpec[] = [];
   private readonly areas: Area[] = [];
+  /** Each route's chain, by the router it was added to (for `ahead`). */
+  private readonly chains = new WeakMap<object, Map<string, Middleware<AppState>[]>>();
   /** The paths whose preflight (OPTIONS) is registered, per router. */
   private readonly preflights = new WeakMap<object, Set<string>>();
 
@@ -207,6 +209,40 @@ export class ApiRegistry {
       ...handlers,
     ] as Middleware<S>[];
     (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
+    let chains = this.chains.get(router);
+    if (!chains) this.chains.set(router, (chains = new Map<string, Middleware<AppState>[]>()));
+    chains.set(`${spec.method.toUpperCase()} ${spec.path}`, chain as Middleware<AppState>[]);
+  }
+
+  /**
+   * The middleware of a router mounted ahead of the root router, for the route resource
+   * servers call on every request they serve (POST /introspect): a request for exactly the
+   * method and declared path of one of its routes runs that route's chain (the same chain the
+   * router holds) directly, without the router's matching and its per-request composition;
+   * any other request (a trailing slash, another method) goes through the router, and from
+   * there to the root router, whose allowedMethods answers 405.
+   */
+  ahead<S extends AppState>(router: Router<S>): Middleware<S> {
+    const direct = new Map<string, Middleware<AppState>[]>();
+    for (const [key, chain] of this.chains.get(router) ?? []) if (!key.includes(':')) direct.set(key, chain);
+    const routes = router.routes() as Middleware<S>;
+    return async (ctx, next) => {
+      const chain = direct.get(`${ctx.method} ${ctx.path}`);
+      if (!chain) {
+        await routes(ctx, next);
+        return;
+      }
+      // What @koa/router sets on a request a route served: the request metrics label by it.
+      (ctx as { _matchedRoute?: string })._matchedRoute = ctx.path;
+      const run = async (i: number): Promise<void> => {
+        if (i === chain.length) {
+          await next();
+          return;
+        }
+        await chain[i](ctx, () => run(i + 1));
+      };
+      await run(0);
+    };
   }
 
   /**
