@@ -128,4 +128,15 @@ export interface AppState {
   errorId?: string;
   /** Set by the idempotency middleware: record the answer in the transaction of the change. */
   idempotency?: IdempotencyHandle;
+  /**
+   * Set by the registry's tenant check (route-declarations.ts): the tenant a bearer route acts
+   * on, from its declared binding; a route's handlers see it typed (string, or null for the
+   * platform-wide bindings).
+   */
+  tenant?: string | null;
+  /**
+   * Set by the route's declared error style (ErrorStyle, route-declarations.ts); the error
+   * renderer reads it (koa-error-handler.ts).
+   */
+  errorStyle?: 'oauth' | 'user';
 }

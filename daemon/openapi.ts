@@ -8,6 +8,17 @@ import { z } from 'zod';
 import { SCOPE_PLATFORM } from '../shared/scopes.js';
 import { declaresInput, guard, type GuardSpec, type WithGuard } from './middleware/koa-guard.js';
 import type { AppState } from './context.js';
+import {
+  checkTenantBinding,
+  errorStyle,
+  tenantCheck,
+  type BodyParser,
+  type CorsPolicy,
+  type ErrorStyle,
+  type RouteMounts,
+  type TenantBinding,
+  type TenantOf,
+} from './route-declarations.js';
 
 /**
  * How a route authenticates its caller. `optional-cookie`: the session cookie is read when
@@ -43,6 +54,38 @@ export interface RouteSpec extends GuardSpec {
    */
   headers?: HeaderParameter[];
   responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /** The body parser (route-declarations.ts); default `none` for GET, `json` for the other methods. */
+  parser?: BodyParser;
+  /** The style of the error answers (route-declarations.ts); default `oauth`. */
+  errors?: ErrorStyle;
+  /** CORS (route-declarations.ts); default `none`. */
+  cors?: CorsPolicy;
+  /**
+   * The tenant the route acts on (route-declarations.ts): required on a `bearer` route (the
+   * application refuses to build without it); the registry checks it after the guard and the
+   * handlers read it as `ctx.state.tenant`.
+   */
+  tenant?: TenantBinding;
+  /**
+   * false: the route is served but not listed in /openapi.json (the HTML pages and their
+   * forms, the scripts they load, the POST forms of GET endpoints the document lists).
+   */
+  document?: boolean;
+}
+
+/** The ctx.state a route's handlers see: the guard's typed input, and its resolved tenant. */
+export type RouteState<S extends AppState, R extends RouteSpec> = R extends { tenant: infer B extends TenantBinding }
+  ? Omit<WithGuard<S, R>, 'tenant'> & { tenant: TenantOf<B> }
+  : WithGuard<S, R>;
+
+/**
+ * A part of the path space whose unmatched requests (404, 405) are answered in an error style,
+ * as the routes under it are (the user API's `error_code`): the registry's one place that
+ * reasons about path prefixes, declared in app.ts next to the routers.
+ */
+interface Area {
+  prefix: string;
+  errors: ErrorStyle;
 }
 
 /**
@@ -89,6 +132,36 @@ export function bearerErrors(reach: 'platform' | 'tenant') {
 
 export class ApiRegistry {
   readonly routes: RouteSpec[] = [];
+  private readonly areas: Area[] = [];
+  /** Each route's chain, by the router it was added to (for `ahead`). */
+  private readonly chains = new WeakMap<object, Map<string, Middleware<AppState>[]>>();
+  /** The paths whose preflight (OPTIONS) is registered, per router. */
+  private readonly preflights = new WeakMap<object, Set<string>>();
+
+  /**
+   * `mounts` builds the body parsers and CORS middleware (app.ts); without it (a unit test's
+   * registry) routes get no parser and no CORS.
+   */
+  constructor(private readonly mounts?: RouteMounts) {}
+
+  /** Declares the error style of the requests under `prefix` that no route matches. */
+  area(prefix: string, errors: ErrorStyle): void {
+    this.areas.push({ prefix, errors });
+  }
+
+  /**
+   * Mounted after the router: a request no route matched (404, or 405 from allowedMethods,
+   * which answers after this returns) gets the error style of its area.
+   */
+  unmatched(): Middleware<AppState> {
+    return async (ctx, next) => {
+      if (ctx.state.errorStyle === undefined) {
+        const area = this.areas.find((a) => ctx.path === a.prefix || ctx.path.startsWith(`${a.prefix}/`));
+        if (area) ctx.state.errorStyle = area.errors;
+      }
+      await next();
+    };
+  }
 
   /**
    * Registers the route on the router: its authentication first, then its guard, then the
@@ -99,20 +172,132 @@ export class ApiRegistry {
   add<S extends AppState, const R extends RouteSpec>(
     router: Router<S>,
     spec: R,
-    ...handlers: Middleware<WithGuard<NoInfer<S>, R>>[]
+    ...handlers: Middleware<RouteState<NoInfer<S>, R>>[]
   ): void {
+    const where = `${spec.method.toUpperCase()} ${spec.path}`;
     if (REQUIRED_AUTH.has(spec.security) && !spec.authenticate)
-      throw new Error(`${spec.method.toUpperCase()} ${spec.path}: ${spec.security} security needs spec.authenticate`);
+      throw new Error(`${where}: ${spec.security} security needs spec.authenticate`);
+    checkTenantBinding(where, spec);
+    const style = spec.errors ?? 'oauth';
+    const area = this.areas.find((a) => spec.path === a.prefix || spec.path.startsWith(`${a.prefix}/`));
+    if (area && area.errors !== style)
+      throw new Error(
+        `${where}: declares errors '${style}' under ${area.prefix}, whose error style is '${area.errors}'`,
+      );
+    if (
+      spec.cors &&
+      spec.cors !== 'none' &&
+      spec.cors !== 'open' &&
+      spec.security !== 'basic' &&
+      spec.security !== 'bearer'
+    )
+      throw new Error(`${where}: client-origins CORS names its client by Basic/form (basic) or by the token (bearer)`);
     this.routes.push(spec);
-    // The guard sets what WithGuard promises before any handler runs; Koa's types cannot
-    // follow a state that grows along the chain, hence the one cast here.
+    // In this order: the error style (so everything after renders in it), the body parser,
+    // CORS (which may read the client from the form), authentication, the guard, the tenant
+    // check (which reads the validated path or query), the headers' middleware, the handlers.
+    // The guard and the tenant check set what RouteState promises before any handler runs;
+    // Koa's types cannot follow a state that grows along the chain, hence the one cast here.
     const chain = [
+      ...(style !== 'oauth' ? [errorStyle(style)] : []),
+      ...this.parserOf(spec),
+      ...this.corsOf(router, spec),
       ...(spec.authenticate ? [spec.authenticate] : []),
       ...(declaresInput(spec) ? [guard(spec)] : []),
+      ...(spec.tenant ? [tenantCheck(spec.tenant)] : []),
       ...(spec.headers ?? []).flatMap((h) => (h.middleware ? [h.middleware] : [])),
       ...handlers,
     ] as Middleware<S>[];
     (router[spec.method] as (path: string, ...mw: Middleware<S>[]) => unknown).call(router, spec.path, ...chain);
+    let chains = this.chains.get(router);
+    if (!chains) this.chains.set(router, (chains = new Map<string, Middleware<AppState>[]>()));
+    chains.set(`${spec.method.toUpperCase()} ${spec.path}`, chain as Middleware<AppState>[]);
+  }
+
+  /**
+   * The middleware of a router mounted ahead of the root router, for the route resource
+   * servers call on every request they serve (POST /introspect): a request for exactly the
+   * method and declared path of one of its routes runs that route's chain (the same chain the
+   * router holds) directly, without the router's matching and its per-request composition;
+   * any other request (a trailing slash, another method) goes through the router, and from
+   * there to the root router, whose allowedMethods answers 405.
+   */
+  ahead<S extends AppState>(router: Router<S>): Middleware<S> {
+    const direct = new Map<string, Middleware<AppState>[]>();
+    for (const [key, chain] of this.chains.get(router) ?? []) if (!key.includes(':')) direct.set(key, chain);
+    const routes = router.routes() as Middleware<S>;
+    return async (ctx, next) => {
+      const chain = direct.get(`${ctx.method} ${ctx.path}`);
+      if (!chain) {
+        await routes(ctx, next);
+        return;
+      }
+      // What @koa/router sets on a request a route served: the request metrics label by it.
+      (ctx as { _matchedRoute?: string })._matchedRoute = ctx.path;
+      const run = async (i: number): Promise<void> => {
+        if (i === chain.length) {
+          await next();
+          return;
+        }
+        await chain[i](ctx, () => run(i + 1));
+      };
+      await run(0);
+    };
+  }
+
+  /**
+   * A page, a page's form or a script it loads: served, declared with its parser (default as
+   * for `add`) and its session check if any, and not listed in /openapi.json (HTML, not API).
+   * The same chain as `add`; the handler renders its own error pages (views/html.ts).
+   */
+  page<S extends AppState>(
+    router: Router<S>,
+    decl: Pick<RouteSpec, 'method' | 'path' | 'parser'> & { authenticate?: Middleware<AppState> },
+    ...handlers: Middleware<S, { params: Record<string, string> }>[]
+  ): void {
+    this.add(
+      router,
+      {
+        ...decl,
+        summary: 'page',
+        tags: ['pages'],
+        security: decl.authenticate ? 'cookie' : 'none',
+        document: false,
+        responses: {},
+      },
+      ...(handlers as Middleware<S>[]),
+    );
+  }
+
+  private parserOf(spec: RouteSpec): Middleware<AppState>[] {
+    const p = spec.parser ?? (spec.method === 'get' ? 'none' : 'json');
+    if (p === 'none') return [];
+    if (typeof p === 'object') return [p.read];
+    return this.mounts?.parser(p) ?? [];
+  }
+
+  /** The route's CORS middleware; the first CORS route of a path also registers its preflight. */
+  private corsOf<S extends AppState>(router: Router<S>, spec: RouteSpec): Middleware<AppState>[] {
+    const policy = spec.cors ?? 'none';
+    if (policy === 'none' || !this.mounts) return [];
+    const methods = () =>
+      [
+        ...new Set(
+          this.routes
+            .filter((r) => r.path === spec.path && (r.cors ?? 'none') !== 'none')
+            .map((r) => r.method.toUpperCase()),
+        ),
+      ].join(',');
+    const from = spec.security === 'bearer' ? 'token' : 'form';
+    const mw = this.mounts.cors(policy, from, methods);
+    let paths = this.preflights.get(router);
+    if (!paths) this.preflights.set(router, (paths = new Set()));
+    if (!paths.has(spec.path)) {
+      paths.add(spec.path);
+      // A preflight carries no body and no credentials: answered by the same policy.
+      router.options(spec.path, this.mounts.cors(policy, from, methods) as Middleware<S>);
+    }
+    return [mw];
   }
 
   document(issuer: string, version: string): Record<string, unknown> {
@@ -120,6 +305,7 @@ export class ApiRegistry {
     const schema = (s: z.ZodType, io: 'input' | 'output') =>
       z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
     for (const r of this.routes) {
+      if (r.document === false) continue;
       const oaPath = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
       const parameters: unknown[] = [];
       for (const [where, s] of [

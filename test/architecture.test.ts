@@ -103,6 +103,29 @@ test('the check bites: an outbound request outside the one outbound client', (t)
   );
 });
 
+test('the check bites: a middleware that decides by the request path', (t) => {
+  t.deepEqual(
+    rulesOf({
+      'daemon/middleware/koa-a.ts': "const FORM_PATHS = new Set(['/token', '/revoke']);",
+      'daemon/middleware/koa-b.ts': 'const USER = /^\\/api\\/(user|account)/;',
+      'daemon/middleware/koa-c.ts': 'export const m = (ctx, next) => (byPath.get(ctx.path) ?? next)(ctx, next);',
+      'daemon/middleware/koa-d.ts': "if (ctx.request.path.startsWith(prefix)) ctx.set('X', '1');",
+      'daemon/middleware/koa-e.ts': 'if (ctx.url === wanted) return;',
+      'daemon/middleware/koa-ok.ts':
+        "// Not for '/token': the route declares it.\n" +
+        'log.info({ path: ctx.path }, `No route for ${ctx.method} ${ctx.path}.`);',
+      'daemon/routes/r.ts': "api.add(router, { method: 'post', path: '/token' });",
+    }),
+    [
+      'daemon/middleware/koa-a.ts: path-list-in-middleware',
+      'daemon/middleware/koa-b.ts: path-list-in-middleware',
+      'daemon/middleware/koa-c.ts: path-list-in-middleware',
+      'daemon/middleware/koa-d.ts: path-list-in-middleware',
+      'daemon/middleware/koa-e.ts: path-list-in-middleware',
+    ],
+  );
+});
+
 test('the source tree keeps the layering of docs/architecture.md', (t) => {
   const root = projectRoot(fileURLToPath(import.meta.url));
   const files = readSources(root, ['daemon', 'cli', 'shared', 'migrations', 'bench']);

@@ -1,13 +1,14 @@
 /**
- * CORS (the Fetch standard's CORS protocol) for browser-based clients, with @koa/cors. Three
- * kinds of path (docs/oauth.md, "CORS"):
+ * CORS (the Fetch standard's CORS protocol) for browser-based clients, with @koa/cors. A route
+ * declares its policy (`cors` in its spec, route-declarations.ts) and the registry mounts the
+ * middleware made here on that route (docs/oauth.md, "CORS"):
  *
- * - Discovery and the JWKS are public documents: `Access-Control-Allow-Origin: *` for every
+ * - `open`: public documents (discovery, the JWKS): `Access-Control-Allow-Origin: *` for every
  *   origin, without credentials (OIDC Discovery §4 and RFC 8414 §3 metadata, RFC 7517 keys).
- * - /token, /revoke and /userinfo answer only the origins registered for the client the
- *   request is made for (`allowed_origins`): for /token and /revoke the client_id of the form
- *   or of the Basic header, for /userinfo the client_id of the access token.
- * - Everything else sends no CORS headers, so a browser keeps other origins' scripts out.
+ * - `client-origins`: only the origins registered for the client the request is made for
+ *   (`allowed_origins`): the client_id of the form or of the Basic header (/token, /revoke),
+ *   or the client_id of the access token (/userinfo).
+ * - Every other route sends no CORS headers, so a browser keeps other origins' scripts out.
  *
  * Never `Access-Control-Allow-Credentials`: these endpoints take their credentials from the
  * request (a client_id, a code, a bearer token), never from a cookie, so a browser must not
@@ -16,15 +17,13 @@
 import cors from '@koa/cors';
 import type { Middleware, ParameterizedContext } from 'koa';
 import type { AppDeps, AppState } from '../context.js';
+import type { RouteMounts } from '../route-declarations.js';
 import { parseBasic } from '../../shared/services/client-auth.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
 /** How long a browser may cache a preflight's answer, in seconds (Chromium caps it at 7200). */
 export const CORS_PREFLIGHT_MAX_AGE = 600;
-
-/** The paths every origin may read. */
-const OPEN_PATHS = ['/.well-known/openid-configuration', '/.well-known/oauth-authorization-server', '/jwks'];
 
 /**
  * The client a /token or /revoke request names: the Basic header's client_id, else the form's.
@@ -80,22 +79,19 @@ function clientCors(deps: AppDeps, methods: string, clientOf: (ctx: Ctx) => Prom
 }
 
 /**
- * The CORS middleware of the application: it picks the policy by path, and leaves every other
- * path alone. It runs after the body parser, since /token and /revoke name their client in
- * the form.
+ * The CORS middleware of a route's declared policy (RouteMounts.cors, built once in app.ts):
+ * `form` reads the client from the Basic header or the form, so the route's body parser runs
+ * before it; `token` from the bearer token.
  */
-export function corsPolicy(deps: AppDeps): Middleware<AppState> {
+export function corsMounts(deps: AppDeps): RouteMounts['cors'] {
   const open = cors({ origin: '*', credentials: false, allowMethods: 'GET,HEAD', maxAge: CORS_PREFLIGHT_MAX_AGE });
-  const byPath = new Map<string, Middleware>(OPEN_PATHS.map((p) => [p, open as Middleware]));
   const form = (ctx: Ctx) => Promise.resolve(formClientId(ctx));
-  byPath.set('/token', clientCors(deps, 'POST', form));
-  byPath.set('/revoke', clientCors(deps, 'POST', form));
-  byPath.set(
-    '/userinfo',
-    clientCors(deps, 'GET,POST', (ctx) => bearerClientId(ctx, deps)),
-  );
-  return (ctx, next) => {
-    const mw = byPath.get(ctx.path);
-    return mw ? (mw(ctx, next) as Promise<void>) : next();
+  const token = (ctx: Ctx) => bearerClientId(ctx, deps);
+  return (policy, clientFrom, methods) => {
+    if (policy === 'open') return open as Middleware<AppState>;
+    // Made on the first request, when every route of the path has been declared.
+    let mw: Middleware | undefined;
+    return (ctx, next) =>
+      (mw ??= clientCors(deps, methods(), clientFrom === 'form' ? form : token))(ctx, next) as Promise<void>;
   };
 }

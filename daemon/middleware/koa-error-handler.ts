@@ -7,8 +7,9 @@
  *
  * The user-facing endpoints (`/api/user/…`, `/api/account/…`: data export, consents, devices)
  * add a stable `error_code` a user can quote to support and an `error_id` that is also in the
- * log. Which endpoints those are is decided by the request path, not by the route, because
- * the body parser's refusals come before any route is matched.
+ * log. Which endpoints those are is declared by the route (`errors: 'user'`,
+ * route-declarations.ts), which sets ctx.state.errorStyle first in its chain, ahead of its body
+ * parser; a request no route matches takes the style of its declared area (ApiRegistry.area).
  */
 import { randomUUID } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
@@ -40,13 +41,6 @@ export const USER_ERROR_CODES: Record<string, string> = {
   method_not_allowed: 'UR405001',
   temporarily_unavailable: 'US503001',
 };
-
-const USER_FACING = /^\/api\/(user|account)(\/|$)/;
-
-/** Whether errors on this path carry error_code and error_id (the user-facing endpoints). */
-export function isUserFacing(path: string): boolean {
-  return USER_FACING.test(path);
-}
 
 /** Seconds a client is asked to wait when the database is unreachable (a restart takes seconds). */
 export const DB_UNAVAILABLE_RETRY_AFTER_S = 2;
@@ -82,7 +76,7 @@ export function renderError(ctx: ParameterizedContext<AppState>, raw: unknown): 
   const err = raw as HttpishError & Error;
   let status: number;
   let body: Record<string, unknown>;
-  const userFacing = isUserFacing(ctx.path);
+  const userFacing = ctx.state.errorStyle === 'user';
   if (err instanceof OAuthError) {
     status = err.status;
     body = { error: err.error, error_description: err.message };

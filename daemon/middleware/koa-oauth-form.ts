@@ -1,13 +1,14 @@
 /**
- * The body parser of the OAuth form endpoints, /token and /revoke, in front of koa-body.
+ * The body parser of the OAuth form endpoints (/token, /revoke: the routes that declare
+ * `parser: 'oauth-form'`, route-declarations.ts), in front of koa-body.
  *
  * Their parameters are a flat application/x-www-form-urlencoded form (RFC 6749 §3.2, RFC 7009
  * §2.1) with no nested names, so a request sending exactly that media type has its body read
  * by co-body (the reader under koa-body: the same limit, Content-Encoding handling and errors,
  * through bodyReadError) and parsed by node:querystring, as /introspect's form is, instead of
  * koa-body's four media-type tests and qs. A repeated parameter is an array either way, which
- * the endpoints refuse where a parameter must appear once. Any other request (another path,
- * method or media type, a charset parameter) goes to koa-body as before.
+ * the endpoints refuse where a parameter must appear once. Any other request (another method
+ * or media type, a charset parameter) goes to koa-body as before.
  */
 import coBody from 'co-body';
 import type { Middleware } from 'koa';
@@ -16,7 +17,6 @@ import type { AppState } from '../context.js';
 import { bodyReadError } from './koa-body-errors.js';
 
 const FORM = 'application/x-www-form-urlencoded';
-const FORM_PATHS = new Set(['/token', '/revoke']);
 
 export function oauthFormFirst(general: Middleware<AppState>, limit: number): Middleware<AppState> {
   return async function bodyParser(ctx, next) {
@@ -24,7 +24,6 @@ export function oauthFormFirst(general: Middleware<AppState>, limit: number): Mi
     if (
       ctx.method !== 'POST' ||
       h['content-type'] !== FORM ||
-      !FORM_PATHS.has(ctx.path) ||
       // What type-is (and so koa-body) calls a body: a length, or a chunked one.
       (h['content-length'] === undefined && h['transfer-encoding'] === undefined)
     )

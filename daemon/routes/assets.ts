@@ -5,15 +5,16 @@
  * without it (or with an old hash), the browser must revalidate, by the strong ETag
  * (RFC 9110 §8.8.3), answered 304 when it still matches (§13.1.2).
  */
+import type { ApiRegistry } from '../openapi.js';
 import Router from '@koa/router';
 import type { AppState } from '../context.js';
 import { ASSETS } from '../views/assets.js';
 
-export function assetRoutes(): Router<AppState> {
+export function assetRoutes(api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   for (const a of ASSETS) {
     const etag = `"${a.hash}"`;
-    router.get(a.path, (ctx) => {
+    api.page(router, { method: 'get', path: a.path }, (ctx) => {
       ctx.set('ETag', etag);
       ctx.set(
         'Cache-Control',

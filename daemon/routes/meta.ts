@@ -32,6 +32,7 @@ export function metaRoutes(deps: AppDeps, api: ApiRegistry, version: string): Ro
       summary: 'The public signing keys (RFC 7517), active and retiring',
       tags: ['oauth'],
       security: 'none',
+      cors: 'open',
       responses: {
         200: {
           description: 'JWK set',

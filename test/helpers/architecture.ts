@@ -7,6 +7,7 @@ import { dirname, join, posix, relative } from 'node:path';
 import { checkFileSize } from './architecture-file-size.js';
 
 import { checkOutbound } from './architecture-outbound.js';
+import { checkMiddlewarePaths } from './architecture-middleware-paths.js';
 
 export interface Violation {
   file: string;
@@ -73,6 +74,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
   const graph = new Map<string, string[]>();
   for (const [file, text] of files) {
     const src = code(text);
+    v.push(...checkMiddlewarePaths(file, src));
     if (!under(file, SQL_HOMES)) {
       for (const re of SQL) {
         const m = re.exec(src);

@@ -33,6 +33,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
       summary: 'An agent grant the signed-in user granted: the terms a renewed consent agrees to',
       tags,
       security: 'cookie',
+      errors: 'user',
       authenticate,
       params: AgentGrantIdParam,
       responses: { 200: { description: 'the grant', schema: AgentGrantView }, ...errors },
@@ -54,6 +55,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
       summary: "The grantor's renewed consent to the grant's current terms (idempotent)",
       tags,
       security: 'cookie',
+      errors: 'user',
       authenticate,
       params: AgentGrantIdParam,
       responses: {

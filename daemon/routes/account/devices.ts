@@ -49,6 +49,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: 'The devices signed in to the account (live sessions)',
       tags,
       security: 'cookie',
+      errors: 'user',
       authenticate,
       query: DevicesQuery,
       responses: {
@@ -77,6 +78,7 @@ export function accountDeviceRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: 'Sign a device out (revoke its session and tokens)',
       tags,
       security: 'cookie',
+      errors: 'user',
       authenticate,
       params: z.strictObject({ id: z.string().min(1).max(64) }),
       responses: {

@@ -106,34 +106,42 @@ ${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time 
     },
   );
 
-  router.post('/account/devices/:id/sign-out', signedIn, async (ctx) => {
-    const me = ctx.state.session!;
-    if (!formOk(ctx)) return refused(ctx);
-    const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
-    if (!sessionId)
-      return renderPage(ctx, {
-        status: 404,
-        title: 'Not found',
-        body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>',
-      });
-    await deps.sessions.revokeSession(me.session.tenant_id, sessionId, 'device_signed_out');
-    ctx.status = 303;
-    ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
-  });
+  api.page(
+    router,
+    { method: 'post', path: '/account/devices/:id/sign-out', parser: 'form', authenticate: signedIn },
+    async (ctx) => {
+      const me = ctx.state.session!;
+      if (!formOk(ctx)) return refused(ctx);
+      const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
+      if (!sessionId)
+        return renderPage(ctx, {
+          status: 404,
+          title: 'Not found',
+          body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>',
+        });
+      await deps.sessions.revokeSession(me.session.tenant_id, sessionId, 'device_signed_out');
+      ctx.status = 303;
+      ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
+    },
+  );
 
-  router.post('/account/consents/:id/withdraw', signedIn, async (ctx) => {
-    const me = ctx.state.session!;
-    if (!formOk(ctx)) return refused(ctx);
-    const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
-    if (!ok)
-      return renderPage(ctx, {
-        status: 404,
-        title: 'Not found',
-        body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>',
-      });
-    ctx.status = 303;
-    ctx.redirect('/account?done=consent#consents');
-  });
+  api.page(
+    router,
+    { method: 'post', path: '/account/consents/:id/withdraw', parser: 'form', authenticate: signedIn },
+    async (ctx) => {
+      const me = ctx.state.session!;
+      if (!formOk(ctx)) return refused(ctx);
+      const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
+      if (!ok)
+        return renderPage(ctx, {
+          status: 404,
+          title: 'Not found',
+          body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>',
+        });
+      ctx.status = 303;
+      ctx.redirect('/account?done=consent#consents');
+    },
+  );
 
   return router;
 }

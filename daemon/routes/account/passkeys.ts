@@ -116,32 +116,40 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     },
   );
 
-  router.post('/account/passkeys/:id/rename', signedInPage, async (ctx) => {
-    const me = ctx.state.session!;
-    if (!formOk(ctx)) return refused(ctx);
-    const name = PasskeyName.safeParse((ctx.request.body as Record<string, unknown> | undefined)?.name);
-    if (!name.success)
-      return renderPage(ctx, {
-        status: 400,
-        title: 'Invalid name',
-        body:
-          '<h1>Invalid name</h1><p role="alert">A passkey’s name is 1 to 64 characters.</p>' +
-          '<p><a href="/account#passkeys">Back to your account</a></p>',
-      });
-    if (!(await deps.passkeys.rename(me.session.tenant_id, me.user.id, ctx.params.id, name.data)))
-      return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
-    ctx.status = 303;
-    ctx.redirect('/account?done=passkey_renamed#passkeys');
-  });
+  api.page(
+    router,
+    { method: 'post', path: '/account/passkeys/:id/rename', parser: 'form', authenticate: signedInPage },
+    async (ctx) => {
+      const me = ctx.state.session!;
+      if (!formOk(ctx)) return refused(ctx);
+      const name = PasskeyName.safeParse((ctx.request.body as Record<string, unknown> | undefined)?.name);
+      if (!name.success)
+        return renderPage(ctx, {
+          status: 400,
+          title: 'Invalid name',
+          body:
+            '<h1>Invalid name</h1><p role="alert">A passkey’s name is 1 to 64 characters.</p>' +
+            '<p><a href="/account#passkeys">Back to your account</a></p>',
+        });
+      if (!(await deps.passkeys.rename(me.session.tenant_id, me.user.id, ctx.params.id, name.data)))
+        return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
+      ctx.status = 303;
+      ctx.redirect('/account?done=passkey_renamed#passkeys');
+    },
+  );
 
-  router.post('/account/passkeys/:id/delete', signedInPage, async (ctx) => {
-    const me = ctx.state.session!;
-    if (!formOk(ctx)) return refused(ctx);
-    if (!(await deps.passkeys.remove(me.session.tenant_id, me.user.id, ctx.params.id)))
-      return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
-    ctx.status = 303;
-    ctx.redirect('/account?done=passkey_removed#passkeys');
-  });
+  api.page(
+    router,
+    { method: 'post', path: '/account/passkeys/:id/delete', parser: 'form', authenticate: signedInPage },
+    async (ctx) => {
+      const me = ctx.state.session!;
+      if (!formOk(ctx)) return refused(ctx);
+      if (!(await deps.passkeys.remove(me.session.tenant_id, me.user.id, ctx.params.id)))
+        return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
+      ctx.status = 303;
+      ctx.redirect('/account?done=passkey_removed#passkeys');
+    },
+  );
 
   return router;
 }

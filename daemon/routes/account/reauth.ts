@@ -16,6 +16,7 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
 import { KNOWN_DEVICE_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
@@ -31,7 +32,7 @@ type Ctx = ParameterizedContext<AppState>;
  */
 export const ACCOUNT_CLIENT_ID = 'account';
 
-export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
+export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { csrf, formOk, refused } = accountForms(deps);
   const signedIn = sessionAuth(deps, { page: true });
@@ -48,75 +49,83 @@ export function accountReauthRoutes(deps: AppDeps): Router<AppState> {
     return { me, b, token: csrf.tokenFor(me.session.id) };
   };
 
-  router.get('/account/reauth', signedIn, (ctx) => {
+  api.page(router, { method: 'get', path: '/account/reauth', authenticate: signedIn }, (ctx) => {
     const me = ctx.state.session!;
     reauthStartPage(ctx, { email: me.user.email, csrf: csrf.tokenFor(me.session.id) });
   });
 
-  router.post('/account/reauth/send', signedIn, async (ctx) => {
-    await deps.throttle.formPost(ctx.ip);
-    const f = form(ctx);
-    if (!f) return;
-    const { me, token } = f;
-    try {
-      await deps.codes.sendCode({
-        tenantId: me.session.tenant_id,
-        clientId: ACCOUNT_CLIENT_ID,
-        email: me.user.email,
-        binding: binding(me.session.id),
-        knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
-        allowSignup: false,
-        meta: requestMeta(ctx),
-      });
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 429) {
-        ctx.set('Retry-After', retryAfter(e));
-        return reauthStartPage(ctx, { email: me.user.email, csrf: token, error: e.message, status: 429 });
-      }
-      throw e;
-    }
-    reauthCodePage(ctx, { email: me.user.email, csrf: token, notice: 'Code sent.' });
-  });
-
-  router.post('/account/reauth/verify', signedIn, async (ctx) => {
-    await deps.throttle.formPost(ctx.ip);
-    const f = form(ctx);
-    if (!f) return;
-    const { me, b, token } = f;
-    const code = typeof b.code === 'string' ? b.code.trim() : '';
-    try {
-      // The code went to the session's own address, so this is the session's user; a session
-      // that ended meanwhile is not renewed, and the code stays unspent (sign-in.ts, stepUp).
-      await deps.signIn.stepUp(
-        {
-          emailCode: {
-            tenantId: me.session.tenant_id,
-            clientId: ACCOUNT_CLIENT_ID,
-            email: me.user.email,
-            code,
-            binding: binding(me.session.id),
-            knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
-            allowSignup: false,
-            meta: requestMeta(ctx),
-          },
-        },
-        { tenantId: me.session.tenant_id, sessionId: me.session.id, userId: me.user.id },
-      );
-    } catch (e) {
-      if (e instanceof OAuthError || e instanceof ApiError) {
-        if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
-        return reauthCodePage(ctx, {
+  api.page(
+    router,
+    { method: 'post', path: '/account/reauth/send', parser: 'form', authenticate: signedIn },
+    async (ctx) => {
+      await deps.throttle.formPost(ctx.ip);
+      const f = form(ctx);
+      if (!f) return;
+      const { me, token } = f;
+      try {
+        await deps.codes.sendCode({
+          tenantId: me.session.tenant_id,
+          clientId: ACCOUNT_CLIENT_ID,
           email: me.user.email,
-          csrf: token,
-          error: e.message,
-          status: e instanceof ApiError ? e.status : 400,
+          binding: binding(me.session.id),
+          knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+          allowSignup: false,
+          meta: requestMeta(ctx),
         });
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 429) {
+          ctx.set('Retry-After', retryAfter(e));
+          return reauthStartPage(ctx, { email: me.user.email, csrf: token, error: e.message, status: 429 });
+        }
+        throw e;
       }
-      throw e;
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect('/account?done=reauth#passkeys');
-  });
+      reauthCodePage(ctx, { email: me.user.email, csrf: token, notice: 'Code sent.' });
+    },
+  );
+
+  api.page(
+    router,
+    { method: 'post', path: '/account/reauth/verify', parser: 'form', authenticate: signedIn },
+    async (ctx) => {
+      await deps.throttle.formPost(ctx.ip);
+      const f = form(ctx);
+      if (!f) return;
+      const { me, b, token } = f;
+      const code = typeof b.code === 'string' ? b.code.trim() : '';
+      try {
+        // The code went to the session's own address, so this is the session's user; a session
+        // that ended meanwhile is not renewed, and the code stays unspent (sign-in.ts, stepUp).
+        await deps.signIn.stepUp(
+          {
+            emailCode: {
+              tenantId: me.session.tenant_id,
+              clientId: ACCOUNT_CLIENT_ID,
+              email: me.user.email,
+              code,
+              binding: binding(me.session.id),
+              knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
+              allowSignup: false,
+              meta: requestMeta(ctx),
+            },
+          },
+          { tenantId: me.session.tenant_id, sessionId: me.session.id, userId: me.user.id },
+        );
+      } catch (e) {
+        if (e instanceof OAuthError || e instanceof ApiError) {
+          if (e instanceof ApiError && e.status === 429) ctx.set('Retry-After', retryAfter(e));
+          return reauthCodePage(ctx, {
+            email: me.user.email,
+            csrf: token,
+            error: e.message,
+            status: e instanceof ApiError ? e.status : 400,
+          });
+        }
+        throw e;
+      }
+      ctx.status = 303; // RFC 9110 §15.4.4
+      ctx.redirect('/account?done=reauth#passkeys');
+    },
+  );
 
   return router;
 }

@@ -16,7 +16,8 @@ import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 /**
  * Agent grants (create, show, PATCH; the grantor's consent is renewed on the account surface,
@@ -38,6 +39,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       summary: 'Create an agent grant (RFC 9396 authorization_details) for an agent client',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
@@ -50,7 +52,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = queryTenant(ctx);
+      const t = ctx.state.tenant;
       ctx.status = 201;
       ctx.body = await deps.agentGrants.create(t, ctx.state.guard.body, actorOf(ctx));
     },
@@ -66,6 +68,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'the ETag header is what If-Match on PATCH compares',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: AgentGrantIdParam,
@@ -78,7 +81,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = queryTenant(ctx);
+      const t = ctx.state.tenant;
       const grant = await deps.agentGrants.get(t, ctx.state.guard.params.id);
       // A strong validator for If-Match on PATCH (RFC 9110 §8.8.3, §13.1.1).
       ctx.set('ETag', agentGrantEtag(grant.generation, !grant.consent_required));
@@ -98,6 +101,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'response carries the new ETag',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: AgentGrantIdParam,
@@ -132,7 +136,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = queryTenant(ctx);
+      const t = ctx.state.tenant;
       // If-Match is optional (docs/agents.md): without it the generation guard still makes a
       // concurrent update 409; with it a client's stale read is 412 (RFC 9110 §13.1.1).
       const ifMatch = ctx.get('If-Match');
@@ -154,6 +158,8 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'own session, POST /api/account/agent-grants/{id}/consent',
       tags,
       security: 'bearer',
+      // Refused whatever the tenant: bound to the token's own, so no tenant_forbidden first.
+      tenant: 'token',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: AgentGrantIdParam,
@@ -189,6 +195,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'idempotent',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: ClientMetadataParam,
@@ -205,7 +212,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       },
     },
     async (ctx) => {
-      const t = queryTenant(ctx);
+      const t = ctx.state.tenant;
       ctx.body = await deps.agentClientMetadata.put(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );

@@ -17,7 +17,8 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 const RelationshipsQuery = TenantQuery.extend({
   direction: z
@@ -61,7 +62,7 @@ const notPending = {
 export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const auth = bearer(deps, ADMIN_SCOPES);
-  const guarded = { security: 'bearer' as const, authenticate: auth, scopes: ADMIN_SCOPES };
+  const guarded = { security: 'bearer' as const, tenant: 'query' as const, authenticate: auth, scopes: ADMIN_SCOPES };
   const { relationships, approvals } = deps;
 
   let tags = ['admin: relationships'];
@@ -82,7 +83,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await relationships.list(id, ctx.state.guard.params.id, ctx.state.guard.query.direction);
     },
   );
@@ -105,7 +106,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await relationships.add(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
       ctx.status = 201;
     },
@@ -123,7 +124,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 204: { description: 'removed' }, ...common, ...notFound },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       await relationships.remove(id, ctx.state.guard.params.id, ctx.state.guard.params.relId, actorOf(ctx));
       ctx.status = 204;
     },
@@ -142,7 +143,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 200: { description: 'the requests and how many match', schema: ApprovalList }, ...common },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       const q = ctx.state.guard.query;
       ctx.body = await approvals.list(id, { status: q.status, investigation_id: q.investigation_id }, q.limit);
     },
@@ -167,7 +168,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await approvals.create(id, ctx.state.guard.body, actorOf(ctx), 'admin_api');
       ctx.status = 201;
     },
@@ -185,7 +186,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       responses: { 200: { description: 'the request', schema: ApprovalRequestView }, ...common, ...notFound },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await approvals.get(id, ctx.state.guard.params.id);
     },
   );
@@ -208,7 +209,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       const p = ctx.state.guard.params;
       ctx.body = await approvals.decide(id, p.id, p.stepKey, ctx.state.guard.body, actorOf(ctx));
     },
@@ -232,7 +233,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await approvals.cancel(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );

@@ -9,12 +9,11 @@
 import Router from '@koa/router';
 import { z } from 'zod';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
+import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { AUDIT_MAX_LIMIT } from '../../../shared/services/audit.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { requireTenantAccess } from './directory.js';
 
 export { AUDIT_DEFAULT_LIMIT, AUDIT_MAX_LIMIT } from '../../../shared/services/audit.js';
 
@@ -60,6 +59,8 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       summary: 'List audit events, newest first (keyset pagination)',
       tags: ['admin: audit'],
       security: 'bearer',
+      // A tenant admin is confined to its own tenant even when it names none.
+      tenant: 'query-or-all',
       authenticate: bearer(deps, ADMIN_SCOPES),
       scopes: ADMIN_SCOPES,
       query: AuditQuery,
@@ -71,15 +72,8 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     },
     async (ctx) => {
       const q = ctx.state.guard.query;
-      const platform = String(ctx.state.auth?.scope ?? '')
-        .split(' ')
-        .includes(SCOPE_PLATFORM);
-      let tenant = q.tenant_id;
-      if (tenant !== undefined) requireTenantAccess(ctx, tenant);
-      // A tenant admin is confined to its own tenant even when it names none.
-      else if (!platform) tenant = String(ctx.state.auth!.tenant_id);
       ctx.body = await log.page({
-        tenantId: tenant,
+        tenantId: ctx.state.tenant ?? undefined,
         action: q.action,
         actorId: q.actor_id,
         targetId: q.target_id,

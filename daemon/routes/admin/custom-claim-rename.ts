@@ -5,7 +5,8 @@ import { INLINE_RENAME_MAX_USERS, RenameInput, RenameResult } from '../../../sha
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 const SchemaParam = z.strictObject({
   id: z.string().min(1).max(64).describe('The custom claim schema id'),
@@ -34,6 +35,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
         '(200), a larger rename answers 202 once accepted',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: SchemaParam,
@@ -70,7 +72,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       },
     },
     async (ctx) => {
-      const tenant = queryTenant(ctx);
+      const tenant = ctx.state.tenant;
       const result = await service.start(tenant, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
       ctx.body = result;
       // Finished within the request (INLINE_RENAME_MAX_USERS), or accepted for the job.
@@ -86,6 +88,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       summary: "The custom claim schema's latest rename: its state and progress (copied_count of affected_users)",
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: SchemaParam,
@@ -98,7 +101,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
       },
     },
     async (ctx) => {
-      const tenant = queryTenant(ctx);
+      const tenant = ctx.state.tenant;
       ctx.body = await service.status(tenant, ctx.state.guard.params.id);
     },
   );

@@ -11,7 +11,8 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, requireTenantAccess, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 const IdParam = z.strictObject({ id: z.string().min(1).max(40) });
 const UserParams = z.strictObject({ tenantId, id: z.string().min(1).max(40) });
@@ -48,6 +49,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: 'Define a custom claim schema (key, type, cardinality, flags, token bindings)',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
@@ -62,7 +64,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.status = 201;
       ctx.body = await service.createSchema(id, ctx.state.guard.body, actorOf(ctx));
     },
@@ -76,13 +78,14 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "The tenant's claim schemas, system schemas first",
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
       responses: { 200: { description: 'the schemas', schema: SchemaList }, ...errors },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = { schemas: await service.listSchemas(id) };
     },
   );
@@ -95,6 +98,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: 'One claim schema',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: IdParam,
@@ -102,7 +106,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       responses: { 200: { description: 'the schema', schema: CustomClaimSchemaRecord }, ...errors },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await service.getSchema(id, ctx.state.guard.params.id);
     },
   );
@@ -115,6 +119,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: 'Change a claim schema’s label, flags or bindings (the key changes only by rename)',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: IdParam,
@@ -127,7 +132,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await service.updateSchema(id, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -140,6 +145,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: 'Deactivate a claim schema: its values are kept but no longer emitted or accepted',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: IdParam,
@@ -151,7 +157,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await service.deactivateSchema(id, ctx.state.guard.params.id, actorOf(ctx));
     },
   );
@@ -165,6 +171,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "Replace a user's custom claim values, validated against the tenant's schemas",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: UserParams,
@@ -173,7 +180,6 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     async (ctx) => {
       const { tenantId: tid, id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, tid);
       ctx.body = await service.setUserClaims(tid, id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -186,6 +192,7 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "A user's custom claim values (active schemas) and the system claims of the user record",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: UserParams,
@@ -193,7 +200,6 @@ export function customClaimsRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     async (ctx) => {
       const { tenantId: tid, id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, tid);
       ctx.body = await service.getUserClaims(tid, id);
     },
   );

@@ -28,33 +28,6 @@ const isPlatform = (ctx: Ctx) =>
     .split(' ')
     .includes(SCOPE_PLATFORM);
 
-/** Tenant admins act only inside their own tenant; platform admins anywhere. */
-export function requireTenantAccess(ctx: Ctx, id: string): void {
-  if (isPlatform(ctx) || ctx.state.auth?.tenant_id === id) return;
-  throw new ApiError(403, 'tenant_forbidden', 'This token is confined to another tenant.');
-}
-
-/**
- * The query of the admin endpoints that name no tenant in their path (settings, custom claims,
- * field mapping, approvals, agent grants): they act on the token's own tenant, or on
- * `?tenant_id=` for a platform admin.
- */
-export const TenantQuery = z.strictObject({
-  tenant_id: tenantId
-    .optional()
-    .describe("The tenant to act on; default the token's own tenant. Another tenant needs iam.platform."),
-});
-
-/**
- * The tenant such an endpoint acts on (TenantQuery), checked before any lookup: another
- * tenant's admin learns nothing, not even whether the thing asked for exists.
- */
-export function queryTenant(ctx: Ctx): string {
-  const id = (ctx.state.guard!.query.tenant_id as string | undefined) ?? String(ctx.state.auth!.tenant_id);
-  requireTenantAccess(ctx, id);
-  return id;
-}
-
 export const actorOf = (ctx: Ctx): Actor => ({
   type: 'client',
   id: String(ctx.state.auth?.client_id ?? 'unknown'),
@@ -87,6 +60,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       tags,
       security: 'bearer',
       authenticate: platformOnly,
+      tenant: 'platform',
       scopes: [SCOPE_PLATFORM],
       body: CreateTenantInput,
       responses: {
@@ -114,6 +88,8 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'List tenants (a tenant admin sees its own)',
       tags,
       security: 'bearer',
+      // A platform admin lists every tenant (null); a tenant admin, its own.
+      tenant: 'query-or-all',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: Paging,
@@ -121,9 +97,9 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { limit, offset } = ctx.state.guard.query;
-      const tenants = isPlatform(ctx)
-        ? await deps.directory.listTenants(limit, offset)
-        : [await deps.directory.requireTenant(String(ctx.state.auth!.tenant_id))];
+      const own = ctx.state.tenant;
+      const tenants =
+        own === null ? await deps.directory.listTenants(limit, offset) : [await deps.directory.requireTenant(own)];
       ctx.body = { tenants: tenants.map(toTenantView) };
     },
   );
@@ -136,6 +112,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Read a tenant (a tenant admin reads its own)',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -150,8 +127,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      // Checked before the lookup, so a tenant admin cannot probe which tenant ids exist.
-      requireTenantAccess(ctx, id);
       ctx.body = toTenantView(await deps.directory.requireTenant(id));
     },
   );
@@ -164,6 +139,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "Register a client; a confidential client's secret is returned once",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -176,7 +152,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       const body = ctx.state.guard.body;
       // Only a platform admin may mint another platform-admin client.
       if (body.scopes.includes(SCOPE_PLATFORM) && !isPlatform(ctx)) {
@@ -196,6 +171,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "List a tenant's clients",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -204,7 +180,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
       const { limit, offset } = ctx.state.guard.query;
       ctx.body = { clients: (await deps.directory.scope(id).clients.list({ limit, offset })).map(toClientView) };
@@ -219,6 +194,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Create a user',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -231,7 +207,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.status = 201;
       ctx.body = await deps.directory.createUser(id, ctx.state.guard.body, actorOf(ctx));
     },
@@ -245,6 +220,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: "List a tenant's users",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -253,7 +229,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
       const { limit, offset } = ctx.state.guard.query;
       ctx.body = { users: (await deps.directory.scope(id).users.list({ limit, offset })).map(toUserView) };
@@ -269,6 +244,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'The optional claim scopes (address, phone) the tenant offers',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -280,7 +256,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       await deps.directory.requireTenant(id);
       ctx.body = { tenantId: id, scopes: await deps.directory.standardClaimScopes(id) };
     },
@@ -294,6 +269,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       summary: 'Turn the optional claim scopes (address, phone) on or off for the tenant',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -306,7 +282,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       const scopes = await deps.directory.setStandardClaimScopes(id, ctx.state.guard.body, actorOf(ctx));
       ctx.body = { tenantId: id, scopes };
     },

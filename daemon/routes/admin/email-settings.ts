@@ -6,7 +6,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
 const errors = {
@@ -34,6 +34,7 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: "Set the tenant's email notifier provider order for priority failover routing",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -45,8 +46,6 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      // Before the existence check: another tenant's admin learns nothing, not even whether it exists.
-      requireTenantAccess(ctx, id);
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -59,6 +58,7 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       summary: "The tenant's email notifier settings in force (the default order if none was set)",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -69,7 +69,6 @@ export function emailSettingsRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.body = await service.get(id);
     },
   );

@@ -4,7 +4,8 @@ import { ExternalTokenRefreshResult } from '../../../shared/services/external-to
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 const errors = {
   400: {
@@ -37,6 +38,7 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
         'forwarded to the upstream identity-provider bridge, so a tenant without an active upstream provider gets 503',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
@@ -54,7 +56,7 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -67,13 +69,14 @@ export function externalTokenRefreshRoutes(deps: AppDeps, api: ApiRegistry): Rou
       summary: "The tenant's external token refresh configuration in force (defaults: disabled) and the scan status",
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
       responses: { 200: { description: 'the configuration in force', schema: ExternalTokenRefreshResult }, ...errors },
     },
     async (ctx) => {
-      ctx.body = await service.get(queryTenant(ctx));
+      ctx.body = await service.get(ctx.state.tenant);
     },
   );
 

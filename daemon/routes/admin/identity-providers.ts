@@ -15,7 +15,7 @@ import { UpstreamIdpStatusInput, UpstreamIdpView } from '../../../shared/service
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
 const IdpParam = z.strictObject({
@@ -39,6 +39,7 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
       summary: 'Register an upstream OpenID provider users may sign in through; its discovery document is fetched now',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -58,7 +59,6 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.status = 201;
       ctx.body = await registry.create(id, ctx.state.guard.body, actorOf(ctx));
     },
@@ -72,6 +72,7 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
       summary: "List the tenant's upstream OpenID providers (never their secrets)",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: TenantParam,
@@ -83,7 +84,6 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.body = { identity_providers: await registry.list(id) };
     },
   );
@@ -96,6 +96,7 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
       summary: 'Read one upstream OpenID provider',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: IdpParam,
@@ -107,7 +108,6 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
     },
     async (ctx) => {
       const { tenantId: id, idpId } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.body = await registry.get(id, idpId);
     },
   );
@@ -120,6 +120,7 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
       summary: 'Disable or enable an upstream OpenID provider (`{"status": "disabled"}`)',
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: IdpParam,
@@ -133,7 +134,6 @@ export function identityProviderRoutes(deps: AppDeps, api: ApiRegistry): Router<
     },
     async (ctx) => {
       const { tenantId: id, idpId } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.body = await registry.setStatus(id, idpId, ctx.state.guard.body, actorOf(ctx));
     },
   );

@@ -1,7 +1,7 @@
 /**
  * A user's passkeys for an operator (docs/passkeys.md, "Operators"): list them, and remove one
  * when the user has lost the device. The tenant is in the path, as for a user's claim values:
- * a tenant admin reaches its own tenant, a platform admin any (requireTenantAccess).
+ * a tenant admin reaches its own tenant, a platform admin any (the route's tenant binding, route-declarations.ts).
  */
 import Router from '@koa/router';
 import { z } from 'zod';
@@ -12,7 +12,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf } from './directory.js';
 
 const id = z.string().min(1).max(40);
 const UserParams = z.strictObject({ tenantId, id });
@@ -37,6 +37,7 @@ export function adminPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "A user's passkeys, newest first (public data only)",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: UserParams,
@@ -48,7 +49,6 @@ export function adminPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     async (ctx) => {
       const { tenantId: tid, id: userId } = ctx.state.guard.params;
-      requireTenantAccess(ctx, tid);
       const list = await deps.passkeys.listForOperator(tid, userId);
       ctx.body = { passkeys: list.map((p) => adminPasskeyRecord(userId, p)) };
     },
@@ -62,6 +62,7 @@ export function adminPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "Remove one of a user's passkeys (a lost device); it can no longer sign in",
       tags,
       security: 'bearer',
+      tenant: { path: 'tenantId' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: PasskeyParams,
@@ -73,7 +74,6 @@ export function adminPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     async (ctx) => {
       const { tenantId: tid, id: userId, passkeyId } = ctx.state.guard.params;
-      requireTenantAccess(ctx, tid);
       // Another user's passkey is "not found", as on the account page: the id alone reveals nothing.
       if (!(await deps.passkeys.remove(tid, userId, passkeyId, actorOf(ctx))))
         throw notFound(`Passkey ${passkeyId} of user ${userId}`);

@@ -13,41 +13,21 @@ import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry, type RouteSpec } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
-
-type Ctx = Parameters<typeof requireTenantAccess>[0];
-
-const isPlatform = (ctx: Ctx) =>
-  String(ctx.state.auth?.scope ?? '')
-    .split(' ')
-    .includes(SCOPE_PLATFORM);
+import { actorOf } from './directory.js';
 
 /**
- * The scope a change acts on: `tenant_id` (the tenant's admin or a platform admin, checked
- * before any lookup so another tenant's admin learns nothing), or, absent, the platform-level
- * setting, which only iam.platform may change.
+ * A change names its scope in the body: `tenant_id` (the tenant's admin or a platform admin,
+ * checked by the route's tenant binding before any lookup so another tenant's admin learns
+ * nothing), or, absent, the platform-level setting (null), which only iam.platform may change.
  */
-function changeScope(ctx: Ctx, tenant: string | undefined): string | null {
-  if (tenant !== undefined) {
-    requireTenantAccess(ctx, tenant);
-    return tenant;
-  }
-  if (!isPlatform(ctx))
+function changeScope(named: string | undefined, tenant: string | null): string | null {
+  if (named === undefined && tenant !== null)
     throw new ApiError(
       403,
       'insufficient_scope',
       `The platform-level plugin setting needs ${SCOPE_PLATFORM}; a tenant admin names its tenant_id.`,
     );
-  return null;
-}
-
-/** The scope a read shows: `?tenant_id=`, else the platform's for iam.platform, else the token's tenant. */
-function readScope(ctx: Ctx, tenant: string | undefined): string | null {
-  if (tenant !== undefined) {
-    requireTenantAccess(ctx, tenant);
-    return tenant;
-  }
-  return isPlatform(ctx) ? null : String(ctx.state.auth!.tenant_id);
+  return tenant;
 }
 
 const common = {
@@ -76,13 +56,15 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
       summary: 'Every built-in plugin with its fields and its state for a tenant or the platform',
       tags,
       security: 'bearer',
+      // `?tenant_id=`, else the platform's for iam.platform, else the token's tenant.
+      tenant: 'query-or-all',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: PluginScopeQuery,
       responses: { 200: { description: 'the plugins and their state', schema: PluginListView }, ...common },
     },
     async (ctx) => {
-      ctx.body = await service.list(readScope(ctx, ctx.state.guard.query.tenant_id));
+      ctx.body = await service.list(ctx.state.tenant);
     },
   );
 
@@ -94,6 +76,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
       summary: "One plugin's state for a tenant or the platform, with its latest provisioning operation",
       tags,
       security: 'bearer',
+      tenant: 'query-or-all',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: PluginIdParam,
@@ -101,8 +84,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
       responses: { 200: { description: "the plugin's state", schema: PluginDetailView }, ...common },
     },
     async (ctx) => {
-      const scope = readScope(ctx, ctx.state.guard.query.tenant_id);
-      ctx.body = await service.get(ctx.state.guard.params.id, scope);
+      ctx.body = await service.get(ctx.state.guard.params.id, ctx.state.tenant);
     },
   );
 
@@ -116,6 +98,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
         'accepted and their missing required fields reported',
       tags,
       security: 'bearer',
+      tenant: 'body-or-all',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: PluginIdParam,
@@ -127,7 +110,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
     },
     async (ctx) => {
       const { tenant_id, config } = ctx.state.guard.body;
-      const scope = changeScope(ctx, tenant_id);
+      const scope = changeScope(tenant_id, ctx.state.tenant);
       ctx.body = await service.configure(ctx.state.guard.params.id, scope, config, actorOf(ctx));
     },
   );
@@ -163,6 +146,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
             : 'Disable a plugin for the platform or a tenant (a tenant disabled here overrides the platform)',
         tags,
         security: 'bearer',
+        tenant: 'body-or-all',
         authenticate: auth,
         scopes: ADMIN_SCOPES,
         params: PluginIdParam,
@@ -170,7 +154,7 @@ export function pluginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> 
         responses: action === 'enable' ? enableResponses : disableResponses,
       },
       async (ctx) => {
-        const scope = changeScope(ctx, ctx.state.guard.body.tenant_id);
+        const scope = changeScope(ctx.state.guard.body.tenant_id, ctx.state.tenant);
         const id = ctx.state.guard.params.id;
         ctx.body =
           action === 'enable'

@@ -16,7 +16,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, requireTenantAccess } from './directory.js';
+import { actorOf } from './directory.js';
 
 const Params = z.strictObject({ id: tenantId });
 
@@ -36,6 +36,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       summary: "The tenant's latest provisioning operation",
       tags,
       security: 'bearer',
+      tenant: { path: 'id' },
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       params: Params,
@@ -48,7 +49,6 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     },
     async (ctx) => {
       const { id } = ctx.state.guard.params;
-      requireTenantAccess(ctx, id);
       ctx.body = await deps.provisioning.latest(id);
     },
   );
@@ -62,6 +62,7 @@ export function provisioningRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
       tags,
       security: 'bearer',
       authenticate: platformOnly,
+      tenant: 'platform',
       scopes: [SCOPE_PLATFORM],
       params: Params,
       headers: [idem],

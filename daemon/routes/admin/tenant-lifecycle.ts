@@ -55,6 +55,7 @@ export function tenantLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         tags,
         security: 'bearer',
         authenticate: platformOnly,
+        tenant: 'platform',
         scopes: [SCOPE_PLATFORM],
         params: Params,
         body: LifecycleInput,

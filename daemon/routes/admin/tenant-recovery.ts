@@ -140,6 +140,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       tags,
       security: 'bearer',
       authenticate: platformOnly,
+      tenant: 'platform',
       scopes: [SCOPE_PLATFORM],
       params: OpParams,
       body: ReactivateInput,
@@ -176,6 +177,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       tags,
       security: 'bearer',
       authenticate: platformOnly,
+      tenant: 'platform',
       scopes: [SCOPE_PLATFORM],
       params: OpParams,
       responses: {
@@ -206,6 +208,7 @@ export function tenantRecoveryRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       tags,
       security: 'bearer',
       authenticate: platformOnly,
+      tenant: 'platform',
       scopes: [SCOPE_PLATFORM],
       params: TenantParams,
       responses: {

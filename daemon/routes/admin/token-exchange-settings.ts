@@ -4,7 +4,8 @@ import { noteFor, TokenExchangeSettingsResult } from '../../../shared/services/t
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { actorOf, queryTenant, TenantQuery } from './directory.js';
+import { TenantQuery } from '../../route-declarations.js';
+import { actorOf } from './directory.js';
 
 const errors = {
   400: {
@@ -36,6 +37,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
         'value',
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
@@ -49,7 +51,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       ctx.body = await service.update(id, ctx.state.guard.body, actorOf(ctx));
     },
   );
@@ -62,13 +64,14 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
       summary: "The tenant's token exchange settings in force (defaults: disabled)",
       tags,
       security: 'bearer',
+      tenant: 'query',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
       query: TenantQuery,
       responses: { 200: { description: 'the settings in force', schema: TokenExchangeSettingsResult }, ...errors },
     },
     async (ctx) => {
-      const id = queryTenant(ctx);
+      const id = ctx.state.tenant;
       const settings = await service.get(id);
       ctx.body = { success: true, settings, note: noteFor(id, settings) };
     },

@@ -6,16 +6,17 @@
  */
 import Router from '@koa/router';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import { errorPage } from '../../views/html.js';
 import { authorizationFlow } from './authorization.js';
 
-export function consentRoutes(deps: AppDeps): Router<AppState> {
+export function consentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { redirectTo, finish, formContext } = authorizationFlow(deps);
 
-  router.post('/authorize/consent', async (ctx) => {
+  api.page(router, { method: 'post', path: '/authorize/consent', parser: 'form' }, async (ctx) => {
     const f = await formContext(ctx);
     if (!f) return;
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));

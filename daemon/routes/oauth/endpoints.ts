@@ -97,6 +97,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       summary: 'OpenID Provider metadata',
       tags,
       security: 'none',
+      cors: 'open',
       responses: { 200: { description: 'metadata' } },
     },
     (ctx) => {
@@ -104,10 +105,24 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       ctx.body = discovery;
     },
   );
-  router.get('/.well-known/oauth-authorization-server', (ctx) => {
-    ctx.set('Cache-Control', 'public, max-age=300');
-    ctx.body = discovery;
-  });
+  // RFC 8414 §3: the same metadata at the OAuth path (not listed in the document).
+  api.add(
+    router,
+    {
+      method: 'get',
+      path: '/.well-known/oauth-authorization-server',
+      summary: 'OAuth 2.0 Authorization Server metadata',
+      tags,
+      security: 'none',
+      cors: 'open',
+      document: false,
+      responses: { 200: { description: 'metadata' } },
+    },
+    (ctx) => {
+      ctx.set('Cache-Control', 'public, max-age=300');
+      ctx.body = discovery;
+    },
+  );
 
   // ---- UserInfo ----
   // Authentication first (a route's `authenticate`, before anything reads its input): a bearer
@@ -175,13 +190,31 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       summary: 'OIDC UserInfo',
       tags,
       security: 'bearer',
+      tenant: 'token',
+      cors: 'client-origins',
       authenticate: userinfoAuth,
       scopes: ['openid'],
       responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
     },
     userinfo,
   );
-  router.post('/userinfo', userinfoAuth, userinfo);
+  // OIDC Core §5.3.1: POST as well (not listed in the document).
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/userinfo',
+      summary: 'OIDC UserInfo',
+      tags,
+      security: 'bearer',
+      tenant: 'token',
+      cors: 'client-origins',
+      authenticate: userinfoAuth,
+      document: false,
+      responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
+    },
+    userinfo,
+  );
 
   // ---- Revocation (RFC 7009) ----
   api.add(
@@ -192,6 +225,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       summary: 'Token revocation (RFC 7009); always 200 for a valid client',
       tags,
       security: 'basic',
+      parser: 'oauth-form',
+      cors: 'client-origins',
       authenticate: authenticateClient(deps),
       responses: { 200: { description: 'revoked, or the token was unknown' }, 401: { description: 'invalid_client' } },
     },
@@ -319,7 +354,21 @@ ${hidden('state', state)}
     },
     logout,
   );
-  router.post('/logout', logout);
+  // The confirmation page's form (not listed in the document).
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/logout',
+      summary: 'RP-initiated logout: the confirmation form',
+      tags,
+      security: 'optional-cookie',
+      parser: 'form',
+      document: false,
+      responses: { 200: { description: 'signed-out page', contentType: 'text/html' } },
+    },
+    logout,
+  );
 
   return router;
 }

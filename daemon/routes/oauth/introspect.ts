@@ -13,15 +13,13 @@
  * - Any other client sees only tokens issued to itself.
  * Every "no" is the same `{"active": false}` (RFC 7662 §2.2), so the answer leaks nothing.
  *
- * Resource servers call this on every request they serve, so app.ts mounts it ahead of the
- * general body parser and the main router, right after the request frame every endpoint
- * shares (request id, security headers, error renderer, shutdown drain): it reads only its
- * form body and runs the steps. Exactly `POST /introspect` runs the three stages (form,
- * caller, answer) as plain calls; any other request for the path goes through a one-route
- * router with the same stages, for the router's path matching and its 405/OPTIONS answers.
+ * Resource servers call this on every request they serve, so its chain is lean: an ordinary
+ * declared route (ApiRegistry.add) whose declared body parser is its own form reader (no
+ * koa-body, no depth limit: the form is flat), then the caller's authentication, then the
+ * answer; no guard, no CORS, no tenant check.
  */
 import Router from '@koa/router';
-import type { Middleware, ParameterizedContext } from 'koa';
+import type { ParameterizedContext } from 'koa';
 import coBody from 'co-body';
 import { parse as parseForm, type ParsedUrlQuery } from 'node:querystring';
 import { timingSafeEqual } from 'node:crypto';
@@ -151,13 +149,10 @@ interface IntrospectionState extends AppState {
 /** The form's media type, as resource servers send it (RFC 7662 §2.1). */
 const FORM = 'application/x-www-form-urlencoded';
 
-export function introspectionEndpoint(
-  deps: AppDeps,
-  api: ApiRegistry,
-  introspector: Introspector,
-): Middleware<IntrospectionState> {
+export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   type Ctx = ParameterizedContext<IntrospectionState>;
-  const router = new Router<IntrospectionState>();
+  const introspector = new Introspector(deps, deps.introspection);
+  const router = new Router<AppState>();
   const Active = z.looseObject({
     active: z.literal(true),
     sub: z.string(),
@@ -200,13 +195,6 @@ export function introspectionEndpoint(
     }
     ctx.state.form = parseForm(text);
   };
-  const authenticateCaller = async (ctx: Ctx): Promise<void> => {
-    ctx.state.caller = await introspector.authenticateCaller(
-      ctx.req.headers.authorization ?? '',
-      ctx.state.form,
-      ctx.ip,
-    );
-  };
   const answer = async (ctx: Ctx): Promise<void> => {
     const form = ctx.state.form;
     const json = await introspector.introspect(ctx.state.caller!, form !== undefined, form?.token);
@@ -214,15 +202,9 @@ export function introspectionEndpoint(
     ctx.body = json;
   };
 
-  // The form reader is this route's body parser (what koa-body is to the other routes, which
-  // it runs ahead of them all), so it comes first, as koa-body does elsewhere: a body too large,
-  // badly encoded or in an unknown encoding is refused the same way on every endpoint, before
-  // authentication. Registered as a route of its own on the same path: @koa/router runs the
-  // matched routes of one path in the order they were added.
-  router.post('/introspect', async (ctx, next) => {
-    await readForm(ctx);
-    await next();
-  });
+  // The form reader is this route's declared body parser, in place of koa-body: a body too
+  // large, badly encoded or in an unknown encoding is refused as on every endpoint (400, 413,
+  // 415), before authentication; nothing else (no guard, no depth limit: the form is flat).
   api.add(
     router,
     {
@@ -231,8 +213,15 @@ export function introspectionEndpoint(
       summary: 'Token introspection (RFC 7662) with a revocation-correct cache',
       tags: ['oauth'],
       security: 'basic',
+      parser: {
+        read: async (ctx, next) => {
+          await readForm(ctx);
+          await next();
+        },
+      },
       authenticate: async (ctx, next) => {
-        await authenticateCaller(ctx);
+        const c = ctx as Ctx;
+        c.state.caller = await introspector.authenticateCaller(c.req.headers.authorization ?? '', c.state.form, c.ip);
         await next();
       },
       responses: {
@@ -247,21 +236,7 @@ export function introspectionEndpoint(
         415: { description: 'unsupported_media_type (a Content-Encoding other than gzip, deflate or br)' },
       },
     },
-    answer,
+    (ctx) => answer(ctx as Ctx),
   );
-
-  // The same three stages in the same order as the router runs them, without its matching and
-  // its chain of closures: measured in alternating runs (bench/results/introspect-sqlite.md).
-  const routes = router.routes() as Middleware<IntrospectionState>;
-  return async function introspection(ctx, next) {
-    if (ctx.method !== 'POST' || ctx.path !== '/introspect') {
-      await routes(ctx, next);
-      return;
-    }
-    // What @koa/router sets on a request a route served: the request metrics label by it.
-    (ctx as { _matchedRoute?: string })._matchedRoute = '/introspect';
-    await readForm(ctx);
-    await authenticateCaller(ctx);
-    await answer(ctx);
-  };
+  return router;
 }

@@ -16,16 +16,17 @@ import { email as emailSchema } from '../../../shared/schemas/common.js';
 import { KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
+import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { codeStep, emailStep } from '../../views/login.js';
 import { authorizationFlow, requestMeta, retryAfter } from './authorization.js';
 
-export function loginFormRoutes(deps: AppDeps): Router<AppState> {
+export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { secure, formContext, continuationUrl } = authorizationFlow(deps);
 
-  router.post('/login/email-code', async (ctx) => {
+  api.page(router, { method: 'post', path: '/login/email-code', parser: 'form' }, async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
@@ -73,7 +74,7 @@ export function loginFormRoutes(deps: AppDeps): Router<AppState> {
     });
   });
 
-  router.post('/login/verify', async (ctx) => {
+  api.page(router, { method: 'post', path: '/login/verify', parser: 'form' }, async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;

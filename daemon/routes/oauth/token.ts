@@ -51,6 +51,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       summary: 'OAuth 2.0 token endpoint (RFC 6749 §3.2)',
       tags: ['oauth'],
       security: 'basic',
+      parser: 'oauth-form',
+      cors: 'client-origins',
       authenticate: authenticateClient(deps),
       responses: {
         200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse },

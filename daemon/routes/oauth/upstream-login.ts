@@ -19,6 +19,7 @@ import {
   UPSTREAM_STATE_TTL_MS,
   UpstreamLoginError,
 } from '../../../shared/services/upstream-idp/index.js';
+import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { errorPage } from '../../views/html.js';
@@ -28,7 +29,7 @@ import { authorizationFlow, requestMeta, type Ctx } from './authorization.js';
 /** The cookie that binds a pending upstream sign-in to the browser that started it. */
 export const UPSTREAM_COOKIE = 'iam_upstream';
 
-export function upstreamLoginRoutes(deps: AppDeps): Router<AppState> {
+export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const { secure, formContext, continuationUrl, csrfFor } = authorizationFlow(deps);
   const broker = deps.upstreamBroker;
@@ -60,7 +61,7 @@ export function upstreamLoginRoutes(deps: AppDeps): Router<AppState> {
     });
   };
 
-  router.post('/login/upstream/start', async (ctx) => {
+  api.page(router, { method: 'post', path: '/login/upstream/start', parser: 'form' }, async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
     const f = await formContext(ctx);
     if (!f) return;
@@ -81,7 +82,7 @@ export function upstreamLoginRoutes(deps: AppDeps): Router<AppState> {
     }
   });
 
-  router.get(UPSTREAM_CALLBACK_PATH, async (ctx) => {
+  api.page(router, { method: 'get', path: UPSTREAM_CALLBACK_PATH }, async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
     const q = ctx.query;
     try {

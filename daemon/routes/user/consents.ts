@@ -55,6 +55,8 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       summary: 'The consents granted by the authenticated end user',
       tags,
       security: 'bearer',
+      tenant: 'token',
+      errors: 'user',
       authenticate: auth,
       responses: {
         200: {
@@ -80,6 +82,8 @@ export function userConsentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       summary: 'Withdraw a consent and revoke the tokens granted under it',
       tags,
       security: 'bearer',
+      tenant: 'token',
+      errors: 'user',
       authenticate: auth,
       params: z.strictObject({ id: z.string().min(1).max(40) }),
       responses: {

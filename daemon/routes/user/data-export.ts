@@ -70,6 +70,8 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       summary: "Export the authenticated user's personal data",
       tags,
       security: 'bearer',
+      tenant: 'token',
+      errors: 'user',
       authenticate: auth,
       body: ExportRequest,
       responses: {
@@ -108,6 +110,8 @@ export function dataExportRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
       summary: 'Poll a data export by request id',
       tags,
       security: 'bearer',
+      tenant: 'token',
+      errors: 'user',
       authenticate: auth,
       params: IdParam,
       responses: {

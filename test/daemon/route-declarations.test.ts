@@ -1,0 +1,97 @@
+/**
+ * The route declarations of daemon/route-declarations.ts, checked on the registry itself:
+ * every bearer route of the built application declares its tenant binding, and a route that
+ * declares none (or one its schemas cannot satisfy) is refused when the application is built,
+ * so the daemon does not start (docs/architecture.md, "Route declarations").
+ */
+import test from 'ava';
+import Router from '@koa/router';
+import type { Middleware } from 'koa';
+import { z } from 'zod';
+import { buildApp } from '../../daemon/app.js';
+import type { AppDeps } from '../../daemon/context.js';
+import { ApiRegistry, type RouteSpec } from '../../daemon/openapi.js';
+import { TenantQuery } from '../../daemon/route-declarations.js';
+
+const handler: Middleware = (ctx) => {
+  ctx.body = {};
+};
+const authenticate: Middleware = async (_ctx, next) => {
+  await next();
+};
+const bearerSpec = (extra: Partial<RouteSpec>): RouteSpec => ({
+  method: 'get',
+  path: '/api/admin/things/:tenantId',
+  summary: 'x',
+  tags: [],
+  security: 'bearer',
+  authenticate,
+  responses: {},
+  ...extra,
+});
+
+/**
+ * Dependencies that are never called: building the application only wires routes, so every
+ * service is a stand-in that answers any property or call with another stand-in.
+ */
+function standIns(): AppDeps {
+  const any: unknown = new Proxy(function standIn() {}, {
+    get: (_t, k) => (k === 'then' ? undefined : k === Symbol.toPrimitive ? () => 'x' : any),
+    apply: () => any,
+    construct: () => any as object,
+  });
+  const config = new Proxy(
+    { issuer: 'http://127.0.0.1', bodyLimitBytes: 102_400, secretKey: Buffer.alloc(32, 1), trustedProxies: [] },
+    { get: (t, k) => (k in t ? t[k as keyof typeof t] : any) },
+  );
+  return new Proxy({ config } as unknown as AppDeps, {
+    get: (t, k) => (k === 'config' ? t.config : k === 'metrics' ? undefined : any),
+  });
+}
+
+test('every bearer route of the application declares its tenant binding', (t) => {
+  const { api } = buildApp(standIns());
+  const bearer = api.routes.filter((r) => r.security === 'bearer');
+  t.true(bearer.length > 40, 'the bearer routes were found');
+  t.deepEqual(
+    bearer.filter((r) => r.tenant === undefined).map((r) => `${r.method} ${r.path}`),
+    [],
+  );
+});
+
+test('a bearer route without a tenant binding is refused when the application is built', (t) => {
+  const api = new ApiRegistry();
+  t.throws(() => api.add(new Router(), bearerSpec({}), handler), { message: /declares its tenant binding/ });
+  t.notThrows(() =>
+    api.add(
+      new Router(),
+      bearerSpec({ tenant: { path: 'tenantId' }, params: z.strictObject({ tenantId: z.string() }) }),
+      handler,
+    ),
+  );
+});
+
+test('a binding its schemas cannot satisfy is refused too', (t) => {
+  const api = new ApiRegistry();
+  const add = (extra: Partial<RouteSpec>) => () => api.add(new Router(), bearerSpec(extra), handler);
+  t.throws(add({ tenant: { path: 'tenantId' }, params: z.strictObject({ id: z.string() }) }), {
+    message: /path parameter tenantId/,
+  });
+  t.throws(add({ tenant: 'query', query: z.strictObject({ limit: z.string().optional() }) }), {
+    message: /needs tenant_id in spec\.query/,
+  });
+  t.throws(add({ tenant: 'token', security: 'none', authenticate: undefined }), { message: /needs bearer security/ });
+  t.notThrows(add({ path: '/api/admin/others', tenant: 'query', query: TenantQuery }));
+});
+
+test('a route under an area of another error style is refused', (t) => {
+  const api = new ApiRegistry();
+  api.area('/api/user', 'user');
+  const spec = (errors?: 'user') => ({
+    ...bearerSpec({ tenant: 'token' }),
+    path: '/api/user/x',
+    ...(errors ? { errors } : {}),
+  });
+  t.throws(() => api.add(new Router(), spec(), handler), { message: /error style is 'user'/ });
+  t.notThrows(() => api.add(new Router(), spec('user'), handler));
+});
