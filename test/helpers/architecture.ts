@@ -4,6 +4,7 @@
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, posix, relative } from 'node:path';
+import { checkServiceConstruction } from './architecture-container.js';
 
 export interface Violation {
   file: string;
@@ -108,6 +109,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
     }
     graph.set(file, edges);
   }
+  v.push(...checkServiceConstruction(files));
   for (const cycle of cycles(graph)) {
     v.push({ file: cycle[0], rule: 'import-cycle', detail: cycle.join(' -> ') });
   }
