@@ -11,39 +11,16 @@
  * With --json the command's result is printed as JSON on stdout, and so is an error:
  * `{"error": "<code>", "message": "<text>"}` (plus `details` for field-level problems).
  */
-import { userInfo } from 'node:os';
+import { randomBytes } from 'node:crypto';
+import { hostname, userInfo } from 'node:os';
 import { Command, Errors, type Interfaces } from '@oclif/core';
 import { ConfigError, loadConfig, type Config, type DatabaseConfig } from '../shared/config.js';
+import { buildServices, type Services } from '../shared/container.js';
 import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-source.js';
 import type { Database } from '../shared/db/index.js';
 import { ApiError, type FieldIssue } from '../shared/errors.js';
-import type { Actor } from '../shared/services/audit.js';
-import { CustomClaimsService } from '../shared/services/custom-claims.js';
-import { PasskeyService } from '../shared/services/auth/passkeys.js';
-import { DirectoryService } from '../shared/services/directory.js';
-import { KeyService } from '../shared/services/keys.js';
-import { createEmailProviders } from '../shared/services/mail/index.js';
-import { ProvisioningService } from '../shared/services/provisioning/index.js';
-import { RecoveryService } from '../shared/services/recovery/index.js';
+import { setAuditSink, type Actor } from '../shared/services/audit.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
-import { Outbox } from '../shared/services/outbox.js';
-import { ApprovalService } from '../shared/services/approvals.js';
-import { RelationshipService } from '../shared/services/relationships.js';
-import { AgentGrantService } from '../shared/services/agents/grants.js';
-import { ClaimRenameService } from '../shared/services/claim-rename.js';
-import { fieldMappingServices, type FieldMappingServices } from '../shared/services/federation/index.js';
-import {
-  createExternalTokenRefresh,
-  type ExternalTokenRefreshService,
-} from '../shared/services/external-token-refresh/index.js';
-import { randomBytes } from 'node:crypto';
-import { hostname } from 'node:os';
-import { UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from '../shared/services/upstream-idp/index.js';
-import { setAuditSink } from '../shared/services/audit.js';
-import { outboundPolicyFromConfig, type OutboundPolicy } from '../shared/net/outbound.js';
-import { AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
-import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
-import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
 import type { Tenant } from '../shared/db/entities.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
@@ -151,132 +128,23 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     return { type: 'cli', id: operatorName() };
   }
 
-  protected directory(): DirectoryService {
-    return new DirectoryService(this.ds, this.settings.secretKey, this.settings.issuer);
-  }
-
-  /** Custom claim schemas and users' values (docs/claims.md). */
-  protected customClaims(): CustomClaimsService {
-    return new CustomClaimsService(this.ds);
-  }
-
-  /** Users' passkeys, with the daemon's issuer (RP ID) and secret key (docs/passkeys.md, "Operators"). */
-  protected passkeys(): PasskeyService {
-    return new PasskeyService(this.ds, { issuer: this.settings.issuer, secretKey: this.settings.secretKey });
-  }
-
-  /** Agent grants (docs/agents.md); a PATCH's revocation entry is delivered by a daemon's job. */
-  protected agentGrants(): AgentGrantService {
-    return new AgentGrantService(this.ds, this.outbox());
-  }
-
-  protected keyService(): KeyService {
-    return new KeyService(this.ds, this.settings.secretKey, this.settings.keyRetireAfterSeconds);
-  }
-
-  /** Outbound HTTPS as the daemon's (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE). */
-  protected outboundPolicy(): OutboundPolicy {
-    return outboundPolicyFromConfig(this.settings);
-  }
-
-  #pluginRuntime?: PluginRuntime;
-  /** The platform plugins' runtime view, as the daemon's (its cache checks the generation on each use). */
-  protected pluginRuntime(): PluginRuntime {
-    return (this.#pluginRuntime ??= new PluginRuntime(
-      this.ds,
-      this.settings.secretKey,
-      builtinPlugins({ allowLoopback: this.settings.outboundAllowLoopback }),
-    ));
-  }
-
-  /** Platform plugins: list, configure, enable, disable (docs/plugins.md). */
-  protected plugins(): PluginService {
-    return new PluginService(this.ds, this.pluginRuntime(), this.outboundPolicy());
-  }
-
-  /** The access graph: user relationships (docs/approvals.md). */
-  protected relationships(): RelationshipService {
-    return new RelationshipService(this.ds);
-  }
-
-  /** Approval requests; approvers' mail is written to the outbox, a daemon's deliverer sends it. */
-  protected approvals(): ApprovalService {
-    return new ApprovalService(this.ds, this.outbox());
-  }
-
-  /** The outbox, to list its entries (the CLI never delivers: a daemon's deliverer does). */
-  protected outbox(): Outbox {
-    return new Outbox(this.ds, this.settings.secretKey);
-  }
-
   /**
-   * The provisioning runner, as the daemon builds it: the same steps, the same mail providers
-   * (from IAM_SMTP_URL) and the same IAM_PROVISIONING_* limits. Safe beside running daemons:
-   * each operation is claimed one-winner.
+   * Every service, as the daemon builds it (shared/container.ts): the same configuration, the
+   * same outbound policy, the same limits. Each is built when a command first uses it. The CLI
+   * logs nothing (it prints), so the services get no logger; it never sends mail (a daemon's
+   * deliverer does), and runners it drives (provisioning, claim renames, polls, scans) are safe
+   * beside running daemons: each operation, source or link is claimed one-winner.
    */
-  protected provisioning(): ProvisioningService {
-    // The CLI never sends mail; the log provider's logger is only there to satisfy the registry.
-    const quiet = { info: () => undefined, warn: () => undefined };
-    return new ProvisioningService(this.ds, {
-      directory: this.directory(),
-      keys: this.keyService(),
-      mail: createEmailProviders(this.settings, quiet, [
-        new WebhookEmailProvider(this.pluginRuntime(), this.settings.mailFrom, this.outboundPolicy()),
-      ]),
-      options: {
-        maxAttempts: this.settings.provisioningMaxAttempts,
-        retryBaseMs: this.settings.provisioningRetryBaseMs,
-      },
-    });
-  }
+  protected services!: Services<undefined>;
 
-  /** Source profiles, field-mapping sets, federation trust sources and notification states. */
-  protected fieldMapping(): FieldMappingServices {
-    return fieldMappingServices(this.ds, {
-      allowLoopback: this.settings.outboundAllowLoopback,
-      maxAutomaticSources: this.settings.federationMaxAutomaticSources,
-    });
-  }
-
-  /**
-   * The upstream token scan, as the daemon's job builds it (the same outbound policy, so the
-   * same SSRF guards); its link leases make it safe beside running daemons.
-   */
-  protected externalTokenRefresh(): ExternalTokenRefreshService {
-    return createExternalTokenRefresh(this.ds, {
-      secretKey: this.settings.secretKey,
-      policy: this.outboundPolicy(),
-      holder: `cli:${hostname().slice(0, 64)}:${process.pid}:${randomBytes(6).toString('base64url')}`,
-    });
-  }
-
-  /**
-   * The tenants' upstream OpenID providers, as the daemon builds them: the same sealing key,
-   * the same outbound policy (IAM_OUTBOUND_ALLOW_LOOPBACK, IAM_OUTBOUND_CA_FILE) for discovery.
-   */
-  protected upstreamIdps(): UpstreamIdpRegistry {
-    return new UpstreamIdpRegistry(this.ds, {
-      sealer: new UpstreamSealer(this.settings.secretKey),
-      clients: new UpstreamClients({ policy: this.outboundPolicy() }),
-      issuer: this.settings.issuer,
-      allowLoopback: this.settings.outboundAllowLoopback,
-    });
-  }
-
-  /** The custom claim rename service and runner, as the daemon builds it (same batches, same lease). */
-  protected claimRename(): ClaimRenameService {
-    return new ClaimRenameService(this.ds, { options: this.settings.claimRename });
-  }
-
-  /** Tenant recovery on this database, signing route publications as the daemon's issuer. */
-  protected recovery(): RecoveryService {
-    return new RecoveryService(this.ds, this.keyService(), this.settings.issuer);
-  }
+  /** This command's row-lease holder name (the upstream token scan's links), readable by an operator. */
+  protected readonly leaseHolder =
+    `cli:${hostname().slice(0, 64)}:${process.pid}:` + randomBytes(6).toString('base64url');
 
   /** The tenant named by --tenant, or a failure that says so. */
   protected async requireTenant(id: string): Promise<Tenant> {
     try {
-      return await this.directory().requireTenant(id);
+      return await this.services.directory.requireTenant(id);
     } catch (e) {
       if (e instanceof ApiError && e.status === 404) {
         throw new CliFailure('not_found', `--tenant: no tenant with id "${id}" (see \`iam tenants list\`)`);
@@ -324,12 +192,13 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     } catch (e) {
       throw new CliFailure('database_unavailable', `cannot connect to the database ${where}: ${(e as Error).message}`);
     }
+    this.services = buildServices(this.ds, this.settings, undefined, { role: 'cli' });
     if (this.cmd.requiresCurrentSchema) {
       if (!(await migrationsCurrent(this.ds))) throw new CliFailure('schema_not_current', SCHEMA_NOT_CURRENT);
       await bindSecretKey(this.ds, this.settings.secretKey);
       // An audit event written here reaches the audit webhook like one written by a daemon
       // (the outbox entry is in its transaction; a daemon's job delivers it).
-      setAuditSink(new AuditWebhookSink(this.pluginRuntime(), this.outbox()));
+      setAuditSink(this.services.auditSink);
     }
   }
 

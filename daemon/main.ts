@@ -1,5 +1,6 @@
 /**
- * The daemon: config → database (migrate) → keys → app → listen → graceful stop.
+ * The daemon: config → database (migrate) → keys → app on the services of shared/container.ts → listen
+ * → jobs → graceful stop. Building services is the container's; this file keeps the process.
  *
  * With IAM_WORKERS > 1 this process becomes a supervisor: it migrates the database and makes
  * sure a signing key exists (so workers never race each other doing it), then forks that many
@@ -12,57 +13,10 @@ import { createServer } from 'node:http';
 import { ConfigError, loadConfig } from '../shared/config.js';
 import { connect, createDataSource, migrate } from '../shared/db/data-source.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
-import { DirectoryService } from '../shared/services/directory.js';
-import { KeyService } from '../shared/services/keys.js';
-import { TokenService } from '../shared/services/tokens.js';
-import { ArtifactService } from '../shared/services/auth/artifacts.js';
-import { PasskeyService } from '../shared/services/auth/passkeys.js';
-import { EmailCodeService } from '../shared/services/auth/codes.js';
-import { Throttle } from '../shared/services/auth/throttle.js';
-import { OAuthService } from '../shared/services/auth/oauth.js';
-import { SessionService } from '../shared/services/auth/sessions.js';
-import { SignInService } from '../shared/services/auth/sign-in.js';
-import { Outbox } from '../shared/services/outbox.js';
-import { IntrospectionService } from '../shared/services/introspection.js';
-import { createEmailProviders } from '../shared/services/mail/index.js';
-import { ProvisioningService } from '../shared/services/provisioning/index.js';
-import { AccountService } from '../shared/services/auth/account.js';
-import { AuditLog, setAuditSink } from '../shared/services/audit.js';
-import { EmailSettingsService } from '../shared/services/email-settings.js';
-import { IdempotencyService } from '../shared/services/idempotency.js';
-import { outboundPolicyFromConfig } from '../shared/net/outbound.js';
-import { AuditWebhookDeliverer, AuditWebhookSink } from '../shared/services/plugins/audit-webhook.js';
-import { builtinPlugins, PluginRuntime, PluginService } from '../shared/services/plugins/index.js';
-import { WebhookEmailProvider } from '../shared/services/plugins/webhook-email.js';
-import { RecoveryService } from '../shared/services/recovery/index.js';
-import { TenantLifecycleService } from '../shared/services/tenant-lifecycle.js';
-import { IssuerKeys, JtiStore } from '../shared/services/token-exchange/id-jag.js';
-import {
-  createExternalTokenRefresh,
-  ExternalTokenRefreshSettingsService,
-} from '../shared/services/external-token-refresh/index.js';
-import { TokenExchangeSettingsService } from '../shared/services/token-exchange/settings.js';
-import { AgentGrantService } from '../shared/services/agents/grants.js';
-import { AgentClientMetadataService } from '../shared/services/agents/metadata.js';
-import { CustomClaimsService } from '../shared/services/custom-claims.js';
-import { fieldMappingServices } from '../shared/services/federation/index.js';
-import { ApprovalService } from '../shared/services/approvals.js';
-import { RelationshipService } from '../shared/services/relationships.js';
-import { ClientAuthenticator } from '../shared/services/client-auth.js';
-import { ClaimRenameService } from '../shared/services/claim-rename.js';
-import { ClaimsService } from '../shared/services/claims.js';
-import { GrantService } from '../shared/services/grants/index.js';
-import {
-  UpstreamBroker,
-  UpstreamClients,
-  UpstreamIdpRegistry,
-  UpstreamSealer,
-} from '../shared/services/upstream-idp/index.js';
+import { setAuditSink } from '../shared/services/audit.js';
+import { buildServices } from '../shared/container.js';
 import { startJobs } from './jobs/index.js';
-import { createMetadataPoller } from '../shared/services/federation/metadata-poller.js';
-import { holderName } from '../shared/services/federation/holder.js';
 import { buildApp, VERSION } from './app.js';
-import type { AppDeps } from './context.js';
 import { createLogger } from './log.js';
 import { Metrics } from '../shared/metrics.js';
 import { poolStats } from '../shared/db/index.js';
@@ -113,7 +67,18 @@ async function main(): Promise<void> {
       groupCommit: config.workers <= 1,
     },
   );
-  const keys = new KeyService(ds, config.secretKey, config.keyRetireAfterSeconds);
+  // The Prometheus series (docs/metrics.md), only when a metrics listener is configured: off,
+  // nothing records and the HTTP middleware is not mounted. A supervisor records nothing itself
+  // (it sums its workers' series, below).
+  const supervisor = worker === undefined && config.workers > 1;
+  const metrics =
+    config.metricsPort === undefined || supervisor
+      ? undefined
+      : new Metrics({
+          onCollectError: (what, e) => logger.warn({ err: e, what }, 'a metric could not be collected'),
+        });
+  // Every service of the request side, built on first use (shared/container.ts).
+  const services = buildServices(ds, config, logger, { metrics });
   if (worker === undefined) {
     const applied = await migrate(ds, {
       lock: { onWait: (holder) => logger.info({ holder }, 'waiting for another process to finish the migrations') },
@@ -127,9 +92,9 @@ async function main(): Promise<void> {
       await ds.destroy();
       process.exit(EXIT_CONFIG);
     }
-    const key = await keys.ensureActive();
+    const key = await services.keys.ensureActive();
     logger.info({ kid: key.kid, alg: key.alg }, 'signing key ready');
-    if (config.workers > 1) {
+    if (supervisor) {
       if (config.database.kind === 'sqlite') {
         logger.warn(
           { workers: config.workers },
@@ -145,136 +110,24 @@ async function main(): Promise<void> {
     }
   }
 
-  const outbox = new Outbox(ds, config.secretKey);
-  // The Prometheus series (docs/metrics.md), only when a metrics listener is configured: off,
-  // nothing records and the HTTP middleware is not mounted.
-  const metrics =
-    config.metricsPort === undefined
-      ? undefined
-      : new Metrics({
-          onCollectError: (what, e) => logger.warn({ err: e, what }, 'a metric could not be collected'),
-        });
   if (metrics) {
-    metrics.collectOutbox(() => outbox.backlog());
+    metrics.collectOutbox(() => services.outbox.backlog());
     metrics.collectPool('app', () => poolStats(ds));
     if (worker !== undefined) reportToSupervisor(metrics.registry);
   }
-  const tokens = new TokenService(config.issuer, keys);
-  // The one outbound client's policy (shared/net/outbound.ts), for every service that calls out.
-  const outboundPolicy = outboundPolicyFromConfig(config);
-  // Platform plugins: one runtime view per daemon (its cache checks the config generation on
-  // every use); the webhook email provider joins the providers, the audit webhook hooks audit().
-  const pluginRuntime = new PluginRuntime(
-    ds,
-    config.secretKey,
-    builtinPlugins({ allowLoopback: config.outboundAllowLoopback }),
-  );
-  const mail = createEmailProviders(config, logger.child({ component: 'mail' }), [
-    new WebhookEmailProvider(pluginRuntime, config.mailFrom, outboundPolicy),
-  ]);
-  const plugins = new PluginService(ds, pluginRuntime, outboundPolicy);
-  setAuditSink(new AuditWebhookSink(pluginRuntime, outbox));
+  // An audit event reaches the audit webhook plugin (its outbox entry in the event's transaction).
+  setAuditSink(services.auditSink);
   // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
   // and login mail carries one-time codes.
   logger.warn(
-    { providerOrder: mail.defaultOrder() },
+    { providerOrder: services.mail.defaultOrder() },
     config.smtpUrl
       ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be ' +
           'written to the log; for development only'
       : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for ' +
           'development only',
   );
-  const directory = new DirectoryService(ds, config.secretKey, config.issuer);
-  const provisioningOptions = {
-    maxAttempts: config.provisioningMaxAttempts,
-    retryBaseMs: config.provisioningRetryBaseMs,
-  };
-  const throttle = new Throttle(ds, config.throttle, config.emailCodeResendSeconds);
-  const clientAuth = new ClientAuthenticator({
-    directory,
-    throttle,
-    issuer: config.issuer,
-    // A private_key_jwt client's jwks_uri: the ID-JAG key cache, fetching the URL itself,
-    // under the same SSRF policy.
-    remoteKeys: new IssuerKeys({
-      policy: outboundPolicy,
-      direct: true,
-      cooldownMs: config.clientJwksCooldownSeconds * 1000,
-      onFetchError: (url, detail) => logger.warn({ jwks_uri: url, detail }, 'a client jwks_uri could not be fetched'),
-    }),
-    // Client assertions' jti, in the database every daemon shares (prefix: never an ID-JAG's key).
-    jtis: new JtiStore(ds, 'cla_'),
-  });
-  // Upstream OpenID providers: one sealer and one cache of discovered configurations per
-  // daemon, shared by the registration and the sign-in.
-  const upstreamSealer = new UpstreamSealer(config.secretKey);
-  const upstreamClients = new UpstreamClients({ policy: outboundPolicy });
-  const base: Omit<AppDeps, 'claims' | 'grants'> = {
-    config,
-    ds,
-    logger,
-    keys,
-    directory,
-    provisioning: new ProvisioningService(ds, {
-      directory,
-      keys,
-      mail,
-      options: provisioningOptions,
-      logger: logger.child({ component: 'provisioning' }),
-    }),
-    tokens,
-    introspection: new IntrospectionService(ds, tokens, { cacheEntries: config.introspectionCacheEntries, metrics }),
-    throttle,
-    codes: new EmailCodeService(ds, config.secretKey, outbox, new URL(config.issuer).host, throttle),
-    sessions: new SessionService(ds),
-    artifacts: new ArtifactService(ds),
-    passkeys: new PasskeyService(ds, { issuer: config.issuer, secretKey: config.secretKey }),
-    oauth: new OAuthService(ds),
-    signIn: new SignInService(ds, () => deps),
-    mail,
-    recovery: new RecoveryService(ds, keys, config.issuer),
-    tenantLifecycle: new TenantLifecycleService(ds),
-    auditLog: new AuditLog(ds, config.secretKey),
-    emailSettings: new EmailSettingsService(ds, mail),
-    tokenExchangeSettings: new TokenExchangeSettingsService(ds, { allowLoopback: config.outboundAllowLoopback }),
-    customClaims: new CustomClaimsService(ds),
-    fieldMapping: fieldMappingServices(ds, {
-      allowLoopback: config.outboundAllowLoopback,
-      maxAutomaticSources: config.federationMaxAutomaticSources,
-    }),
-    externalTokenRefreshSettings: new ExternalTokenRefreshSettingsService(ds),
-    issuerKeys: new IssuerKeys({
-      policy: outboundPolicy,
-      cooldownMs: config.idJagJwksCooldownSeconds * 1000,
-      onFetchError: (iss, detail) =>
-        logger.warn({ issuer: iss, detail }, 'ID-JAG issuer metadata or keys could not be fetched'),
-    }),
-    jtis: new JtiStore(ds),
-    clientAuth,
-    account: new AccountService(ds, config.secretKey),
-    idempotency: new IdempotencyService(ds),
-    claimRename: new ClaimRenameService(ds, {
-      options: config.claimRename,
-      logger: logger.child({ component: 'claim-rename' }),
-    }),
-    upstreamIdps: new UpstreamIdpRegistry(ds, {
-      sealer: upstreamSealer,
-      clients: upstreamClients,
-      issuer: config.issuer,
-      allowLoopback: config.outboundAllowLoopback,
-    }),
-    upstreamBroker: new UpstreamBroker(ds, { sealer: upstreamSealer, clients: upstreamClients, issuer: config.issuer }),
-    plugins,
-    relationships: new RelationshipService(ds),
-    approvals: new ApprovalService(ds, outbox),
-    agentGrants: new AgentGrantService(ds, outbox),
-    agentClientMetadata: new AgentClientMetadataService(ds),
-    metrics,
-  };
-  const claims = new ClaimsService(base);
-  const { issuer, secretKey } = config;
-  const deps: AppDeps = { ...base, claims, grants: new GrantService({ ...base, claims, issuer, secretKey }) };
-  const { app, startDraining } = buildApp(deps);
+  const { app, startDraining } = buildApp(services);
   // Koa serves every request. Its callback settles every request itself (errors go to the
   // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.
   // eslint-disable-next-line @typescript-eslint/no-misused-promises
@@ -314,46 +167,11 @@ async function main(): Promise<void> {
   const jobsDs =
     config.database.kind === 'sqlite' ? ds : await connect(createDataSource(config.database, 'jobs', { log: logger }));
   if (metrics && jobsDs !== ds) metrics.collectPool('jobs', () => poolStats(jobsDs));
-  // The provisioning runner works on the jobs connection; requests only kick it.
-  const provisioningRunner =
-    jobsDs === ds
-      ? deps.provisioning
-      : new ProvisioningService(jobsDs, {
-          directory,
-          keys: new KeyService(jobsDs, config.secretKey, config.keyRetireAfterSeconds),
-          mail,
-          options: provisioningOptions,
-          logger: logger.child({ component: 'provisioning' }),
-        });
-  // The claim rename runner too (its batches are writes on the jobs connection).
-  const claimRenameRunner =
-    jobsDs === ds
-      ? deps.claimRename
-      : new ClaimRenameService(jobsDs, {
-          options: config.claimRename,
-          logger: logger.child({ component: 'claim-rename' }),
-        });
-  // The same factory and configuration as `iam federation poll`.
-  const federationPoller = createMetadataPoller(jobsDs, config, { holder: holderName('daemon'), metrics });
-  metrics?.collectFederationOverdue(() => federationPoller.overdueSeconds());
-  const jobs = startJobs({
-    ds: jobsDs,
-    logger,
-    outbox,
-    mail,
-    provisioning: { runner: provisioningRunner, kicks: deps.provisioning },
-    claimRename: { runner: claimRenameRunner, kicks: deps.claimRename },
-    externalTokenRefresh: (holder) =>
-      createExternalTokenRefresh(jobsDs, { secretKey: config.secretKey, policy: outboundPolicy, holder }),
-    plugins: {
-      auditWebhook: new AuditWebhookDeliverer(jobsDs, outbox, pluginRuntime, outboundPolicy),
-      service: plugins,
-    },
-    federationPoller,
-    approvalExpiry: new ApprovalService(jobsDs, outbox),
-    agentGrants: deps.agentGrants,
-    metrics,
-  });
+  // The jobs' services on that connection, sharing the request side's outbox, mail and plugin
+  // runtime; on SQLite the request side's own.
+  const jobServices = jobsDs === ds ? services : buildServices(jobsDs, config, logger, { metrics, requests: services });
+  metrics?.collectFederationOverdue(() => jobServices.federationPoller.overdueSeconds());
+  const jobs = startJobs({ jobs: jobServices, requests: services, logger, metrics });
 
   let stopping = false;
   const stop = async (signal: string) => {
@@ -379,7 +197,7 @@ async function main(): Promise<void> {
     // database closes; anything they leave is picked up by the next daemon.
     await jobs.stop(5_000);
     await metricsListener?.close();
-    await mail.close();
+    await services.mail.close();
     if (jobsDs !== ds) await jobsDs.destroy();
     // Only now: every request that was going to commit has committed.
     await ds.destroy();

@@ -1,7 +1,8 @@
 /**
  * The layering of docs/architecture.md, checked on the source tree: SQL only in the data layer
  * and the migrations; TypeORM and the SQL helpers only in the data layer; the daemon and the
- * CLI reach data through services, never repositories; no import cycles, not even through types. The first tests run
+ * CLI reach data through services, never repositories; no service constructed outside the container
+ * (shared/container.ts); no import cycles, not even through types. The first tests run
  * the check on made-up files, to show that each rule bites.
  */
 import test from 'ava';
@@ -122,6 +123,53 @@ test('the check bites: a middleware that decides by the request path', (t) => {
       'daemon/middleware/koa-c.ts: path-list-in-middleware',
       'daemon/middleware/koa-d.ts: path-list-in-middleware',
       'daemon/middleware/koa-e.ts: path-list-in-middleware',
+    ],
+  );
+});
+
+test('the check bites: a service constructed outside the container', (t) => {
+  const services = {
+    'shared/errors.ts': 'export class ApiError extends Error {}',
+    'shared/services/widgets.ts': [
+      'export class WidgetService {',
+      '  constructor(private readonly ds: Database, private readonly limit: number) {}',
+      '}',
+      'export class WidgetRefused extends ApiError {}',
+      'export class WidgetGone extends WidgetRefused {}',
+      // A factory (declared to return a service); and a function that only returns data.
+      'export function createWidgets(ds: Database, config: Config): WidgetService {',
+      '  return new WidgetService(ds, config.widgetLimit);',
+      '}',
+      'export function widgetView(w: Widget): { id: string } {',
+      '  return { id: w.id };',
+      '}',
+    ].join('\n'),
+    'shared/services/gadgets.ts': 'export class GadgetService {}\nconst w = new WidgetService(ds, 3);',
+    'shared/services/job-leases.ts': 'export class JobLeases {}',
+  };
+  t.deepEqual(
+    rulesOf({
+      ...services,
+      'daemon/routes/widgets.ts': 'const widgets = new WidgetService(deps.ds, 10);',
+      'cli/commands/widgets/list.ts': 'const widgets = createWidgets(this.ds, this.settings);',
+      'shared/net/widgets.ts': "import { WidgetService as W } from '../services/widgets.js';\nconst w = new W(ds, 1);",
+      'daemon/jobs/other.ts': 'const leases = new JobLeases(ds);',
+      'daemon/routes/fine.ts': [
+        "// not a service: new WidgetService( in a comment, errors thrown, views, the container's getters",
+        "throw new WidgetGone('gone');",
+        'const v = widgetView(await deps.widgets.get(id));',
+        'const x = deps.widgets as WidgetService;',
+      ].join('\n'),
+      'shared/container.ts':
+        'get widgets(): WidgetService { return (this.#made.widgets ??= new WidgetService(this.ds, 10)); }',
+      'daemon/jobs/scheduler.ts': 'this.leases = new JobLeases(ds);',
+      'test/widgets.test.ts': 'const widgets = new WidgetService(ds, 10);',
+    }),
+    [
+      'daemon/routes/widgets.ts: service-outside-container',
+      'cli/commands/widgets/list.ts: service-outside-container',
+      'shared/net/widgets.ts: service-outside-container',
+      'daemon/jobs/other.ts: service-outside-container',
     ],
   );
 });

@@ -8,6 +8,7 @@ import { checkFileSize } from './architecture-file-size.js';
 
 import { checkOutbound } from './architecture-outbound.js';
 import { checkMiddlewarePaths } from './architecture-middleware-paths.js';
+import { checkServiceConstruction } from './architecture-container.js';
 
 export interface Violation {
   file: string;
@@ -114,6 +115,7 @@ export function checkArchitecture(files: Map<string, string>): Violation[] {
     graph.set(file, edges);
   }
   v.push(...checkOutbound(files));
+  v.push(...checkServiceConstruction(files));
   for (const cycle of cycles(graph)) {
     v.push({ file: cycle[0], rule: 'import-cycle', detail: cycle.join(' -> ') });
   }

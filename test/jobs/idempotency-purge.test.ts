@@ -2,7 +2,8 @@
 import test from 'ava';
 import { testDatabase } from '../helpers/db.js';
 import { openServices } from '../helpers/seed.js';
-import { purgeIdempotencyKeys } from '../../daemon/jobs/idempotency-purge.js';
+import { idempotencyPurgeJob } from '../../daemon/jobs/idempotency-purge.js';
+import { IdempotencyService } from '../../shared/services/idempotency.js';
 
 test('expired keys are deleted, live ones kept', async (t) => {
   const db = await testDatabase(t);
@@ -18,7 +19,13 @@ test('expired keys are deleted, live ones kept', async (t) => {
     );
   await ins('old', now - 1);
   await ins('live', now + 3_600_000);
-  t.is(await purgeIdempotencyKeys(ds), 1);
+  // The job as the scheduler runs it, on the service the container hands it; the count is the service's.
+  const service = new IdempotencyService(ds);
+  let purged: number | undefined;
+  await idempotencyPurgeJob({ purgeExpired: async (signal) => (purged = await service.purgeExpired(signal)) }).run(
+    new AbortController().signal,
+  );
+  t.is(purged, 1);
   const rows = await ds.query<{ id: string }[]>('SELECT id FROM idempotency_keys');
   t.deepEqual(
     rows.map((r) => r.id),

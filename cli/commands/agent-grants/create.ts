@@ -56,7 +56,7 @@ export default class AgentGrantsCreate extends BaseCommand<typeof AgentGrantsCre
       ...(f['task-set'] ? { task_set: jsonFlag('task-set', f['task-set']) } : {}),
     };
     this.serviceInput = input;
-    const g = await this.agentGrants().create(f.tenant, input, this.actor);
+    const g = await this.services.agentGrants.create(f.tenant, input, this.actor);
     this.log(`Created agent grant ${g.grant_id}`);
     this.log(grantSummary(g));
     return g;

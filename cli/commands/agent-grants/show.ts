@@ -17,7 +17,7 @@ export default class AgentGrantsShow extends BaseCommand<typeof AgentGrantsShow>
 
   async run(): Promise<AgentGrantView> {
     await this.requireTenant(this.flags.tenant);
-    const g = await this.agentGrants().get(this.flags.tenant, this.args.id);
+    const g = await this.services.agentGrants.get(this.flags.tenant, this.args.id);
     this.log(`Agent grant ${g.grant_id}`);
     this.log(grantSummary(g));
     return g;

@@ -36,7 +36,7 @@ export default class AgentGrantsUpdate extends BaseCommand<typeof AgentGrantsUpd
       ...(expires !== undefined ? { expires_at: expires } : {}),
     };
     this.serviceInput = input;
-    const r = await this.agentGrants().update(f.tenant, this.args.id, input, this.actor);
+    const r = await this.services.agentGrants.update(f.tenant, this.args.id, input, this.actor);
     const n = r.token_families_pending_revocation;
     this.log(
       `Updated agent grant ${r.grant_id}: generation ${r.generation}, consent version ${r.consent_version}; ` +

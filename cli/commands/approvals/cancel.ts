@@ -13,7 +13,7 @@ export default class ApprovalsCancel extends BaseCommand<typeof ApprovalsCancel>
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const a = await this.approvals().cancel(
+    const a = await this.services.approvals.cancel(
       this.flags.tenant,
       this.args.request,
       { reason_code: this.flags['reason-code'] },

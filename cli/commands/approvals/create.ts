@@ -70,7 +70,7 @@ export default class ApprovalsCreate extends BaseCommand<typeof ApprovalsCreate>
       step_timeout_seconds: f['step-timeout'],
       grant_ttl_seconds: f['grant-ttl'],
     });
-    const a = await this.approvals().create(f.tenant, input, this.actor, 'cli');
+    const a = await this.services.approvals.create(f.tenant, input, this.actor, 'cli');
     this.log(approvalText(a));
     return a;
   }

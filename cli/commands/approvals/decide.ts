@@ -36,7 +36,13 @@ export default class ApprovalsDecide extends BaseCommand<typeof ApprovalsDecide>
       reason_code: this.flags['reason-code'],
       reason_note: this.flags['reason-note'],
     });
-    const a = await this.approvals().decide(this.flags.tenant, this.args.request, this.args.step, input, this.actor);
+    const a = await this.services.approvals.decide(
+      this.flags.tenant,
+      this.args.request,
+      this.args.step,
+      input,
+      this.actor,
+    );
     this.log(approvalText(a));
     return a;
   }

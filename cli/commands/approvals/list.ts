@@ -27,7 +27,7 @@ export default class ApprovalsList extends BaseCommand<typeof ApprovalsList> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const r = await this.approvals().list(
+    const r = await this.services.approvals.list(
       this.flags.tenant,
       { status: this.flags.status, investigation_id: this.flags.investigation },
       this.flags.limit,

@@ -53,7 +53,7 @@ export default class ClaimsCreate extends BaseCommand<typeof ClaimsCreate> {
       field_usage_bindings: (this.flags.bind ?? []).map(parseBinding),
     };
     this.serviceInput = input;
-    const schema = await this.customClaims().createSchema(this.flags.tenant, input, this.actor);
+    const schema = await this.services.customClaims.createSchema(this.flags.tenant, input, this.actor);
     this.log(`Created claim schema ${schema.id} (${schema.field_key}) in tenant ${schema.tenant_id}`);
     this.log(schemaFields(schema));
     return schema;

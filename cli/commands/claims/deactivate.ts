@@ -18,7 +18,7 @@ export default class ClaimsDeactivate extends BaseCommand<typeof ClaimsDeactivat
 
   async run(): Promise<CustomClaimSchema> {
     await this.requireTenant(this.flags.tenant);
-    const schema = await this.customClaims().deactivateSchema(this.flags.tenant, this.args.id, this.actor);
+    const schema = await this.services.customClaims.deactivateSchema(this.flags.tenant, this.args.id, this.actor);
     this.log(`Claim schema ${schema.id} (${schema.field_key}) is inactive`);
     this.log(schemaFields(schema));
     return schema;

@@ -18,7 +18,7 @@ export default class ClaimsList extends BaseCommand<typeof ClaimsList> {
 
   async run(): Promise<CustomClaimSchema[]> {
     await this.requireTenant(this.flags.tenant);
-    const schemas = await this.customClaims().listSchemas(this.flags.tenant);
+    const schemas = await this.services.customClaims.listSchemas(this.flags.tenant);
     this.log(schemaTable(schemas, this.flags.tenant));
     return schemas;
   }

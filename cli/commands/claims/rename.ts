@@ -43,7 +43,7 @@ export default class ClaimsRename extends BaseCommand<typeof ClaimsRename> {
     await this.requireTenant(this.flags.tenant);
     const input = { new_field_key: this.args['new-key'] };
     this.serviceInput = input;
-    const service = this.claimRename();
+    const service = this.services.claimRename;
     // Not finished inside start (as the endpoint does for a small rename): the command works it
     // below with progress lines, or leaves it to the daemons under --no-wait.
     let result = await service.start(this.flags.tenant, this.args.id, input, this.actor, { inline: false });

@@ -19,7 +19,7 @@ export default class ClaimsShow extends BaseCommand<typeof ClaimsShow> {
 
   async run(): Promise<CustomClaimSchema> {
     await this.requireTenant(this.flags.tenant);
-    const schema = await this.customClaims().getSchema(this.flags.tenant, this.args.id);
+    const schema = await this.services.customClaims.getSchema(this.flags.tenant, this.args.id);
     this.log(schemaFields(schema));
     return schema;
   }

@@ -48,7 +48,7 @@ export default class ClaimsUpdate extends BaseCommand<typeof ClaimsUpdate> {
           : {}),
     };
     this.serviceInput = input;
-    const schema = await this.customClaims().updateSchema(f.tenant, this.args.id, input, this.actor);
+    const schema = await this.services.customClaims.updateSchema(f.tenant, this.args.id, input, this.actor);
     this.log(`Updated claim schema ${schema.id} (${schema.field_key})`);
     this.log(schemaFields(schema));
     return schema;

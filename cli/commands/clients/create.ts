@@ -211,7 +211,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       require_pkce: f.pkce,
     };
     this.serviceInput = input;
-    const { client, client_secret } = await this.directory().createClient(f.tenant, input, this.actor);
+    const { client, client_secret } = await this.services.directory.createClient(f.tenant, input, this.actor);
 
     this.log(`Created ${client.client_type} client "${client.name}" in tenant ${client.tenant_id}`);
     this.log(

@@ -20,7 +20,7 @@ export default class ClientsList extends BaseCommand<typeof ClientsList> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const rows = await this.directory()
+    const rows = await this.services.directory
       .scope(this.flags.tenant)
       .clients.list({ limit: this.flags.limit, offset: this.flags.offset });
     const clients = rows.map(toClientView);

@@ -24,7 +24,7 @@ export default class ExternalTokensRefresh extends BaseCommand<typeof ExternalTo
   async run(): Promise<RunSummary> {
     await this.requireTenant(this.flags.tenant);
     const json = this.jsonEnabled();
-    const summary = await this.externalTokenRefresh().runTenant(this.flags.tenant, {
+    const summary = await this.services.externalTokenRefresh(this.leaseHolder).runTenant(this.flags.tenant, {
       userId: this.flags.user,
       // Progress on stderr, so stdout stays the summary (and pure JSON under --json).
       progress: json ? undefined : (e) => process.stderr.write(`  ${e.linkId}: ${e.outcome}\n`),

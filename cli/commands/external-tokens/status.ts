@@ -20,7 +20,7 @@ export default class ExternalTokensStatus extends BaseCommand<typeof ExternalTok
   };
 
   async run(): Promise<RunRecord[]> {
-    const runs = await this.externalTokenRefresh().recentRuns(this.flags.limit);
+    const runs = await this.services.externalTokenRefresh(this.leaseHolder).recentRuns(this.flags.limit);
     this.log(
       table(
         runs,

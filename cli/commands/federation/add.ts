@@ -49,7 +49,7 @@ export default class FederationAdd extends BaseCommand<typeof FederationAdd> {
       protocolPayload: payloadFromFlags(this.flags),
       certificates: certificatesFromFlags(this.flags['cert-file']),
     };
-    const source = await this.fieldMapping().trustSources.create(this.flags.tenant, input, this.actor);
+    const source = await this.services.fieldMapping.trustSources.create(this.flags.tenant, input, this.actor);
     this.log(`Added federation trust source ${source.id} in tenant ${source.tenantId}`);
     this.log(trustSourceLines(source));
     return source;

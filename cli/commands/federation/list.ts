@@ -21,7 +21,11 @@ export default class FederationList extends BaseCommand<typeof FederationList> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const sources = await this.fieldMapping().trustSources.list(this.flags.tenant, this.flags.limit, this.flags.offset);
+    const sources = await this.services.fieldMapping.trustSources.list(
+      this.flags.tenant,
+      this.flags.limit,
+      this.flags.offset,
+    );
     const poll = (s: (typeof sources)[number]) => s.protocolPayload.polling as Record<string, unknown>;
     this.log(
       table(

@@ -1,7 +1,6 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
-import { holderName } from '../../../shared/services/federation/holder.js';
-import { createMetadataPoller, type PollOutcome } from '../../../shared/services/federation/metadata-poller.js';
+import type { PollOutcome } from '../../../shared/services/federation/metadata-poller.js';
 
 export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
   static override summary = "Poll a federation trust source's metadata now.";
@@ -22,8 +21,8 @@ export default class FederationPoll extends BaseCommand<typeof FederationPoll> {
 
   async run(): Promise<PollOutcome> {
     await this.requireTenant(this.flags.tenant);
-    // The daemon's factory and configuration: the same byte cap and deadline as the job.
-    const poller = createMetadataPoller(this.ds, this.settings, { holder: holderName('cli') });
+    // The job's poller from the one container: the same byte cap and deadline as the daemon's.
+    const poller = this.services.federationPoller;
     if (!this.jsonEnabled()) process.stderr.write('Polling: download, signature check, inventory…\n');
     const o = await poller.pollNow(this.flags.tenant, this.args.id);
     this.log(`${o.result}: sourceState ${o.sourceState ?? '-'}${o.errorCode ? `, lastErrorCode ${o.errorCode}` : ''}`);

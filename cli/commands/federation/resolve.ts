@@ -1,6 +1,5 @@
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
-import { FederationResolver } from '../../../shared/services/federation/resolver.js';
 import type { ResolutionDecision } from '../../../shared/services/federation/resolution.js';
 
 export default class FederationResolve extends BaseCommand<typeof FederationResolve> {
@@ -27,7 +26,7 @@ export default class FederationResolve extends BaseCommand<typeof FederationReso
 
   async run(): Promise<ResolutionDecision> {
     await this.requireTenant(this.flags.tenant);
-    const d = await new FederationResolver(this.ds).resolve(
+    const d = await this.services.federationResolver.resolve(
       this.flags.tenant,
       this.args.entityId,
       this.flags.role as 'saml_idp' | 'saml_sp' | undefined,

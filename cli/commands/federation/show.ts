@@ -16,7 +16,7 @@ export default class FederationShow extends BaseCommand<typeof FederationShow> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const source = await this.fieldMapping().trustSources.get(this.flags.tenant, this.args.source);
+    const source = await this.services.fieldMapping.trustSources.get(this.flags.tenant, this.args.source);
     this.log(trustSourceLines(source));
     return source;
   }

@@ -30,7 +30,7 @@ export default class FederationUpdate extends BaseCommand<typeof FederationUpdat
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const service = this.fieldMapping().trustSources;
+    const service = this.services.fieldMapping.trustSources;
     const current = await service.get(this.flags.tenant, this.args.source);
     const input = {
       expectedUpdatedAt: this.flags['expected-updated-at'] ?? current.updatedAt,

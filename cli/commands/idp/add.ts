@@ -81,7 +81,7 @@ export default class IdpAdd extends BaseCommand<typeof IdpAdd> {
     // Quoted back on a refusal: everything but the secret.
     this.serviceInput = { ...input, client_secret: undefined };
     if (!this.jsonEnabled()) process.stderr.write(`Fetching the discovery document of ${f.issuer} …\n`);
-    const idp = await this.upstreamIdps().create(f.tenant, input, this.actor, '');
+    const idp = await this.services.upstreamIdps.create(f.tenant, input, this.actor, '');
     this.log(`Registered upstream provider "${idp.display_name}" in tenant ${idp.tenant_id}`);
     this.log(
       fields([

@@ -21,7 +21,12 @@ export default class IdpDisable extends BaseCommand<typeof IdpDisable> {
   async run() {
     await this.requireTenant(this.flags.tenant);
     const status = this.flags.enable ? 'active' : 'disabled';
-    const idp = await this.upstreamIdps().setStatus(this.flags.tenant, this.args.provider, { status }, this.actor);
+    const idp = await this.services.upstreamIdps.setStatus(
+      this.flags.tenant,
+      this.args.provider,
+      { status },
+      this.actor,
+    );
     this.log(`Upstream provider "${idp.display_name}" (${idp.id}) is ${idp.status}.`);
     return idp;
   }

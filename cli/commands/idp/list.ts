@@ -17,7 +17,7 @@ export default class IdpList extends BaseCommand<typeof IdpList> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const idps = await this.upstreamIdps().list(this.flags.tenant);
+    const idps = await this.services.upstreamIdps.list(this.flags.tenant);
     this.log(
       table(
         idps,

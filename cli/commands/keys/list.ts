@@ -13,7 +13,7 @@ export default class KeysList extends BaseCommand<typeof KeysList> {
   ];
 
   async run(): Promise<KeyInfo[]> {
-    const keys = await this.keyService().list();
+    const keys = await this.services.keys.list();
     this.log(
       table(
         keys,

@@ -16,7 +16,7 @@ export default class KeysRotate extends BaseCommand<typeof KeysRotate> {
   static override examples = ['<%= config.bin %> <%= command.id %>', '<%= config.bin %> <%= command.id %> --json'];
 
   async run(): Promise<{ active: KeyInfo; active_keys: KeyInfo[]; retiring: KeyInfo[] }> {
-    const result = await this.keyService().rotate(this.actor);
+    const result = await this.services.keys.rotate(this.actor);
     for (const k of result.active_keys) this.log(`New active key: ${k.kid} (${k.alg})`);
     if (result.retiring.length === 0) this.log('No key was active before; nothing to retire.');
     for (const k of result.retiring) this.log(`Retiring key:   ${k.kid}, published until ${time(k.retire_at)}`);

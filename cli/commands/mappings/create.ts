@@ -46,7 +46,7 @@ export default class MappingsCreate extends BaseCommand<typeof MappingsCreate> {
       description: this.flags.description,
       mappings,
     };
-    const set = await this.fieldMapping().mappingSets.create(this.flags.tenant, input, this.actor);
+    const set = await this.services.fieldMapping.mappingSets.create(this.flags.tenant, input, this.actor);
     this.log(`Created field-mapping set ${set.id} in tenant ${set.tenantId}`);
     this.log(
       fields([

@@ -13,8 +13,8 @@ export default class MappingsDelete extends BaseCommand<typeof MappingsDelete> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const set = await this.fieldMapping().mappingSets.get(this.flags.tenant, this.args.set);
-    await this.fieldMapping().mappingSets.delete(this.flags.tenant, set.id, this.actor);
+    const set = await this.services.fieldMapping.mappingSets.get(this.flags.tenant, this.args.set);
+    await this.services.fieldMapping.mappingSets.delete(this.flags.tenant, set.id, this.actor);
     this.log(`Deleted field-mapping set ${set.id} (${set.setKey}).`);
     return { id: set.id, setKey: set.setKey, deleted: true };
   }

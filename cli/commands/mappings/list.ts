@@ -21,7 +21,11 @@ export default class MappingsList extends BaseCommand<typeof MappingsList> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const sets = await this.fieldMapping().mappingSets.list(this.flags.tenant, this.flags.limit, this.flags.offset);
+    const sets = await this.services.fieldMapping.mappingSets.list(
+      this.flags.tenant,
+      this.flags.limit,
+      this.flags.offset,
+    );
     this.log(
       table(
         sets,

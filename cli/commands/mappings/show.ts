@@ -15,7 +15,7 @@ export default class MappingsShow extends BaseCommand<typeof MappingsShow> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const set = await this.fieldMapping().mappingSets.get(this.flags.tenant, this.args.set);
+    const set = await this.services.fieldMapping.mappingSets.get(this.flags.tenant, this.args.set);
     this.log(
       fields([
         ['id', set.id],

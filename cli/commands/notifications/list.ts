@@ -30,7 +30,7 @@ export default class NotificationsList extends BaseCommand<typeof NotificationsL
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const states = await this.fieldMapping().notifications.list(
+    const states = await this.services.fieldMapping.notifications.list(
       this.flags.tenant,
       { state: this.flags.state, condition: this.flags.condition, subjectId: this.flags.subject },
       this.flags.limit,

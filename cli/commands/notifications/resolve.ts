@@ -21,7 +21,7 @@ export default class NotificationsResolve extends BaseCommand<typeof Notificatio
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const { result } = await this.fieldMapping().notifications.resolve(
+    const { result } = await this.services.fieldMapping.notifications.resolve(
       this.flags.tenant,
       this.args.state,
       this.flags['assigned-to'],

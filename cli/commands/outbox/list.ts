@@ -30,7 +30,7 @@ export default class OutboxList extends BaseCommand<typeof OutboxList> {
       limit: this.flags.limit,
     };
     this.serviceInput = filter;
-    const entries = await this.outbox().list(filter);
+    const entries = await this.services.outbox.list(filter);
     const empty = [
       'No outbox entries',
       this.flags.status ? ` in status ${this.flags.status}` : '',

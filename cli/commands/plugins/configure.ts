@@ -48,7 +48,7 @@ export default class PluginsConfigure extends BaseCommand<typeof PluginsConfigur
     if (!Object.keys(config).length)
       throw new CliFailure('invalid_request', 'nothing to change: give --set, --unset or --secret-stdin');
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
-    const state = await this.plugins().configure(this.args.id, this.flags.tenant ?? null, config, this.actor);
+    const state = await this.services.plugins.configure(this.args.id, this.flags.tenant ?? null, config, this.actor);
     this.log(describeState(state));
     return state;
   }

@@ -19,7 +19,7 @@ export default class PluginsDisable extends BaseCommand<typeof PluginsDisable> {
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
     let state: PluginStateResult;
     try {
-      state = await this.plugins().disable(this.args.id, this.flags.tenant ?? null, this.actor);
+      state = await this.services.plugins.disable(this.args.id, this.flags.tenant ?? null, this.actor);
     } catch (e) {
       throw incompleteFailure(e);
     }

@@ -21,7 +21,7 @@ export default class PluginsEnable extends BaseCommand<typeof PluginsEnable> {
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
     let state: PluginStateResult;
     try {
-      state = await this.plugins().enable(this.args.id, this.flags.tenant ?? null, this.actor);
+      state = await this.services.plugins.enable(this.args.id, this.flags.tenant ?? null, this.actor);
     } catch (e) {
       throw incompleteFailure(e);
     }

@@ -17,7 +17,7 @@ export default class PluginsList extends BaseCommand<typeof PluginsList> {
 
   async run(): Promise<{ tenantId: string | null; plugins: PluginDetail[] }> {
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
-    const result = await this.plugins().list(this.flags.tenant ?? null);
+    const result = await this.services.plugins.list(this.flags.tenant ?? null);
     this.log(
       table(
         result.plugins,

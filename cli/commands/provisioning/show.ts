@@ -21,7 +21,7 @@ export default class ProvisioningShow extends BaseCommand<typeof ProvisioningSho
 
   async run(): Promise<ProvisioningOperationView> {
     await this.requireTenant(this.flags.tenant);
-    const op = await this.provisioning().latest(this.flags.tenant);
+    const op = await this.services.provisioning.latest(this.flags.tenant);
     const lastError = op.last_error_code ? ` (last error ${op.last_error_code})` : '';
     this.log(`Operation ${op.operation_id}: ${op.status} at ${op.current_step}${lastError}, ${op.retry_count} retries`);
     if (op.last_error_cause) this.log(`Cause: ${op.last_error_cause}`);

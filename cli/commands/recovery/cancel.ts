@@ -14,7 +14,7 @@ export default class RecoveryCancel extends BaseCommand<typeof RecoveryCancel> {
   };
 
   async run() {
-    const service = this.recovery();
+    const service = this.services.recovery;
     const recovery = await service.cancel(this.flags.operation, this.actor);
     this.log(`Cancelled ${recovery.operationId}; tenant ${recovery.tenantId} is back in service.`);
     this.log(describeRecovery(recovery));

@@ -19,7 +19,7 @@ export default class RecoveryConfirmRestore extends BaseCommand<typeof RecoveryC
   static override fieldFlags = { restore_reference: 'restore-reference' };
 
   async run() {
-    const service = this.recovery();
+    const service = this.services.recovery;
     const recovery = await service.confirmRestore(this.flags.operation, this.flags['restore-reference'], this.actor);
     this.log(`Restore confirmed for ${recovery.operationId}.`);
     this.log(describeRecovery(recovery));

@@ -16,7 +16,7 @@ export default class RecoveryList extends BaseCommand<typeof RecoveryList> {
 
   async run() {
     if (this.flags.tenant) await this.requireTenant(this.flags.tenant);
-    const service = this.recovery();
+    const service = this.services.recovery;
     const ops = await service.list(this.flags.tenant, this.settings.recoveryStabilizationSeconds);
     this.log(
       table(

@@ -17,7 +17,7 @@ export default class RecoveryShow extends BaseCommand<typeof RecoveryShow> {
   };
 
   async run() {
-    const service = this.recovery();
+    const service = this.services.recovery;
     const { recovery, details } = await service.get(this.flags.operation, this.settings.recoveryStabilizationSeconds);
     this.log(describeRecovery(recovery, details));
     return { recovery, details };

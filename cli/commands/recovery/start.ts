@@ -39,7 +39,7 @@ export default class RecoveryStart extends BaseCommand<typeof RecoveryStart> {
           `${this.settings.issuer}; run with the daemon's environment file.\n`,
       );
     }
-    const service = this.recovery();
+    const service = this.services.recovery;
     const { recovery, resumed } = await service.start(
       {
         tenantId: this.flags.tenant,

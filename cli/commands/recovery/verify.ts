@@ -35,7 +35,7 @@ export default class RecoveryVerify extends BaseCommand<typeof RecoveryVerify> {
   };
 
   async run() {
-    const service = this.recovery();
+    const service = this.services.recovery;
     const { recovery, smokeChecks } = await service.verify(
       this.flags.operation,
       {

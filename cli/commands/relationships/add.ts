@@ -36,7 +36,7 @@ export default class RelationshipsAdd extends BaseCommand<typeof RelationshipsAd
       relationship_type: this.flags.type,
       expires_at: parseWhen('expires-at', this.flags['expires-at']),
     });
-    const rel = await this.relationships().add(this.flags.tenant, this.args.user, input, this.actor);
+    const rel = await this.services.relationships.add(this.flags.tenant, this.args.user, input, this.actor);
     this.log(`Added ${rel.id}: ${rel.subject_id} ${rel.relationship_type} ${rel.related_subject_id}.`);
     return rel;
   }

@@ -20,7 +20,7 @@ export default class RelationshipsList extends BaseCommand<typeof RelationshipsL
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const r = await this.relationships().list(
+    const r = await this.services.relationships.list(
       this.flags.tenant,
       this.args.user,
       this.flags.direction as 'incoming' | 'outgoing' | undefined,

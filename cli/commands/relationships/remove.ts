@@ -13,7 +13,7 @@ export default class RelationshipsRemove extends BaseCommand<typeof Relationship
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    await this.relationships().remove(this.flags.tenant, this.args.user, this.args.relationship, this.actor);
+    await this.services.relationships.remove(this.flags.tenant, this.args.user, this.args.relationship, this.actor);
     this.log(`Removed ${this.args.relationship}.`);
     return { removed: true, id: this.args.relationship };
   }

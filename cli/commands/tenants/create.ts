@@ -61,13 +61,13 @@ export default class TenantsCreate extends BaseCommand<typeof TenantsCreate> {
     this.serviceInput = input;
     const wait = this.flags.wait;
     const printer = progressPrinter(wait && !this.jsonEnabled());
-    const provisioning = this.provisioning();
+    const provisioning = this.services.provisioning;
     const created = await provisioning.createTenant(input, this.actor);
     let { tenant, operation } = created;
     if (wait) {
       if (printer) process.stderr.write(`Provisioning tenant ${tenant.id} (operation ${operation.operation_id})\n`);
       operation = await provisioning.waitFor(tenant.id, { timeoutMs: this.flags.timeout * 1000, onProgress: printer });
-      tenant = await this.directory().requireTenant(tenant.id);
+      tenant = await this.services.directory.requireTenant(tenant.id);
     }
     if (wait) requireSettled(operation, this.flags.timeout);
     const view = toTenantView(tenant);

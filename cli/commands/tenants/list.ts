@@ -16,7 +16,7 @@ export default class TenantsList extends BaseCommand<typeof TenantsList> {
   };
 
   async run() {
-    const tenants = (await this.directory().listTenants(this.flags.limit, this.flags.offset)).map(toTenantView);
+    const tenants = (await this.services.directory.listTenants(this.flags.limit, this.flags.offset)).map(toTenantView);
     this.log(
       table(
         tenants,

@@ -41,7 +41,7 @@ export default class TenantsSetPolicyVersions extends BaseCommand<typeof Tenants
       ...(f['tos-version'] !== undefined ? { tos_version: f['tos-version'] } : {}),
     };
     this.serviceInput = input;
-    const v = await this.directory().setPolicyVersions(f.tenant, input, this.actor);
+    const v = await this.services.directory.setPolicyVersions(f.tenant, input, this.actor);
     this.log(`Policy versions of tenant ${f.tenant}`);
     this.log(
       fields([

@@ -37,7 +37,7 @@ export default class TenantsSetStandardClaims extends BaseCommand<typeof Tenants
     await this.requireTenant(f.tenant);
     const input = { scopes: f.scope ?? [] };
     this.serviceInput = input;
-    const scopes = await this.directory().setStandardClaimScopes(f.tenant, input, this.actor);
+    const scopes = await this.services.directory.setStandardClaimScopes(f.tenant, input, this.actor);
     this.log(`Optional claim scopes of tenant ${f.tenant}`);
     this.log(fields([['offered', scopes.length ? scopes.join(' ') : '(none)']]));
     return { tenant_id: f.tenant, scopes };

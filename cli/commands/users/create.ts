@@ -31,7 +31,7 @@ export default class UsersCreate extends BaseCommand<typeof UsersCreate> {
     await this.requireTenant(this.flags.tenant);
     const input = { email: this.flags.email, name: this.flags.name, ...this.standardClaims() };
     this.serviceInput = input;
-    const user = await this.directory().createUser(this.flags.tenant, input, this.actor);
+    const user = await this.services.directory.createUser(this.flags.tenant, input, this.actor);
     this.log(`Created user ${user.id} in tenant ${user.tenant_id}`);
     this.log(
       fields([

@@ -18,7 +18,7 @@ export default class UsersList extends BaseCommand<typeof UsersList> {
 
   async run(): Promise<User[]> {
     await this.requireTenant(this.flags.tenant);
-    const users = await this.directory()
+    const users = await this.services.directory
       .scope(this.flags.tenant)
       .users.list({ limit: this.flags.limit, offset: this.flags.offset });
     this.log(

@@ -2,7 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { InvalidRequest } from '../../../shared/errors.js';
-import { TokenParams } from '../../../shared/services/grants/index.js';
+import { TokenParams } from '../../../shared/token-params.js';
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';

@@ -1,6 +1,6 @@
 /**
- * The refresh scan as the composition roots build it (daemon/main.ts for the job, cli/base.ts
- * for `iam external-tokens`): the scan service over the HTTP bridge to the tenants' upstream
+ * The refresh scan as the container builds it (shared/container.ts, for the job and for
+ * `iam external-tokens`): the scan service over the HTTP bridge to the tenants' upstream
  * identity providers.
  */
 import type { Database } from '../../db/index.js';

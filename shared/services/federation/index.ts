@@ -1,6 +1,6 @@
 /**
- * Field mapping and SAML federation services, built together by the composition roots
- * (daemon/main.ts, cli/base.ts, daemon/jobs/index.ts) on one database handle.
+ * Field mapping and SAML federation services, built together by the container
+ * (shared/container.ts) on one database handle.
  */
 import type { Database } from '../../db/index.js';
 import { NotificationStates } from '../notification-states.js';

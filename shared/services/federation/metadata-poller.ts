@@ -45,9 +45,9 @@ export {
 } from './poller-options.js';
 
 /**
- * The one way to build the poller: the daemon's job (daemon/main.ts) and `iam federation poll`
- * both call this with the loaded configuration, so a limit an operator sets (the byte cap,
- * the deadline) holds for a manual poll exactly as for a scheduled one.
+ * The one way to build the poller: the container (shared/container.ts) calls this with the
+ * loaded configuration for the daemon's job and `iam federation poll` alike, so a limit an
+ * operator sets (the byte cap, the deadline) holds for a manual poll exactly as for a scheduled one.
  */
 export function createMetadataPoller(
   db: Database,

@@ -16,7 +16,7 @@
 import type { Client } from '../../db/entities.js';
 import type { Database, Db } from '../../db/index.js';
 import type { TokenService } from '../tokens.js';
-import type { TokenParams } from './params.js';
+import type { TokenParams } from '../../token-params.js';
 
 /** The log lines a grant writes (the request's logger; pino's fits). */
 export interface GrantLog {

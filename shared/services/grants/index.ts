@@ -13,7 +13,7 @@ import { tokenExchangeGrant } from './token-exchange.js';
 
 export type { GrantDeps } from './deps.js';
 export type { GrantLog, TokenRequest, TokenResponseBody } from './grant.js';
-export { parseScope, TokenParams } from './params.js';
+export { parseScope, TokenParams } from '../../token-params.js';
 export { MAX_ACT_DEPTH, TOKEN_EXCHANGE_GRANT } from './token-exchange.js';
 
 export class GrantService {

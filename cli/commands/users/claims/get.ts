@@ -18,7 +18,7 @@ export default class UsersClaimsGet extends BaseCommand<typeof UsersClaimsGet> {
 
   async run(): Promise<UserClaims> {
     await this.requireTenant(this.flags.tenant);
-    const claims = await this.customClaims().getUserClaims(this.flags.tenant, this.flags.user);
+    const claims = await this.services.customClaims.getUserClaims(this.flags.tenant, this.flags.user);
     this.log(userClaimsFields(claims));
     return claims;
   }

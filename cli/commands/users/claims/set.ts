@@ -49,7 +49,7 @@ export default class UsersClaimsSet extends BaseCommand<typeof UsersClaimsSet> {
   async run(): Promise<UserClaims> {
     const { tenant, user } = this.flags;
     await this.requireTenant(tenant);
-    const service = this.customClaims();
+    const service = this.services.customClaims;
     let given: Record<string, unknown> = {};
     if (this.flags.claims !== undefined) {
       try {

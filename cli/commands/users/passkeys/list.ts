@@ -21,7 +21,9 @@ export default class UsersPasskeysList extends BaseCommand<typeof UsersPasskeysL
   async run(): Promise<{ passkeys: AdminPasskeyRecord[] }> {
     const { tenant, user } = this.flags;
     await this.requireTenant(tenant);
-    const passkeys = (await this.passkeys().listForOperator(tenant, user)).map((p) => adminPasskeyRecord(user, p));
+    const passkeys = (await this.services.passkeys.listForOperator(tenant, user)).map((p) =>
+      adminPasskeyRecord(user, p),
+    );
     this.log(
       table(
         passkeys,

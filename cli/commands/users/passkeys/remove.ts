@@ -23,7 +23,7 @@ export default class UsersPasskeysRemove extends BaseCommand<typeof UsersPasskey
     const { tenant, user } = this.flags;
     const id = this.args.passkey;
     await this.requireTenant(tenant);
-    if (!(await this.passkeys().remove(tenant, user, id, this.actor)))
+    if (!(await this.services.passkeys.remove(tenant, user, id, this.actor)))
       throw new CliFailure('not_found', `no passkey "${id}" of user "${user}" (see \`iam users passkeys list\`)`);
     this.log(`Removed passkey ${id} of user ${user}.`);
     return { removed: true, id, user_id: user };

@@ -3,7 +3,7 @@
  * processing order reads them, so a malformed parameter is refused at the same point as ever
  * (after the grant and the client are checked, say).
  */
-import { InvalidRequest } from '../../errors.js';
+import { InvalidRequest } from './errors.js';
 
 /** RFC 6749 §3.3: a space-delimited list; duplicates collapse. */
 export function parseScope(raw: unknown): string[] | undefined {
