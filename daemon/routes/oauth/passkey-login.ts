@@ -7,8 +7,9 @@
  *   navigator.credentials.get (discoverable credentials: the authenticator names the user);
  * - POST /login/passkey: the assertion. The passkey service verifies it, and in the sign-in
  *   service's transaction its use is recorded, the session created and the authorization
- *   request consumed (as /login/verify does with a code); the answer is `{redirect_url}`, the continuation of the authorization, where the
- *   script sends the browser. A credential the tenant removed (a live tombstone) answers 400
+ *   request consumed (as /login/verify does with a code); the answer is `{redirect_url}`, the
+ *   continuation of the authorization, where the script sends the browser. A credential the
+ *   tenant removed (a live tombstone) answers 400
  *   `invalid_grant` with `webauthn_signal: {unknown_credential: true}`; one it never knew (under
  *   the shared RP ID, perhaps another tenant's) the same refusal without the signal.
  *
