@@ -182,39 +182,19 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     ctx.type = 'application/jwt';
     ctx.body = await deps.tokens.signUserinfo({ clientId: found!.client.client_id, claims: body, alg });
   };
-  api.add(
-    router,
-    {
-      method: 'get',
-      path: '/userinfo',
-      summary: 'OIDC UserInfo',
-      tags,
-      security: 'bearer',
-      tenant: 'token',
-      cors: 'client-origins',
-      authenticate: userinfoAuth,
-      scopes: ['openid'],
-      responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
-    },
-    userinfo,
-  );
+  const userinfoRoute = {
+    path: '/userinfo',
+    summary: 'OIDC UserInfo',
+    tags,
+    security: 'bearer',
+    tenant: 'token',
+    cors: 'client-origins',
+    authenticate: userinfoAuth,
+    responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
+  } as const;
+  api.add(router, { ...userinfoRoute, method: 'get', scopes: ['openid'] }, userinfo);
   // OIDC Core §5.3.1: POST as well (not listed in the document).
-  api.add(
-    router,
-    {
-      method: 'post',
-      path: '/userinfo',
-      summary: 'OIDC UserInfo',
-      tags,
-      security: 'bearer',
-      tenant: 'token',
-      cors: 'client-origins',
-      authenticate: userinfoAuth,
-      document: false,
-      responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
-    },
-    userinfo,
-  );
+  api.add(router, { ...userinfoRoute, method: 'post', document: false }, userinfo);
 
   // ---- Revocation (RFC 7009) ----
   api.add(
