@@ -22,6 +22,7 @@ export interface ApiOptions {
   raw?: string;
   /** Sent as `Idempotency-Key`. */
   idempotencyKey?: string;
+  /** Added last, so they may replace the ones above (a form post's `content-type`, a Basic `authorization`). */
   headers?: Record<string, string>;
 }
 
