@@ -196,12 +196,7 @@ test('a tenant admin sees only its own tenant; naming another tenant is 403 tena
 });
 
 test('GET /api/admin/tenants/{id}: platform any, tenant admin own only, unknown 404', async (t) => {
-  const get = async (id: string, token: string | null) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${id}`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const get = (id: string, token: string | null) => api(d.url, 'GET', `/api/admin/tenants/${id}`, { token });
   const p = await get(other, platform);
   t.is(p.status, 200);
   t.is(p.body.id, other);

@@ -404,14 +404,7 @@ test.serial(
 
 test('the admin API registers a private_key_jwt client with the same schema, and refuses a private key', async (t) => {
   const token = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
-  const create = async (body: unknown) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/clients`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const create = (body: unknown) => api(d.url, 'POST', `/api/admin/tenants/${app.tenantId}/clients`, { body, token });
   const cc = { name: 'Admin-made', grant_types: ['client_credentials'], scopes: ['api:read'] };
   const made = await create({ ...cc, jwks_uri: `${idp.issuer}/jwks` });
   t.is(made.status, 201, JSON.stringify(made.body));
