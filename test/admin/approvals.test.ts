@@ -15,6 +15,7 @@ import { activeTenant, clientCredentialsToken, openServices } from '../helpers/s
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { sql } from '../helpers/oauth.js';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 let e: LoginEnv;
 let platform: string;
@@ -49,18 +50,8 @@ test.after.always(async () => {
   await stopLoginEnv(e);
 });
 
-async function call(method: string, path: string, token?: string, body?: unknown) {
-  const res = await fetch(`${e.d.url}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-}
+const call = (method: string, path: string, token?: string, body?: unknown) =>
+  api(e.d.url, method, path, { token, body });
 const rels = (userId: string, query = '') => `/api/admin/users/${userId}/relationships${query}`;
 const addRel = (from: string, body: Record<string, unknown>, token = admin) => call('POST', rels(from), token, body);
 

@@ -13,6 +13,7 @@ import { loginKit } from '../helpers/login.js';
 import { type App, type CookieJar } from '../helpers/oauth.js';
 import { assertUserError } from '../helpers/user-errors.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -33,20 +34,13 @@ test.before(async () => {
 });
 test.after.always(() => stopLoginEnv({ db, d, sink }));
 
-async function audit(q: Record<string, string>) {
-  const res = await fetch(`${d.url}/api/admin/audit?${new URLSearchParams(q)}`, {
-    headers: { authorization: `Bearer ${token}` },
-  });
-  return {
-    status: res.status,
-    body: (await res.json()) as {
-      events: { id: string }[];
-      next_cursor?: string;
-      error?: string;
-      error_description?: string;
-    },
-  };
-}
+const audit = (q: Record<string, string>) =>
+  api<{ events: { id: string }[]; next_cursor?: string; error?: string; error_description?: string }>(
+    d.url,
+    'GET',
+    `/api/admin/audit?${new URLSearchParams(q)}`,
+    { token },
+  );
 
 const devices = (q: Record<string, string>) =>
   fetch(`${d.url}/api/account/devices?${new URLSearchParams(q)}`, { headers: { cookie: jar.header() } });

@@ -8,6 +8,7 @@ import { AuditWriter } from '../../shared/repositories/index.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -73,15 +74,13 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function list(query: Record<string, string | number>, token: string | null = platform) {
-  const res = await fetch(
-    `${d.url}/api/admin/audit?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`,
-    {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    },
+const list = (query: Record<string, string | number>, token: string | null = platform) =>
+  api<{ events: Ev[]; next_cursor?: string; error?: string }>(
+    d.url,
+    'GET',
+    `/api/admin/audit?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`,
+    { token },
   );
-  return { status: res.status, body: (await res.json()) as { events: Ev[]; next_cursor?: string; error?: string } };
-}
 
 test('401 without a token', async (t) => {
   const r = await list({}, null);
@@ -197,12 +196,7 @@ test('a tenant admin sees only its own tenant; naming another tenant is 403 tena
 });
 
 test('GET /api/admin/tenants/{id}: platform any, tenant admin own only, unknown 404', async (t) => {
-  const get = async (id: string, token: string | null) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${id}`, {
-      headers: token ? { authorization: `Bearer ${token}` } : {},
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const get = (id: string, token: string | null) => api(d.url, 'GET', `/api/admin/tenants/${id}`, { token });
   const p = await get(other, platform);
   t.is(p.status, 200);
   t.is(p.body.id, other);

@@ -12,6 +12,7 @@ import { activeTenant, clientCredentialsToken, openServices } from '../helpers/s
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { ACCOUNT_SCOPE, loginKit } from '../helpers/login.js';
 import { sql } from '../helpers/oauth.js';
+import { api } from '../helpers/api.js';
 
 let e: LoginEnv;
 let platform: string;
@@ -50,18 +51,8 @@ test.after.always(async () => {
   await stopLoginEnv(e);
 });
 
-async function call(method: string, path: string, token?: string, body?: unknown) {
-  const res = await fetch(`${e.d.url}${path}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-}
+const call = (method: string, path: string, token?: string, body?: unknown) =>
+  api(e.d.url, method, path, { token, body });
 const BASE = '/api/admin/custom-claims';
 const create = (body: Record<string, unknown>, token = admin, query = '') =>
   call('POST', `${BASE}${query}`, token, body);

@@ -16,6 +16,7 @@ import { startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
 import { pkce, seedApp, type App } from '../helpers/oauth.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { registerPasskey, SoftAuthenticator } from '../helpers/soft-authenticator.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -76,24 +77,10 @@ async function newUser(tenantId = app.tenantId): Promise<LoginUser> {
 const register = (auth: SoftAuthenticator, user: LoginUser, name = 'Test key') =>
   registerPasskey(svc, user, auth, name);
 
-async function call(method: string, path: string, token?: string) {
-  const res = await fetch(`${d.url}${path}`, {
-    method,
-    headers: token ? { authorization: `Bearer ${token}` } : {},
-  });
-  const text = await res.text();
-  return { status: res.status, body: (text ? JSON.parse(text) : {}) as Record<string, any> };
-}
+const call = (method: string, path: string, token?: string) => api(d.url, method, path, { token });
 const listPath = (userId: string, tenantId = app.tenantId) => `/api/admin/tenants/${tenantId}/users/${userId}/passkeys`;
 
-async function post(path: string, body: unknown) {
-  const res = await fetch(`${d.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
+const post = (path: string, body: unknown) => api(d.url, 'POST', path, { body });
 
 /** A passkey sign-in through the direct API: options -> assertion -> verify. */
 async function signIn(auth: SoftAuthenticator) {

@@ -15,8 +15,7 @@ import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, credentialsClient, openServices, seed } from '../helpers/seed.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { until } from '../helpers/poll.js';
-
-type Json = ReturnType<typeof JSON.parse>;
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -43,18 +42,8 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function call(method: string, path: string, token: string, body?: unknown) {
-  const res = await fetch(`${d.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: (text ? JSON.parse(text) : {}) as Record<string, Json> };
-}
+// Every caller names a token (an admin's), so the bearer header is always sent.
+const call = (method: string, path: string, token: string, body?: unknown) => api(d.url, method, path, { token, body });
 
 /** A fresh tenant and a token of its own admin. */
 async function tenantWithAdmin(): Promise<{ id: string; admin: string }> {

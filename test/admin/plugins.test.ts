@@ -15,6 +15,7 @@ import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded }
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { signatureValid, startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 
@@ -55,18 +56,8 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function call(method: string, path: string, body?: unknown, token: string | null = platform) {
-  const res = await fetch(`${d.url}${path}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: (text ? JSON.parse(text) : {}) as Record<string, Json> };
-}
+const call = (method: string, path: string, body?: unknown, token: string | null = platform) =>
+  api(d.url, method, path, { body, token });
 
 const P = '/api/admin/platform/plugins';
 const configure = (id: string, body: unknown, token?: string | null) => call('PUT', `${P}/${id}/config`, body, token);

@@ -11,6 +11,7 @@ import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 /** A JSON body: untyped by nature; the assertions check its shape field by field. */
 type Json = ReturnType<typeof JSON.parse>;
@@ -100,23 +101,12 @@ test.after.always(async () => {
   await dbB?.drop();
 });
 
-async function call(
+const call = (
   base: string,
   method: string,
   path: string,
   opts: { token?: string | null; body?: unknown; key?: string } = {},
-) {
-  const res = await fetch(`${base}${path}`, {
-    method,
-    headers: {
-      ...(opts.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}),
-      ...(opts.key ? { 'idempotency-key': opts.key } : {}),
-    },
-    ...(opts.body !== undefined ? { body: JSON.stringify(opts.body) } : {}),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, Json> };
-}
+) => api(base, method, path, { token: opts.token, body: opts.body, idempotencyKey: opts.key });
 
 const getOp = async (base: string, token: string, id: string) =>
   (await call(base, 'GET', `/api/admin/tenants/${id}/provisioning`, { token })).body;

@@ -11,6 +11,7 @@ import { activeTenant, clientCredentialsToken, openServices } from '../helpers/s
 import { iam } from '../helpers/cli.js';
 import { exchange, putSettings, TE_GRANT, AT } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
+import { api } from '../helpers/api.js';
 
 /** An issuer with a path, so "under the issuer" differs from "on the issuer's host". */
 const ISSUER = 'https://id.example.test/t1';
@@ -39,14 +40,8 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-const createClient = async (body: Record<string, unknown>) => {
-  const r = await fetch(`${d.url}/api/admin/tenants/${tenantId}/clients`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-};
+const createClient = (body: Record<string, unknown>) =>
+  api(d.url, 'POST', `/api/admin/tenants/${tenantId}/clients`, { body, token: admin });
 
 const REFUSED = [
   ISSUER,

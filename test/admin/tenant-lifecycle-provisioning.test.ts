@@ -11,6 +11,7 @@ import { TenantLifecycleService } from '../../shared/services/tenant-lifecycle.j
 import { createTestDatabase, testDatabase, type TestDb } from '../helpers/db.js';
 import { freePort, startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 
@@ -44,14 +45,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function post(path: string, body: unknown) {
-  const r = await fetch(`${d.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${platform}` },
-    body: JSON.stringify(body),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-}
+const post = (path: string, body: unknown) => api(d.url, 'POST', path, { body, token: platform });
 
 test('POST suspend of a provisioning tenant with matching values: 200 suspended; resume: back to provisioning', async (t) => {
   const services = await openServices(db.url, db.dir);

@@ -27,6 +27,7 @@ import {
   activeTenant,
   introspectAs,
 } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 /** A JSON body: untyped by nature; the assertions check its shape field by field. */
 type Json = ReturnType<typeof JSON.parse>;
@@ -96,19 +97,12 @@ async function newTenant() {
   }
 }
 
-async function post(path: string, body: unknown, opts: { token?: string | null; key?: string; base?: string } = {}) {
-  const token = opts.token === undefined ? platform : opts.token;
-  const res = await fetch(`${opts.base ?? d.url}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/json',
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(opts.key ? { 'idempotency-key': opts.key } : {}),
-    },
-    body: JSON.stringify(body),
+const post = (path: string, body: unknown, opts: { token?: string | null; key?: string; base?: string } = {}) =>
+  api(opts.base ?? d.url, 'POST', path, {
+    body,
+    token: opts.token === undefined ? platform : opts.token,
+    idempotencyKey: opts.key,
   });
-  return { status: res.status, body: (await res.json()) as Record<string, Json> };
-}
 
 const suspend = (id: string, body: unknown, opts?: Parameters<typeof post>[2]) =>
   post(`/api/admin/tenants/${id}/lifecycle/suspend`, body, opts);

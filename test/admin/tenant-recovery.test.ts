@@ -23,6 +23,7 @@ import {
 import { ApiError } from '../../shared/errors.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { RecoveryService, type VerifyProgress } from '../../shared/services/recovery/index.js';
+import { api } from '../helpers/api.js';
 
 /** A JSON body: untyped by nature; the assertions check its shape field by field. */
 type Json = ReturnType<typeof JSON.parse>;
@@ -149,24 +150,17 @@ async function readyToReactivate() {
   return { ten, op: v.recovery };
 }
 
-async function call(
+const call = (
   method: string,
   path: string,
   body?: unknown,
   opts: { token?: string | null; key?: string; base?: string } = {},
-) {
-  const token = opts.token === undefined ? platform : opts.token;
-  const res = await fetch(`${opts.base ?? d.url}${path}`, {
-    method,
-    headers: {
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(opts.key ? { 'idempotency-key': opts.key } : {}),
-    },
-    body: body === undefined ? undefined : JSON.stringify(body),
+) =>
+  api(opts.base ?? d.url, method, path, {
+    body,
+    token: opts.token === undefined ? platform : opts.token,
+    idempotencyKey: opts.key,
   });
-  return { status: res.status, body: (await res.json()) as Record<string, Json> };
-}
 const reactivate = (opId: string, body: unknown, opts?: Parameters<typeof call>[3]) =>
   call('POST', `/api/admin/platform/control-plane/tenant-recovery/${opId}/reactivate`, body, opts);
 const confirmation = (tenantId: string) => ({ confirmation: `REACTIVATE_RECOVERED_TENANT:${tenantId}` });

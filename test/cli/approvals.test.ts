@@ -9,6 +9,7 @@ import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { clientCredentialsToken, seed } from '../helpers/seed.js';
 import { openServices } from '../helpers/seed.js';
+import { api as apiCall } from '../helpers/api.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 let db: TestDb;
@@ -33,10 +34,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-const api = async (path: string) => {
-  const res = await fetch(`${d.url}${path}`, { headers: { authorization: `Bearer ${token}` } });
-  return (await res.json()) as Record<string, any>;
-};
+const api = (path: string) => apiCall(d.url, 'GET', path, { token }).then((r) => r.body);
 
 test.serial('relationships add, list (both directions, --direction), remove', async (t) => {
   const rel = await iamJson(db, [

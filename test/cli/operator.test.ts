@@ -21,6 +21,7 @@ import {
   type Seeded,
   introspectAs,
 } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -361,14 +362,8 @@ test('a change made while the operator is at the prompt makes the service refuse
   );
   // Someone else suspends and resumes the tenant while the prompt waits: same state, new updated_at.
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
-  const move = async (name: string, body: unknown) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${ten.id}/lifecycle/${name}`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return (await res.json()) as Record<string, any>;
-  };
+  const move = (name: string, body: unknown) =>
+    api(d.url, 'POST', `/api/admin/tenants/${ten.id}/lifecycle/${name}`, { body, token }).then((r) => r.body);
   const cur = (await (
     await fetch(`${d.url}/api/admin/tenants/${ten.id}`, { headers: { authorization: `Bearer ${token}` } })
   ).json()) as { updated_at: number };

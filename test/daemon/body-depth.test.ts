@@ -9,6 +9,7 @@ import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, seed, type Seeded } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -30,15 +31,9 @@ test.after.always(async () => {
 const nestedObject = (levels: number) => `${'{"a":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
 const nestedArray = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
-async function post(path: string, text: string, token: string | null = platform) {
-  const res = await fetch(`${d.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', ...(token ? { authorization: `Bearer ${token}` } : {}) },
-    body: text,
-  });
-  const raw = await res.text();
-  return { status: res.status, raw, body: JSON.parse(raw) as Record<string, unknown> };
-}
+// The body is sent as written (deep or malformed JSON); `raw` is the answer's text.
+const post = (path: string, text: string, token: string | null = platform) =>
+  api(d.url, 'POST', path, { raw: text, token }).then((r) => ({ ...r, raw: r.text }));
 
 function refusedForDepth(t: import('ava').ExecutionContext, r: Awaited<ReturnType<typeof post>>) {
   t.is(r.status, 400, r.raw.slice(0, 300));

@@ -17,6 +17,7 @@ import { sql } from '../helpers/oauth.js';
 import { projectRoot } from '../helpers/architecture.js';
 import { fileURLToPath } from 'node:url';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 type Samples = Map<string, number>;
 
@@ -64,16 +65,15 @@ async function metricsPort(d: Daemon): Promise<number> {
   return line.port;
 }
 
-async function post(url: string, auth: { clientId: string; secret: string }, form: Record<string, string>) {
-  return fetch(url, {
-    method: 'POST',
+// A form post with client_secret_basic (RFC 6749 section 2.3.1) to a full URL.
+const post = (url: string, auth: { clientId: string; secret: string }, form: Record<string, string>) =>
+  api(url, 'POST', '', {
+    raw: new URLSearchParams(form).toString(),
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
       authorization: 'Basic ' + Buffer.from(`${auth.clientId}:${auth.secret}`).toString('base64'),
     },
-    body: new URLSearchParams(form),
   });
-}
 
 let db: TestDb;
 let seeded: Seeded;

@@ -20,6 +20,7 @@ import { expireClaims, sleep } from '../helpers/faults.js';
 import { clientCredentialsToken, openServices, seed } from '../helpers/seed.js';
 import { startWebhookReceiver, type WebhookReceiver } from '../helpers/webhook-receiver.js';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 const USERS = 120;
 const SECRET = 'whsec_0123456789abcdefghijklmnop';
@@ -49,14 +50,7 @@ test('SIGKILL mid webhook delivery: every acknowledged event reaches the receive
   const env = { ...first, IAM_PORT: String(d.port) };
   daemons.push(d);
   const token = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
-  const call = async (method: string, path: string, body: unknown) => {
-    const r = await fetch(`${d.url}${path}`, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      body: JSON.stringify(body),
-    });
-    return { status: r.status, body: (await r.json()) as Record<string, any> };
-  };
+  const call = (method: string, path: string, body: unknown) => api(d.url, method, path, { body, token });
   const P = '/api/admin/platform/plugins/audit-webhook';
   const cfg = await call('PUT', `${P}/config`, {
     tenant_id: s.tenantId,

@@ -15,6 +15,7 @@ import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded }
 import { schemaHash } from '../../shared/services/federation/source-profiles.js';
 import { fieldMappingServices } from '../../shared/services/federation/index.js';
 import { makeCert } from '../helpers/https-issuer.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -49,24 +50,9 @@ test.after.always(async () => {
 });
 
 const base = '/api/admin/field-mapping';
-async function call(
-  method: string,
-  p: string,
-  body?: unknown,
-  opts: { token?: string; key?: string } = {},
-): Promise<{ status: number; body: Record<string, any>; headers: Headers }> {
-  const res = await fetch(`${d.url}${p}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${opts.token ?? admin}`,
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(opts.key ? { 'idempotency-key': opts.key } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? (JSON.parse(text) as Record<string, any>) : {}, headers: res.headers };
-}
+// Every call carries a bearer token: the admin's unless the test names another.
+const call = (method: string, p: string, body?: unknown, opts: { token?: string; key?: string } = {}) =>
+  api(d.url, method, p, { body, token: opts.token ?? admin, idempotencyKey: opts.key });
 
 async function mappingSet(setKey: string, sourceType = 'saml') {
   const r = await call('POST', `${base}/sets`, {

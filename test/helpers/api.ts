@@ -5,10 +5,13 @@
  * fetch and parsing the answer each in their own way.
  */
 
-/** What a test may read of an answer. `body` is the parsed JSON, `{}` when the answer is empty. */
-export interface ApiAnswer {
+/**
+ * What a test may read of an answer. `body` is the parsed JSON, `{}` when the answer is empty;
+ * a test that knows the answer's shape may name it (`api<{ events: Ev[] }>(…)`).
+ */
+export interface ApiAnswer<T = Record<string, any>> {
   status: number;
-  body: Record<string, any>; // tests read the answer's members freely
+  body: T; // by default the test reads the answer's members freely
   text: string;
   headers: Headers;
 }
@@ -22,10 +25,16 @@ export interface ApiOptions {
   raw?: string;
   /** Sent as `Idempotency-Key`. */
   idempotencyKey?: string;
+  /** Added last, so they may replace the ones above (a form post's `content-type`, a Basic `authorization`). */
   headers?: Record<string, string>;
 }
 
-export async function api(baseUrl: string, method: string, path: string, opts: ApiOptions = {}): Promise<ApiAnswer> {
+export async function api<T = Record<string, any>>(
+  baseUrl: string,
+  method: string,
+  path: string,
+  opts: ApiOptions = {},
+): Promise<ApiAnswer<T>> {
   const payload = opts.raw ?? (opts.body === undefined ? undefined : JSON.stringify(opts.body));
   const headers: Record<string, string> = {
     ...(payload !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -41,7 +50,7 @@ export async function api(baseUrl: string, method: string, path: string, opts: A
   const text = await res.text();
   return {
     status: res.status,
-    body: text ? (JSON.parse(text) as Record<string, unknown>) : {},
+    body: (text ? JSON.parse(text) : {}) as T,
     text,
     headers: res.headers,
   };

@@ -9,6 +9,7 @@ import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { activeTenant, clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
 import { registerUpstream } from '../helpers/refresh-links.js';
+import { api } from '../helpers/api.js';
 
 const PATH = '/api/admin/external-token-refresh/config';
 const actor = { type: 'system' as const, id: 'test' };
@@ -21,17 +22,8 @@ let tenantAdmin: string;
 let bridged: string;
 let disabledOnly: string;
 
-async function call(method: 'GET' | 'PUT', token: string | undefined, body?: unknown, tenantId?: string) {
-  const res = await fetch(`${d.url}${PATH}${tenantId ? `?tenant_id=${encodeURIComponent(tenantId)}` : ''}`, {
-    method,
-    headers: {
-      ...(token ? { authorization: `Bearer ${token}` } : {}),
-      ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
-    },
-    body: body !== undefined ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
-}
+const call = (method: 'GET' | 'PUT', token: string | undefined, body?: unknown, tenantId?: string) =>
+  api(d.url, method, `${PATH}${tenantId ? `?tenant_id=${encodeURIComponent(tenantId)}` : ''}`, { token, body });
 
 test.before(async () => {
   db = await createTestDatabase();

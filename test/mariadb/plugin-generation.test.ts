@@ -15,6 +15,7 @@ import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { clientCredentialsToken, openServices, seed, type Seeded } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 type Json = ReturnType<typeof JSON.parse>;
 
@@ -39,18 +40,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function call(d: Daemon, method: string, path: string, body?: unknown) {
-  const res = await fetch(`${d.url}${path}`, {
-    method,
-    headers: {
-      authorization: `Bearer ${token}`,
-      ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-    },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: JSON.parse(text) as Record<string, Json> };
-}
+const call = (d: Daemon, method: string, path: string, body?: unknown) => api(d.url, method, path, { body, token });
 
 const listed = async (d: Daemon) =>
   ((await call(d, 'GET', `/api/admin/tenants/${s.tenantId}/email-settings`)).body.providers as Json[]).some(

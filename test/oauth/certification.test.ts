@@ -17,6 +17,7 @@ import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
 import { challengeFrom, codeFrom, CookieJar, get, pkce, postJson, REDIRECT, type App } from '../helpers/oauth.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import { api } from '../helpers/api.js';
 
 let env: LoginEnv;
 let db: TestDb;
@@ -38,14 +39,8 @@ const kit = loginKit(
 );
 
 /** POST /api/admin/tenants/{id}/clients as the tenant admin. */
-async function registerClient(body: Record<string, unknown>) {
-  const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/clients`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const registerClient = (body: Record<string, unknown>) =>
+  api(d.url, 'POST', `/api/admin/tenants/${app.tenantId}/clients`, { body, token: adminToken });
 
 /** A first-party confidential client for the code flow, with `extra` registration metadata. */
 async function client(extra: Record<string, unknown>): Promise<ClientCreds> {

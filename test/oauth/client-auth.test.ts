@@ -14,6 +14,7 @@ import { newKey, startIssuer, type SigningKey, type TestIssuer } from '../helper
 import { startSmtpSink } from '../helpers/smtp-sink.js';
 import { challengeFrom, codeFrom, CookieJar, get, postJson, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
 import { clientCredentialsToken, openServices } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
 
 const ASSERTION_TYPE = 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer';
 
@@ -145,15 +146,12 @@ async function assertion(
   return jwt.sign(key.privateKey);
 }
 
-/** POST a form to one of the daemon's endpoints. */
-async function post(path: string, form: Record<string, string>, headers: Record<string, string> = {}, base = d.url) {
-  const res = await fetch(`${base}${path}`, {
-    method: 'POST',
+/** POST a form to one of the daemon's endpoints (token requests are form-encoded, RFC 6749 section 4.1.3). */
+const post = (path: string, form: Record<string, string>, headers: Record<string, string> = {}, base = d.url) =>
+  api(base, 'POST', path, {
+    raw: new URLSearchParams(form).toString(),
     headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers },
-    body: new URLSearchParams(form),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
 
 const ccWithAssertion = async (clientId: string, jwt: string, base = d.url) =>
   post(
@@ -406,14 +404,7 @@ test.serial(
 
 test('the admin API registers a private_key_jwt client with the same schema, and refuses a private key', async (t) => {
   const token = await clientCredentialsToken(d.url, app.admin.clientId, app.admin.secret);
-  const create = async (body: unknown) => {
-    const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/clients`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
-      body: JSON.stringify(body),
-    });
-    return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-  };
+  const create = (body: unknown) => api(d.url, 'POST', `/api/admin/tenants/${app.tenantId}/clients`, { body, token });
   const cc = { name: 'Admin-made', grant_types: ['client_credentials'], scopes: ['api:read'] };
   const made = await create({ ...cc, jwks_uri: `${idp.issuer}/jwks` });
   t.is(made.status, 201, JSON.stringify(made.body));

@@ -17,6 +17,7 @@ import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit } from '../helpers/login.js';
 import { authorizeUrl, CookieJar, get, REDIRECT, sql, type App } from '../helpers/oauth.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -31,20 +32,24 @@ let n = 0;
 
 /** Registers a client through the admin API, as an operator preparing a certification run would. */
 async function register(extra: Record<string, unknown>): Promise<ClientCreds> {
-  const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/clients`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-    body: JSON.stringify({
-      name: 'OpenID conformance suite',
-      redirect_uris: [REDIRECT],
-      first_party: true,
-      scopes: ['openid', 'profile', 'email', 'offline_access'],
-      id_token_signed_response_alg: 'RS256',
-      require_pkce: false,
-      ...extra,
-    }),
-  });
-  const body = (await res.json()) as { client_id: string; client_secret: string };
+  const res = await api<{ client_id: string; client_secret: string }>(
+    d.url,
+    'POST',
+    `/api/admin/tenants/${app.tenantId}/clients`,
+    {
+      token: adminToken,
+      body: {
+        name: 'OpenID conformance suite',
+        redirect_uris: [REDIRECT],
+        first_party: true,
+        scopes: ['openid', 'profile', 'email', 'offline_access'],
+        id_token_signed_response_alg: 'RS256',
+        require_pkce: false,
+        ...extra,
+      },
+    },
+  );
+  const body = res.body;
   if (res.status !== 201) throw new Error(`register: ${res.status} ${JSON.stringify(body)}`);
   return { clientId: body.client_id, secret: body.client_secret };
 }

@@ -17,6 +17,7 @@ import { clientCredentialsToken } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { authorizeUrl, get, REDIRECT, sql, type App } from '../helpers/oauth.js';
 import { startLoginEnv, stopLoginEnv } from '../helpers/env.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -31,14 +32,9 @@ const kit = loginKit(
   () => sink,
 );
 
-const adminCall = async (method: string, path: string, body?: unknown) => {
-  const r = await fetch(`${d.url}${path}`, {
-    method,
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${admin}` },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  return { status: r.status, body: (await r.json()) as Record<string, unknown> };
-};
+// The content-type goes on every call, a GET's too, as it always has.
+const adminCall = (method: string, path: string, body?: unknown) =>
+  api(d.url, method, path, { body, token: admin, headers: { 'content-type': 'application/json' } });
 const setScopes = (scopes: string[]) =>
   adminCall('PUT', `/api/admin/tenants/${app.tenantId}/standard-claims`, { scopes });
 

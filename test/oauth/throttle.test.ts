@@ -26,6 +26,7 @@ import {
   sql,
   type App,
 } from '../helpers/oauth.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 /** The default budgets (30 s resend wait). */
@@ -54,13 +55,12 @@ test.after.always(async () => {
 
 async function newUser(): Promise<{ id: string; email: string }> {
   const email = `throttle${++n}-${Date.now()}@example.com`;
-  const res = await fetch(`${d.url}/api/admin/tenants/${app.tenantId}/users`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', authorization: `Bearer ${adminToken}` },
-    body: JSON.stringify({ email, name: `User ${n}` }),
+  const res = await api(d.url, 'POST', `/api/admin/tenants/${app.tenantId}/users`, {
+    body: { email, name: `User ${n}` },
+    token: adminToken,
   });
   if (res.status !== 201) throw new Error(`create user: ${res.status}`);
-  return (await res.json()) as { id: string; email: string };
+  return res.body as { id: string; email: string };
 }
 
 /** A new login transaction: the authorization request the login page continues. */

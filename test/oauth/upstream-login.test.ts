@@ -26,6 +26,7 @@ import {
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { startUpstreamOp, type UpstreamOp } from '../helpers/upstream-op.js';
 import { until } from '../helpers/poll.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let cert: TestCert;
@@ -108,14 +109,8 @@ test.after.always(async () => {
   if (cert) rmSync(cert.dir, { recursive: true, force: true });
 });
 
-async function adminCall(method: string, body?: unknown, suffix = '') {
-  const res = await fetch(`${d.url}/api/admin/tenants/${tenantId}/identity-providers${suffix}`, {
-    method,
-    headers: { authorization: `Bearer ${admin}`, ...(body ? { 'content-type': 'application/json' } : {}) },
-    body: body ? JSON.stringify(body) : undefined,
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
-}
+const adminCall = (method: string, body?: unknown, suffix = '') =>
+  api(d.url, method, `/api/admin/tenants/${tenantId}/identity-providers${suffix}`, { body, token: admin });
 
 async function postForm(url: string, form: Record<string, string>, jar: CookieJar): Promise<Response> {
   const res = await fetch(url, {

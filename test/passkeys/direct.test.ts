@@ -17,6 +17,7 @@ import { startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
 import { authorizeUrl, CookieJar, get, pkce, postJson, REDIRECT, seedApp, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { registerPasskey, SoftAuthenticator, type SoftOptions } from '../helpers/soft-authenticator.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -62,14 +63,7 @@ async function registered(auth: SoftAuthenticator, user?: LoginUser) {
   return { user: u, view: await registerPasskey(svc, u, auth) };
 }
 
-async function post(path: string, body: unknown) {
-  const res = await fetch(`${d.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-}
+const post = (path: string, body: unknown) => api(d.url, 'POST', path, { body });
 
 const options = (at: App = app) => post('/api/v1/auth/direct/passkey/options', { client_id: at.web.clientId });
 

@@ -7,6 +7,7 @@ import test from 'ava';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { pkce, seedApp, type App } from '../helpers/oauth.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -22,14 +23,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function post(path: string, body: unknown) {
-  const res = await fetch(`${d.url}${path}`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, any> };
-}
+const post = (path: string, body: unknown) => api(d.url, 'POST', path, { body });
 
 test('options and verify count against the IP budgets; a spent one is 429 with Retry-After', async (t) => {
   const ids: string[] = [];

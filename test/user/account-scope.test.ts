@@ -14,6 +14,7 @@ import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv 
 import { authorizeUrl, get, pkce, REDIRECT, sql, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { assertUserError } from '../helpers/user-errors.js';
+import { api } from '../helpers/api.js';
 
 let d: Daemon;
 let app: App;
@@ -34,10 +35,8 @@ const newUser = () => createUserIn(env, 'acct');
 const introspect = (token: string) => introspectAs(env, token);
 const bearer = (at: string) => ({ authorization: `Bearer ${at}` });
 
-const list = async (at: string) => {
-  const res = await fetch(`${d.url}/api/user/consents`, { headers: bearer(at) });
-  return { status: res.status, body: (await res.json()) as { consents: Record<string, any>[]; total: number } };
-};
+const list = (at: string) =>
+  api<{ consents: Record<string, any>[]; total: number }>(d.url, 'GET', '/api/user/consents', { token: at });
 const withdraw = (at: string, id: string) =>
   fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, { method: 'DELETE', headers: bearer(at) });
 const exportData = (at: string) =>

@@ -14,6 +14,7 @@ import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv 
 import { REDIRECT, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { assertUserError } from '../helpers/user-errors.js';
+import { api } from '../helpers/api.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -38,10 +39,7 @@ const introspect = (token: string) => introspectAs(env, token);
 /** Signs in at a third-party client (Partner unless named), allows the consent screen and redeems the code. */
 const thirdPartyTokens = (email: string, client = app.thirdParty) => kit.consentedTokens(client, email);
 
-const list = async (at: string) => {
-  const res = await fetch(`${d.url}/api/user/consents`, { headers: { authorization: `Bearer ${at}` } });
-  return { status: res.status, body: await res.json() };
-};
+const list = (at: string) => api(d.url, 'GET', '/api/user/consents', { token: at });
 const withdraw = (at: string, id: string) =>
   fetch(`${d.url}/api/user/consents/${encodeURIComponent(id)}`, {
     method: 'DELETE',
