@@ -237,7 +237,7 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
 
   /** Every sign-in: the method's proof spent, the request consumed, the session written, in one transaction. */
   get signIn(): SignInService {
-    return (this.#made.signIn ??= new SignInService(this.ds, () => this));
+    return (this.#made.signIn ??= new SignInService(this.ds, this));
   }
 
   get oauth(): OAuthService {

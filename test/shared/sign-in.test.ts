@@ -55,14 +55,14 @@ test.after.always(async () => {
 /** A sign-in service whose methods are the real ones, with `over` in place of some. */
 function signInService(over: Partial<SignInMethods> = {}): SignInService {
   const unused = { prove: () => Promise.reject(new Error('not used by this test')) };
-  return new SignInService(ds, () => ({
+  return new SignInService(ds, {
     codes,
     sessions: sessions(),
     artifacts: new ArtifactService(ds),
     passkeys: unused,
     upstreamBroker: unused,
     ...over,
-  }));
+  });
 }
 
 /** A saved authorization request of the web client, and a code sent for it. */

@@ -166,13 +166,13 @@ async function signedInB({ directory, b, scopeB, services }: World) {
   await codes.sendCode(login);
   // Only the email code signs in here; the other methods are not reached.
   const unused = { prove: () => Promise.reject(new Error('not used by this test')) };
-  const signIn = new SignInService(db, () => ({
+  const signIn = new SignInService(db, {
     codes,
     sessions,
     artifacts: new ArtifactService(db),
     passkeys: unused,
     upstreamBroker: unused,
-  }));
+  });
   const signedIn = await signIn.session(
     { emailCode: { ...login, code: /(\d{6})/.exec(mailed)![1] } },
     { clientId: client.client_id, meta },

@@ -79,20 +79,17 @@ export interface StepUpTarget {
 }
 
 export class SignInService {
-  /**
-   * `methods`: read when a sign-in runs, so that the composition root can hand over the
-   * services it builds beside this one.
-   */
+  /** `methods`: the container itself, whose getters build each method's service on first use. */
   constructor(
     private readonly db: Database,
-    private readonly methods: () => SignInMethods,
+    private readonly methods: SignInMethods,
   ) {}
 
   /** Signs in to a new browser session (the cookie to set is in the result). */
   async session(method: SignInMethod, target: SessionTarget): Promise<CreatedSession> {
     return this.run(method, async (tx, user, proof) => {
       await this.consumeRequest(tx, target.authRequest);
-      return this.methods().sessions.createSession(tx, {
+      return this.methods.sessions.createSession(tx, {
         user,
         authTime: proof.authTime,
         acr: proof.acr,
@@ -109,7 +106,7 @@ export class SignInService {
     target: ArtifactTarget,
   ): Promise<{ artifact: string; expiresIn: number; user: LoginUser }> {
     return this.run(method, async (tx, user, proof) => ({
-      ...(await this.methods().artifacts.createArtifact(
+      ...(await this.methods.artifacts.createArtifact(
         {
           user,
           clientId: target.clientId,
@@ -138,7 +135,7 @@ export class SignInService {
     await this.run(method, async (tx, user, proof) => {
       const renewed =
         user.id === target.userId &&
-        (await this.methods().sessions.reauthenticate(tx, target.tenantId, target.sessionId, {
+        (await this.methods.sessions.reauthenticate(tx, target.tenantId, target.sessionId, {
           authTime: proof.authTime,
           acr: proof.acr,
           amr: proof.amr,
@@ -164,7 +161,7 @@ export class SignInService {
   }
 
   private prove(method: SignInMethod): Promise<SignInProof> {
-    const m = this.methods();
+    const m = this.methods;
     if ('emailCode' in method) return m.codes.prove(method.emailCode);
     if ('passkey' in method) return m.passkeys.prove(method.passkey);
     if ('upstream' in method) return m.upstreamBroker.prove(method.upstream);
