@@ -16,6 +16,7 @@ import type { Logger } from 'pino';
 import type { Config } from './config.js';
 import type { Database } from './db/index.js';
 import type { Metrics } from './metrics.js';
+import type { ServiceOptions } from './container-options.js';
 import { outboundPolicyFromConfig, type OutboundPolicy } from './net/outbound.js';
 import { AgentGrantService } from './services/agents/grants.js';
 import { AgentClientMetadataService } from './services/agents/metadata.js';
@@ -61,20 +62,6 @@ import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
 import { TokenService } from './services/tokens.js';
 import { UpstreamBroker, UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from './services/upstream-idp/index.js';
-
-export interface ServiceOptions {
-  /** The Prometheus series (docs/metrics.md): the daemon's, only when IAM_METRICS_PORT is set. */
-  metrics?: Metrics;
-  /** Who takes row leases, as it appears in holder names (`daemon:host:pid:…`, `cli:…`). */
-  role?: 'daemon' | 'cli';
-  /**
-   * The jobs side on a DataSource of its own (MySQL): the request side's container, whose
-   * process-wide parts it shares rather than builds again: the outbox (the requests' commits
-   * kick it, the jobs' deliverers listen), the mail providers (one set of SMTP connections,
-   * closed once at stop) and the plugin runtime (one cache of the plugin configuration).
-   */
-  requests?: Services;
-}
 
 /** The CLI logs nothing (it prints): the log mail provider still needs a logger to be built. */
 const QUIET: MailLogger = { info: () => undefined, warn: () => undefined };
@@ -422,6 +409,8 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   get agentClientMetadata(): AgentClientMetadataService {
     return (this.#made.agentClientMetadata ??= new AgentClientMetadataService(this.ds));
   }
+
+  // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
 }
 
 /** The container of one database handle; see the top of this file. */

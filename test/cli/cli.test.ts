@@ -2,7 +2,10 @@
  * The `iam` operator CLI, run as the real executable (`node bin/iam.js ...`) against a fresh
  * database per test: SQLite by default, MariaDB when IAM_TEST_DATABASE_URL names a server.
  */
+import { readdirSync, readFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
+import { join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { parseDatabaseUrl } from '../../shared/config.js';
 import { connect, createDataSource } from '../../shared/db/data-source.js';
@@ -56,6 +59,21 @@ test('--help lists every command, and command help shows flags and examples', as
     t.true(create.stdout.includes(flag), `clients create --help mentions ${flag}`);
   }
   t.regex(create.stdout, /EXAMPLES[\s\S]*\$ iam clients create --tenant/);
+});
+
+test('the build writes oclif.manifest.json naming every compiled command (so a start loads only its own)', (t) => {
+  // cli/manifest.ts, run by `npm run build` and `prepare`. A manifest missing a command would
+  // hide it from `iam`; without a manifest each start imports every command (about a second).
+  const root = fileURLToPath(new URL('../../..', import.meta.url));
+  const dir = join(root, 'dist/cli/commands');
+  const walk = (d: string): string[] =>
+    readdirSync(d, { withFileTypes: true }).flatMap((e) =>
+      e.isDirectory() ? walk(join(d, e.name)) : e.name.endsWith('.js') ? [join(d, e.name)] : [],
+    );
+  const files = walk(dir).map((f) => relative(dir, f).replace(/\.js$/, '').split('/').join(':'));
+  const manifest = JSON.parse(readFileSync(join(root, 'oclif.manifest.json'), 'utf8')) as { commands: object };
+  t.deepEqual(Object.keys(manifest.commands).sort(), files.sort());
+  t.true(files.includes('users:create'));
 });
 
 test('a command before `db migrate` refuses with exit 1; migrate applies, then reports already current', async (t) => {
