@@ -58,6 +58,7 @@ import { accountAgentGrantRoutes } from './routes/account/agent-grants.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
 import { accountPasskeyRoutes } from './routes/account/passkeys.js';
 import { accountReauthRoutes } from './routes/account/reauth.js';
+import { accountProfileRoutes } from './routes/account/profile.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
@@ -168,6 +169,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     passkeyLoginRoutes(deps, api),
     accountPasskeyRoutes(deps, api),
     accountReauthRoutes(deps, api),
+    accountProfileRoutes(deps, api),
     assetRoutes(api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
