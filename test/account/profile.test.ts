@@ -163,3 +163,40 @@ test('address change: a stale sign-in is sent to the step-up; the current addres
   t.regex(stale.html, /href="\/account\/reauth"/);
   t.is((await q('SELECT id FROM email_codes WHERE user_id = ? AND client_id = ?', [user.id, 'account'])).length, 0);
 });
+
+test('the JSON equivalents: PATCH /api/account/profile, POST /api/account/email-change and …/confirm', async (t) => {
+  const { user, jar } = await signedIn();
+  const call = async (method: string, path: string, body: unknown, headers: Record<string, string> = {}) => {
+    const r = await fetch(`${d.url}${path}`, {
+      method,
+      headers: { 'content-type': 'application/json', cookie: jar.header(), ...headers },
+      body: JSON.stringify(body),
+    });
+    return { status: r.status, body: (await r.json()) as Record<string, any> };
+  };
+  const renamed = await call('PATCH', '/api/account/profile', { name: ' Linus ' });
+  t.is(renamed.status, 200);
+  t.deepEqual(renamed.body, { name: 'Linus', email: user.email, email_verified: true });
+  t.is((await call('PATCH', '/api/account/profile', { name: '' })).body.error, 'invalid_request');
+  const foreign = await call('PATCH', '/api/account/profile', { name: 'X' }, { origin: 'https://evil.example' });
+  t.is(foreign.status, 403);
+
+  const newEmail = `json-${Date.now()}@example.org`;
+  const codeMail = nextMailTo(newEmail);
+  const sent = await call('POST', '/api/account/email-change', { email: newEmail });
+  t.is(sent.status, 202);
+  t.deepEqual(sent.body, { email: newEmail, expires_in: 600 });
+  const code = codeFrom((await codeMail()).subject);
+  const wrong = String((Number(code) + 1) % 1_000_000).padStart(6, '0');
+  const bad = await call('POST', '/api/account/email-change/confirm', { email: newEmail, code: wrong });
+  t.is(bad.status, 400);
+  t.is(bad.body.error, 'invalid_grant');
+  const ok = await call('POST', '/api/account/email-change/confirm', { email: newEmail, code });
+  t.is(ok.status, 200, JSON.stringify(ok.body));
+  t.deepEqual(ok.body, { name: 'Linus', email: newEmail, email_verified: true });
+
+  await q('UPDATE sessions SET auth_time = ? WHERE user_id = ?', [Date.now() - STEP_UP_MAX_AGE_MS - 60_000, user.id]);
+  const stale = await call('POST', '/api/account/email-change', { email: `again-${Date.now()}@example.org` });
+  t.is(stale.status, 403);
+  t.is(stale.body.error, 'step_up_required');
+});

@@ -19,7 +19,6 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { ApiError } from '../../../shared/errors.js';
 import { displayName, email as emailSchema } from '../../../shared/schemas/common.js';
-import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
@@ -89,15 +88,6 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       if (!f) return;
       const { me, b, token } = f;
       const raw = typeof b.email === 'string' ? b.email.slice(0, 300) : '';
-      if (Date.now() - me.session.auth_time > STEP_UP_MAX_AGE_MS)
-        return emailFormPage(ctx, {
-          csrf: token,
-          status: 403,
-          value: raw,
-          stale: true,
-          error:
-            'To change your address, first confirm it is you (the link below the field), then send the code again.',
-        });
       const parsed = emailSchema.safeParse(raw);
       if (!parsed.success)
         return emailFormPage(ctx, { csrf: token, status: 400, value: raw, error: 'Enter a valid email address.' });
@@ -108,10 +98,12 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
           currentEmail: me.user.email,
           newEmail: parsed.data,
           ip: ctx.ip,
+          authTime: me.session.auth_time,
         });
       } catch (e) {
         const err = shown(ctx, e);
-        return emailFormPage(ctx, { csrf: token, status: err.status, value: raw, error: err.message });
+        const stale = err.error === 'step_up_required';
+        return emailFormPage(ctx, { csrf: token, status: err.status, value: raw, error: err.message, stale });
       }
       emailCodePage(ctx, { email: parsed.data, csrf: token, notice: 'Code sent.' });
     },

@@ -25,6 +25,7 @@ import { ApiError } from '../../errors.js';
 import { TenantScope } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
 import type { MailQueue } from './codes.js';
+import { STEP_UP_MAX_AGE_MS } from './passkey-contract.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
 import { emailVerified } from '../standard-claims.js';
@@ -88,7 +89,18 @@ export class AccountProfileService {
     currentEmail: string;
     newEmail: string;
     ip: string;
+    /** The session's sign-in time: the change needs one from the last five minutes. */
+    authTime: number;
   }): Promise<{ expiresIn: number }> {
+    // Whoever holds a session left open must not move the account (and its recovery) to their
+    // own address: a fresh sign-in first, as for adding a passkey (NIST SP 800-63B §6.1.2.1).
+    if (!(Date.now() - p.authTime <= STEP_UP_MAX_AGE_MS))
+      throw new ApiError(
+        403,
+        'step_up_required',
+        `Changing your address needs a sign-in within the last ${STEP_UP_MAX_AGE_MS / 60_000} minutes; ` +
+          'confirm it is you first.',
+      );
     if (p.newEmail === p.currentEmail)
       throw new ApiError(400, 'invalid_request', 'This is already your address.', { field: 'email' });
     const binding = bindingOf(p.userId);
