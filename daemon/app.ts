@@ -58,6 +58,8 @@ import { accountAgentGrantRoutes } from './routes/account/agent-grants.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
 import { accountPasskeyRoutes } from './routes/account/passkeys.js';
 import { accountReauthRoutes } from './routes/account/reauth.js';
+import { accountProfileRoutes } from './routes/account/profile.js';
+import { accountProfileApiRoutes } from './routes/account/profile-api.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
@@ -168,6 +170,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
     passkeyLoginRoutes(deps, api),
     accountPasskeyRoutes(deps, api),
     accountReauthRoutes(deps, api),
+    accountProfileRoutes(deps, api),
+    accountProfileApiRoutes(deps, api),
     assetRoutes(api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,

@@ -23,6 +23,7 @@ import { AgentClientMetadataService } from './services/agents/metadata.js';
 import { ApprovalService } from './services/approvals.js';
 import { AuditLog } from './services/audit.js';
 import { AccountService } from './services/auth/account.js';
+import { AccountProfileService } from './services/auth/profile.js';
 import { ArtifactService } from './services/auth/artifacts.js';
 import { EmailCodeService } from './services/auth/codes.js';
 import { OAuthService } from './services/auth/oauth.js';
@@ -411,6 +412,10 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+  /** The account page's name and address change (the change's code goes to the new address). */
+  get accountProfile(): AccountProfileService {
+    return (this.#made.accountProfile ??= new AccountProfileService(this.ds, this.config, this.outbox, this.throttle));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */

@@ -76,7 +76,8 @@ export function reauthStartPage(
     title: 'Confirm it is you',
     status: p.status,
     body: `<h1>Confirm it is you</h1>
-<p>Before you add a passkey, confirm that this is your account. We will email a six-digit code to
+<p>Before you add a passkey or change your address, confirm that this is your account. We will email a
+six-digit code to
 <strong>${esc(p.email)}</strong>.</p>
 ${err}
 <form method="post" action="/account/reauth/send">

@@ -118,4 +118,33 @@ export class ScopedUsers {
       [verified ? 1 : 0, now, this.s.tenantId, id, verified ? 1 : 0],
     );
   }
+
+  // ---- the account page (daemon/routes/account/profile.ts) ----
+
+  /** Renames the user; false when there is no such user. */
+  async setName(id: string, name: string, now: number): Promise<boolean> {
+    return (
+      (await exec(this.s.db, 'UPDATE users SET name = ?, updated_at = ? WHERE tenant_id = ? AND id = ?', [
+        name,
+        now,
+        this.s.tenantId,
+        id,
+      ])) === 1
+    );
+  }
+
+  /**
+   * Moves the user to a new, just proven address (verified, OIDC Core §5.1), only while the
+   * address is still `from`: false when it changed meanwhile (or there is no such user). The
+   * unique index (tenant, email) refuses an address another user took meanwhile.
+   */
+  async changeEmail(id: string, from: string, to: string, now: number): Promise<boolean> {
+    return (
+      (await exec(
+        this.s.db,
+        'UPDATE users SET email = ?, email_verified = 1, updated_at = ? WHERE tenant_id = ? AND id = ? AND email = ?',
+        [to, now, this.s.tenantId, id, from],
+      )) === 1
+    );
+  }
 }

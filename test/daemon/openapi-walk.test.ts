@@ -112,6 +112,9 @@ const FORM_ROUTES = [
   '/account/passkeys/dummy_1/delete',
   '/account/reauth/send',
   '/account/reauth/verify',
+  '/account/profile/name',
+  '/account/email/send',
+  '/account/email/confirm',
   '/userinfo',
   '/introspect',
 ];

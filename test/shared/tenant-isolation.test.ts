@@ -298,6 +298,9 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await scopeA.users.findByEmail(user.email), undefined);
     t.is(await scopeA.users.status(user.id), undefined);
     t.is(await scopeA.users.withTenantState(user.id), undefined);
+    // The account page's writes (name, address change) through A's scope touch nothing of B's.
+    t.false(await scopeA.users.setName(user.id, 'renamed in A', 2));
+    t.false(await scopeA.users.changeEmail(user.id, user.email, 'moved@a.example', 2));
     // A sign-up in A with B's address makes A's user; B's is untouched.
     const mine = await scopeA.users.insertSignup({ id: 'usr_a_signup', email: user.email, name: 'A', now: 1 });
     t.is(mine.tenant_id, a.id);

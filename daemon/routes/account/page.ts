@@ -1,15 +1,17 @@
 /**
  * The account page at /account: server-rendered, authenticated by the session cookie. It
- * lists the user's devices (the current one marked) and granted consents, each with a button
- * that signs the device out or withdraws the consent, and the user's passkeys (passkeys.ts,
- * reauth.ts). The forms carry a CSRF token bound to the session (an HMAC of its id), and the
- * page sends the same security headers as the login page.
+ * shows the user's name and address with the forms that change them (profile.ts), lists the
+ * user's devices (the current one marked) and granted consents, each with a button that signs
+ * the device out or withdraws the consent, and the user's passkeys (passkeys.ts, reauth.ts).
+ * The forms carry a CSRF token bound to the session (an HMAC of its id), and the page sends the
+ * same security headers as the login page.
  */
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { passkeySection } from '../../views/account-passkeys.js';
+import { profileSection } from '../../views/account-profile.js';
 import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
@@ -26,7 +28,9 @@ const NOTICES: Record<string, string> = {
   passkey_added: 'The passkey was added.',
   passkey_renamed: 'The passkey was renamed.',
   passkey_removed: 'The passkey was removed.',
-  reauth: 'Thank you for confirming it is you. You can add a passkey in the next five minutes.',
+  reauth: 'Thank you for confirming it is you. You can add a passkey or change your address in the next five minutes.',
+  name: 'Your name was saved.',
+  email: 'Your address was changed.',
 };
 
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -56,6 +60,8 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
       const consents = await service.listConsents(session.tenant_id, user.id);
       const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
+      const profile = await deps.accountProfile.profile(session.tenant_id, user.id);
+      const stale = Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS;
       const done =
         typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
       const notice = done ? `<p role="status">${esc(done)}</p>` : '';
@@ -96,12 +102,13 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
         body: `<h1>Your account</h1>
 <p>Signed in as <strong>${esc(user.email)}</strong>.</p>
 ${notice}
+${profileSection({ ...profile, csrf: token, stale })}
 <h2 id="devices">Devices</h2>
 <table aria-labelledby="devices"><thead><tr>${DEVICE_HEADINGS}</tr></thead>
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
 ${consentTable}
-${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS })}`,
+${passkeySection({ passkeys, csrf: token, stale })}`,
       });
     },
   );
