@@ -77,7 +77,7 @@ test('the build writes oclif.manifest.json naming every compiled command (so a s
 });
 
 test('a command before `db migrate` refuses with exit 1; migrate applies, then reports already current', async (t) => {
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
 
   const before = await iam(db, ['tenants', 'list']);
   t.is(before.code, 1);
@@ -102,7 +102,7 @@ test('a command before `db migrate` refuses with exit 1; migrate applies, then r
 });
 
 test('db migrate --json names the migrations it applied', async (t) => {
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
   const r = await iamJson<{ applied: string[]; current: boolean }>(db, ['db', 'migrate']);
   t.true(r.current);
   t.true(r.applied.length >= 1);

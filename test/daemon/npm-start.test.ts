@@ -74,7 +74,7 @@ test('npm start is `node dist/daemon/main.js`: no compile at start', (t) => {
 
 test('two npm start at once in one checkout, on one fresh database: both come up and serve', async (t) => {
   t.timeout(120_000);
-  const db = await testDatabase(t);
+  const db = await testDatabase(t, { empty: true });
   const env = { ...daemonEnv(db.url, db.dir), IAM_ISSUER: 'http://127.0.0.1:0' };
   const both = await Promise.allSettled([npmStart(env), npmStart(env)]);
   t.teardown(() => Promise.all(both.flatMap((s) => (s.status === 'fulfilled' ? [s.value.stop()] : []))));

@@ -11,6 +11,9 @@ apt_install() {
     command -v sudo >/dev/null 2>&1 || die "$what is missing and this is not root (and no sudo)"
     sudo=(sudo)
   fi
-  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get update -q
-  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "$@"
+  # .ci/run runs some lanes side by side: one lane's apt-get waits for the other's to finish
+  # with the package database instead of failing at once on its lock.
+  local wait=(-o DPkg::Lock::Timeout=600)
+  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" update -q
+  ${sudo[@]+"${sudo[@]}"} env DEBIAN_FRONTEND=noninteractive apt-get "${wait[@]}" install -y -q --no-install-recommends "$@"
 }
