@@ -23,6 +23,7 @@ import { AgentClientMetadataService } from './services/agents/metadata.js';
 import { ApprovalService } from './services/approvals.js';
 import { AuditLog } from './services/audit.js';
 import { AccountService } from './services/auth/account.js';
+import { SignInHistoryService } from './services/sign-ins.js';
 import { ArtifactService } from './services/auth/artifacts.js';
 import { EmailCodeService } from './services/auth/codes.js';
 import { OAuthService } from './services/auth/oauth.js';
@@ -411,6 +412,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+
+  /** The sign-in history: a tenant's or a user's sign-in attempts (admin API, CLI, account page). */
+  get signIns(): SignInHistoryService {
+    return (this.#made.signIns ??= new SignInHistoryService(this.ds, this.config.secretKey));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */
