@@ -12,6 +12,8 @@ import test from 'ava';
 import { writeCredentials } from '../../cli/http/config.js';
 import type { Database } from '../../shared/db/index.js';
 import { PasskeyService } from '../../shared/services/auth/passkeys.js';
+import { AUTH_HISTORY_RETENTION_MS } from '../../shared/services/auth/policy.js';
+import { purgeExpiredAuth } from '../../shared/services/auth/purge.js';
 import { api } from '../helpers/api.js';
 import { seedAuthHistory } from '../helpers/auth-history.js';
 import { iam } from '../helpers/cli.js';
@@ -199,7 +201,8 @@ test('each filter narrows the list', async (t) => {
 
 test('pages neither skip nor repeat rows, ties broken by id, while newer rows are appended', async (t) => {
   const u = await newUser();
-  const T0 = 1_000_000_000_000;
+  // An hour ago: well inside the retention, so the daemon's auth-purge job leaves them alone.
+  const T0 = Date.now() - 3_600_000;
   const at = [T0, T0 + 1000, T0 + 5000, T0 + 5000, T0 + 5000, T0 + 9000, T0 + 9000];
   await seedAuthHistory(db.url, db.dir, {
     tenantId: app.tenantId,
@@ -255,6 +258,35 @@ test('pages neither skip nor repeat rows, ties broken by id, while newer rows ar
   const r = await get(userPath(alice.id, `cursor=${encodeURIComponent(own.body.next_cursor as string)}`));
   t.is(r.status, 400);
   t.regex(r.text, /query\.cursor/);
+});
+
+test('the auth-purge job deletes history rows past the retention, and only those', async (t) => {
+  const u = await newUser();
+  const now = Date.now();
+  const row = (id: string, created_at: number) => ({
+    id,
+    user_id: u.id,
+    event: 'email_code_verify',
+    outcome: 'success' as const,
+    reason: null,
+    client_id: null,
+    ip: null,
+    user_agent: null,
+    created_at,
+  });
+  await seedAuthHistory(db.url, db.dir, {
+    tenantId: app.tenantId,
+    count: 2,
+    row: (i) =>
+      i
+        ? row('ah_purge_kept', now - AUTH_HISTORY_RETENTION_MS + 60_000)
+        : row('ah_purge_old', now - AUTH_HISTORY_RETENTION_MS - 1),
+  });
+  t.true((await purgeExpiredAuth(ds, undefined, now)).auth_history >= 1);
+  t.deepEqual(
+    (await get(userPath(u.id))).body.sign_ins.map((s) => s.id),
+    ['ah_purge_kept'],
+  );
 });
 
 test('another tenant’s user is 404, an unknown user 404, another tenant’s list 403', async (t) => {
