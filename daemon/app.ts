@@ -32,6 +32,7 @@ import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-setti
 import { agentRoutes } from './routes/admin/agents.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { adminPasskeyRoutes } from './routes/admin/passkeys.js';
+import { adminSignInRoutes } from './routes/admin/sign-ins.js';
 import { customClaimRenameRoutes } from './routes/admin/custom-claim-rename.js';
 import { sourceProfileRoutes } from './routes/admin/field-mapping/source-profiles.js';
 import { mappingSetRoutes } from './routes/admin/field-mapping/mapping-sets.js';
@@ -54,6 +55,7 @@ import { directAuthRoutes } from './routes/direct-auth/direct-auth.js';
 import { directPasskeyRoutes } from './routes/direct-auth/passkeys.js';
 import { userConsentRoutes } from './routes/user/consents.js';
 import { accountDeviceRoutes } from './routes/account/devices.js';
+import { accountSignInRoutes } from './routes/account/sign-ins.js';
 import { accountAgentGrantRoutes } from './routes/account/agent-grants.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
 import { accountPasskeyRoutes } from './routes/account/passkeys.js';
@@ -150,6 +152,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
     adminPasskeyRoutes(deps, api),
+    adminSignInRoutes(deps, api),
     customClaimRenameRoutes(deps, api),
     // Field mapping and SAML federation (docs/federation.md): one file per resource.
     sourceProfileRoutes(deps, api),
@@ -163,6 +166,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     agentRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
+    accountSignInRoutes(deps, api),
     accountAgentGrantRoutes(deps, api),
     dataExportRoutes(deps, api),
     accountPageRoutes(deps, api),

@@ -24,6 +24,7 @@ import { ApprovalService } from './services/approvals.js';
 import { AuditLog } from './services/audit.js';
 import { AccountService } from './services/auth/account.js';
 import { AccountProfileService } from './services/auth/profile.js';
+import { SignInHistoryService } from './services/sign-ins.js';
 import { ArtifactService } from './services/auth/artifacts.js';
 import { EmailCodeService } from './services/auth/codes.js';
 import { OAuthService } from './services/auth/oauth.js';
@@ -415,6 +416,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   /** The account page's name and address change (the change's code goes to the new address). */
   get accountProfile(): AccountProfileService {
     return (this.#made.accountProfile ??= new AccountProfileService(this.ds, this.config, this.outbox, this.throttle));
+  }
+
+  /** The sign-in history: a tenant's or a user's sign-in attempts (admin API, CLI, account page). */
+  get signIns(): SignInHistoryService {
+    return (this.#made.signIns ??= new SignInHistoryService(this.ds, this.config.secretKey));
   }
 }
 

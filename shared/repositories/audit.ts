@@ -6,6 +6,7 @@
  */
 import { AuditEventEntity, type AuditEvent, type JsonObject } from '../db/entities.js';
 import type { Db } from '../db/index.js';
+import { deleteInChunks } from '../db/purge.js';
 import { all, exec, json, num } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
 
@@ -118,10 +119,28 @@ export interface AuthHistoryRow {
   created_at: number;
 }
 
+/** The filters of one page of the sign-in history; each one given narrows it. */
+export interface SignInFilter {
+  /** The sign-in events (the methods asked for). */
+  events: string[];
+  userId?: string;
+  outcome?: 'success' | 'failure';
+  clientId?: string;
+  /** The start of the address as recorded: digits, hex, '.' and ':' only (the caller checks). */
+  ipPrefix?: string;
+  /** created_at at or after (epoch ms). */
+  since?: number;
+  /** created_at before (epoch ms). */
+  until?: number;
+  /** Keyset cursor: only rows that sort after this one (created_at, id), newest first. */
+  after?: { createdAt: number; id: string };
+  limit: number;
+}
+
 /**
  * The authentication history: every login attempt and its outcome, appended on the login's hot
  * path (inside its transaction), so through shared/db/sql.ts. The user's data export reads it
- * (exports.ts).
+ * (exports.ts); the sign-in history pages it (shared/services/sign-ins.ts).
  */
 export class ScopedAuthHistory {
   constructor(private readonly s: ScopeRef) {}
@@ -132,5 +151,60 @@ export class ScopedAuthHistory {
        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       [e.id, this.s.tenantId, e.user_id, e.event, e.outcome, e.reason, e.client_id, e.ip, e.user_agent, e.created_at],
     );
+  }
+
+  /**
+   * The scope's sign-in rows, newest first in (created_at, id) order: a keyset page that neither
+   * skips nor repeats rows while new ones are appended (they sort before the cursor).
+   */
+  async page(f: SignInFilter): Promise<AuthHistoryRow[]> {
+    if (f.events.length === 0) return [];
+    const where = ['tenant_id = ?', `event IN (${f.events.map(() => '?').join(', ')})`];
+    const params: unknown[] = [this.s.tenantId, ...f.events];
+    const add = (clause: string, ...v: unknown[]) => {
+      where.push(clause);
+      params.push(...v);
+    };
+    if (f.userId !== undefined) add('user_id = ?', f.userId);
+    if (f.outcome !== undefined) add('outcome = ?', f.outcome);
+    if (f.clientId !== undefined) add('client_id = ?', f.clientId);
+    // No LIKE wildcard can be in the prefix (the caller allows digits, hex, '.' and ':').
+    if (f.ipPrefix !== undefined) add('ip LIKE ?', `${f.ipPrefix}%`);
+    if (f.since !== undefined) add('created_at >= ?', f.since);
+    if (f.until !== undefined) add('created_at < ?', f.until);
+    if (f.after !== undefined)
+      add('(created_at < ? OR (created_at = ? AND id < ?))', f.after.createdAt, f.after.createdAt, f.after.id);
+    const rows = await all<Record<string, unknown>>(
+      this.s.db,
+      `SELECT id, user_id, event, outcome, reason, client_id, ip, user_agent, created_at FROM auth_history
+        WHERE ${where.join(' AND ')} ORDER BY created_at DESC, id DESC LIMIT ?`,
+      [...params, f.limit],
+    );
+    return rows.map((r) => ({
+      id: String(r.id),
+      user_id: (r.user_id as string | null) ?? null,
+      event: String(r.event),
+      outcome: r.outcome === 'success' ? 'success' : 'failure',
+      reason: (r.reason as string | null) ?? null,
+      client_id: (r.client_id as string | null) ?? null,
+      ip: (r.ip as string | null) ?? null,
+      user_agent: (r.user_agent as string | null) ?? null,
+      created_at: num(r.created_at),
+    }));
+  }
+}
+
+/** The purge of history rows past their retention, across tenants (shared/services/auth/purge.ts). */
+export class AuthHistoryHousekeeping {
+  constructor(private readonly db: Db) {}
+
+  olderThan(before: number, signal?: AbortSignal): Promise<number> {
+    return deleteInChunks(this.db, {
+      table: 'auth_history',
+      key: 'id',
+      where: 'created_at < ?',
+      params: [before],
+      signal,
+    });
   }
 }

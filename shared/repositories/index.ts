@@ -10,7 +10,14 @@ export type {
   ApprovalRequestRow,
   ApprovalStepRow,
 } from './approval-rows.js';
-export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
+export {
+  AuditReader,
+  AuditWriter,
+  AuthHistoryHousekeeping,
+  type AuditFilter,
+  type AuthHistoryRow,
+  type SignInFilter,
+} from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
 export type {

@@ -883,6 +883,19 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     });
     t.is(await scopeA.exports.countRows('auth_history', user.id), 1);
     t.is(await scopeB.exports.countRows('auth_history', user.id), before);
+    // The sign-in history's page: B's sign-ins are not A's, with or without the user filter.
+    const signIns = { events: ['email_code_verify', 'logout'], limit: 100 };
+    const fromB = await scopeB.authHistory.page({ ...signIns, userId: user.id });
+    t.true(fromB.some((r) => r.event === 'email_code_verify'));
+    t.false(fromB.some((r) => r.id === 'ah_a'));
+    t.deepEqual(
+      (await scopeA.authHistory.page({ ...signIns, userId: user.id })).map((r) => r.id),
+      ['ah_a'],
+    );
+    t.deepEqual(
+      (await scopeA.authHistory.page(signIns)).map((r) => r.id),
+      ['ah_a'],
+    );
   },
   async customClaims(w) {
     const { t, scopeA, scopeB, directory } = w;

@@ -2,9 +2,9 @@
  * The account page at /account: server-rendered, authenticated by the session cookie. It
  * shows the user's name and address with the forms that change them (profile.ts), lists the
  * user's devices (the current one marked) and granted consents, each with a button that signs
- * the device out or withdraws the consent, and the user's passkeys (passkeys.ts, reauth.ts).
- * The forms carry a CSRF token bound to the session (an HMAC of its id), and the page sends the
- * same security headers as the login page.
+ * the device out or withdraws the consent, the user's passkeys (passkeys.ts, reauth.ts) and
+ * recent sign-ins (views/account-sign-ins.ts). The forms carry a CSRF token bound to the session
+ * (an HMAC of its id), and the page sends the same security headers as the login page.
  */
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
@@ -12,6 +12,7 @@ import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { passkeySection } from '../../views/account-passkeys.js';
 import { profileSection } from '../../views/account-profile.js';
+import { ACCOUNT_SIGN_INS, signInSection } from '../../views/account-sign-ins.js';
 import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
@@ -62,6 +63,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
       const profile = await deps.accountProfile.profile(session.tenant_id, user.id);
       const stale = Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS;
+      const { sign_ins: signIns } = await deps.signIns.mine(session.tenant_id, user.id, ACCOUNT_SIGN_INS);
       const done =
         typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
       const notice = done ? `<p role="status">${esc(done)}</p>` : '';
@@ -108,7 +110,8 @@ ${profileSection({ ...profile, csrf: token, stale })}
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
 ${consentTable}
-${passkeySection({ passkeys, csrf: token, stale })}`,
+${passkeySection({ passkeys, csrf: token, stale })}
+${signInSection(signIns)}`,
       });
     },
   );

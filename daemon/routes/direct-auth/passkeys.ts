@@ -19,6 +19,7 @@ import {
 } from '../../../shared/schemas/passkeys.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { requestMeta } from '../oauth/authorization.js';
 import { DirectSessionError, directAuthChecks } from './direct-auth.js';
 
 export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -108,6 +109,7 @@ export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<App
           channel: b.channel ?? 'browser',
           codeChallenge: b.code_challenge,
           authRequestId: challenge ? b.authorization_challenge_id! : null,
+          meta: requestMeta(ctx),
         },
       );
       ctx.body = { ok: true, direct_auth_artifact: artifact, expires_in: expiresIn };

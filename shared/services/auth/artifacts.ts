@@ -12,6 +12,7 @@ import { ApiError, InvalidGrant } from '../../errors.js';
 import { Lookups, TenantScope, type ArtifactRow, type LoginUser } from '../../repositories/index.js';
 import { ACR_EMAIL_CODE } from './codes.js';
 import { tokenHash } from './pkce.js';
+import { withReason } from './history.js';
 import { ARTIFACT_TTL_MS } from './policy.js';
 import type { SignInProof } from './sign-in-proof.js';
 
@@ -87,7 +88,8 @@ export class ArtifactService {
    */
   async prove(a: Artifact): Promise<SignInProof> {
     const user = await new TenantScope(this.db, a.tenantId).users.find(a.userId);
-    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    if (!user || user.status !== 'active')
+      throw withReason(new ApiError(403, 'access_denied', 'This account is disabled.'), 'user_disabled', a.userId);
     return {
       // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
       acr: a.acr ?? ACR_EMAIL_CODE,
@@ -97,7 +99,7 @@ export class ArtifactService {
       ...(a.passkeyId === null ? {} : { passkeyId: a.passkeyId }),
       spend: async (tx: Tx) => {
         if (!(await new TenantScope(tx, a.tenantId).artifacts.consume(a.id, Date.now())))
-          throw new InvalidGrant('The direct-auth artifact was already used.');
+          throw withReason(new InvalidGrant('The direct-auth artifact was already used.'), 'already_used', a.userId);
         return { user };
       },
     };

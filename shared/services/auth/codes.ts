@@ -191,7 +191,6 @@ export class EmailCodeService {
    * records the success, so a login's writes commit once (sign-in.ts).
    */
   async prove(p: VerifyCodeInput): Promise<SignInProof> {
-    await this.throttle.verify({ tenantId: p.tenantId, ip: p.meta.ip ?? '' });
     const device = this.knownDevice(p.tenantId, p.email, p.knownDevice);
     const now = Date.now();
     const scope = new TenantScope(this.db, p.tenantId);
@@ -211,6 +210,14 @@ export class EmailCodeService {
       });
       throw error;
     };
+    // The network's and the tenant's check budgets; a throttled attempt is in the history too,
+    // as the address's (without the account lookup a locked address would cost).
+    try {
+      await this.throttle.verify({ tenantId: p.tenantId, ip: p.meta.ip ?? '' });
+    } catch (e) {
+      if (!(e instanceof ApiError)) throw e;
+      return fail('throttled', e.message, null, e);
+    }
     let row;
     for (const b of Array.isArray(p.binding) ? p.binding : [p.binding]) {
       row = await scope.emailCodes.latestLive(p.email, bindingHash(b));
@@ -219,7 +226,11 @@ export class EmailCodeService {
     if (!row || row.expires_at <= now) {
       // Still attributed to the account, when there is one: the user's history shows every attempt.
       const owner = row?.user_id ?? (await scope.users.findByEmail(p.email))?.id ?? null;
-      return fail('no_code', 'The code is expired or was never requested; request a new one.', owner);
+      return fail(
+        row ? 'code_expired' : 'no_code',
+        'The code is expired or was never requested; request a new one.',
+        owner,
+      );
     }
     if (row.client_id !== p.clientId)
       return fail('client_mismatch', 'The code was requested by another client.', row.user_id);

@@ -42,6 +42,7 @@ import {
   type PasskeyView,
   type Passkeys,
 } from './passkey-contract.js';
+import { withReason } from './history.js';
 import { checkClientData, sameText, saveChallenge, takeChallenge } from './webauthn-challenges.js';
 
 // The contract is re-exported so that its callers keep importing it from here.
@@ -264,7 +265,10 @@ export class PasskeyService implements Passkeys {
     const r = p.response;
     checkClientData(r?.response?.clientDataJSON, 'webauthn.get', ch.challenge, this.origin);
     if (typeof r.id !== 'string' || r.id !== r.rawId)
-      throw new PasskeyRefused('credential.id and credential.rawId must be the same base64url value.');
+      throw withReason(
+        new PasskeyRefused('credential.id and credential.rawId must be the same base64url value.'),
+        'assertion_invalid',
+      );
     // WebAuthn §7.2 step 6: the credential must be one registered here.
     const hash = sha256Hex(r.id);
     const row = await scope.passkeys.byCredentialHash(hash);
@@ -273,16 +277,23 @@ export class PasskeyService implements Passkeys {
       // the issuer's host, shared by every tenant, so a credential this tenant never knew may be
       // another tenant's working passkey, which the browser must not be told to delete
       // (WebAuthn L3 §5.1.10: the RP signals only credentials it knows to be gone).
-      throw new PasskeyRefused(
-        'This passkey is not registered with this service.',
-        await scope.passkeyTombstones.liveForCredential(hash, Date.now()),
+      throw withReason(
+        new PasskeyRefused(
+          'This passkey is not registered with this service.',
+          await scope.passkeyTombstones.liveForCredential(hash, Date.now()),
+        ),
+        'unknown_credential',
       );
     // §7.2 step 6: when the authenticator returns the user handle, it must be the credential's owner's.
     const handle = r.response.userHandle;
     if (handle && !sameText(handle, row.userHandle))
-      throw new PasskeyRefused('credential.response.userHandle does not belong to this passkey.');
+      throw withReason(
+        new PasskeyRefused('credential.response.userHandle does not belong to this passkey.'),
+        'user_handle_mismatch',
+      );
     const user = await scope.users.find(row.userId);
-    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    if (!user || user.status !== 'active')
+      throw withReason(new ApiError(403, 'access_denied', 'This account is disabled.'), 'user_disabled', row.userId);
     let verified;
     try {
       verified = await verifyAuthenticationResponse({
@@ -296,10 +307,18 @@ export class PasskeyService implements Passkeys {
         requireUserVerification: false,
       });
     } catch (e) {
-      throw new PasskeyRefused(`The passkey assertion was refused: ${(e as Error).message}`);
+      throw withReason(
+        new PasskeyRefused(`The passkey assertion was refused: ${(e as Error).message}`),
+        'signature_invalid',
+        row.userId,
+      );
     }
     if (!verified.verified)
-      throw new PasskeyRefused('The passkey assertion was refused: its signature did not verify.');
+      throw withReason(
+        new PasskeyRefused('The passkey assertion was refused: its signature did not verify.'),
+        'signature_invalid',
+        row.userId,
+      );
     const info = verified.authenticationInfo;
     // WebAuthn §6.1.1 / §7.2 step 22: when either counter is non-zero the new one must be
     // greater; else the authenticator may have been cloned. 0 and 0: an authenticator that
@@ -317,8 +336,12 @@ export class PasskeyService implements Passkeys {
           summary: { stored_counter: row.counter, presented_counter: info.newCounter },
         },
       );
-      throw new PasskeyRefused(
-        'The passkey assertion was refused: its signature counter did not increase (possibly cloned authenticator).',
+      throw withReason(
+        new PasskeyRefused(
+          'The passkey assertion was refused: its signature counter did not increase (possibly cloned authenticator).',
+        ),
+        'counter_regression',
+        row.userId,
       );
     }
     const authTime = Date.now();
@@ -347,7 +370,11 @@ export class PasskeyService implements Passkeys {
             now: authTime,
           }))
         )
-          throw new PasskeyRefused('The passkey was used by another sign-in at the same moment; try again.');
+          throw withReason(
+            new PasskeyRefused('The passkey was used by another sign-in at the same moment; try again.'),
+            'concurrent_use',
+            row.userId,
+          );
         return { user };
       },
     };

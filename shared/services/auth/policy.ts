@@ -14,3 +14,8 @@ export const SESSION_TOUCH_INTERVAL_MS = 60_000;
 export const SESSION_COOKIE = 'service_session';
 /** The known-device cookie (shared/services/auth/codes.ts): set by a successful email-code sign-in. */
 export const KNOWN_DEVICE_COOKIE = 'known_device';
+/**
+ * How long the authentication history (the sign-in history) is kept: the auth-purge job deletes
+ * older rows (purge.ts). Long enough for a user or support to look back over half a year.
+ */
+export const AUTH_HISTORY_RETENTION_MS = 180 * 24 * 3600_000;

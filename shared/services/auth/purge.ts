@@ -14,10 +14,12 @@
  * | upstream_login_states | expired (a pending sign-in at an upstream provider, 10 minutes) |
  * | webauthn_challenges | expired (a passkey registration or sign-in challenge, 5 minutes) |
  * | passkey_tombstones | expired (a removed passkey's record, PASSKEY_TOMBSTONE_TTL_MS: 90 days) |
+ * | auth_history | older than AUTH_HISTORY_RETENTION_MS (180 days: the sign-in history) |
  */
 import type { Database } from '../../db/index.js';
 import {
   AgentGrantTokenHousekeeping,
+  AuthHistoryHousekeeping,
   LoginHousekeeping,
   PasskeyTombstoneHousekeeping,
   RateLimitHousekeeping,
@@ -25,6 +27,7 @@ import {
   UpstreamLoginStateHousekeeping,
   WebauthnChallengeHousekeeping,
 } from '../../repositories/index.js';
+import { AUTH_HISTORY_RETENTION_MS } from './policy.js';
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -54,6 +57,7 @@ export async function purgeExpiredAuth(
     ['webauthn_challenges', () => new WebauthnChallengeHousekeeping(db).expired(now, signal)],
     // A tombstone past its bound no longer gives the signal (the lookup compares expires_at).
     ['passkey_tombstones', () => new PasskeyTombstoneHousekeeping(db).expired(now, signal)],
+    ['auth_history', () => new AuthHistoryHousekeeping(db).olderThan(now - AUTH_HISTORY_RETENTION_MS, signal)],
   ];
   const counts: Record<string, number> = {};
   for (const [table, purge] of plan) {

@@ -16,6 +16,12 @@
  * A failure at any step leaves none of them written: the request stays unconsumed, the code or
  * passkey use unspent, no session. The route gets back what it needs to set the cookie and
  * redirect, or to answer.
+ *
+ * Every attempt leaves one row in the sign-in history (history.ts, SIGN_IN_EVENTS), success or
+ * failure with a stable reason: the email code records its own (codes.ts, which knows the
+ * wrong code from the expired one); for the other methods, and for a refusal of step 2 or 3
+ * whatever the method, this service records it (the success in the sign-in's transaction, a
+ * failure after the rollback).
  */
 import type { Database, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
@@ -23,7 +29,7 @@ import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import type { UpstreamCallback } from '../upstream-idp/broker.js';
 import type { Artifact, ArtifactService } from './artifacts.js';
 import type { VerifyCodeInput } from './codes.js';
-import type { RequestMeta } from './history.js';
+import { failureOf, recordAuthEvent, withReason, type RequestMeta, type SignInEvent } from './history.js';
 import type { PasskeyAssertion } from './passkey-contract.js';
 import type { CreatedSession, SessionService } from './sessions.js';
 import type { ProofSource, SignInProof } from './sign-in-proof.js';
@@ -69,6 +75,8 @@ export interface ArtifactTarget {
   codeChallenge: string;
   /** The authorization request the artifact will continue when redeemed (not consumed now). */
   authRequestId: string | null;
+  /** Where the request came from, for the sign-in history (an email code carries its own). */
+  meta?: RequestMeta;
 }
 
 /** A step-up of the signed-in session (its user must be the one who proved it again). */
@@ -87,7 +95,7 @@ export class SignInService {
 
   /** Signs in to a new browser session (the cookie to set is in the result). */
   async session(method: SignInMethod, target: SessionTarget): Promise<CreatedSession> {
-    return this.run(method, async (tx, user, proof) => {
+    return this.run(method, target, async (tx, user, proof) => {
       await this.consumeRequest(tx, target.authRequest);
       return this.methods.sessions.createSession(tx, {
         user,
@@ -105,7 +113,7 @@ export class SignInService {
     method: SignInMethod,
     target: ArtifactTarget,
   ): Promise<{ artifact: string; expiresIn: number; user: LoginUser }> {
-    return this.run(method, async (tx, user, proof) => ({
+    return this.run(method, target, async (tx, user, proof) => ({
       ...(await this.methods.artifacts.createArtifact(
         {
           user,
@@ -132,7 +140,7 @@ export class SignInService {
    * when the session has ended meanwhile or the proof names another user (nothing is spent).
    */
   async stepUp(method: SignInMethod, target: StepUpTarget): Promise<void> {
-    await this.run(method, async (tx, user, proof) => {
+    await this.run(method, {}, async (tx, user, proof) => {
       const renewed =
         user.id === target.userId &&
         (await this.methods.sessions.reauthenticate(tx, target.tenantId, target.sessionId, {
@@ -140,24 +148,84 @@ export class SignInService {
           acr: proof.acr,
           amr: proof.amr,
         }));
-      if (!renewed) throw new ApiError(401, 'invalid_token', 'Your session has ended; sign in again.');
+      if (!renewed)
+        throw withReason(new ApiError(401, 'invalid_token', 'Your session has ended; sign in again.'), 'session_ended');
     });
   }
 
-  /** The method's proof, spent with `complete` in one transaction (see the file header). */
+  /**
+   * The method's proof, spent with `complete` in one transaction (see the file header), and the
+   * attempt recorded in the history.
+   */
   private async run<T>(
     method: SignInMethod,
+    target: { clientId?: string; meta?: RequestMeta },
     complete: (tx: Tx, user: LoginUser, proof: SignInProof) => Promise<T>,
   ): Promise<T> {
-    const proof = await this.prove(method);
-    const out = await this.db.transaction(async (tx) => {
-      const spent = await proof.spend(tx);
-      if ('refused' in spent) return spent;
-      return { done: await complete(tx, spent.user, proof) };
-    });
+    // The email code records its own attempts, but for a refusal after its proof was spent.
+    const own = 'emailCode' in method;
+    let proof: SignInProof;
+    try {
+      proof = await this.prove(method);
+    } catch (e) {
+      if (!own) await this.recordFailure(method, target, e);
+      throw e;
+    }
+    // Who the spent proof named, for a refusal after it (the request already used, say).
+    const who: { id: string | null } = { id: null };
+    let out;
+    try {
+      out = await this.db.transaction(async (tx) => {
+        const spent = await proof.spend(tx);
+        if ('refused' in spent) return spent;
+        who.id = spent.user.id;
+        const done = await complete(tx, spent.user, proof);
+        if (!own) await this.record(tx, method, target, { userId: spent.user.id, outcome: 'success' });
+        return { done };
+      });
+    } catch (e) {
+      await this.recordFailure(method, target, e, who.id);
+      throw e;
+    }
     // A refusal commits what the method wrote (a code spent on a disabled account), then throws.
-    if ('refused' in out) return out.refused();
+    if ('refused' in out) {
+      if (own) return out.refused();
+      try {
+        return await out.refused();
+      } catch (e) {
+        await this.recordFailure(method, target, e);
+        throw e;
+      }
+    }
     return out.done;
+  }
+
+  /** One row of the sign-in history for this attempt (history.ts, SIGN_IN_EVENTS). */
+  private async record(
+    db: Database | Tx,
+    method: SignInMethod,
+    target: { clientId?: string; meta?: RequestMeta },
+    r: { userId: string | null; outcome: 'success' | 'failure'; reason?: string },
+  ): Promise<void> {
+    const { tenantId, event, clientId, meta } = attemptOf(method);
+    await recordAuthEvent(new TenantScope(db, tenantId), {
+      ...r,
+      event,
+      clientId: target.clientId ?? clientId,
+      meta: target.meta ?? meta,
+    });
+  }
+
+  /** Records a refusal with its stable reason; an error that is not one (a 500) is not recorded. */
+  private async recordFailure(
+    method: SignInMethod,
+    target: { clientId?: string; meta?: RequestMeta },
+    e: unknown,
+    userId: string | null = null,
+  ): Promise<void> {
+    const f = failureOf(e);
+    if (!f) return;
+    await this.record(this.db, method, target, { userId: f.userId ?? userId, outcome: 'failure', reason: f.reason });
   }
 
   private prove(method: SignInMethod): Promise<SignInProof> {
@@ -170,8 +238,28 @@ export class SignInService {
 
   private async consumeRequest(tx: Tx, r: ContinuedRequest | undefined): Promise<void> {
     if (!r || (await new TenantScope(tx, r.tenantId).authRequests.consume(r.id, Date.now()))) return;
-    throw r.via === 'direct'
-      ? new InvalidGrant('The authorization challenge was already used.')
-      : new ApiError(400, 'invalid_request', 'This sign-in request was already completed; start again.');
+    throw withReason(
+      r.via === 'direct'
+        ? new InvalidGrant('The authorization challenge was already used.')
+        : new ApiError(400, 'invalid_request', 'This sign-in request was already completed; start again.'),
+      'request_already_used',
+    );
   }
+}
+
+/** The tenant, history event and what the method's input says of the client and the request. */
+function attemptOf(method: SignInMethod): {
+  tenantId: string;
+  event: SignInEvent;
+  clientId?: string;
+  meta?: RequestMeta;
+} {
+  if ('emailCode' in method) {
+    const m = method.emailCode;
+    return { tenantId: m.tenantId, event: 'email_code_verify', clientId: m.clientId, meta: m.meta };
+  }
+  if ('passkey' in method)
+    return { tenantId: method.passkey.tenantId, event: 'passkey_verify', clientId: method.passkey.clientId };
+  if ('upstream' in method) return { tenantId: method.upstream.opened.tenantId, event: 'upstream_verify' };
+  return { tenantId: method.artifact.tenantId, event: 'artifact_redeem', clientId: method.artifact.clientId };
 }

@@ -8,6 +8,7 @@ import { timingSafeEqual } from 'node:crypto';
 import { newId } from '../../crypto.js';
 import type { Database } from '../../db/index.js';
 import { TenantScope, type WebauthnChallengeRow } from '../../repositories/index.js';
+import { withReason } from './history.js';
 import { PASSKEY_CHALLENGE_TTL_MS, PasskeyRefused } from './passkey-contract.js';
 
 /** Two strings compared in constant time. */
@@ -66,7 +67,10 @@ export async function takeChallenge(
 ) {
   const ch = await scope.webauthnChallenges.find(id);
   if (!ch || ch.purpose !== purpose || !bound(ch) || !(await scope.webauthnChallenges.consume(id, purpose, Date.now())))
-    throw new PasskeyRefused('challenge_id is unknown, expired, already used, or not bound to this request.');
+    throw withReason(
+      new PasskeyRefused('challenge_id is unknown, expired, already used, or not bound to this request.'),
+      'challenge_invalid',
+    );
   return ch;
 }
 
@@ -76,11 +80,11 @@ export async function takeChallenge(
  * differs). The library checks them again.
  */
 export function checkClientData(b64: unknown, type: string, challenge: string, origin: string): void {
+  const refuse = (m: string) => withReason(new PasskeyRefused(m), 'assertion_invalid');
   const c = clientData(b64);
-  if (!c) throw new PasskeyRefused('credential.response.clientDataJSON is not base64url JSON.');
-  if (c.type !== type) throw new PasskeyRefused(`credential.response.clientDataJSON type must be ${type}.`);
+  if (!c) throw refuse('credential.response.clientDataJSON is not base64url JSON.');
+  if (c.type !== type) throw refuse(`credential.response.clientDataJSON type must be ${type}.`);
   if (typeof c.challenge !== 'string' || !sameText(c.challenge, challenge))
-    throw new PasskeyRefused('credential.response.clientDataJSON challenge is not the challenge of challenge_id.');
-  if (c.origin !== origin)
-    throw new PasskeyRefused(`credential.response.clientDataJSON origin must be exactly ${origin}.`);
+    throw refuse('credential.response.clientDataJSON challenge is not the challenge of challenge_id.');
+  if (c.origin !== origin) throw refuse(`credential.response.clientDataJSON origin must be exactly ${origin}.`);
 }
