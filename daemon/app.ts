@@ -58,6 +58,8 @@ import { accountAgentGrantRoutes } from './routes/account/agent-grants.js';
 import { dataExportRoutes } from './routes/user/data-export.js';
 import { accountPasskeyRoutes } from './routes/account/passkeys.js';
 import { accountReauthRoutes } from './routes/account/reauth.js';
+import { accountDeleteRoutes } from './routes/account/delete.js';
+import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
@@ -140,6 +142,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
+    userLifecycleRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
@@ -168,6 +171,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     passkeyLoginRoutes(deps, api),
     accountPasskeyRoutes(deps, api),
     accountReauthRoutes(deps, api),
+    accountDeleteRoutes(deps, api),
     assetRoutes(api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,

@@ -101,7 +101,9 @@ ${notice}
 <tbody>${deviceRows}</tbody></table>
 <h2 id="consents">Apps with access</h2>
 ${consentTable}
-${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS })}`,
+${passkeySection({ passkeys, csrf: token, stale: Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS })}
+<h2 id="delete">Delete your account</h2>
+<p><a href="/account/delete">Delete your account</a> and everything held about you here.</p>`,
       });
     },
   );

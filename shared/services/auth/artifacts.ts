@@ -9,6 +9,7 @@
 import { randomToken } from '../../crypto.js';
 import type { Database, Db, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
+import { recordAuthEvent, userDisabled } from './history.js';
 import { Lookups, TenantScope, type ArtifactRow, type LoginUser } from '../../repositories/index.js';
 import { ACR_EMAIL_CODE } from './codes.js';
 import { tokenHash } from './pkce.js';
@@ -87,7 +88,16 @@ export class ArtifactService {
    */
   async prove(a: Artifact): Promise<SignInProof> {
     const user = await new TenantScope(this.db, a.tenantId).users.find(a.userId);
-    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    if (!user || user.status !== 'active') {
+      await recordAuthEvent(new TenantScope(this.db, a.tenantId), {
+        userId: a.userId,
+        event: 'sign_in',
+        outcome: 'failure',
+        reason: 'user_disabled',
+        clientId: a.clientId,
+      });
+      throw userDisabled();
+    }
     return {
       // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
       acr: a.acr ?? ACR_EMAIL_CODE,

@@ -1,4 +1,5 @@
 import { newId } from '../../crypto.js';
+import { ApiError } from '../../errors.js';
 import type { TenantScope } from '../../repositories/index.js';
 
 /** Where a sign-in request came from, as far as the service can tell. */
@@ -8,7 +9,23 @@ export interface RequestMeta {
 }
 
 /** The events of the authentication history. */
-export type AuthEvent = 'email_code_sent' | 'email_code_verify' | 'session_created' | 'token' | 'refresh' | 'logout';
+export type AuthEvent =
+  | 'email_code_sent'
+  | 'email_code_verify'
+  | 'session_created'
+  | 'token'
+  | 'refresh'
+  | 'logout'
+  /** A sign-in by another method than the email code (passkey, upstream, artifact), refused. */
+  | 'sign_in';
+
+/**
+ * The refusal of a disabled user's sign-in, whatever the method (docs/errors.md): 403
+ * `user_disabled`. Said only once the user proved who they are (the right code, a valid
+ * passkey), so it tells nothing to someone who did not.
+ */
+export const userDisabled = (): ApiError =>
+  new ApiError(403, 'user_disabled', 'This account is disabled. Ask your administrator to enable it.');
 
 /**
  * Records a login attempt and its outcome, for the user's own history and for support, in the

@@ -18,6 +18,7 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
+import { recordAuthEvent, userDisabled } from './history.js';
 import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
 import {
@@ -282,7 +283,15 @@ export class PasskeyService implements Passkeys {
     if (handle && !sameText(handle, row.userHandle))
       throw new PasskeyRefused('credential.response.userHandle does not belong to this passkey.');
     const user = await scope.users.find(row.userId);
-    if (!user || user.status !== 'active') throw new ApiError(403, 'access_denied', 'This account is disabled.');
+    if (!user || user.status !== 'active') {
+      await recordAuthEvent(scope, {
+        userId: row.userId,
+        event: 'sign_in',
+        outcome: 'failure',
+        reason: 'user_disabled',
+      });
+      throw userDisabled();
+    }
     let verified;
     try {
       verified = await verifyAuthenticationResponse({

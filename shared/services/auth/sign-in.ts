@@ -23,7 +23,7 @@ import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import type { UpstreamCallback } from '../upstream-idp/broker.js';
 import type { Artifact, ArtifactService } from './artifacts.js';
 import type { VerifyCodeInput } from './codes.js';
-import type { RequestMeta } from './history.js';
+import { recordAuthEvent, userDisabled, type RequestMeta } from './history.js';
 import type { PasskeyAssertion } from './passkey-contract.js';
 import type { CreatedSession, SessionService } from './sessions.js';
 import type { ProofSource, SignInProof } from './sign-in-proof.js';
@@ -153,11 +153,29 @@ export class SignInService {
     const out = await this.db.transaction(async (tx) => {
       const spent = await proof.spend(tx);
       if ('refused' in spent) return spent;
-      return { done: await complete(tx, spent.user, proof) };
+      // The one check of every method (docs/directory.md, "Users: disable…"): the user's status
+      // as this transaction reads it, so a disable that committed after the method's own checks
+      // still wins. The proof stays spent; the refusal is recorded, then thrown.
+      const { user } = spent;
+      const scope = new TenantScope(tx, user.tenant_id);
+      if ((await scope.users.status(user.id)) !== 'active') return { refused: () => this.disabled(user, method) };
+      return { done: await complete(tx, user, proof) };
     });
     // A refusal commits what the method wrote (a code spent on a disabled account), then throws.
     if ('refused' in out) return out.refused();
     return out.done;
+  }
+
+  /** 403 user_disabled, after an auth_history failure row with reason `user_disabled`. */
+  private async disabled(user: LoginUser, method: SignInMethod): Promise<never> {
+    await recordAuthEvent(new TenantScope(this.db, user.tenant_id), {
+      userId: user.id,
+      event: 'emailCode' in method ? 'email_code_verify' : 'sign_in',
+      outcome: 'failure',
+      reason: 'user_disabled',
+      ...('emailCode' in method ? { clientId: method.emailCode.clientId, meta: method.emailCode.meta } : {}),
+    });
+    throw userDisabled();
   }
 
   private prove(method: SignInMethod): Promise<SignInProof> {
