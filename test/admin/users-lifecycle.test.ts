@@ -11,6 +11,8 @@
 import test from 'ava';
 import { createHmac, randomBytes } from 'node:crypto';
 import { deriveKey } from '../../shared/crypto.js';
+import { KeyService } from '../../shared/services/keys.js';
+import { TokenService } from '../../shared/services/tokens.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { loginKit } from '../helpers/login.js';
@@ -49,10 +51,31 @@ const rows = async (query: string, params: unknown[]) =>
   (await sql(e.db.url, e.db.dir, query, params)) as Record<string, unknown>[];
 const web = () => e.app.web;
 
+/** An access token of the user without a token family, as a token exchange with an ID token subject issues. */
+async function tokenWithoutFamily(userId: string): Promise<string> {
+  const { ds, config } = await openServices(e.db.url, e.db.dir);
+  try {
+    const tokens = new TokenService(e.d.url, new KeyService(ds, TEST_SECRET_KEY, config.keyRetireAfterSeconds));
+    const issued = await tokens.issueAccessToken({
+      sub: userId,
+      clientId: web().clientId,
+      tenantId: e.app.tenantId,
+      scope: ['openid'],
+      audience: [],
+      ttlSeconds: 300,
+    });
+    return issued.token;
+  } finally {
+    await ds.destroy();
+  }
+}
+
 test('disable refuses the email-code sign-in and the refresh; a second disable changes nothing; enable restores sign-in', async (t) => {
   const user = await createUserIn(e, 'dis');
   const tokens = await kit.tokensFor(web(), user.email);
   t.true((await introspectAs(e, tokens.access_token)).active);
+  const familyless = await tokenWithoutFamily(user.id);
+  t.true((await introspectAs(e, familyless)).active);
   // A code sent while the user was active, used after the disable: the right code, refused.
   const code = await kit.sendAndReadCode(web().clientId, user.email);
 
@@ -63,6 +86,7 @@ test('disable refuses the email-code sign-in and the refresh; a second disable c
   t.true(r.body.sessions_ended >= 1);
 
   t.false((await introspectAs(e, tokens.access_token)).active);
+  t.false((await introspectAs(e, familyless)).active, 'a token without a family (an exchanged one) too');
   const refreshed = await kit.refresh(tokens.refresh_token, web());
   t.is(refreshed.status, 400);
   t.is(refreshed.body.error, 'invalid_grant');
@@ -193,6 +217,7 @@ test('erasure: no row of any table keeps the address, name, IP or user agent; th
   );
   t.is(verified.status, 200, verified.text);
   const tokens = await kit.tokensFor(web(), email);
+  const familyless = await tokenWithoutFamily(userId);
   const before = await everyRow();
   t.true(
     [...before.values()].some((v) => v.includes(ua) && v.includes(ip)),
@@ -223,6 +248,7 @@ test('erasure: no row of any table keeps the address, name, IP or user agent; th
   t.is((typeof summary === 'string' ? JSON.parse(summary) : summary).pseudonym, pseudonym);
 
   t.false((await introspectAs(e, tokens.access_token)).active);
+  t.false((await introspectAs(e, familyless)).active);
   t.is((await kit.refresh(tokens.refresh_token, web())).status, 400);
   t.is((await api(e.d.url, 'DELETE', userPath(userId), { token: admin })).status, 404);
   const again = await api(e.d.url, 'POST', `/api/admin/tenants/${e.app.tenantId}/users`, {
