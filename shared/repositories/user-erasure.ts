@@ -147,8 +147,9 @@ export class ScopedUserErasure {
     );
     // Approval requests the user made or that are about the user, whole; the user's part in
     // other people's requests (a step decided, a grant acted on) keeps its row under the pseudonym.
-    const requests = `SELECT id FROM approval_requests WHERE tenant_id = ?
-      AND ((requester_subject_type = 'user' AND requester_subject_id = ?) OR (target_subject_type = 'user' AND target_subject_id = ?))`;
+    const mine = `((requester_subject_type = 'user' AND requester_subject_id = ?)
+      OR (target_subject_type = 'user' AND target_subject_id = ?))`;
+    const requests = `SELECT id FROM approval_requests WHERE tenant_id = ? AND ${mine}`;
     for (const table of ['approval_notifications', 'approval_grants', 'approval_steps'])
       await run(table, `DELETE FROM ${table} WHERE tenant_id = ? AND approval_request_id IN (${requests})`, [
         t,
@@ -156,12 +157,7 @@ export class ScopedUserErasure {
         u,
         u,
       ]);
-    await run(
-      'approval_requests',
-      `DELETE FROM approval_requests WHERE tenant_id = ?
-        AND ((requester_subject_type = 'user' AND requester_subject_id = ?) OR (target_subject_type = 'user' AND target_subject_id = ?))`,
-      [t, u, u],
-    );
+    await run('approval_requests', `DELETE FROM approval_requests WHERE tenant_id = ? AND ${mine}`, [t, u, u]);
     await run(
       'approval_steps (pseudonymised)',
       "UPDATE approval_steps SET subject_id = ? WHERE tenant_id = ? AND subject_type = 'user' AND subject_id = ?",
@@ -170,7 +166,8 @@ export class ScopedUserErasure {
     for (const side of ['requester', 'actor'])
       await run(
         'approval_grants (pseudonymised)',
-        `UPDATE approval_grants SET ${side}_subject_id = ? WHERE tenant_id = ? AND ${side}_subject_type = 'user' AND ${side}_subject_id = ?`,
+        `UPDATE approval_grants SET ${side}_subject_id = ?
+          WHERE tenant_id = ? AND ${side}_subject_type = 'user' AND ${side}_subject_id = ?`,
         [pseudonym, t, u],
       );
     await run(

@@ -152,20 +152,15 @@ test('concurrent disables: one wins, one audit event, one revocation', async (t)
 async function everyRow(): Promise<Map<string, string>> {
   const { ds } = await openServices(e.db.url, e.db.dir);
   try {
-    const tables: string[] = usingMysql()
-      ? (
-          (await ds.query(
-            'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()',
-          )) as {
-            name: string;
-          }[]
-        ).map((r) => r.name)
-      : ((await ds.query("SELECT name FROM sqlite_master WHERE type = 'table'")) as { name: string }[]).map(
-          (r) => r.name,
-        );
+    const names = await ds.query<{ name: string }[]>(
+      usingMysql()
+        ? 'SELECT table_name AS name FROM information_schema.tables WHERE table_schema = DATABASE()'
+        : "SELECT name FROM sqlite_master WHERE type = 'table'",
+    );
+    const tables = names.map((r) => r.name);
     const out = new Map<string, string>();
     for (const table of tables) {
-      const all = (await ds.query(`SELECT * FROM ${table}`)) as Record<string, unknown>[];
+      const all = await ds.query<Record<string, unknown>[]>(`SELECT * FROM ${table}`);
       // Text, JSON and string columns as they are; binary columns as their UTF-8 text.
       out.set(
         table,

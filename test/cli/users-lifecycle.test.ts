@@ -18,7 +18,7 @@ test('disable, enable, signout, and delete with typed confirmation', async (t) =
   const user = await directory.createUser(tenant.id, { email: 'dora@example.com', name: 'Dora' }, actor);
   const U = ['--tenant', tenant.id, '--user', user.id];
   const status = async () =>
-    ((await ds.query('SELECT status FROM users WHERE id = ?', [user.id])) as { status: string }[])[0]?.status as
+    (await ds.query<{ status: string }[]>('SELECT status FROM users WHERE id = ?', [user.id]))[0]?.status as
       string | undefined;
 
   t.like(await iamJson(db, ['users', 'disable', ...U]), { id: user.id, status: 'disabled', changed: true });
@@ -28,16 +28,17 @@ test('disable, enable, signout, and delete with typed confirmation', async (t) =
 
   const wrong = await iam(db, ['users', 'delete', ...U, '--confirm', 'someone@example.com', '--json']);
   t.is(wrong.code, 1);
-  t.is(JSON.parse(wrong.stdout).error, 'aborted');
+  t.is(JSON.parse(wrong.stdout).error, 'confirmation_mismatch');
   t.is(await status(), 'active', 'nothing was deleted');
 
   const typed = await iam(db, ['users', 'delete', ...U], {}, { stdin: 'Dora@example.com\n' });
   t.is(typed.code, 0, typed.stderr);
   t.regex(typed.stdout, /Erased user usr_/);
   t.is(await status(), undefined);
-  const actions = (await ds.query("SELECT action FROM audit_events WHERE target_id = ? AND action LIKE 'user.%'", [
-    user.id,
-  ])) as { action: string }[];
+  const actions = await ds.query<{ action: string }[]>(
+    "SELECT action FROM audit_events WHERE target_id = ? AND action LIKE 'user.%'",
+    [user.id],
+  );
   t.deepEqual(actions.map((a) => a.action).sort(), [
     'user.create',
     'user.delete',

@@ -40,8 +40,9 @@ export default class UsersDelete extends BaseCommand<typeof UsersDelete> {
           throw new CliFailure('confirmation_required', '--json never prompts: pass --confirm <email> or --yes', 2);
         typed = await readLine(`This erases user ${user} for good. Type the user's email address to confirm: `);
       }
-      if ((typed ?? '').trim().toLowerCase() !== email)
-        throw new CliFailure('aborted', "the address typed is not the user's: nothing was deleted");
+      if (typed === undefined) throw new CliFailure('aborted', 'aborted: nothing was deleted');
+      if (typed.trim().toLowerCase() !== email)
+        throw new CliFailure('confirmation_mismatch', "the address typed is not the user's: nothing was deleted");
     }
     const r = await this.services.userLifecycle.erase(tenant, user, this.actor);
     this.log(`Erased user ${r.id} from tenant ${r.tenant_id}.`);

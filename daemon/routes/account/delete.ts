@@ -73,7 +73,9 @@ your profile, devices, passkeys and the apps you gave access. Apps are signed ou
     clearCookie(ctx, SESSION_COOKIE, secure);
     renderPage(ctx, {
       title: 'Account deleted',
-      body: '<h1>Your account was deleted</h1><p>Everything held about you here was erased, and you are signed out.</p>',
+      body:
+        '<h1>Your account was deleted</h1>' +
+        '<p>Everything held about you here was erased, and you are signed out.</p>',
     });
   });
 

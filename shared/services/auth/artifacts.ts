@@ -8,7 +8,7 @@
  */
 import { randomToken } from '../../crypto.js';
 import type { Database, Db, Tx } from '../../db/index.js';
-import { ApiError, InvalidGrant } from '../../errors.js';
+import { InvalidGrant } from '../../errors.js';
 import { recordAuthEvent, userDisabled } from './history.js';
 import { Lookups, TenantScope, type ArtifactRow, type LoginUser } from '../../repositories/index.js';
 import { ACR_EMAIL_CODE } from './codes.js';
