@@ -62,6 +62,8 @@ import { accountPasskeyRoutes } from './routes/account/passkeys.js';
 import { accountReauthRoutes } from './routes/account/reauth.js';
 import { accountProfileRoutes } from './routes/account/profile.js';
 import { accountProfileApiRoutes } from './routes/account/profile-api.js';
+import { accountDeleteRoutes } from './routes/account/delete.js';
+import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
@@ -144,6 +146,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
+    userLifecycleRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
@@ -176,6 +179,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     accountReauthRoutes(deps, api),
     accountProfileRoutes(deps, api),
     accountProfileApiRoutes(deps, api),
+    accountDeleteRoutes(deps, api),
     assetRoutes(api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,

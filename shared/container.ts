@@ -17,6 +17,7 @@ import type { Config } from './config.js';
 import type { Database } from './db/index.js';
 import type { Metrics } from './metrics.js';
 import type { ServiceOptions } from './container-options.js';
+import { UserLifecycleService } from './services/user-lifecycle.js';
 import { outboundPolicyFromConfig, type OutboundPolicy } from './net/outbound.js';
 import { AgentGrantService } from './services/agents/grants.js';
 import { AgentClientMetadataService } from './services/agents/metadata.js';
@@ -421,6 +422,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   /** The sign-in history: a tenant's or a user's sign-in attempts (admin API, CLI, account page). */
   get signIns(): SignInHistoryService {
     return (this.#made.signIns ??= new SignInHistoryService(this.ds, this.config.secretKey));
+  }
+
+  /** A user's disable, enable, sign-out everywhere and erasure (docs/directory.md). */
+  get userLifecycle(): UserLifecycleService {
+    return (this.#made.userLifecycle ??= new UserLifecycleService(this.ds, this.config.secretKey));
   }
 }
 

@@ -72,6 +72,7 @@ export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limit
 export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
+export type { LifecycleUser } from './user-erasure.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
 export { type AuthCodeRow } from './authorization.js';
 export { LoginHousekeeping, type ArtifactRow, type SessionRow } from './sessions.js';

@@ -17,6 +17,9 @@ import type { IntrospectionObserver } from '../metrics.js';
 
 export const CACHE_TTL_MS = 60_000;
 
+/** The prefix of every local user's id (`newId('usr')`). */
+const USER_ID_PREFIX = 'usr_';
+
 /**
  * What the tokens of one client share: the claims that repeat from token to token (issuer,
  * client, tenant, scope, audience and any other claim but the per-token five), kept once and
@@ -238,7 +241,10 @@ export class IntrospectionService {
   };
 
   private async revocationReason(c: RevocationSubject): Promise<string | undefined> {
-    const userToken = c.fid !== '';
+    // A user's token: one with a family (every code and refresh grant), or one without whose
+    // subject is a local user's id (a token exchange whose subject was an ID token): the user's
+    // status is checked for both, so a disabled or erased user has no token left anywhere.
+    const userToken = c.fid !== '' || c.sub.startsWith(USER_ID_PREFIX);
     // Every token this service signs names its tenant; one that does not has none to be active in.
     if (!c.tenantId) return 'tenant_inactive';
     // One round trip answers every revocation question: the token itself (jti), its family

@@ -449,7 +449,7 @@ test('registration and removal are audited; a disabled user cannot sign in with 
   await ds.query("UPDATE users SET status = 'disabled' WHERE id = ?", [user.id]);
   const e = await t.throwsAsync(signIn(auth), { instanceOf: ApiError });
   t.is(e.status, 403);
-  t.is(e.error, 'access_denied');
+  t.is(e.error, 'user_disabled');
   await ds.query("UPDATE users SET status = 'active' WHERE id = ?", [user.id]);
 
   t.true(await svc.remove(app.tenantId, user.id, view.id));

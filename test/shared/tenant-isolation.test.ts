@@ -1390,6 +1390,19 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await scopeB.federationEntities.liveByHash(hash)).length, 1);
     t.is((await scopeB.federationEntities.listLive('fts_b', 10, 0)).length, 1);
   },
+  async userErasure(w) {
+    const { t, scopeA, scopeB } = w;
+    // B's user signed in: a session, a token family, an unredeemed code, an artifact, a consent.
+    const { user, familyId } = await signedInB(w);
+    const now = Date.now();
+    t.is(await scopeA.userErasure.lock(user.id), undefined);
+    t.is(await scopeA.userErasure.setStatus(user.id, 'active', 'disabled', now), 0);
+    t.deepEqual(await scopeA.userErasure.endEverything(user.id, 'user_disabled', now), { sessions: 0, families: 0 });
+    t.deepEqual(await scopeA.userErasure.erase({ id: user.id, email: user.email, status: 'active' }, 'psn_x'), {});
+    t.like(await scopeB.userErasure.lock(user.id), { id: user.id, status: 'active' });
+    t.is((await scopeB.sessions.listLive(user.id, now, 10)).length, 1);
+    t.is((await scopeB.tokens.family(familyId))!.revoked_at, null);
+  },
 };
 
 const getters = Object.entries(Object.getOwnPropertyDescriptors(TenantScope.prototype))

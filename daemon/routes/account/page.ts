@@ -111,7 +111,9 @@ ${profileSection({ ...profile, csrf: token, stale })}
 <h2 id="consents">Apps with access</h2>
 ${consentTable}
 ${passkeySection({ passkeys, csrf: token, stale })}
-${signInSection(signIns)}`,
+${signInSection(signIns)}
+<h2 id="delete">Delete your account</h2>
+<p><a href="/account/delete">Delete your account</a> and everything held about you here.</p>`,
       });
     },
   );

@@ -8,11 +8,11 @@
  */
 import { randomToken } from '../../crypto.js';
 import type { Database, Db, Tx } from '../../db/index.js';
-import { ApiError, InvalidGrant } from '../../errors.js';
+import { InvalidGrant } from '../../errors.js';
+import { userDisabled, withReason } from './history.js';
 import { Lookups, TenantScope, type ArtifactRow, type LoginUser } from '../../repositories/index.js';
 import { ACR_EMAIL_CODE } from './codes.js';
 import { tokenHash } from './pkce.js';
-import { withReason } from './history.js';
 import { ARTIFACT_TTL_MS } from './policy.js';
 import type { SignInProof } from './sign-in-proof.js';
 
@@ -89,7 +89,7 @@ export class ArtifactService {
   async prove(a: Artifact): Promise<SignInProof> {
     const user = await new TenantScope(this.db, a.tenantId).users.find(a.userId);
     if (!user || user.status !== 'active')
-      throw withReason(new ApiError(403, 'access_denied', 'This account is disabled.'), 'user_disabled', a.userId);
+      throw withReason(userDisabled(), 'user_disabled', a.userId);
     return {
       // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
       acr: a.acr ?? ACR_EMAIL_CODE,

@@ -22,7 +22,7 @@ import { deriveKey, newId, randomToken } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
 import { ApiError, InvalidGrant } from '../../errors.js';
 import { TenantScope, type LoginUser } from '../../repositories/index.js';
-import { recordAuthEvent, type RequestMeta } from './history.js';
+import { recordAuthEvent, userDisabled, type RequestMeta } from './history.js';
 import type { SignInProof, Spent } from './sign-in-proof.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
@@ -281,7 +281,7 @@ export class EmailCodeService {
         clientId: p.clientId,
         meta: p.meta,
       });
-      throw new ApiError(403, 'access_denied', 'This account is disabled.');
+      throw userDisabled();
     };
     return {
       acr: ACR_EMAIL_CODE,

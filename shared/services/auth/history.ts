@@ -100,7 +100,7 @@ export function failureOf(e: unknown): SignInFailure | undefined {
     };
   }
   if (e instanceof ApiError) {
-    if (e.status === 403 && e.error === 'access_denied') return { reason: 'user_disabled' };
+    if (e.error === 'user_disabled') return { reason: 'user_disabled' };
     if (e.status === 429) return { reason: 'throttled' };
     if (e.status >= 500) return undefined;
     return { reason: 'refused' };
@@ -108,6 +108,14 @@ export function failureOf(e: unknown): SignInFailure | undefined {
   if (e instanceof OAuthError) return { reason: 'refused' };
   return undefined;
 }
+
+/**
+ * The refusal of a disabled user's sign-in, whatever the method (docs/errors.md): 403
+ * `user_disabled`. Said only once the user proved who they are (the right code, a valid
+ * passkey), so it tells nothing to someone who did not.
+ */
+export const userDisabled = (): ApiError =>
+  new ApiError(403, 'user_disabled', 'This account is disabled. Ask your administrator to enable it.');
 
 /**
  * Records a login attempt and its outcome, for the user's own history and for support, in the

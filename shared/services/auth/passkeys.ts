@@ -18,6 +18,7 @@ import type { RegistrationResponseJSON } from '@simplewebauthn/server';
 import { deriveKey, newId } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
+import { userDisabled, withReason } from './history.js';
 import { TenantScope, type LoginUser, type PasskeyRow } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
 import {
@@ -42,7 +43,6 @@ import {
   type PasskeyView,
   type Passkeys,
 } from './passkey-contract.js';
-import { withReason } from './history.js';
 import { checkClientData, sameText, saveChallenge, takeChallenge } from './webauthn-challenges.js';
 
 // The contract is re-exported so that its callers keep importing it from here.
@@ -293,7 +293,7 @@ export class PasskeyService implements Passkeys {
       );
     const user = await scope.users.find(row.userId);
     if (!user || user.status !== 'active')
-      throw withReason(new ApiError(403, 'access_denied', 'This account is disabled.'), 'user_disabled', row.userId);
+      throw withReason(userDisabled(), 'user_disabled', row.userId);
     let verified;
     try {
       verified = await verifyAuthenticationResponse({

@@ -29,7 +29,7 @@ import { TenantScope, type LoginUser } from '../../repositories/index.js';
 import type { UpstreamCallback } from '../upstream-idp/broker.js';
 import type { Artifact, ArtifactService } from './artifacts.js';
 import type { VerifyCodeInput } from './codes.js';
-import { failureOf, recordAuthEvent, withReason, type RequestMeta, type SignInEvent } from './history.js';
+import { failureOf, recordAuthEvent, userDisabled, withReason, type RequestMeta, type SignInEvent } from './history.js';
 import type { PasskeyAssertion } from './passkey-contract.js';
 import type { CreatedSession, SessionService } from './sessions.js';
 import type { ProofSource, SignInProof } from './sign-in-proof.js';
@@ -178,9 +178,15 @@ export class SignInService {
       out = await this.db.transaction(async (tx) => {
         const spent = await proof.spend(tx);
         if ('refused' in spent) return spent;
-        who.id = spent.user.id;
-        const done = await complete(tx, spent.user, proof);
-        if (!own) await this.record(tx, method, target, { userId: spent.user.id, outcome: 'success' });
+        const { user } = spent;
+        who.id = user.id;
+        // The one check of every method (docs/directory.md, "Users: disable…"): the user's status
+        // as this transaction reads it, so a disable that committed after the method's own checks
+        // still wins. The proof stays spent; the refusal is recorded, then thrown.
+        if ((await new TenantScope(tx, user.tenant_id).users.status(user.id)) !== 'active')
+          return { refused: () => Promise.reject(withReason(userDisabled(), 'user_disabled', user.id)) };
+        const done = await complete(tx, user, proof);
+        if (!own) await this.record(tx, method, target, { userId: user.id, outcome: 'success' });
         return { done };
       });
     } catch (e) {
@@ -189,11 +195,11 @@ export class SignInService {
     }
     // A refusal commits what the method wrote (a code spent on a disabled account), then throws.
     if ('refused' in out) {
-      if (own) return out.refused();
       try {
         return await out.refused();
       } catch (e) {
-        await this.recordFailure(method, target, e);
+        // The email code records its own refusals, but for a disabled user's (refused here).
+        if (!own || failureOf(e)?.reason === 'user_disabled') await this.recordFailure(method, target, e, who.id);
         throw e;
       }
     }

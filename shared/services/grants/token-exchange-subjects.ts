@@ -69,7 +69,9 @@ export function ownTokens(deps: GrantDeps) {
   /** A user subject must still be active; a client subject (client_credentials) has no user row. */
   const requireActiveUser = async (tenantId: string, sub: string) => {
     const status = await deps.oauth.userStatus(tenantId, sub);
-    if (status !== undefined && status !== 'active') throw new InvalidRequest("The subject's account is disabled.");
+    // A user's id (`usr_…`) with no row is an erased user (docs/directory.md): refused as well.
+    if (status === undefined ? sub.startsWith('usr_') : status !== 'active')
+      throw new InvalidRequest("The subject's account is disabled.");
   };
 
   /** The subject of an access token of ours. */
