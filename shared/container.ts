@@ -34,6 +34,7 @@ import { ClaimRenameService } from './services/claim-rename.js';
 import { ClaimsService } from './services/claims.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { CustomClaimsService } from './services/custom-claims.js';
+import { ClientLifecycleService } from './services/client-lifecycle.js';
 import { DirectoryService } from './services/directory.js';
 import { EmailSettingsService } from './services/email-settings.js';
 import {
@@ -411,6 +412,9 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+  get clientLifecycle(): ClientLifecycleService {
+    return (this.#made.clientLifecycle ??= new ClientLifecycleService(this.ds, this.config.secretKey, this.directory));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */

@@ -12,6 +12,7 @@ export type {
 } from './approval-rows.js';
 export { AuditReader, AuditWriter, type AuditFilter, type AuthHistoryRow } from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
+export type { ClientSecretRow } from './clients.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
 export type {
   CustomClaimSchemaRow,
