@@ -158,7 +158,8 @@ export class ScopedClients {
   expireLiveSecrets(clientId: string, expiresAt: number, now: number): Promise<number> {
     return exec(
       this.s.db,
-      `UPDATE client_secrets SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END
+      `UPDATE client_secrets
+          SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END
         WHERE tenant_id = ? AND client_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
       [expiresAt, expiresAt, this.s.tenantId, clientId, now],
     );
@@ -187,7 +188,8 @@ export class ScopedClients {
     return exec(
       this.s.db,
       `UPDATE client_secrets SET revoked_at = ?
-        WHERE tenant_id = ? AND client_id = ? AND id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+        WHERE tenant_id = ? AND client_id = ? AND id = ? AND revoked_at IS NULL
+          AND (expires_at IS NULL OR expires_at > ?)`,
       [now, this.s.tenantId, clientId, secretId, now],
     );
   }

@@ -84,7 +84,9 @@ export class Lookups {
         (r.access_token_signed_response_alg as Client['access_token_signed_response_alg']) ?? null,
       require_pkce: boolInt.from(r.require_pkce) as boolean,
       tokens_revoked_before:
-        r.tokens_revoked_before === null || r.tokens_revoked_before === undefined ? null : Number(r.tokens_revoked_before),
+        r.tokens_revoked_before === null || r.tokens_revoked_before === undefined
+          ? null
+          : Number(r.tokens_revoked_before),
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };

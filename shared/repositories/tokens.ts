@@ -245,7 +245,9 @@ export class ScopedTokens {
     let get = revocationStatements.get(ds);
     if (!get) revocationStatements.set(ds, (get = preparedGet<RevocationState>(ds, REVOCATION_SQL)));
     const t = this.s.tenantId;
-    return Promise.resolve(get([c.jti, t, c.familyId, t, c.clientId, t, c.clientId, t, t, t, c.sub, c.agentGrantId ?? '', t]));
+    return Promise.resolve(
+      get([c.jti, t, c.familyId, t, c.clientId, t, c.clientId, t, t, t, c.sub, c.agentGrantId ?? '', t]),
+    );
   }
 
   /**

@@ -205,7 +205,8 @@ export class ClientLifecycleService {
       const c = await this.load(tx, tenantId, ref);
       if (c.client_type !== 'confidential' || !SECRET_METHODS.has(c.token_endpoint_auth_method))
         throw badRequest(
-          `Client ${c.client_id} authenticates with ${c.token_endpoint_auth_method}, not a secret: it has none to rotate.`,
+          `Client ${c.client_id} authenticates with ${c.token_endpoint_auth_method}, not a secret: ` +
+            'it has none to rotate.',
         );
       const now = Date.now();
       const oldUntil = now + old_secret_expires_in * 1000;
@@ -222,7 +223,13 @@ export class ClientLifecycleService {
         // The secret's id, never its value or hash.
         summary: { secret_id: id, old_secrets: old, old_secrets_expire_at: old ? oldUntil : null },
       });
-      return { id, created_at: now, expires_at: null, client_secret: secret, old_secrets_expire_at: old ? oldUntil : null };
+      return {
+        id,
+        created_at: now,
+        expires_at: null,
+        client_secret: secret,
+        old_secrets_expire_at: old ? oldUntil : null,
+      };
     });
   }
 
@@ -268,12 +275,7 @@ export class ClientLifecycleService {
     return this.setState(tenantId, ref, actor, 'active');
   }
 
-  private async setState(
-    tenantId: string,
-    ref: string,
-    actor: Actor,
-    status: Client['status'],
-  ): Promise<ClientPublic> {
+  private async setState(tenantId: string, ref: string, actor: Actor, status: Client['status']): Promise<ClientPublic> {
     await this.directory.requireTenant(tenantId);
     return this.ds.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);

@@ -175,10 +175,9 @@ test('disable: invalid_client, its access token inactive, refresh refused; enabl
   const refused = await kit.refresh(tokens.refresh_token, web);
   t.is(refused.status, 401);
   t.is(refused.body.error, 'invalid_client');
-  const page = await fetch(
-    `${d.url}/authorize?${new URLSearchParams(kit.authParams(web.clientId, 'x'.repeat(43)))}`,
-    { redirect: 'manual' },
-  );
+  const page = await fetch(`${d.url}/authorize?${new URLSearchParams(kit.authParams(web.clientId, 'x'.repeat(43)))}`, {
+    redirect: 'manual',
+  });
   t.is(page.status, 400);
   t.is(page.headers.get('location'), null);
 

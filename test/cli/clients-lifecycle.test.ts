@@ -31,7 +31,12 @@ test('clients lifecycle commands: update, get, secrets add/list/revoke, disable,
   t.regex(added.stderr, /WARNING: store the client secret now/);
   const secret = JSON.parse(added.stdout) as { id: string; client_secret: string };
   const listed = await iamJson<{ id: string; expires_at: number | null }[]>(db, [
-    'clients', 'secrets', 'list', cid, ...at, '--json',
+    'clients',
+    'secrets',
+    'list',
+    cid,
+    ...at,
+    '--json',
   ]);
   t.is(listed.length, 2);
   t.false(JSON.stringify(listed).includes(secret.client_secret));

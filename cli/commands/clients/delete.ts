@@ -14,7 +14,8 @@ export default class ClientsDelete extends BaseCommand<typeof ClientsDelete> {
     '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e',
     {
       description: 'In a script.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e --confirm Xk2v9c0aQ1pUuW3e --json',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e --confirm Xk2v9c0aQ1pUuW3e --json',
     },
   ];
   static override args = {
@@ -38,7 +39,8 @@ export default class ClientsDelete extends BaseCommand<typeof ClientsDelete> {
     if (typed?.trim() !== client.client_id)
       throw new CliFailure(
         'confirmation_mismatch',
-        `${f.confirm === undefined ? 'the typed confirmation' : '--confirm'} does not match ${client.client_id}: nothing was deleted`,
+        `${f.confirm === undefined ? 'the typed confirmation' : '--confirm'} does not match ` +
+          `${client.client_id}: nothing was deleted`,
       );
     await this.services.clientLifecycle.delete(f.tenant, client.id, this.actor);
     this.log(`Deleted client "${client.name}" (${client.client_id}).`);

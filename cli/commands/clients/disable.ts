@@ -7,7 +7,8 @@ export default class ClientsDisable extends BaseCommand<typeof ClientsDisable> {
     'Disables the client: /token, /revoke and /introspect answer invalid_client and /authorize shows an error ' +
     'page; in the same transaction its refresh token families are revoked, its authorization codes deleted, and its ' +
     'access tokens issued until now become inactive (they stay so after `iam clients enable`). Already disabled: ' +
-    'nothing changes. Audited as client.disable. The same as POST /api/admin/tenants/{tenantId}/clients/{clientId}/disable.';
+    'nothing changes. Audited as client.disable. The same as ' +
+    'POST /api/admin/tenants/{tenantId}/clients/{clientId}/disable.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 cli_abc --json',

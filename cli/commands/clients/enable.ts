@@ -5,7 +5,8 @@ export default class ClientsEnable extends BaseCommand<typeof ClientsEnable> {
   static override summary = 'Enable a disabled OAuth client: its credentials work again.';
   static override description =
     'Enables the client: its secrets (or keys) authenticate again. Tokens the disable revoked stay revoked: its ' +
-    'users sign in again. Audited as client.enable. The same as POST /api/admin/tenants/{tenantId}/clients/{clientId}/enable.';
+    'users sign in again. Audited as client.enable. The same as ' +
+    'POST /api/admin/tenants/{tenantId}/clients/{clientId}/enable.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 cli_abc --json',

@@ -16,7 +16,8 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e --name "Web app" --redirect-uri https://app.example.com/cb',
     {
       description: 'Only if nobody changed it since you read it.',
-      command: '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e --scope api --if-match \'"3q2-…"\'',
+      command:
+        '<%= config.bin %> <%= command.id %> --tenant ten_123 Xk2v9c0aQ1pUuW3e --scope api --if-match \'"3q2-…"\'',
     },
   ];
   static override args = {
@@ -35,7 +36,11 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       multiple: true,
       multipleNonGreedy: true,
     }),
-    scope: Flags.string({ description: 'scope (repeatable; replaces the list)', multiple: true, multipleNonGreedy: true }),
+    scope: Flags.string({
+      description: 'scope (repeatable; replaces the list)',
+      multiple: true,
+      multipleNonGreedy: true,
+    }),
     'grant-type': Flags.string({
       description: 'grant type (repeatable; replaces the list)',
       options: GRANT_TYPES,

@@ -114,8 +114,7 @@ export function clientLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       ...common,
       method: 'delete',
       path,
-      summary:
-        'Delete a client with its secrets, codes, refresh token families and consents; its tokens stop at once',
+      summary: 'Delete a client with its secrets, codes, refresh token families and consents; its tokens stop at once',
       params: ClientParams,
       responses: { 204: { description: 'deleted' }, ...errors },
     },
