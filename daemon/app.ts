@@ -22,6 +22,7 @@ import { requestFrame } from './middleware/koa-frame.js';
 import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
+import { clientLifecycleRoutes } from './routes/admin/clients.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
@@ -147,6 +148,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
     userLifecycleRoutes(deps, api),
+    clientLifecycleRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),

@@ -37,6 +37,7 @@ import { ClaimRenameService } from './services/claim-rename.js';
 import { ClaimsService } from './services/claims.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { CustomClaimsService } from './services/custom-claims.js';
+import { ClientLifecycleService } from './services/client-lifecycle.js';
 import { DirectoryService } from './services/directory.js';
 import { EmailSettingsService } from './services/email-settings.js';
 import {
@@ -427,6 +428,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   /** A user's disable, enable, sign-out everywhere and erasure (docs/directory.md). */
   get userLifecycle(): UserLifecycleService {
     return (this.#made.userLifecycle ??= new UserLifecycleService(this.ds, this.config.secretKey));
+  }
+
+  /** A client's GET/PATCH, secret rotation, disable, enable and delete (docs/directory.md). */
+  get clientLifecycle(): ClientLifecycleService {
+    return (this.#made.clientLifecycle ??= new ClientLifecycleService(this.ds, this.config.secretKey, this.directory));
   }
 }
 

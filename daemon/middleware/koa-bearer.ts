@@ -49,13 +49,16 @@ export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppStat
         'The admin API accepts only access tokens issued with the client_credentials grant.',
       );
     }
-    // A token outlives neither its client nor its tenant's active state.
+    // A token outlives neither its client nor its tenant's active state, nor the client's
+    // watermark (a disable revokes the tokens issued until then, docs/directory.md "Clients").
     const found = await deps.directory.resolveClient(String(claims.client_id));
+    const watermark = found?.client.tokens_revoked_before;
     if (
       !found ||
       found.client.status !== 'active' ||
       found.tenantState !== 'active' ||
-      found.client.tenant_id !== claims.tenant_id
+      found.client.tenant_id !== claims.tenant_id ||
+      (watermark !== null && watermark !== undefined && !((claims.iat ?? -1) > watermark))
     ) {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is no longer valid.');

@@ -41,6 +41,7 @@ export function userBearer(deps: AppDeps, opts: { requireAccount?: boolean } = {
       clientId: claims.client_id,
       tenantId: claims.tenant_id,
       sub: String(claims.sub ?? ''),
+      iat: Number.isSafeInteger(claims.iat) ? Number(claims.iat) : -1,
       agentGrantId: typeof claims.agent_grant_id === 'string' ? claims.agent_grant_id : '',
       agentGrantGen: Number.isSafeInteger(claims.agent_grant_gen) ? Number(claims.agent_grant_gen) : -1,
     });

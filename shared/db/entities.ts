@@ -67,7 +67,6 @@ export interface Client {
   client_id: string;
   name: string;
   client_type: ClientType;
-  secret_hash: string | null;
   redirect_uris: string[];
   grant_types: string[];
   scopes: string[];
@@ -103,6 +102,12 @@ export interface Client {
    * confidential client may be registered without it (docs/oauth.md, "PKCE").
    */
   require_pkce: boolean;
+  /**
+   * Seconds: the client's access tokens issued at or before it (`iat`) are inactive (a disable,
+   * docs/directory.md "Clients"); null when none were revoked so. Its secrets are in
+   * `client_secrets` (shared/repositories/client-secrets.ts), never on this row.
+   */
+  tokens_revoked_before?: number | null;
   created_at: number;
   updated_at: number;
 }
@@ -122,7 +127,6 @@ export const ClientEntity = new EntitySchema<Client>({
     client_id: { type: 'varchar', length: 128 },
     name: { type: 'varchar', length: 200 },
     client_type: { type: 'varchar', length: 16 },
-    secret_hash: { type: 'varchar', length: 128, nullable: true },
     redirect_uris: json(),
     grant_types: json(),
     scopes: json(),
@@ -149,6 +153,7 @@ export const ClientEntity = new EntitySchema<Client>({
     userinfo_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     access_token_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     require_pkce: { type: 'integer', transformer: boolInt },
+    tokens_revoked_before: ts(true),
     created_at: ts(),
     updated_at: ts(),
   },

@@ -1,9 +1,9 @@
 /**
- * A tenant's OAuth clients. The cross-tenant lookups by client_id and by CORS origin are in
- * lookups.ts.
+ * A tenant's OAuth clients and their secrets (`client_secrets`, keyed hashes only). The
+ * cross-tenant lookups by client_id and by CORS origin are in lookups.ts.
  */
 import { ClientEntity, type Client } from '../db/entities.js';
-import { exec } from '../db/sql.js';
+import { all, exec } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
 
 export class ScopedClients {
@@ -52,4 +52,154 @@ export class ScopedClients {
       ]);
     return row;
   }
+
+  /**
+   * Writes the editable registration (docs/directory.md, "Clients") and the CORS origin rows
+   * beside it; 1 when the row was this tenant's. `updated_at` is the caller's (it must change).
+   */
+  async update(id: string, clientId: string, fields: Partial<Client>): Promise<number> {
+    const { affected } = await this.repo.update({ tenant_id: this.s.tenantId, id }, fields);
+    if (fields.allowed_origins) {
+      await exec(this.s.db, 'DELETE FROM client_origins WHERE tenant_id = ? AND client_id = ?', [
+        this.s.tenantId,
+        clientId,
+      ]);
+      for (const origin of fields.allowed_origins)
+        await exec(this.s.db, 'INSERT INTO client_origins (tenant_id, client_id, origin) VALUES (?, ?, ?)', [
+          this.s.tenantId,
+          clientId,
+          origin,
+        ]);
+    }
+    return affected ?? 0;
+  }
+
+  /**
+   * Raises updated_at past both its old value and `now` (two changes in one millisecond still
+   * differ): what introspection's cached callers compare (Lookups.clientStamp).
+   */
+  touch(clientId: string, now: number): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE clients SET updated_at = CASE WHEN updated_at >= ? THEN updated_at + 1 ELSE ? END
+        WHERE tenant_id = ? AND client_id = ?`,
+      [now, now, this.s.tenantId, clientId],
+    );
+  }
+
+  /** Disable or enable; a disable also sets the access-token watermark (seconds). */
+  setStatus(clientId: string, status: Client['status'], tokensRevokedBefore: number | null): Promise<number> {
+    return tokensRevokedBefore === null
+      ? exec(this.s.db, 'UPDATE clients SET status = ? WHERE tenant_id = ? AND client_id = ?', [
+          status,
+          this.s.tenantId,
+          clientId,
+        ])
+      : exec(
+          this.s.db,
+          'UPDATE clients SET status = ?, tokens_revoked_before = ? WHERE tenant_id = ? AND client_id = ?',
+          [status, tokensRevokedBefore, this.s.tenantId, clientId],
+        );
+  }
+
+  /**
+   * Ends what the client holds for users: its refresh token families are revoked (every refresh
+   * token and, through introspection's family check, every access token of them) and its
+   * unredeemed authorization codes deleted. Returns the families revoked.
+   */
+  async revokeGrants(clientId: string, now: number): Promise<number> {
+    const t = this.s.tenantId;
+    const families = await exec(
+      this.s.db,
+      `UPDATE token_families SET revoked_at = ?, revoked_reason = 'client_disabled'
+        WHERE tenant_id = ? AND client_id = ? AND revoked_at IS NULL`,
+      [now, t, clientId],
+    );
+    await exec(this.s.db, 'DELETE FROM auth_codes WHERE tenant_id = ? AND client_id = ?', [t, clientId]);
+    return families;
+  }
+
+  /**
+   * Deletes the client and what is its alone: secrets, authorization codes, refresh tokens and
+   * their families, consents, CORS origin rows. 1 when the row was this tenant's.
+   */
+  async remove(id: string, clientId: string): Promise<number> {
+    const t = this.s.tenantId;
+    const by = [t, clientId];
+    await exec(this.s.db, 'DELETE FROM client_secrets WHERE tenant_id = ? AND client_id = ?', by);
+    await exec(this.s.db, 'DELETE FROM auth_codes WHERE tenant_id = ? AND client_id = ?', by);
+    await exec(
+      this.s.db,
+      `DELETE FROM refresh_tokens WHERE tenant_id = ? AND family_id IN
+         (SELECT id FROM token_families WHERE tenant_id = ? AND client_id = ?)`,
+      [t, t, clientId],
+    );
+    await exec(this.s.db, 'DELETE FROM token_families WHERE tenant_id = ? AND client_id = ?', by);
+    await exec(this.s.db, 'DELETE FROM consents WHERE tenant_id = ? AND client_id = ?', by);
+    await exec(this.s.db, 'DELETE FROM client_origins WHERE tenant_id = ? AND client_id = ?', by);
+    return exec(this.s.db, 'DELETE FROM clients WHERE tenant_id = ? AND id = ?', [t, id]);
+  }
+
+  // ---- secrets (keyed hashes; the value is shown once, at creation, and never stored) ----
+
+  async insertSecret(x: { id: string; clientId: string; hash: string; createdAt: number }): Promise<void> {
+    await exec(
+      this.s.db,
+      `INSERT INTO client_secrets (id, tenant_id, client_id, secret_hash, created_at, expires_at, revoked_at)
+       VALUES (?, ?, ?, ?, ?, NULL, NULL)`,
+      [x.id, this.s.tenantId, x.clientId, x.hash, x.createdAt],
+    );
+  }
+
+  /**
+   * Gives every live secret of the client an expiry no later than `expiresAt` (one that already
+   * expires sooner keeps its own): the overlap of a rotation. Returns how many.
+   */
+  expireLiveSecrets(clientId: string, expiresAt: number, now: number): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE client_secrets
+          SET expires_at = CASE WHEN expires_at IS NOT NULL AND expires_at < ? THEN expires_at ELSE ? END
+        WHERE tenant_id = ? AND client_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)`,
+      [expiresAt, expiresAt, this.s.tenantId, clientId, now],
+    );
+  }
+
+  /** The secrets that authenticate at `now` (neither revoked nor expired), oldest first. */
+  liveSecrets(clientId: string, now: number): Promise<ClientSecretRow[]> {
+    return all<Record<string, unknown>>(
+      this.s.db,
+      `SELECT id, secret_hash, created_at, expires_at FROM client_secrets
+        WHERE tenant_id = ? AND client_id = ? AND revoked_at IS NULL AND (expires_at IS NULL OR expires_at > ?)
+        ORDER BY created_at, id`,
+      [this.s.tenantId, clientId, now],
+    ).then((rows) =>
+      rows.map((r) => ({
+        id: String(r.id),
+        secret_hash: String(r.secret_hash),
+        created_at: Number(r.created_at),
+        expires_at: r.expires_at === null || r.expires_at === undefined ? null : Number(r.expires_at),
+      })),
+    );
+  }
+
+  /** Revokes one live secret at once; 1 when it was this client's and live. */
+  revokeSecret(clientId: string, secretId: string, now: number): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE client_secrets SET revoked_at = ?
+        WHERE tenant_id = ? AND client_id = ? AND id = ? AND revoked_at IS NULL
+          AND (expires_at IS NULL OR expires_at > ?)`,
+      [now, this.s.tenantId, clientId, secretId, now],
+    );
+  }
+}
+
+/** One secret of a client: its keyed hash, never the value. */
+export interface ClientSecretRow {
+  id: string;
+  secret_hash: string;
+  created_at: number;
+  /** Epoch ms; null: no expiry. */
+  expires_at: number | null;
 }

@@ -19,6 +19,7 @@ export {
   type SignInFilter,
 } from './audit.js';
 export type { ClaimRenameRow, ClaimRenameState, RenameSchemaRow } from './claim-renames.js';
+export type { ClientSecretRow } from './clients.js';
 export type { ConsentListRow, ConsentRow } from './consents.js';
 export type {
   CustomClaimSchemaRow,

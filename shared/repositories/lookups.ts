@@ -49,11 +49,11 @@ export class Lookups {
   async clientByClientId(clientId: string): Promise<ResolvedClient | null> {
     const r = await one<Record<string, unknown>>(
       this.db,
-      `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.secret_hash, c.redirect_uris, c.grant_types,
+      `SELECT c.id, c.tenant_id, c.client_id, c.name, c.client_type, c.redirect_uris, c.grant_types,
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
-              c.require_pkce, c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.require_pkce, c.tokens_revoked_before, c.created_at, c.updated_at, t.lifecycle_state, t.settings
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -64,7 +64,6 @@ export class Lookups {
       client_id: String(r.client_id),
       name: String(r.name),
       client_type: r.client_type as Client['client_type'],
-      secret_hash: (r.secret_hash as string | null) ?? null,
       redirect_uris: jsonText.from(r.redirect_uris) as string[],
       grant_types: jsonText.from(r.grant_types) as string[],
       scopes: jsonText.from(r.scopes) as string[],
@@ -84,6 +83,10 @@ export class Lookups {
       access_token_signed_response_alg:
         (r.access_token_signed_response_alg as Client['access_token_signed_response_alg']) ?? null,
       require_pkce: boolInt.from(r.require_pkce) as boolean,
+      tokens_revoked_before:
+        r.tokens_revoked_before === null || r.tokens_revoked_before === undefined
+          ? null
+          : Number(r.tokens_revoked_before),
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };
@@ -94,6 +97,23 @@ export class Lookups {
       allowSignup: settings.allowSignup === true,
       policyVersions: policyVersionsOf(settings),
     };
+  }
+
+  /**
+   * What says whether a registration read earlier is still current: the client's updated_at
+   * (raised by every change of it or of its secrets), its state and its tenant's. Introspection's
+   * Basic fast path asks this on every request (daemon/routes/oauth/introspect.ts), so no
+   * daemon keeps honouring a secret another one revoked. Undefined: no such client now.
+   */
+  async clientStamp(clientId: string): Promise<{ updatedAt: number; status: string; tenantState: string } | undefined> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      `SELECT c.updated_at, c.status, t.lifecycle_state
+         FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
+      [clientId],
+    );
+    if (!r) return undefined;
+    return { updatedAt: Number(r.updated_at), status: String(r.status), tenantState: String(r.lifecycle_state) };
   }
 
   /**

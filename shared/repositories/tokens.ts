@@ -59,6 +59,8 @@ export interface RevocationState {
   r_jti: unknown;
   r_fam: unknown;
   c_status: unknown;
+  /** The client's access-token watermark, seconds (clients.tokens_revoked_before); null for none. */
+  c_wm: unknown;
   t_state: unknown;
   u_status: unknown;
   /** The current generation of the token's agent grant (docs/agents.md); null without one. */
@@ -69,6 +71,7 @@ const REVOCATION_SQL = `SELECT
   (SELECT 1 FROM revoked_access_tokens WHERE jti = ? AND tenant_id = ?) AS r_jti,
   (SELECT revoked_at FROM token_families WHERE id = ? AND tenant_id = ?) AS r_fam,
   (SELECT status FROM clients WHERE client_id = ? AND tenant_id = ?) AS c_status,
+  (SELECT tokens_revoked_before FROM clients WHERE client_id = ? AND tenant_id = ?) AS c_wm,
   (SELECT lifecycle_state FROM tenants WHERE id = ?) AS t_state,
   (SELECT status FROM users WHERE tenant_id = ? AND id = ?) AS u_status,
   (SELECT generation FROM agent_grants WHERE id = ? AND tenant_id = ?) AS g_gen`;
@@ -242,7 +245,9 @@ export class ScopedTokens {
     let get = revocationStatements.get(ds);
     if (!get) revocationStatements.set(ds, (get = preparedGet<RevocationState>(ds, REVOCATION_SQL)));
     const t = this.s.tenantId;
-    return Promise.resolve(get([c.jti, t, c.familyId, t, c.clientId, t, t, t, c.sub, c.agentGrantId ?? '', t]));
+    return Promise.resolve(
+      get([c.jti, t, c.familyId, t, c.clientId, t, c.clientId, t, t, t, c.sub, c.agentGrantId ?? '', t]),
+    );
   }
 
   /**

@@ -157,10 +157,11 @@ export class ClientAuthenticator {
         if (client.client_type !== 'public' || !opts.allowPublic) throw new InvalidClient();
         return client;
       case 'client_secret_basic':
-        if (!this.o.directory.verifyClientSecret(client, p.basic?.secret ?? '')) throw new InvalidClient();
+        // The live secrets, read now: a revoked or expired one fails on its next use.
+        if (!(await this.o.directory.verifyClientSecret(client, p.basic?.secret ?? ''))) throw new InvalidClient();
         return client;
       case 'client_secret_post':
-        if (!this.o.directory.verifyClientSecret(client, p.client_secret ?? '')) throw new InvalidClient();
+        if (!(await this.o.directory.verifyClientSecret(client, p.client_secret ?? ''))) throw new InvalidClient();
         return client;
       case 'private_key_jwt':
         await this.verifyAssertion(client, p);

@@ -34,8 +34,9 @@ import {
   type ClaimsUser,
 } from './standard-claims.js';
 
-export type ClientPublic = Omit<Client, 'secret_hash'>;
-export const toClientView = ({ secret_hash: _s, ...rest }: Client): ClientPublic => rest;
+/** A client as the admin API and the CLI show one: its secrets are elsewhere, and never shown. */
+export type ClientPublic = Omit<Client, 'tokens_revoked_before'>;
+export const toClientView = ({ tokens_revoked_before: _w, ...rest }: Client): ClientPublic => rest;
 export const toTenantView = ({ settings, ...rest }: Tenant) => ({
   ...rest,
   allow_signup: settings?.allowSignup === true,
@@ -82,6 +83,11 @@ export class DirectoryService {
     return this.lookups.clientByClientId(clientId);
   }
 
+  /** Whether a registration read earlier is still current (Lookups.clientStamp). */
+  clientStamp(clientId: string) {
+    return this.lookups.clientStamp(clientId);
+  }
+
   /**
    * Whether a web origin is registered for some active client of an active tenant: what a CORS
    * preflight, which names no client, is answered by (docs/oauth.md, "CORS").
@@ -125,7 +131,6 @@ export class DirectoryService {
       client_id: randomToken(18),
       name: c.name,
       client_type: c.public ? 'public' : 'confidential',
-      secret_hash: secret ? this.hasher.hash(secret) : null,
       redirect_uris: [...new Set(c.redirect_uris)],
       grant_types: [...new Set(c.grant_types)],
       scopes: [...new Set(c.scopes)],
@@ -147,8 +152,17 @@ export class DirectoryService {
       updated_at: now,
     };
     const client = await this.ds.transaction(async (em) => {
-      const saved = await new TenantScope(em, tenantId).clients.insert(row);
-      const { secret_hash: _h, ...view } = saved;
+      const scope = new TenantScope(em, tenantId);
+      const saved = await scope.clients.insert(row);
+      // The secret's keyed hash goes to client_secrets (rotation, docs/directory.md "Clients").
+      if (secret)
+        await scope.clients.insertSecret({
+          id: newId('csec'),
+          clientId: saved.client_id,
+          hash: this.hasher.hash(secret),
+          createdAt: now,
+        });
+      const view = toClientView(saved);
       await audit(em, actor, {
         tenantId,
         action: 'client.create',
@@ -260,8 +274,21 @@ export class DirectoryService {
     );
   }
 
-  verifyClientSecret(client: Client, secret: string): boolean {
-    return this.hasher.verify(secret, client.secret_hash);
+  /**
+   * The live secret of `client` (neither revoked nor expired, read from the database now) that
+   * `secret` is, or null. Every live secret is compared, each in constant time, so the time
+   * taken does not say which one matched (RFC 6749 §2.3.1; during a rotation's overlap there
+   * are two).
+   */
+  async verifyClientSecret(
+    client: Pick<Client, 'tenant_id' | 'client_id'>,
+    secret: string,
+    now = Date.now(),
+  ): Promise<{ id: string; expires_at: number | null } | null> {
+    const live = await new TenantScope(this.ds, client.tenant_id).clients.liveSecrets(client.client_id, now);
+    let match: { id: string; expires_at: number | null } | null = null;
+    for (const s of live) if (this.hasher.verify(secret, s.secret_hash) && !match) match = s;
+    return match && { id: match.id, expires_at: match.expires_at };
   }
 }
 

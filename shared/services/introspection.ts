@@ -180,7 +180,7 @@ export class LruCache<V> {
   }
 }
 
-type RevocationSubject = Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub'> &
+type RevocationSubject = Pick<CachedToken, 'jti' | 'fid' | 'clientId' | 'tenantId' | 'sub' | 'iat'> &
   Partial<Pick<CachedToken, 'agentGrantId' | 'agentGrantGen'>>;
 
 export class IntrospectionService {
@@ -262,6 +262,10 @@ export class IntrospectionService {
     if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
     if (r.r_fam !== null && r.r_fam !== undefined) return 'family_revoked';
     if (r.c_status !== 'active') return 'client_disabled';
+    // A disable sets the client's watermark in the same transaction: its access tokens issued
+    // until then stay inactive after an enable too (docs/directory.md, "Clients"). A token
+    // without iat cannot show it is younger.
+    if (r.c_wm !== null && r.c_wm !== undefined && c.iat <= Number(r.c_wm)) return 'client_tokens_revoked';
     if (r.t_state !== 'active') return 'tenant_inactive';
     if (userToken && r.u_status !== 'active') return 'user_disabled';
     // docs/agents.md "Revocation": a PATCH raises the grant's generation in its own transaction,

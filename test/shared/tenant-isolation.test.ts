@@ -278,6 +278,26 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await scopeA.clients.getByClientId(bClient.client_id), null);
     t.false((await scopeA.clients.list()).some((c) => c.id === bClient.id));
     t.is((await scopeB.clients.get(bClient.id))!.client_id, bClient.client_id);
+    // The lifecycle's writes (docs/directory.md, "Clients") through A's scope touch nothing of B's.
+    const now = Date.now();
+    const bSecrets = await scopeB.clients.liveSecrets(bClient.client_id, now);
+    t.is(bSecrets.length, 1);
+    t.deepEqual(await scopeA.clients.liveSecrets(bClient.client_id, now), []);
+    t.is(await scopeA.clients.update(bClient.id, bClient.client_id, { name: 'hijacked' }), 0);
+    t.is(await scopeA.clients.touch(bClient.client_id, now), 0);
+    t.is(await scopeA.clients.setStatus(bClient.client_id, 'disabled', 1), 0);
+    t.is(await scopeA.clients.revokeGrants(bClient.client_id, now), 0);
+    t.is(await scopeA.clients.expireLiveSecrets(bClient.client_id, now, now), 0);
+    t.is(await scopeA.clients.revokeSecret(bClient.client_id, bSecrets[0].id, now), 0);
+    t.is(await scopeA.clients.remove(bClient.id, bClient.client_id), 0);
+    await scopeA.clients.insertSecret({ id: 'csec_a_side', clientId: bClient.client_id, hash: 'h', createdAt: now });
+    const bAfter = (await scopeB.clients.get(bClient.id))!;
+    t.is(bAfter.name, 'b-app');
+    t.is(bAfter.status, 'active');
+    t.deepEqual(
+      (await scopeB.clients.liveSecrets(bClient.client_id, now + 1)).map((x) => x.id),
+      [bSecrets[0].id],
+    );
   },
 
   async users(w) {

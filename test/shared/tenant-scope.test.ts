@@ -28,13 +28,14 @@ test('client secrets are stored only as a keyed hash and verify in constant time
     { name: 'svc', grant_types: ['client_credentials'], scopes: ['iam.admin'] },
     actor,
   );
-  const [row] = await ds.query('SELECT secret_hash FROM clients WHERE id = ?', [client.id]);
-  t.not(row.secret_hash, client_secret);
-  t.false(String(row.secret_hash).includes(client_secret!));
+  const rows = await ds.query('SELECT secret_hash FROM client_secrets WHERE client_id = ?', [client.client_id]);
+  t.is(rows.length, 1);
+  t.not(rows[0].secret_hash, client_secret);
+  t.false(String(rows[0].secret_hash).includes(client_secret!));
   const full = (await directory.scope(ten.id).clients.get(client.id))!;
-  t.true(directory.verifyClientSecret(full, client_secret!));
-  t.false(directory.verifyClientSecret(full, client_secret! + 'x'));
-  t.false(directory.verifyClientSecret(full, ''));
+  t.truthy(await directory.verifyClientSecret(full, client_secret!));
+  t.is(await directory.verifyClientSecret(full, client_secret! + 'x'), null);
+  t.is(await directory.verifyClientSecret(full, ''), null);
 });
 
 test('signing keys: private part sealed at rest; rotation keeps the old key published as retiring', async (t) => {

@@ -33,13 +33,26 @@ import { bodyReadError } from '../../middleware/koa-body-errors.js';
 import { presentedCredentials } from '../../middleware/koa-client-auth.js';
 import { ClientAuthenticator, methodAccepted } from '../../../shared/services/client-auth.js';
 
-/** How long an authenticated caller's registration is reused before it is read again. */
+/**
+ * How long an authenticated caller's registration is reused before it is read again in full;
+ * within it, each request still checks that it is current (Lookups.clientStamp).
+ */
 export const CALLER_CACHE_MS = 10_000;
 
 export const INACTIVE = '{"active":false}';
 
 export class Introspector {
-  private readonly callers = new Map<string, { client: Client; tenantState: string; at: number; verified?: Buffer }>();
+  private readonly callers = new Map<
+    string,
+    {
+      client: Client;
+      tenantState: string;
+      at: number;
+      verified?: Buffer;
+      /** When the verified secret expires (epoch ms), null for never. */
+      verifiedUntil?: number | null;
+    }
+  >();
 
   constructor(
     private readonly deps: AppDeps,
@@ -68,7 +81,7 @@ export class Introspector {
    * §2.1, what resource servers send on every request) is checked here, against a short cache
    * of the caller's registration; client_secret_post and private_key_jwt go through the
    * service every endpoint shares. Failures count against the client's and the IP's budgets
-   * (docs/security.md): only failures, so a successful Basic call adds no database access; a
+   * (docs/security.md): only failures, so a successful Basic call adds no write (it reads the client's stamp); a
    * spent budget is answered 429.
    */
   async authenticateCaller(authorization: string, form: ParsedUrlQuery | undefined, ip: string): Promise<Client> {
@@ -91,7 +104,21 @@ export class Introspector {
   private async checkCaller(id: string, secret: string): Promise<Client> {
     const now = Date.now();
     let entry = this.callers.get(id);
-    if (!entry || now - entry.at > CALLER_CACHE_MS) {
+    // Every request asks whether the registration read earlier is still the current one (one
+    // indexed read): any change of the client or its secrets raises its updated_at, so a
+    // disable, a delete or a revoked secret written by any daemon stops this one's cache at
+    // once (docs/directory.md, "Clients").
+    if (entry) {
+      const stamp = now - entry.at > CALLER_CACHE_MS ? undefined : await this.deps.directory.clientStamp(id);
+      if (
+        !stamp ||
+        stamp.updatedAt !== entry.client.updated_at ||
+        stamp.status !== entry.client.status ||
+        stamp.tenantState !== entry.tenantState
+      )
+        entry = undefined;
+    }
+    if (!entry) {
       const found = await this.deps.directory.resolveClient(id);
       if (!found) {
         this.callers.delete(id);
@@ -110,12 +137,20 @@ export class Introspector {
     )
       throw new InvalidClient();
     // After the first successful check the presented secret is compared in constant time with
-    // the one that passed (until the registration is re-read), sparing the keyed hash.
+    // the one that passed (while the registration is unchanged and that secret unexpired),
+    // sparing the keyed hash and the read of the secrets.
     const presented = Buffer.from(secret);
-    if (entry.verified && entry.verified.length === presented.length && timingSafeEqual(entry.verified, presented))
+    if (
+      entry.verified &&
+      (entry.verifiedUntil === null || (entry.verifiedUntil ?? 0) > now) &&
+      entry.verified.length === presented.length &&
+      timingSafeEqual(entry.verified, presented)
+    )
       return client;
-    if (!this.deps.directory.verifyClientSecret(client, secret)) throw new InvalidClient();
+    const match = await this.deps.directory.verifyClientSecret(client, secret, now);
+    if (!match) throw new InvalidClient();
     entry.verified = presented;
+    entry.verifiedUntil = match.expires_at;
     return client;
   }
 
