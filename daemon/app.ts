@@ -23,6 +23,7 @@ import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
+import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
@@ -141,6 +142,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
+    tenantDirectoryRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
     provisioningRoutes(deps, api),

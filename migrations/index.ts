@@ -30,6 +30,7 @@ import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 import { ClientSigning1763769600030 } from './0030-client-signing.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
 import { UserEmailVerified1763769600032 } from './0032-user-email-verified.js';
+import { TenantOffboarding1763769600037 } from './0037-tenant-offboarding.js';
 
 export const migrations = [
   Core1763769600001,
@@ -60,4 +61,5 @@ export const migrations = [
   ClientSigning1763769600030,
   UserStandardClaims1763769600031,
   UserEmailVerified1763769600032,
+  TenantOffboarding1763769600037,
 ];

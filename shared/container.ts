@@ -57,6 +57,7 @@ import { WebhookEmailProvider } from './services/plugins/webhook-email.js';
 import { ProvisioningService } from './services/provisioning/index.js';
 import { RecoveryService } from './services/recovery/index.js';
 import { RelationshipService } from './services/relationships.js';
+import { TenantDirectoryService } from './services/tenant-directory.js';
 import { TenantLifecycleService } from './services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
@@ -411,6 +412,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+
+  /** Tenants: list, counts, PATCH, offboarding export, offboard, restore, purge (docs/directory.md). */
+  get tenantDirectory(): TenantDirectoryService {
+    const grace = { purgeGraceSeconds: this.config.tenantPurgeGraceSeconds };
+    return (this.#made.tenantDirectory ??= new TenantDirectoryService(this.ds, this.config.secretKey, grace));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */

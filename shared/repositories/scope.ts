@@ -39,6 +39,7 @@ import { ScopedUpstreamIdps, ScopedUpstreamLoginStates } from './upstream-idps.j
 import { ScopedUpstreamLinks } from './upstream-links.js';
 import { ScopedUsers } from './users.js';
 import { ScopedFederationEntities } from './federation-entities.js';
+import { ScopedTenantData } from './tenant-directory.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -76,6 +77,7 @@ export class TenantScope implements ScopeRef {
   #passkeys?: ScopedPasskeys;
   #passkeyTombstones?: ScopedPasskeyTombstones;
   #webauthnChallenges?: ScopedWebauthnChallenges;
+  #tenantData?: ScopedTenantData;
 
   constructor(
     readonly db: Db,
@@ -212,5 +214,9 @@ export class TenantScope implements ScopeRef {
   /** Single-use WebAuthn registration and authentication challenges. */
   get webauthnChallenges(): ScopedWebauthnChallenges {
     return (this.#webauthnChallenges ??= new ScopedWebauthnChallenges(this));
+  }
+  /** The tenant's counts, and the offboarding purge of every row it owns (tenant-directory.ts). */
+  get tenantData(): ScopedTenantData {
+    return (this.#tenantData ??= new ScopedTenantData(this));
   }
 }
