@@ -44,7 +44,11 @@ export interface Tenant {
   settings: JsonObject;
   created_at: number;
   updated_at: number;
-  /** When a `pending_deletion` tenant is due for the purge (epoch ms); null otherwise. */
+  /**
+   * When a `pending_deletion` tenant is due for the purge (epoch ms); null otherwise. Read by
+   * the directory's statements (repositories/tenant-directory.ts), not mapped on the entity, so
+   * the views built from a mapped row (`toTenantView`) do not change shape.
+   */
   purge_after?: number | null;
   /** The state a restore takes an offboarded tenant back to; null when not offboarded. */
   offboarded_from?: string | null;
@@ -60,8 +64,6 @@ export const TenantEntity = new EntitySchema<Tenant>({
     settings: json(),
     created_at: ts(),
     updated_at: ts(),
-    purge_after: ts(true),
-    offboarded_from: { type: 'varchar', length: 32, nullable: true },
   },
 });
 
