@@ -24,6 +24,7 @@ import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
+import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
@@ -150,6 +151,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
+    tenantDirectoryRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),
     provisioningRoutes(deps, api),

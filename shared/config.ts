@@ -83,6 +83,11 @@ export interface Config {
   provisioningMaxAttempts: number;
   /** Backoff before the first retry of a failed provisioning step, ms; doubles per failure, capped at 5 min. */
   provisioningRetryBaseMs: number;
+  /**
+   * How long an offboarded tenant stays restorable before the purge deletes its rows, seconds
+   * (IAM_TENANT_PURGE_GRACE_SECONDS, default 7 days; docs/tenant-lifecycle.md, "Offboarding").
+   */
+  tenantPurgeGraceSeconds: number;
   /** Custom claim rename (docs/claims.md, "Rename"): users per batch, pause between batches (ms), lease (ms). */
   claimRename: { batchSize: number; batchPauseMs: number; leaseMs: number };
   /**
@@ -231,6 +236,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     provisioningMaxAttempts: intVar(env, 'IAM_PROVISIONING_MAX_ATTEMPTS', 5, 1, 100),
     // At least 10 ms (a zero backoff would spin on a dead dependency), at most the 5 min cap.
     provisioningRetryBaseMs: intVar(env, 'IAM_PROVISIONING_RETRY_BASE_MS', 5_000, 10, 300_000),
+    // 0 is allowed (a test, or an operator who wants no grace); at most a year.
+    tenantPurgeGraceSeconds: intVar(env, 'IAM_TENANT_PURGE_GRACE_SECONDS', 7 * 86_400, 0, 366 * 86_400),
     claimRename: {
       batchSize: intVar(env, 'IAM_CLAIM_RENAME_BATCH_SIZE', 500, 1, 10_000),
       batchPauseMs: intVar(env, 'IAM_CLAIM_RENAME_BATCH_PAUSE_MS', 0, 0, 60_000),

@@ -61,6 +61,7 @@ import { WebhookEmailProvider } from './services/plugins/webhook-email.js';
 import { ProvisioningService } from './services/provisioning/index.js';
 import { RecoveryService } from './services/recovery/index.js';
 import { RelationshipService } from './services/relationships.js';
+import { TenantDirectoryService } from './services/tenant-directory.js';
 import { TenantLifecycleService } from './services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
@@ -433,6 +434,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   /** A client's GET/PATCH, secret rotation, disable, enable and delete (docs/directory.md). */
   get clientLifecycle(): ClientLifecycleService {
     return (this.#made.clientLifecycle ??= new ClientLifecycleService(this.ds, this.config.secretKey, this.directory));
+  }
+
+  /** Tenants: list, counts, PATCH, offboarding export, offboard, restore, purge (docs/directory.md). */
+  get tenantDirectory(): TenantDirectoryService {
+    const grace = { purgeGraceSeconds: this.config.tenantPurgeGraceSeconds };
+    return (this.#made.tenantDirectory ??= new TenantDirectoryService(this.ds, this.config.secretKey, grace));
   }
 }
 

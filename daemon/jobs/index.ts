@@ -17,6 +17,7 @@
  * | `federation-metadata-poll` | every minute    | 15 min | polls due SAML trust sources, fair across tenants |
  * | `approval-expiry` | every 15 s                | 1 min | expires approval requests with a step past its deadline |
  * | `agent-grant-revocation` | every 2 s, and on kick() | none | revokes superseded agent grant token families |
+ * | `tenant-purge` | every 10 min                | 5 min | purges offboarded tenants past their grace, in batches |
  */
 import type { Logger } from 'pino';
 import type { Services } from '../../shared/container.js';
@@ -33,6 +34,7 @@ import { externalTokenRefreshJob } from './external-token-refresh.js';
 import { approvalExpiryJob } from './approval-expiry.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 import { federationPollJob } from './federation-poll.js';
+import { tenantPurgeJob } from './tenant-purge.js';
 import type { JobObserver } from '../../shared/metrics.js';
 
 export interface Jobs {
@@ -79,6 +81,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(approvalExpiryJob(jobs.approvals));
   scheduler.register(externalTokenRefreshJob(jobs.externalTokenRefresh(scheduler.holder)));
   scheduler.register(federationPollJob(jobs.federationPoller));
+  scheduler.register(tenantPurgeJob(jobs.tenantDirectory));
   // The provisioning runner works on the jobs connection; requests only kick it.
   scheduler.register(provisioningJob(jobs.provisioning));
   // A tenant created or a retry accepted here starts at once, not at the next tick.

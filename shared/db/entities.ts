@@ -29,7 +29,13 @@ export type JsonObject = { [key: string]: any };
 const ts = (nullable = false) => ({ type: 'bigint' as const, nullable, transformer: bigintNumber });
 const json = () => ({ type: 'text' as const, transformer: jsonText });
 
-export type TenantLifecycleState = 'provisioning' | 'active' | 'suspended' | 'recovering' | 'deleted';
+/**
+ * `pending_deletion` (offboarded, restorable until `purge_after`), `purging` (the purge job is
+ * deleting its rows; no way back) and `deleted` (the tombstone the purge leaves): see
+ * docs/tenant-lifecycle.md, "Offboarding".
+ */
+export type TenantLifecycleState =
+  'provisioning' | 'active' | 'suspended' | 'recovering' | 'pending_deletion' | 'purging' | 'deleted';
 
 export interface Tenant {
   id: string;
@@ -38,6 +44,14 @@ export interface Tenant {
   settings: JsonObject;
   created_at: number;
   updated_at: number;
+  /**
+   * When a `pending_deletion` tenant is due for the purge (epoch ms); null otherwise. Read by
+   * the directory's statements (repositories/tenant-directory.ts), not mapped on the entity, so
+   * the views built from a mapped row (`toTenantView`) do not change shape.
+   */
+  purge_after?: number | null;
+  /** The state a restore takes an offboarded tenant back to; null when not offboarded. */
+  offboarded_from?: string | null;
 }
 
 export const TenantEntity = new EntitySchema<Tenant>({

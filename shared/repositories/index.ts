@@ -75,6 +75,12 @@ export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export type { LifecycleUser } from './user-erasure.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';
+export {
+  TENANT_PURGE_TABLES,
+  TENANT_ROWS_KEPT,
+  TenantDirectoryRows,
+  type TenantListFilter,
+} from './tenant-directory.js';
 export { type AuthCodeRow } from './authorization.js';
 export { LoginHousekeeping, type ArtifactRow, type SessionRow } from './sessions.js';
 export { TokenHousekeeping, type FamilyRow } from './tokens.js';

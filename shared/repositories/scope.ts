@@ -40,6 +40,7 @@ import { ScopedUpstreamLinks } from './upstream-links.js';
 import { ScopedUsers } from './users.js';
 import { ScopedUserErasure } from './user-erasure.js';
 import { ScopedFederationEntities } from './federation-entities.js';
+import { ScopedTenantData } from './tenant-directory.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -78,6 +79,7 @@ export class TenantScope implements ScopeRef {
   #passkeyTombstones?: ScopedPasskeyTombstones;
   #webauthnChallenges?: ScopedWebauthnChallenges;
   #userErasure?: ScopedUserErasure;
+  #tenantData?: ScopedTenantData;
 
   constructor(
     readonly db: Db,
@@ -218,5 +220,9 @@ export class TenantScope implements ScopeRef {
   /** A user's lifecycle moves: disable, end every session and family, erasure (docs/directory.md). */
   get userErasure(): ScopedUserErasure {
     return (this.#userErasure ??= new ScopedUserErasure(this));
+  }
+  /** The tenant's counts, and the offboarding purge of every row it owns (tenant-directory.ts). */
+  get tenantData(): ScopedTenantData {
+    return (this.#tenantData ??= new ScopedTenantData(this));
   }
 }

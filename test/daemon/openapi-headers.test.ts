@@ -45,6 +45,9 @@ const IDEMPOTENT: [string, string][] = [
   ['put', '/api/admin/field-mapping/federation-trust-sources/{id}'],
   ['post', '/api/admin/tenants/{id}/lifecycle/resume'],
   ['post', '/api/admin/tenants/{id}/provisioning/retry'],
+  // Offboarding (docs/directory.md, "Tenants").
+  ['post', '/api/admin/tenants/{tenantId}/offboard'],
+  ['post', '/api/admin/tenants/{tenantId}/restore'],
 ];
 
 test('Idempotency-Key is declared as an optional header parameter on every operation that accepts it', async (t) => {

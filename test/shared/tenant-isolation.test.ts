@@ -255,6 +255,21 @@ async function signedInB({ directory, b, scopeB, services }: World) {
 
 /** One case per repository of TenantScope, keyed by its getter's name. */
 const cases: Record<string, (w: World) => Promise<void>> = {
+  async tenantData(w) {
+    // B with a user, a session, a client and a token family (signedInB), then A's counts and
+    // A's purge run to the end: A's own rows go, every one of B's stays.
+    const { t, directory, b, scopeA, scopeB } = w;
+    await directory.createUser(b.id, { email: 'b-data@example.com', name: 'B' }, actor);
+    await signedInB(w);
+    const before = await scopeB.tenantData.counts(Date.now());
+    t.true(before.users >= 2 && before.clients >= 1 && before.active_sessions >= 1);
+    const ownA = await scopeA.tenantData.counts(Date.now());
+    t.is(ownA.active_sessions, 0);
+    for (let i = 0; i < 1000 && (await scopeA.tenantData.purgeBatch(100)).deleted > 0; i++);
+    t.deepEqual(await scopeA.tenantData.counts(Date.now()), { users: 0, clients: 0, active_sessions: 0 });
+    t.deepEqual(await scopeB.tenantData.counts(Date.now()), before);
+    t.is((await scopeB.users.list()).length, before.users);
+  },
   async plugins({ t, services, b, scopeA, scopeB }) {
     // Tenant B's own plugin setting, written through the plugin service as an operator would.
     const runtime = new PluginRuntime(services.ds, services.config.secretKey, builtinPlugins({ allowLoopback: true }));

@@ -8,10 +8,10 @@ import {
   CreatedTenantView,
   CreateTenantInput,
   CreateUserInput,
-  TenantView,
   UserView,
 } from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
+import { TenantDetailView, TenantListQuery, TenantListView } from '../../../shared/schemas/tenants.js';
 import { toClientView, toTenantView, toUserView } from '../../../shared/services/directory.js';
 import { StandardClaimScopesInput, StandardClaimScopesView } from '../../../shared/schemas/standard-claims.js';
 import type { Actor } from '../../../shared/services/audit.js';
@@ -85,22 +85,24 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     {
       method: 'get',
       path: '/api/admin/tenants',
-      summary: 'List tenants (a tenant admin sees its own)',
+      summary:
+        'List tenants (a tenant admin sees its own): filters lifecycle_state (comma-separated) and name_prefix, ' +
+        'keyset paging with cursor / next_cursor (offset still accepted)',
       tags,
       security: 'bearer',
       // A platform admin lists every tenant (null); a tenant admin, its own.
       tenant: 'query-or-all',
       authenticate: auth,
       scopes: ADMIN_SCOPES,
-      query: Paging,
-      responses: { 200: { description: 'tenants', schema: z.object({ tenants: z.array(TenantView) }) }, ...errors },
+      query: TenantListQuery,
+      responses: {
+        200: { description: 'tenants, and the cursor of the next page (null on the last)', schema: TenantListView },
+        ...errors,
+      },
     },
     async (ctx) => {
-      const { limit, offset } = ctx.state.guard.query;
-      const own = ctx.state.tenant;
-      const tenants =
-        own === null ? await deps.directory.listTenants(limit, offset) : [await deps.directory.requireTenant(own)];
-      ctx.body = { tenants: tenants.map(toTenantView) };
+      // docs/directory.md, "Tenants": the filters, the cursor, and what a tenant admin sees.
+      ctx.body = await deps.tenantDirectory.list(ctx.state.guard.query, ctx.state.tenant);
     },
   );
 
@@ -109,7 +111,8 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     {
       method: 'get',
       path: '/api/admin/tenants/:tenantId',
-      summary: 'Read a tenant (a tenant admin reads its own)',
+      summary:
+        'Read a tenant (a tenant admin reads its own), with its counts; the ETag is what PATCH If-Match compares',
       tags,
       security: 'bearer',
       tenant: { path: 'tenantId' },
@@ -118,8 +121,10 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       params: TenantParam,
       responses: {
         200: {
-          description: 'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition',
-          schema: TenantView,
+          description:
+            'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition, and ' +
+            'its counts (users, clients, active sessions)',
+          schema: TenantDetailView,
         },
         ...errors,
         404: { description: 'no such tenant', schema: ErrorObject },
@@ -127,7 +132,10 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
     async (ctx) => {
       const { tenantId: id } = ctx.state.guard.params;
-      ctx.body = toTenantView(await deps.directory.requireTenant(id));
+      const { tenant, etag } = await deps.tenantDirectory.get(id);
+      // A strong validator for If-Match on PATCH (RFC 9110 §8.8.3, §13.1.1).
+      ctx.set('ETag', etag);
+      ctx.body = tenant;
     },
   );
 
