@@ -30,6 +30,7 @@ import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 import { ClientSigning1763769600030 } from './0030-client-signing.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
 import { UserEmailVerified1763769600032 } from './0032-user-email-verified.js';
+import { UserSearchIndexes1763769600033 } from './0033-user-search-indexes.js';
 
 export const migrations = [
   Core1763769600001,
@@ -60,4 +61,5 @@ export const migrations = [
   ClientSigning1763769600030,
   UserStandardClaims1763769600031,
   UserEmailVerified1763769600032,
+  UserSearchIndexes1763769600033,
 ];

@@ -62,6 +62,7 @@ import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
 import { TokenService } from './services/tokens.js';
 import { UpstreamBroker, UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from './services/upstream-idp/index.js';
+import { UserDirectoryService } from './services/users.js';
 
 /** The CLI logs nothing (it prints): the log mail provider still needs a logger to be built. */
 const QUIET: MailLogger = { info: () => undefined, warn: () => undefined };
@@ -411,6 +412,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+
+  /** Users after creation: read one with its ETag, list and search, PATCH under If-Match. */
+  get userDirectory(): UserDirectoryService {
+    const deps = { customClaims: this.customClaims, outbox: this.outbox };
+    return (this.#made.userDirectory ??= new UserDirectoryService(this.ds, this.config.secretKey, deps));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */

@@ -212,29 +212,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     },
   );
 
-  api.add(
-    router,
-    {
-      method: 'get',
-      path: '/api/admin/tenants/:tenantId/users',
-      summary: "List a tenant's users",
-      tags,
-      security: 'bearer',
-      tenant: { path: 'tenantId' },
-      authenticate: auth,
-      scopes: ADMIN_SCOPES,
-      params: TenantParam,
-      query: Paging,
-      responses: { 200: { description: 'users', schema: z.object({ users: z.array(UserView) }) }, ...errors },
-    },
-    async (ctx) => {
-      const { tenantId: id } = ctx.state.guard.params;
-      await deps.directory.requireTenant(id);
-      const { limit, offset } = ctx.state.guard.query;
-      ctx.body = { users: (await deps.directory.scope(id).users.list({ limit, offset })).map(toUserView) };
-    },
-  );
-
   // The optional claim scopes of OIDC Core §5.4 (address, phone) a tenant offers; docs/claims.md.
   api.add(
     router,
