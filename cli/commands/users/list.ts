@@ -78,8 +78,9 @@ export default class UsersList extends BaseCommand<typeof UsersList> {
         `No users in tenant ${f.tenant} match.`,
       ),
     );
-    // The --json output stays the array it always was; the next page's cursor goes to stderr.
-    if (page.next_cursor) this.logToStderr(`More users: --cursor ${page.next_cursor}`);
+    // The --json output stays the array it always was, so the next page's cursor goes to stderr,
+    // with --json too (stdout stays one JSON document).
+    if (page.next_cursor) process.stderr.write(`More users: --cursor ${page.next_cursor}\n`);
     return page.users;
   }
 }
