@@ -74,9 +74,10 @@ export function parseBinding(v: string): Record<string, unknown> {
 }
 
 /**
- * The value of `--set key=value` (`iam users claims set`) or `--claim key=value` (`iam users update`) as the schema's type reads it: a number or true/false for
- * those types, the text itself for string, email and date; for a `many` schema a JSON array,
- * or comma-separated items each read the same way.
+ * The value of `--set key=value` (`iam users claims set`) or `--claim key=value` (`iam users
+ * update`) as the schema's type reads it: a number or true/false for those types, the text
+ * itself for string, email and date; for a `many` schema a JSON array, or comma-separated
+ * items each read the same way.
  */
 export function readClaimValue(schema: CustomClaimSchema | undefined, key: string, raw: string, flag: string): unknown {
   if (!schema) return raw;

@@ -241,7 +241,7 @@ export class UserDirectoryService {
   }
 }
 
-/** The user's custom claim values as GET shows them (CustomClaimsService.getUserClaims), read in the scope's transaction. */
+/** The user's custom claim values as GET shows them (CustomClaimsService.getUserClaims), in the scope's transaction. */
 async function claimsOf(scope: TenantScope, userId: string): Promise<Record<string, unknown>> {
   const claims: Record<string, unknown> = {};
   for (const r of await scope.customClaims.emittable(userId)) claims[r.field_key] = JSON.parse(r.value_json);

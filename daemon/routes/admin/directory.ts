@@ -12,7 +12,7 @@ import {
   UserView,
 } from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
-import { toClientView, toTenantView, toUserView } from '../../../shared/services/directory.js';
+import { toClientView, toTenantView } from '../../../shared/services/directory.js';
 import { StandardClaimScopesInput, StandardClaimScopesView } from '../../../shared/schemas/standard-claims.js';
 import type { Actor } from '../../../shared/services/audit.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
