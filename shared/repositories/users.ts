@@ -137,7 +137,11 @@ export class ScopedUsers {
     };
     if (f.email !== undefined) add('u.email = ?', f.email);
     if (f.emailPrefix !== undefined) add("u.email LIKE ? ESCAPE '!'", startsWith(f.emailPrefix));
-    if (f.namePrefix !== undefined) add("u.name LIKE ? ESCAPE '!'", startsWith(f.namePrefix));
+    // Lower case on both sides: MariaDB's binary collation makes LIKE case-sensitive, SQLite's
+    // LIKE is not; LOWER() of both dialects agrees on ASCII letters.
+    if (f.namePrefix !== undefined) {
+      add("LOWER(u.name) LIKE ? ESCAPE '!'", startsWith(f.namePrefix.replace(/[A-Z]+/g, (c) => c.toLowerCase())));
+    }
     if (f.status !== undefined) add('u.status = ?', f.status);
     if (f.createdFrom !== undefined) add('u.created_at >= ?', f.createdFrom);
     if (f.createdTo !== undefined) add('u.created_at < ?', f.createdTo);
