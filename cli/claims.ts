@@ -72,3 +72,27 @@ export function parseBinding(v: string): Record<string, unknown> {
   const list = scopes === undefined ? [] : scopes.split(',').filter(Boolean);
   return { token_type: type, ...(list.length ? { scopes: list } : {}) };
 }
+
+/**
+ * The value of `--set key=value` (`iam users claims set`) or `--claim key=value` (`iam users
+ * update`) as the schema's type reads it: a number or true/false for those types, the text
+ * itself for string, email and date; for a `many` schema a JSON array, or comma-separated
+ * items each read the same way.
+ */
+export function readClaimValue(schema: CustomClaimSchema | undefined, key: string, raw: string, flag: string): unknown {
+  if (!schema) return raw;
+  const one = (s: string): unknown => {
+    if (schema.field_type === 'number') return s.trim() === '' ? s : Number.isFinite(Number(s)) ? Number(s) : s;
+    if (schema.field_type === 'boolean') return s === 'true' ? true : s === 'false' ? false : s;
+    return s;
+  };
+  if (schema.cardinality !== 'many') return one(raw);
+  if (raw.trim().startsWith('[')) {
+    try {
+      return JSON.parse(raw) as unknown;
+    } catch {
+      throw new CliFailure('invalid_request', `invalid ${flag} ${key}: not a JSON array`);
+    }
+  }
+  return raw === '' ? [] : raw.split(',').map(one);
+}

@@ -23,6 +23,7 @@ import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
+import { userRoutes } from './routes/admin/users.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
 import { auditRoutes } from './routes/admin/audit.js';
@@ -150,6 +151,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directoryRoutes(deps, api),
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
+    userRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     tenantDirectoryRoutes(deps, api),
     auditRoutes(deps, api),

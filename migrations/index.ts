@@ -30,6 +30,7 @@ import { PasskeyTombstones1763769600027 } from './0027-passkey-tombstones.js';
 import { ClientSigning1763769600030 } from './0030-client-signing.js';
 import { UserStandardClaims1763769600031 } from './0031-user-standard-claims.js';
 import { UserEmailVerified1763769600032 } from './0032-user-email-verified.js';
+import { UserSearchIndexes1763769600033 } from './0033-user-search-indexes.js';
 import { ClientSecrets1763769600036 } from './0036-client-secrets.js';
 import { TenantOffboarding1763769600037 } from './0037-tenant-offboarding.js';
 import { SignInHistory1763769600038 } from './0038-sign-in-history.js';
@@ -63,6 +64,7 @@ export const migrations = [
   ClientSigning1763769600030,
   UserStandardClaims1763769600031,
   UserEmailVerified1763769600032,
+  UserSearchIndexes1763769600033,
   ClientSecrets1763769600036,
   TenantOffboarding1763769600037,
   SignInHistory1763769600038,

@@ -7,8 +7,9 @@
 import { AuditEventEntity, type AuditEvent, type JsonObject } from '../db/entities.js';
 import type { Db } from '../db/index.js';
 import { deleteInChunks } from '../db/purge.js';
-import { all, exec, json, num } from '../db/sql.js';
+import { all, exec, json, num, one } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
+import { SIGN_IN_EVENT } from './users.js';
 
 export class ScopedAudit {
   constructor(private readonly s: ScopeRef) {}
@@ -191,6 +192,17 @@ export class ScopedAuthHistory {
       user_agent: (r.user_agent as string | null) ?? null,
       created_at: num(r.created_at),
     }));
+  }
+
+  /** The user's latest successful sign-in (the history's new session), or undefined: never signed in. */
+  lastSignIn(userId: string): Promise<{ created_at: number; client_id: string | null } | undefined> {
+    return one<{ created_at: number; client_id: string | null }>(
+      this.s.db,
+      `SELECT created_at, client_id FROM auth_history
+        WHERE tenant_id = ? AND user_id = ? AND event = ? AND outcome = 'success'
+        ORDER BY created_at DESC LIMIT 1`,
+      [this.s.tenantId, userId, SIGN_IN_EVENT],
+    ).then((r) => (r ? { created_at: num(r.created_at), client_id: r.client_id ?? null } : undefined));
   }
 }
 

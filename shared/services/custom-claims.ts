@@ -288,20 +288,7 @@ export class CustomClaimsService {
       const user = await scope.users.find(userId);
       if (!user) throw notFound(`User ${userId}`);
       const schemas = new Map((await scope.customClaims.listSchemas()).map((s) => [s.field_key, s]));
-      const rows: CustomClaimValueRow[] = [];
-      const stored: Record<string, unknown> = {};
-      for (const key of keys) {
-        const s = schemas.get(key);
-        if (!s) throw claimRefusal('unknown_claim', key, 'is not a claim schema of this tenant');
-        if (s.is_system === 1) {
-          throw claimRefusal('system_claim', key, "is a system claim; its value is the user record's");
-        }
-        if (s.is_active === 0) throw claimRefusal('inactive_claim', key, 'is an inactive claim schema');
-        if (claims[key] === null) continue;
-        const value = validateClaimValue(s, claims[key]);
-        stored[key] = value;
-        rows.push({ field_key: key, value_json: JSON.stringify(value) });
-      }
+      const { rows, stored } = checkValues(schemas, claims);
       for (const s of schemas.values()) {
         if (s.is_system === 0 && s.is_active === 1 && s.is_required === 1 && !(s.field_key in stored)) {
           throw claimRefusal('missing_required_claim', s.field_key, 'is required');
@@ -323,6 +310,30 @@ export class CustomClaimsService {
       });
       return { user_id: userId, claims: stored, system_claims: { email: user.email, name: user.name } };
     });
+  }
+
+  /**
+   * PATCH /api/admin/tenants/{tenantId}/users/{id}'s `claims`, in the caller's transaction: each
+   * key checked as setUserClaims checks it, but merged (a key left out keeps its value; null
+   * clears one, refused for a required schema). Returns the keys set and cleared. The caller
+   * has run ensureSystemSchemas and checked the user exists.
+   */
+  async mergeUserClaims(
+    scope: TenantScope,
+    userId: string,
+    claims: Record<string, unknown>,
+  ): Promise<{ set: string[]; cleared: string[] }> {
+    if (Object.keys(claims).length > LIMITS.claimsPerWrite) {
+      throw new ApiError(400, 'invalid_request', `claims: at most ${LIMITS.claimsPerWrite} claims per write`);
+    }
+    const schemas = new Map((await scope.customClaims.listSchemas()).map((s) => [s.field_key, s]));
+    const { rows, stored } = checkValues(schemas, claims);
+    const cleared = Object.keys(claims).filter((k) => claims[k] === null);
+    for (const key of cleared) {
+      if (schemas.get(key)?.is_required === 1) throw claimRefusal('missing_required_claim', key, 'is required');
+    }
+    await this.storeValues(scope, userId, { rows, cleared }, Date.now());
+    return { set: Object.keys(stored), cleared };
   }
 
   /**
@@ -392,6 +403,26 @@ const operationInProgress = (s: CustomClaimSchemaRow) =>
     'claim_operation_in_progress',
     `An operation (${s.operation_status}) is under way on claim schema ${s.id}; try again when it has finished.`,
   );
+
+/**
+ * Each of `claims`' keys must name an active custom schema (unknown_claim, system_claim,
+ * inactive_claim) and each non-null value fit it (invalid_claim_value): the rows to store.
+ */
+function checkValues(schemas: Map<string, CustomClaimSchemaRow>, claims: Record<string, unknown>) {
+  const rows: CustomClaimValueRow[] = [];
+  const stored: Record<string, unknown> = {};
+  for (const key of Object.keys(claims)) {
+    const s = schemas.get(key);
+    if (!s) throw claimRefusal('unknown_claim', key, 'is not a claim schema of this tenant');
+    if (s.is_system === 1) throw claimRefusal('system_claim', key, "is a system claim; its value is the user record's");
+    if (s.is_active === 0) throw claimRefusal('inactive_claim', key, 'is an inactive claim schema');
+    if (claims[key] === null) continue;
+    const value = validateClaimValue(s, claims[key]);
+    stored[key] = value;
+    rows.push({ field_key: key, value_json: JSON.stringify(value) });
+  }
+  return { rows, stored };
+}
 
 function claimRefusal(code: string, key: string, what: string): ApiError {
   return new ApiError(400, code, `claims.${key}: ${JSON.stringify(key)} ${what}.`, {

@@ -327,6 +327,17 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       [aUser.id],
     );
     t.is((await scopeB.users.get(bUser.id))!.name, 'B user');
+    // The admin read, search and edit (docs/directory.md, "Users: read, search, edit").
+    t.is(await scopeA.users.record(bUser.id, { forUpdate: true }), undefined);
+    t.deepEqual(
+      (await scopeA.users.search({ emailPrefix: 'shared', limit: 10 })).map((u) => u.id),
+      [aUser.id],
+    );
+    t.is(
+      await scopeA.users.updateProfile(bUser.id, { email: 'b@x.test', name: 'Taken', emailVerified: false, now: 1 }),
+      0,
+    );
+    t.like(await scopeB.users.record(bUser.id), { name: 'B user', email: 'shared@example.com', email_verified: true });
     // The point reads and the sign-up's insert of the sign-in path.
     const { user } = await signedInB(w);
     t.is(await scopeA.users.find(user.id), undefined);
@@ -931,6 +942,9 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       (await scopeA.authHistory.page(signIns)).map((r) => r.id),
       ['ah_a'],
     );
+    // The last sign-in read: A's scope sees only its own (logout) row, which is no sign-in.
+    t.is(await scopeA.authHistory.lastSignIn(user.id), undefined);
+    t.truthy(await scopeB.authHistory.lastSignIn(user.id));
   },
   async customClaims(w) {
     const { t, scopeA, scopeB, directory } = w;

@@ -12,7 +12,7 @@ import {
 } from '../../../shared/schemas/admin.js';
 import { tenantId } from '../../../shared/schemas/common.js';
 import { TenantDetailView, TenantListQuery, TenantListView } from '../../../shared/schemas/tenants.js';
-import { toClientView, toTenantView, toUserView } from '../../../shared/services/directory.js';
+import { toClientView, toTenantView } from '../../../shared/services/directory.js';
 import { StandardClaimScopesInput, StandardClaimScopesView } from '../../../shared/schemas/standard-claims.js';
 import type { Actor } from '../../../shared/services/audit.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
@@ -217,29 +217,6 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       const { tenantId: id } = ctx.state.guard.params;
       ctx.status = 201;
       ctx.body = await deps.directory.createUser(id, ctx.state.guard.body, actorOf(ctx));
-    },
-  );
-
-  api.add(
-    router,
-    {
-      method: 'get',
-      path: '/api/admin/tenants/:tenantId/users',
-      summary: "List a tenant's users",
-      tags,
-      security: 'bearer',
-      tenant: { path: 'tenantId' },
-      authenticate: auth,
-      scopes: ADMIN_SCOPES,
-      params: TenantParam,
-      query: Paging,
-      responses: { 200: { description: 'users', schema: z.object({ users: z.array(UserView) }) }, ...errors },
-    },
-    async (ctx) => {
-      const { tenantId: id } = ctx.state.guard.params;
-      await deps.directory.requireTenant(id);
-      const { limit, offset } = ctx.state.guard.query;
-      ctx.body = { users: (await deps.directory.scope(id).users.list({ limit, offset })).map(toUserView) };
     },
   );
 

@@ -1,30 +1,7 @@
 import { Flags } from '@oclif/core';
 import { BaseCommand, CliFailure } from '../../../base.js';
-import { userClaimsFields } from '../../../claims.js';
-import type { CustomClaimSchema, UserClaims } from '../../../../shared/services/custom-claims.js';
-
-/**
- * The value of `--set key=value` as the schema's type reads it: a number or true/false for
- * those types, the text itself for string, email and date; for a `many` schema a JSON array,
- * or comma-separated items each read the same way.
- */
-function readValue(schema: CustomClaimSchema | undefined, key: string, raw: string): unknown {
-  if (!schema) return raw;
-  const one = (s: string): unknown => {
-    if (schema.field_type === 'number') return s.trim() === '' ? s : Number.isFinite(Number(s)) ? Number(s) : s;
-    if (schema.field_type === 'boolean') return s === 'true' ? true : s === 'false' ? false : s;
-    return s;
-  };
-  if (schema.cardinality !== 'many') return one(raw);
-  if (raw.trim().startsWith('[')) {
-    try {
-      return JSON.parse(raw) as unknown;
-    } catch {
-      throw new CliFailure('invalid_request', `invalid --set ${key}: not a JSON array`);
-    }
-  }
-  return raw === '' ? [] : raw.split(',').map(one);
-}
+import { readClaimValue, userClaimsFields } from '../../../claims.js';
+import type { UserClaims } from '../../../../shared/services/custom-claims.js';
 
 export default class UsersClaimsSet extends BaseCommand<typeof UsersClaimsSet> {
   static override summary = "Set a user's custom claim values.";
@@ -67,7 +44,7 @@ export default class UsersClaimsSet extends BaseCommand<typeof UsersClaimsSet> {
         if (eq <= 0) throw new CliFailure('invalid_request', `invalid --set ${JSON.stringify(pair)}: use key=value`);
         const key = pair.slice(0, eq);
         const raw = pair.slice(eq + 1);
-        given[key] = this.flags.merge && raw === '' ? null : readValue(schemas.get(key), key, raw);
+        given[key] = this.flags.merge && raw === '' ? null : readClaimValue(schemas.get(key), key, raw, '--set');
       }
     }
     const claims = this.flags.merge ? { ...(await service.getUserClaims(tenant, user)).claims, ...given } : given;
