@@ -22,6 +22,7 @@ import { requestFrame } from './middleware/koa-frame.js';
 import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
+import { userImportRoutes } from './routes/admin/users-import.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
@@ -140,6 +141,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directAuthRoutes(deps, api),
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
+    userImportRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     auditRoutes(deps, api),
     tenantRecoveryRoutes(deps, api),

@@ -62,6 +62,7 @@ import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
 import { TokenService } from './services/tokens.js';
 import { UpstreamBroker, UpstreamClients, UpstreamIdpRegistry, UpstreamSealer } from './services/upstream-idp/index.js';
+import { UserTransferService } from './services/user-transfer/index.js';
 
 /** The CLI logs nothing (it prints): the log mail provider still needs a logger to be built. */
 const QUIET: MailLogger = { info: () => undefined, warn: () => undefined };
@@ -411,6 +412,10 @@ export class Services<L extends Logger | undefined = Logger | undefined> {
   }
 
   // ---- the directory's lifecycle: users, clients, tenants, import, sign-in history ---------
+  /** Users in bulk: import and export (docs/directory.md, "Users: import and export"). */
+  get userTransfer(): UserTransferService {
+    return (this.#made.userTransfer ??= new UserTransferService(this.ds, this.customClaims));
+  }
 }
 
 /** The container of one database handle; see the top of this file. */

@@ -38,6 +38,7 @@ import { ScopedTokens } from './tokens.js';
 import { ScopedUpstreamIdps, ScopedUpstreamLoginStates } from './upstream-idps.js';
 import { ScopedUpstreamLinks } from './upstream-links.js';
 import { ScopedUsers } from './users.js';
+import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 
 export class TenantScope implements ScopeRef {
@@ -76,6 +77,7 @@ export class TenantScope implements ScopeRef {
   #passkeys?: ScopedPasskeys;
   #passkeyTombstones?: ScopedPasskeyTombstones;
   #webauthnChallenges?: ScopedWebauthnChallenges;
+  #userTransfer?: ScopedUserTransfer;
 
   constructor(
     readonly db: Db,
@@ -212,5 +214,9 @@ export class TenantScope implements ScopeRef {
   /** Single-use WebAuthn registration and authentication challenges. */
   get webauthnChallenges(): ScopedWebauthnChallenges {
     return (this.#webauthnChallenges ??= new ScopedWebauthnChallenges(this));
+  }
+  /** The directory's import and export: point reads and writes, the export's pages. */
+  get userTransfer(): ScopedUserTransfer {
+    return (this.#userTransfer ??= new ScopedUserTransfer(this));
   }
 }

@@ -342,6 +342,47 @@ export class CustomClaimsService {
     await scope.customClaims.upsertValues(userId, rows, now);
   }
 
+  /**
+   * An imported record's values (docs/directory.md, "Users: import and export"), checked as a
+   * PUT checks them but merged: only the keys given change, a null clears one. A new user
+   * (`creating`) must have every active required schema. Throws the PUT's 400s. `schemas`: the
+   * tenant's, read once per batch by the caller.
+   */
+  importValues(
+    schemas: ReadonlyMap<string, CustomClaimSchemaRow>,
+    claims: Record<string, unknown>,
+    creating: boolean,
+  ): { rows: CustomClaimValueRow[]; cleared: string[] } {
+    const rows: CustomClaimValueRow[] = [];
+    const cleared: string[] = [];
+    for (const [key, value] of Object.entries(claims)) {
+      const s = schemas.get(key);
+      if (!s) throw claimRefusal('unknown_claim', key, 'is not a claim schema of this tenant');
+      if (s.is_system === 1)
+        throw claimRefusal('system_claim', key, "is a system claim; its value is the user record's");
+      if (s.is_active === 0) throw claimRefusal('inactive_claim', key, 'is an inactive claim schema');
+      if (value === null) {
+        if (s.is_required === 1) throw claimRefusal('missing_required_claim', key, 'is required');
+        cleared.push(key);
+      } else rows.push({ field_key: key, value_json: JSON.stringify(validateClaimValue(s, value)) });
+    }
+    for (const s of creating ? schemas.values() : []) {
+      if (
+        s.is_system === 0 &&
+        s.is_active === 1 &&
+        s.is_required === 1 &&
+        !rows.some((r) => r.field_key === s.field_key)
+      )
+        throw claimRefusal('missing_required_claim', s.field_key, 'is required');
+    }
+    return { rows, cleared };
+  }
+
+  /** Writes what importValues returned, in the caller's transaction (a rename's mirrors included). */
+  storeImported(scope: TenantScope, userId: string, change: { rows: CustomClaimValueRow[]; cleared: string[] }) {
+    return this.storeValues(scope, userId, change, Date.now());
+  }
+
   /** GET …/users/{id}/claims: the values under the active custom schemas' keys, and the record's system claims. */
   async getUserClaims(tenantId: string, userId: string): Promise<UserClaims> {
     await this.requireTenant(tenantId);
