@@ -74,11 +74,15 @@ export class UserTransferService {
       countInto(counts, results);
       opts.onBatch?.(results);
     };
-    for await (const r of readRecords(input, format)) {
-      batch.push(r);
-      if (batch.length >= STREAM_BATCH) await flush();
+    try {
+      for await (const r of readRecords(input, format)) {
+        batch.push(r);
+        if (batch.length >= STREAM_BATCH) await flush();
+      }
+    } finally {
+      // A file that stops framing (an unclosed CSV quote) still gets the records read before it.
+      if (batch.length) await flush();
     }
-    if (batch.length) await flush();
     return counts;
   }
 
