@@ -88,12 +88,16 @@ export class ScopedUserTransfer {
     );
   }
 
-  /** The export's page: users after `afterId` in id order (keyset pagination), at most `limit`. */
-  async page(afterId: string, limit: number): Promise<TransferUser[]> {
+  /**
+   * The export's page: users whose address sorts after `afterEmail`, in address order, at most
+   * `limit` (keyset pagination on the unique (tenant_id, email) index: each page is an index
+   * range, with no sort and no scan of the pages before it).
+   */
+  async page(afterEmail: string, limit: number): Promise<TransferUser[]> {
     const rows = await all<Row>(
       this.s.db,
-      `SELECT id, email, name, email_verified FROM users WHERE tenant_id = ? AND id > ? ORDER BY id LIMIT ?`,
-      [this.s.tenantId, afterId, limit],
+      `SELECT id, email, name, email_verified FROM users WHERE tenant_id = ? AND email > ? ORDER BY email LIMIT ?`,
+      [this.s.tenantId, afterEmail, limit],
     );
     return rows.map(toUser);
   }

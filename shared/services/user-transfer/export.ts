@@ -1,9 +1,9 @@
 /**
  * The directory's export (docs/directory.md, "Users: import and export"): the import's own
  * formats, so an export imported into an empty tenant gives the same users. Read in pages of
- * users by id (keyset pagination: each page starts after the last id of the one before, so a
- * page costs the same at any depth and a user written meanwhile is neither skipped twice nor
- * repeated), each page's claim values and links in one statement each; one text chunk per page.
+ * users by address (keyset pagination: each page starts after the last address of the one
+ * before, so a page costs the same at any depth and no user is read twice), each page's claim
+ * values and links in one statement each; one text chunk per page.
  *
  * No secrets: the address, name, email_verified, the active custom claims' values and each
  * upstream link's issuer and subject. Never a passkey, a token, an upstream token or a hash.
@@ -35,7 +35,7 @@ export async function* exportUsers(ds: Database, tenantId: string, format: Impor
   for (;;) {
     const users = await scope.userTransfer.page(after, EXPORT_PAGE);
     if (users.length === 0) return;
-    after = users[users.length - 1].id;
+    after = users[users.length - 1].email;
     const ids = users.map((u) => u.id);
     const claims = new Map<string, Record<string, unknown>>();
     for (const v of await scope.userTransfer.claimValues(ids)) {
