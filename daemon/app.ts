@@ -24,6 +24,7 @@ import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
 import { userRoutes } from './routes/admin/users.js';
+import { userImportRoutes } from './routes/admin/users-import.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
 import { auditRoutes } from './routes/admin/audit.js';
@@ -152,6 +153,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
     userRoutes(deps, api),
+    userImportRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     tenantDirectoryRoutes(deps, api),
     auditRoutes(deps, api),

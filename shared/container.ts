@@ -14,6 +14,7 @@ import { SignInHistoryService } from './services/sign-ins.js';
 import { ClientLifecycleService } from './services/client-lifecycle.js';
 import { TenantDirectoryService } from './services/tenant-directory.js';
 import { UserDirectoryService } from './services/users.js';
+import { UserTransferService } from './services/user-transfer/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -49,6 +50,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get userDirectory(): UserDirectoryService {
     const deps = { customClaims: this.customClaims, outbox: this.outbox };
     return (this.#made.userDirectory ??= new UserDirectoryService(this.ds, this.config.secretKey, deps));
+  }
+
+  /** The directory's import and export (JSONL, CSV; docs/directory.md, "Users: import and export"). */
+  get userTransfer(): UserTransferService {
+    return (this.#made.userTransfer ??= new UserTransferService(this.ds, this.customClaims));
   }
 }
 

@@ -39,6 +39,7 @@ import { ScopedUpstreamIdps, ScopedUpstreamLoginStates } from './upstream-idps.j
 import { ScopedUpstreamLinks } from './upstream-links.js';
 import { ScopedUsers } from './users.js';
 import { ScopedUserErasure } from './user-erasure.js';
+import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 
@@ -80,6 +81,7 @@ export class TenantScope implements ScopeRef {
   #webauthnChallenges?: ScopedWebauthnChallenges;
   #userErasure?: ScopedUserErasure;
   #tenantData?: ScopedTenantData;
+  #userTransfer?: ScopedUserTransfer;
 
   constructor(
     readonly db: Db,
@@ -224,5 +226,9 @@ export class TenantScope implements ScopeRef {
   /** The tenant's counts, and the offboarding purge of every row it owns (tenant-directory.ts). */
   get tenantData(): ScopedTenantData {
     return (this.#tenantData ??= new ScopedTenantData(this));
+  }
+  /** The directory's import and export: point reads and writes, the export's pages. */
+  get userTransfer(): ScopedUserTransfer {
+    return (this.#userTransfer ??= new ScopedUserTransfer(this));
   }
 }

@@ -26,12 +26,12 @@ import {
   LIMITS,
   SetUserClaimsInput,
   UpdateCustomClaimInput,
-  validateClaimValue,
   type ClaimTokenType,
 } from '../schemas/claims.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
 import { renameHolding, withRenameMirrors } from './claim-rename.js';
+import { checkValues, claimRefusal, importedValues } from './custom-claim-values.js';
 
 /** The record every endpoint returns: the spec's Custom claim schema, plus `is_system`. */
 export type CustomClaimSchema = CustomClaimSchemaRow;
@@ -353,6 +353,21 @@ export class CustomClaimsService {
     await scope.customClaims.upsertValues(userId, rows, now);
   }
 
+  /**
+   * An imported record's values (docs/directory.md, "Users: import and export"), checked as a
+   * PUT checks them but merged: only the keys given change, a null clears one. A new user
+   * (`creating`) must have every active required schema. Throws the PUT's 400s. `schemas`: the
+   * tenant's, read once per batch by the caller.
+   */
+  importValues(schemas: ReadonlyMap<string, CustomClaimSchemaRow>, claims: Record<string, unknown>, creating: boolean) {
+    return importedValues(schemas, claims, creating);
+  }
+
+  /** Writes what importValues returned, in the caller's transaction (a rename's mirrors included). */
+  storeImported(scope: TenantScope, userId: string, change: { rows: CustomClaimValueRow[]; cleared: string[] }) {
+    return this.storeValues(scope, userId, change, Date.now());
+  }
+
   /** GET …/users/{id}/claims: the values under the active custom schemas' keys, and the record's system claims. */
   async getUserClaims(tenantId: string, userId: string): Promise<UserClaims> {
     await this.requireTenant(tenantId);
@@ -403,31 +418,5 @@ const operationInProgress = (s: CustomClaimSchemaRow) =>
     'claim_operation_in_progress',
     `An operation (${s.operation_status}) is under way on claim schema ${s.id}; try again when it has finished.`,
   );
-
-/**
- * Each of `claims`' keys must name an active custom schema (unknown_claim, system_claim,
- * inactive_claim) and each non-null value fit it (invalid_claim_value): the rows to store.
- */
-function checkValues(schemas: Map<string, CustomClaimSchemaRow>, claims: Record<string, unknown>) {
-  const rows: CustomClaimValueRow[] = [];
-  const stored: Record<string, unknown> = {};
-  for (const key of Object.keys(claims)) {
-    const s = schemas.get(key);
-    if (!s) throw claimRefusal('unknown_claim', key, 'is not a claim schema of this tenant');
-    if (s.is_system === 1) throw claimRefusal('system_claim', key, "is a system claim; its value is the user record's");
-    if (s.is_active === 0) throw claimRefusal('inactive_claim', key, 'is an inactive claim schema');
-    if (claims[key] === null) continue;
-    const value = validateClaimValue(s, claims[key]);
-    stored[key] = value;
-    rows.push({ field_key: key, value_json: JSON.stringify(value) });
-  }
-  return { rows, stored };
-}
-
-function claimRefusal(code: string, key: string, what: string): ApiError {
-  return new ApiError(400, code, `claims.${key}: ${JSON.stringify(key)} ${what}.`, {
-    details: [{ field: `claims.${key}`, message: what }],
-  });
-}
 
 export { systemSchema as systemClaimSchemaError, operationInProgress as claimOperationInProgressError };

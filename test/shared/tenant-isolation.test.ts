@@ -1452,6 +1452,38 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await scopeB.sessions.listLive(user.id, now, 10)).length, 1);
     t.is((await scopeB.tokens.family(familyId))!.revoked_at, null);
   },
+  async userTransfer(w) {
+    const { t, scopeA, scopeB } = w;
+    const { user, provider } = await upstreamOfB(w);
+    const claims = new CustomClaimsService(w.services.ds);
+    await claims.createSchema(w.b.id, { field_key: 'team', display_label: 'Team', field_type: 'string' }, actor);
+    await claims.setUserClaims(w.b.id, user.id, { claims: { team: 'blue' } }, actor);
+    const now = Date.now();
+    t.is(await scopeA.userTransfer.byEmail(user.email), undefined);
+    t.deepEqual(await scopeA.userTransfer.page('', 10), []);
+    t.deepEqual(await scopeA.userTransfer.claimValues([user.id]), []);
+    t.deepEqual(await scopeA.userTransfer.links([user.id]), []);
+    t.is(await scopeA.userTransfer.updateUser(user.id, { name: 'A wrote', email_verified: 0 }, now), 0);
+    // A's insert is A's: a user and a link (to B's provider id) written under A's tenant id only.
+    await scopeA.userTransfer.insertUser({ id: 'usr_a_import', email: user.email, name: 'A', email_verified: 0 }, now);
+    t.is((await scopeA.userTransfer.byEmail(user.email))!.id, 'usr_a_import');
+    const aLink = { id: 'uil_a_import', provider_id: provider.id, user_id: 'usr_a_import', iss: 'x', sub: 'sub-b' };
+    await scopeA.userTransfer.insertLink(aLink, now);
+    // A's link names B's provider id, but the join is bound to the tenant: not B's provider.
+    t.deepEqual(await scopeA.userTransfer.links(['usr_a_import']), []);
+    // B's rows as they were.
+    t.like(await scopeB.userTransfer.byEmail(user.email), { id: user.id, name: user.name });
+    t.deepEqual(
+      (await scopeB.userTransfer.page('', 10)).map((u) => u.id),
+      [user.id],
+    );
+    t.deepEqual(await scopeB.userTransfer.claimValues([user.id, 'usr_a_import']), [
+      { user_id: user.id, field_key: 'team', value_json: '"blue"' },
+    ]);
+    t.deepEqual(await scopeB.userTransfer.links([user.id, 'usr_a_import']), [
+      { user_id: user.id, issuer: provider.issuer, upstream_sub: 'sub-b' },
+    ]);
+  },
 };
 
 const getters = Object.entries(Object.getOwnPropertyDescriptors(TenantScope.prototype))
