@@ -88,8 +88,7 @@ export class ArtifactService {
    */
   async prove(a: Artifact): Promise<SignInProof> {
     const user = await new TenantScope(this.db, a.tenantId).users.find(a.userId);
-    if (!user || user.status !== 'active')
-      throw withReason(userDisabled(), 'user_disabled', a.userId);
+    if (!user || user.status !== 'active') throw withReason(userDisabled(), 'user_disabled', a.userId);
     return {
       // The artifact's own acr (a passkey's, docs/passkeys.md); none is the email code's.
       acr: a.acr ?? ACR_EMAIL_CODE,

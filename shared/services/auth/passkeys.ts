@@ -292,8 +292,7 @@ export class PasskeyService implements Passkeys {
         'user_handle_mismatch',
       );
     const user = await scope.users.find(row.userId);
-    if (!user || user.status !== 'active')
-      throw withReason(userDisabled(), 'user_disabled', row.userId);
+    if (!user || user.status !== 'active') throw withReason(userDisabled(), 'user_disabled', row.userId);
     let verified;
     try {
       verified = await verifyAuthenticationResponse({
