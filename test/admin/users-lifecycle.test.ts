@@ -11,12 +11,23 @@
 import test from 'ava';
 import { createHmac, randomBytes } from 'node:crypto';
 import { deriveKey } from '../../shared/crypto.js';
+import { SESSION_COOKIE } from '../../shared/services/auth/policy.js';
 import { KeyService } from '../../shared/services/keys.js';
 import { TokenService } from '../../shared/services/tokens.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { loginKit } from '../helpers/login.js';
-import { codeFrom, sql } from '../helpers/oauth.js';
+import {
+  authorizeUrl,
+  challengeFrom,
+  codeFrom,
+  CookieJar,
+  csrfFrom,
+  get,
+  pkce,
+  REDIRECT,
+  sql,
+} from '../helpers/oauth.js';
 import { postFrom } from '../helpers/from-ip.js';
 import { api } from '../helpers/api.js';
 import { TEST_SECRET_KEY, usingMysql } from '../helpers/db.js';
@@ -117,6 +128,42 @@ test('disable refuses the email-code sign-in and the refresh; a second disable c
     ).map((a) => a.action),
     ['user.create', 'user.disable', 'user.enable'],
   );
+});
+
+test('a disabled user signing in through the login page gets a clear 403 page, and no session', async (t) => {
+  const user = await createUserIn(e, 'dispage');
+  const jar = new CookieJar();
+  const authorize = authorizeUrl(e.d.url, {
+    response_type: 'code',
+    client_id: web().clientId,
+    redirect_uri: REDIRECT,
+    scope: 'openid email',
+    state: 's',
+    code_challenge: pkce().challenge,
+    code_challenge_method: 'S256',
+  });
+  const html = await (await get(authorize, jar)).text();
+  const form = { challenge: challengeFrom(html), csrf: csrfFrom(html) };
+  const post = async (path: string, body: Record<string, string>) => {
+    const res = await fetch(`${e.d.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+      body: new URLSearchParams(body),
+    });
+    jar.take(res);
+    return res;
+  };
+  const earlier = new Set(e.sink.messages);
+  t.is((await post('/login/email-code', { ...form, email: user.email })).status, 200);
+  const mail = await e.sink.waitFor((m) => !earlier.has(m) && m.to.includes(user.email), 15_000);
+  t.is((await move(user.id, 'disable')).status, 200);
+
+  const verified = await post('/login/verify', { ...form, email: user.email, code: codeFrom(mail.text) });
+  t.is(verified.status, 403);
+  t.regex(verified.headers.get('content-type') ?? '', /^text\/html/);
+  t.regex(await verified.text(), /This account is disabled\. Ask your administrator to enable it\./);
+  t.false(jar.header().includes(SESSION_COOKIE), 'no session cookie');
 });
 
 test('sign-out everywhere ends the sessions and refresh tokens; the user stays active', async (t) => {
