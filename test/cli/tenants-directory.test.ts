@@ -12,7 +12,7 @@ import { activeTenant, openServices } from '../helpers/seed.js';
 
 const actor = { type: 'system' as const, id: 'test' };
 
-test('get, update, export, offboard (a wrong typed name changes nothing), restore', async (t) => {
+test('get, update, export, offboard (a wrong typed name changes nothing), list by state and name prefix, restore', async (t) => {
   const db = await testDatabase(t);
   const { ds, provisioning, directory } = await openServices(db.url, db.dir);
   t.teardown(() => ds.destroy());
@@ -54,6 +54,21 @@ test('get, update, export, offboard (a wrong typed name changes nothing), restor
   );
   t.is(off.code, 0, off.stderr);
   t.regex(off.stdout, /pending_deletion/);
+  // The list's filters: the offboarded tenant by its state and name prefix, and not by another state.
+  const pending = await iamJson<Record<string, any>[]>(db, [
+    'tenants',
+    'list',
+    '--state',
+    'pending_deletion',
+    '--name-prefix',
+    'Acme E',
+  ]);
+  t.deepEqual(
+    pending.map((x) => x.id),
+    [tenant.id],
+  );
+  t.true(pending[0].purge_after > Date.now());
+  t.deepEqual(await iamJson(db, ['tenants', 'list', '--state', 'suspended']), []);
 
   const back = await iamJson<Record<string, any>>(db, ['tenants', 'restore', ...T]);
   t.is(back.lifecycle_state, 'active');
