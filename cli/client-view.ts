@@ -1,4 +1,5 @@
-/** How the `iam clients …` commands print one client (cli/commands/clients/*). */
+/** How the `iam clients …` commands print one client and read its JWK Set file (cli/commands/clients/*). */
+import { readFileSync } from 'node:fs';
 import type { ClientPublic } from '../shared/services/directory.js';
 import { fields, list, time } from './format.js';
 
@@ -22,4 +23,14 @@ export function showClient(c: ClientPublic, etag?: string): string {
     ['updated', time(c.updated_at)],
     ...(etag ? [['etag', etag] as [string, string]] : []),
   ]);
+}
+
+/** `--jwks-file`'s JWK Set (create and update), or undefined without the flag; unreadable: exit 2. */
+export function readJwksFile(cmd: { error(message: string, o: { exit: number }): never }, path?: string): unknown {
+  if (!path) return undefined;
+  try {
+    return JSON.parse(readFileSync(path, 'utf8')) as unknown;
+  } catch (e) {
+    return cmd.error(`--jwks-file: cannot read a JSON JWK Set from ${path}: ${(e as Error).message}`, { exit: 2 });
+  }
 }

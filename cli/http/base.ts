@@ -21,6 +21,19 @@ export type HttpArgs<T extends typeof Command> = Interfaces.InferredArgs<T['args
 /** A usage problem found by the command itself (exit 2, like oclif's parser errors). */
 export const usage = (code: string, message: string) => new CliFailure(code, message, 2);
 
+/** A time flag (`--since`, `--until`): ISO 8601 or epoch milliseconds → epoch ms; else a usage error. */
+export function timeFlag(flag: string, v: string | undefined): number | undefined {
+  if (v === undefined) return undefined;
+  if (/^\d+$/.test(v)) return Number(v);
+  const ms = Date.parse(v);
+  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(v))
+    throw usage(
+      'invalid_time',
+      `--${flag}: "${v}" is neither an ISO 8601 time (2026-11-22T03:00:00Z) nor epoch milliseconds`,
+    );
+  return ms;
+}
+
 /**
  * An Idempotency-Key derived from the operation and the state the command read: the same
  * command against the same state gives the same key, so a re-run after a lost response is

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { table, time } from '../../format.js';
-import { HttpCommand, usage } from '../../http/base.js';
+import { HttpCommand, timeFlag } from '../../http/base.js';
 
 interface AuditEvent {
   id: string;
@@ -18,19 +18,6 @@ interface AuditEvent {
 interface Page {
   events: AuditEvent[];
   next_cursor?: string;
-}
-
-/** ISO 8601 time or epoch milliseconds → epoch ms. */
-function when(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (/^\d+$/.test(v)) return Number(v);
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(v))
-    throw usage(
-      'invalid_time',
-      `--${flag}: "${v}" is neither an ISO 8601 time (2026-11-22T03:00:00Z) nor epoch milliseconds`,
-    );
-  return ms;
 }
 
 export default class AuditList extends HttpCommand<typeof AuditList> {
@@ -69,8 +56,8 @@ export default class AuditList extends HttpCommand<typeof AuditList> {
 
   async run() {
     const api = this.client();
-    const since = when('since', this.flags.since);
-    const until = when('until', this.flags.until);
+    const since = timeFlag('since', this.flags.since);
+    const until = timeFlag('until', this.flags.until);
     const base: Record<string, string> = {};
     const put = (k: string, v: string | number | undefined) => {
       if (v !== undefined) base[k] = String(v);

@@ -1,6 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
+import { readJwksFile } from '../../client-view.js';
 import { fields, list, time } from '../../format.js';
 import { SIGNING_ALGORITHMS } from '../../../shared/jws.js';
 import { GRANT_TYPES } from '../../../shared/schemas/common.js';
@@ -180,16 +180,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
   async run() {
     const f = this.flags;
     await this.requireTenant(f.tenant);
-    let jwks: unknown;
-    if (f['jwks-file']) {
-      try {
-        jwks = JSON.parse(readFileSync(f['jwks-file'], 'utf8')) as unknown;
-      } catch (e) {
-        this.error(`--jwks-file: cannot read a JSON JWK Set from ${f['jwks-file']}: ${(e as Error).message}`, {
-          exit: 2,
-        });
-      }
-    }
+    const jwks = readJwksFile(this, f['jwks-file']);
     const input: Record<string, unknown> = {
       name: f.name,
       ...(f['redirect-uri'] ? { redirect_uris: f['redirect-uri'] } : {}),

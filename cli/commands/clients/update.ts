@@ -1,7 +1,6 @@
-import { readFileSync } from 'node:fs';
 import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
-import { showClient } from '../../client-view.js';
+import { readJwksFile, showClient } from '../../client-view.js';
 import { GRANT_TYPES } from '../../../shared/schemas/common.js';
 
 export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
@@ -74,16 +73,7 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
   async run() {
     const f = this.flags;
     await this.requireTenant(f.tenant);
-    let jwks: unknown;
-    if (f['jwks-file']) {
-      try {
-        jwks = JSON.parse(readFileSync(f['jwks-file'], 'utf8')) as unknown;
-      } catch (e) {
-        this.error(`--jwks-file: cannot read a JSON JWK Set from ${f['jwks-file']}: ${(e as Error).message}`, {
-          exit: 2,
-        });
-      }
-    }
+    const jwks = readJwksFile(this, f['jwks-file']);
     const input: Record<string, unknown> = {
       ...(f.name !== undefined ? { name: f.name } : {}),
       ...(f['redirect-uri'] ? { redirect_uris: f['redirect-uri'] } : {}),

@@ -1,6 +1,6 @@
 import { Flags } from '@oclif/core';
 import { table, time } from '../../format.js';
-import { HttpCommand, usage } from '../../http/base.js';
+import { HttpCommand, timeFlag } from '../../http/base.js';
 
 interface SignIn {
   id: string;
@@ -16,19 +16,6 @@ interface SignIn {
 interface Page {
   sign_ins: SignIn[];
   next_cursor?: string;
-}
-
-/** ISO 8601 time or epoch milliseconds → epoch ms. */
-function when(flag: string, v: string | undefined): number | undefined {
-  if (v === undefined) return undefined;
-  if (/^\d+$/.test(v)) return Number(v);
-  const ms = Date.parse(v);
-  if (Number.isNaN(ms) || !/^\d{4}-\d{2}-\d{2}/.test(v))
-    throw usage(
-      'invalid_time',
-      `--${flag}: "${v}" is neither an ISO 8601 time (2026-11-22T03:00:00Z) nor epoch milliseconds`,
-    );
-  return ms;
 }
 
 export default class SignInsList extends HttpCommand<typeof SignInsList> {
@@ -80,8 +67,8 @@ export default class SignInsList extends HttpCommand<typeof SignInsList> {
     put('method', f.method);
     put('client_id', f.client);
     put('ip_prefix', f['ip-prefix']);
-    put('since', when('since', f.since));
-    put('until', when('until', f.until));
+    put('since', timeFlag('since', f.since));
+    put('until', timeFlag('until', f.until));
     put('limit', f.limit);
     const path =
       `/api/admin/tenants/${encodeURIComponent(f.tenant)}` +
