@@ -21,6 +21,7 @@ import { AddClientSecretInput, PatchClientInput } from '../schemas/clients.js';
 import { parseInput } from '../schemas/validate.js';
 import { ifMatchSatisfied } from './agents/terms.js';
 import { audit, type Actor } from './audit.js';
+import { canonicalize } from './federation/jcs.js';
 import { toClientView, type ClientPublic, type DirectoryService } from './directory.js';
 
 /** The methods that authenticate with a secret: the only clients a secret is added to. */
@@ -40,25 +41,13 @@ const EDITABLE = [
   'logo_uri',
 ] as const;
 
-/** Canonical JSON: keys sorted at every level, so equal representations hash alike. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object')
-    return `{${Object.keys(v)
-      .sort()
-      .filter((k) => (v as Record<string, unknown>)[k] !== undefined)
-      .map((k) => `${JSON.stringify(k)}:${canonical((v as Record<string, unknown>)[k])}`)
-      .join(',')}}`;
-  return JSON.stringify(v ?? null);
-}
-
 /**
  * A strong entity tag (RFC 9110 §8.8.3) of the client as GET shows it, updated_at aside (a
  * secret rotation raises it and changes nothing shown): any change of a shown field changes it.
  */
 export function clientEtag(c: ClientPublic): string {
   const { updated_at: _u, ...shown } = c;
-  return `"${createHash('sha256').update(canonical(shown)).digest('base64url').slice(0, 32)}"`;
+  return `"${createHash('sha256').update(canonicalize(shown)).digest('base64url').slice(0, 32)}"`;
 }
 
 /** The registration's fields as CreateClientInput takes them, from the stored row. */
@@ -168,7 +157,7 @@ export class ClientLifecycleService {
         jwks_uri: c.jwks_uri ?? null,
         logo_uri: c.logo_uri ?? null,
       };
-      const changed = EDITABLE.filter((k) => canonical(fields[k]) !== canonical(current[k]));
+      const changed = EDITABLE.filter((k) => canonicalize(fields[k] ?? null) !== canonicalize(current[k] ?? null));
       if (!changed.length) return { client: before, etag: clientEtag(before) };
       const now = Date.now();
       fields.updated_at = Math.max(now, current.updated_at + 1);

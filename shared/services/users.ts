@@ -19,6 +19,7 @@ import { PatchUserInput, USER_PAGE_DEFAULT, USER_PAGE_MAX, UserListQuery } from 
 import { parseInput } from '../schemas/validate.js';
 import { ifMatchSatisfied } from './agents/terms.js';
 import { audit, type Actor } from './audit.js';
+import { canonicalize } from './federation/jcs.js';
 import type { CustomClaimsService } from './custom-claims.js';
 import { toUserView, type UserPublic } from './directory.js';
 import type { Outbox } from './outbox.js';
@@ -39,26 +40,13 @@ export interface UserPage {
 
 const toItem = (r: UserRecord): UserListItem => ({ ...toUserView(r), email_verified: r.email_verified });
 
-/** JSON with object members sorted, so equal values hash equally whatever order they were stored in. */
-function canonical(v: unknown): string {
-  if (Array.isArray(v)) return `[${v.map(canonical).join(',')}]`;
-  if (v && typeof v === 'object') {
-    const o = v as Record<string, unknown>;
-    return `{${Object.keys(o)
-      .sort()
-      .map((k) => `${JSON.stringify(k)}:${canonical(o[k])}`)
-      .join(',')}}`;
-  }
-  return JSON.stringify(v) ?? 'null';
-}
-
 /**
  * A strong entity tag (RFC 9110 §8.8.3) of the user: SHA-256 over every column of the row and
  * the custom claim values, so it changes with any of them and only with them.
  */
 export function userEtag(r: UserRecord, claims: Record<string, unknown>): string {
   const digest = createHash('sha256')
-    .update(canonical({ row: r, claims }))
+    .update(canonicalize({ row: r, claims }))
     .digest('base64url');
   return `"${digest.slice(0, 32)}"`;
 }
