@@ -4,6 +4,9 @@
  */
 import type { ParameterizedContext } from 'koa';
 import { randomBase64 } from '../../shared/crypto.js';
+import { DEFAULT_LOCALE, t, type Locale } from '../../shared/i18n/index.js';
+import type { TenantBranding } from '../../shared/services/branding-types.js';
+import { STYLE } from './style.js';
 
 export function esc(v: string | number | null | undefined): string {
   return String(v ?? '').replace(
@@ -11,31 +14,6 @@ export function esc(v: string | number | null | undefined): string {
     (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!,
   );
 }
-
-const STYLE = `
-  :root { color-scheme: light dark; font-family: system-ui, sans-serif; }
-  body { margin: 0; display: grid; place-items: center; min-height: 100vh; background: Canvas; color: CanvasText; }
-  main { width: min(26rem, 92vw); padding: 2rem; border: 1px solid GrayText; border-radius: 12px; }
-  h1 { font-size: 1.4rem; margin-top: 0; }
-  label { display: block; font-weight: 600; margin: 1rem 0 .35rem; }
-  input[type=email], input[type=text] { width: 100%; box-sizing: border-box; font-size: 1.1rem; padding: .6rem;
-    border-radius: 6px; border: 1px solid GrayText; }
-  input[aria-invalid=true] { border: 2px solid #c62828; }
-  button { margin-top: 1.2rem; width: 100%; font-size: 1.05rem; padding: .7rem; border-radius: 6px; border: 0;
-    background: #1a56db; color: #fff; cursor: pointer; }
-  button.secondary { background: transparent; color: LinkText; border: 1px solid GrayText; }
-  :focus-visible { outline: 3px solid #f59e0b; outline-offset: 2px; }
-  .error { color: #c62828; font-weight: 600; }
-  .hint { color: GrayText; font-size: .95rem; }
-  table { width: 100%; border-collapse: collapse; }
-  td, th { text-align: left; padding: .4rem; border-bottom: 1px solid GrayText; }
-  .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; }
-  [hidden] { display: none !important; }
-  ul.passkeys { list-style: none; padding: 0; }
-  ul.passkeys > li { border-bottom: 1px solid GrayText; padding: .6rem 0; }
-  ul.passkeys form { display: inline; }
-  ul.passkeys button, details button { width: auto; margin-top: .5rem; padding: .4rem .8rem; font-size: .95rem; }
-`;
 
 /**
  * Renders a full page with its own CSP: a nonce for the one inline stylesheet and, on a page
@@ -45,9 +23,19 @@ const STYLE = `
  */
 export function renderPage(
   ctx: ParameterizedContext,
-  p: { title: string; body: string; status?: number; scripts?: readonly string[] },
+  p: {
+    title: string;
+    body: string;
+    status?: number;
+    scripts?: readonly string[];
+    /** The page's language (shared/i18n): `<html lang>` and the frame's own words. */
+    locale?: Locale;
+    /** The tenant's look (docs/branding.md); absent on pages of no tenant. */
+    branding?: TenantBranding;
+  },
 ): void {
   const nonce = randomBase64(16);
+  const locale = p.locale ?? DEFAULT_LOCALE;
   const scripts = p.scripts ?? [];
   const scriptPolicy = scripts.length ? ` script-src 'nonce-${nonce}'; connect-src 'self';` : '';
   // RFC 6749 §10.13 clickjacking: no framing, by CSP and by X-Frame-Options for old browsers.
@@ -62,7 +50,7 @@ export function renderPage(
   ctx.status = p.status ?? 200;
   ctx.type = 'text/html; charset=utf-8';
   ctx.body = `<!doctype html>
-<html lang="en">
+<html lang="${locale}">
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -72,7 +60,7 @@ export function renderPage(
 ${scripts.map((src) => `<script src="${esc(src)}" nonce="${esc(nonce)}" defer></script>`).join('\n')}
 </head>
 <body>
-<a class="skip" href="#main">Skip to content</a>
+<a class="skip" href="#main">${esc(t(locale, 'common.skip'))}</a>
 <main id="main">
 ${p.body}
 </main>
