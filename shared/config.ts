@@ -149,7 +149,11 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (issuerUrl.username || issuerUrl.password) throw new ConfigError('IAM_ISSUER', 'must not carry credentials');
   const issuer = issuerUrl.toString().replace(/\/$/, '');
 
-  const database = parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || 'sqlite:var/iam.db', cwd);
+  // Without IAM_DATABASE_URL the SQLite file lives in the data directory (IAM_DATA_DIR, else
+  // var/), beside the secret key it was set up with: setting only IAM_DATA_DIR (a container's
+  // volume) must not leave the database behind in the working directory.
+  const defaultDir = env.IAM_DATA_DIR?.trim() || 'var';
+  const database = parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || `sqlite:${defaultDir}/iam.db`, cwd);
   // wsrep_sync_wait is a bitmask of statement kinds (1 reads, 2 UPDATE/DELETE, 4 INSERT/REPLACE, 8 SHOW).
   if (database.kind === 'mysql') database.galeraSyncWait = intVar(env, 'IAM_GALERA_SYNC_WAIT', 1, 0, 15);
   const dataDir = env.IAM_DATA_DIR?.trim()

@@ -22,6 +22,18 @@ test('defaults', (t) => {
   t.is(c.provisioningRetryBaseMs, 5000);
 });
 
+test('without IAM_DATABASE_URL the SQLite file is in IAM_DATA_DIR, else in var/ of the working directory', (t) => {
+  const d = dir();
+  t.deepEqual(loadConfig({ IAM_DATA_DIR: 'data', IAM_SECRET_KEY: 'k'.repeat(32) }, d).database, {
+    kind: 'sqlite',
+    path: join(d, 'data', 'iam.db'),
+  });
+  t.deepEqual(loadConfig({ IAM_SECRET_KEY: 'k'.repeat(32) }, d).database, {
+    kind: 'sqlite',
+    path: join(d, 'var', 'iam.db'),
+  });
+});
+
 test('the secret key is generated once into the data directory with mode 0600, then reused', (t) => {
   const d = dir();
   const c1 = loadConfig(base(d));
