@@ -82,7 +82,7 @@ export interface RouteSpec extends GuardSpec {
   tenant?: TenantBinding;
   /**
    * false: the route is served but not listed in /openapi.json (the HTML pages and their
-   * forms, the scripts they load, the POST forms of GET endpoints the document lists).
+   * forms, the scripts they load).
    */
   document?: boolean;
 }
