@@ -22,6 +22,7 @@ const NO_DATABASE = [
   'bench/http-client',
   'helpers/smtp-sink',
   'agents/narrowing',
+  'daemon/openapi-document',
   'daemon/route-declarations',
   'federation/metadata-verify',
   'federation/resolution',

@@ -8,6 +8,7 @@ import { z } from 'zod';
 import { SCOPE_PLATFORM } from '../shared/scopes.js';
 import { declaresInput, guard, type GuardSpec, type WithGuard } from './middleware/koa-guard.js';
 import type { AppState } from './context.js';
+import { ErrorObject, openApiDocument, operationIdOf, type ResponseSpec } from './openapi-document.js';
 import {
   checkTenantBinding,
   errorStyle,
@@ -19,6 +20,8 @@ import {
   type TenantBinding,
   type TenantOf,
 } from './route-declarations.js';
+
+export { ErrorObject } from './openapi-document.js';
 
 /**
  * How a route authenticates its caller. `optional-cookie`: the session cookie is read when
@@ -53,7 +56,18 @@ export interface RouteSpec extends GuardSpec {
    * document does not name, nor the document name one the route ignores.
    */
   headers?: HeaderParameter[];
-  responses: Record<number, { description: string; schema?: z.ZodType; contentType?: string }>;
+  responses: Record<number, ResponseSpec>;
+  /**
+   * The operation's operationId in /openapi.json, when the one derived from method and path
+   * (openapi-document.ts, operationIdOf) reads poorly; unique among the documented routes.
+   */
+  operationId?: string;
+  /**
+   * The application/x-www-form-urlencoded body of an endpoint that reads and checks its form
+   * itself (the OAuth endpoints answer RFC 6749 §5.2 errors, not the guard's): listed in the
+   * document as the request body, never validated by the guard.
+   */
+  form?: z.ZodType;
   /** The body parser (route-declarations.ts); default `none` for GET, `json` for the other methods. */
   parser?: BodyParser;
   /** The style of the error answers (route-declarations.ts); default `oauth`. */
@@ -68,7 +82,7 @@ export interface RouteSpec extends GuardSpec {
   tenant?: TenantBinding;
   /**
    * false: the route is served but not listed in /openapi.json (the HTML pages and their
-   * forms, the scripts they load, the POST forms of GET endpoints the document lists).
+   * forms, the scripts they load).
    */
   document?: boolean;
 }
@@ -101,16 +115,10 @@ export interface HeaderParameter {
   middleware?: Middleware<AppState>;
 }
 
-export const ErrorObject = z.looseObject({
-  error: z.string().optional(),
-  message: z.string().optional(),
-  error_description: z.string().optional(),
-  error_code: z
-    .string()
-    .regex(/^[A-Z]{2}[0-9]{6}$/)
-    .optional(),
-  error_id: z.uuid().optional(),
-});
+/** The ETag a route sets on its answer (ResponseSpec.headers), which its PATCH compares to If-Match. */
+export const ETAG_HEADER = {
+  ETag: 'A strong validator (RFC 9110 §8.8.3): send it as If-Match to change only what was read (§13.1.1)',
+};
 
 /**
  * The answers of the bearer middleware (daemon/middleware/koa-bearer.ts) on an admin route:
@@ -119,8 +127,9 @@ export const ErrorObject = z.looseObject({
  */
 export function bearerErrors(reach: 'platform' | 'tenant') {
   return {
-    401: { description: 'missing or invalid token', schema: ErrorObject },
+    401: { description: 'missing or invalid token', schema: ErrorObject, shared: 'Unauthorized' },
     403: {
+      shared: reach === 'platform' ? 'PlatformForbidden' : 'TenantForbidden',
       description:
         reach === 'platform'
           ? `requires ${SCOPE_PLATFORM} (a tenant admin may not, even for its own tenant)`
@@ -137,6 +146,8 @@ export class ApiRegistry {
   private readonly chains = new WeakMap<object, Map<string, Middleware<AppState>[]>>();
   /** The paths whose preflight (OPTIONS) is registered, per router. */
   private readonly preflights = new WeakMap<object, Set<string>>();
+  /** The operationIds of the documented routes so far, each with its route. */
+  private readonly operationIds = new Map<string, string>();
 
   /**
    * `mounts` builds the body parsers and CORS middleware (app.ts); without it (a unit test's
@@ -192,6 +203,13 @@ export class ApiRegistry {
       spec.security !== 'bearer'
     )
       throw new Error(`${where}: client-origins CORS names its client by Basic/form (basic) or by the token (bearer)`);
+    if (spec.document !== false) {
+      const id = operationIdOf(spec);
+      if (!/^[a-z][A-Za-z0-9]*$/.test(id)) throw new Error(`${where}: operationId ${id} is not camelCase`);
+      const other = this.operationIds.get(id);
+      if (other) throw new Error(`${where}: operationId ${id} is ${other}'s already (declare spec.operationId)`);
+      this.operationIds.set(id, where);
+    }
     this.routes.push(spec);
     // In this order: the error style (so everything after renders in it), the body parser,
     // CORS (which may read the client from the form), authentication, the guard, the tenant
@@ -300,95 +318,8 @@ export class ApiRegistry {
     return [mw];
   }
 
+  /** The OpenAPI 3.1 document of the documented routes (openapi-document.ts). */
   document(issuer: string, version: string): Record<string, unknown> {
-    const paths: Record<string, Record<string, unknown>> = {};
-    const schema = (s: z.ZodType, io: 'input' | 'output') =>
-      z.toJSONSchema(s, { io, unrepresentable: 'any', target: 'draft-2020-12' });
-    for (const r of this.routes) {
-      if (r.document === false) continue;
-      const oaPath = r.path.replace(/:([A-Za-z_]+)/g, '{$1}');
-      const parameters: unknown[] = [];
-      for (const [where, s] of [
-        ['path', r.params],
-        ['query', r.query],
-      ] as const) {
-        if (!s) continue;
-        const js = schema(s, 'input') as { properties?: Record<string, unknown>; required?: string[] };
-        for (const [name, prop] of Object.entries(js.properties ?? {})) {
-          parameters.push({
-            name,
-            in: where,
-            required: where === 'path' || (js.required ?? []).includes(name),
-            schema: prop,
-          });
-        }
-      }
-      for (const h of r.headers ?? []) {
-        parameters.push({
-          name: h.name,
-          in: 'header',
-          required: h.required ?? false,
-          description: h.description,
-          schema: schema(h.schema, 'input'),
-        });
-      }
-      const op: Record<string, unknown> = {
-        summary: r.summary,
-        tags: r.tags,
-        ...(parameters.length ? { parameters } : {}),
-        ...(r.body
-          ? {
-              requestBody: {
-                required: true,
-                content: {
-                  [r.bodyType === 'form' ? 'application/x-www-form-urlencoded' : 'application/json']: {
-                    schema: schema(r.body, 'input'),
-                  },
-                },
-              },
-            }
-          : {}),
-        responses: Object.fromEntries(
-          Object.entries(r.responses).map(([status, resp]) => [
-            status,
-            {
-              description: resp.description,
-              ...(resp.schema
-                ? { content: { [resp.contentType ?? 'application/json']: { schema: schema(resp.schema, 'output') } } }
-                : {}),
-            },
-          ]),
-        ),
-        security:
-          r.security === 'none'
-            ? []
-            : r.security === 'optional-cookie'
-              ? [{ cookie: [] }, {}]
-              : [{ [r.security]: r.scopes ?? [] }],
-      };
-      (paths[oaPath] ??= {})[r.method] = op;
-    }
-    return {
-      openapi: '3.1.0',
-      info: { title: 'Identity and Access Service', version },
-      servers: [{ url: issuer }],
-      paths,
-      components: {
-        securitySchemes: {
-          bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT' },
-          basic: { type: 'http', scheme: 'basic' },
-          cookie: {
-            type: 'apiKey',
-            in: 'cookie',
-            name: 'service_session',
-            // RFC 6265bis §4.1.3.2; docs/security.md, "Proxies and cookies".
-            description:
-              'The browser session. On an https issuer the cookie is named __Host-service_session ' +
-              '(Secure, Path=/, no Domain); service_session on an http issuer.',
-          },
-        },
-        schemas: { Error: schema(ErrorObject, 'output') },
-      },
-    };
+    return openApiDocument(this.routes, issuer, version);
   }
 }

@@ -14,6 +14,7 @@ export function healthRoutes(deps: AppDeps, api: ApiRegistry, isDraining: () => 
     {
       method: 'get',
       path: '/healthz',
+      operationId: 'getHealth',
       summary: 'Liveness: the process is serving requests',
       tags: ['health'],
       security: 'none',
@@ -29,6 +30,7 @@ export function healthRoutes(deps: AppDeps, api: ApiRegistry, isDraining: () => 
     {
       method: 'get',
       path: '/readyz',
+      operationId: 'getReadiness',
       summary: 'Readiness: the database answers and migrations are current',
       tags: ['health'],
       security: 'none',

@@ -12,6 +12,7 @@ export function metaRoutes(deps: AppDeps, api: ApiRegistry, version: string): Ro
     {
       method: 'get',
       path: '/openapi.json',
+      operationId: 'getOpenApiDocument',
       summary: 'This OpenAPI 3.1 document, generated from the validating schemas',
       tags: ['meta'],
       security: 'none',

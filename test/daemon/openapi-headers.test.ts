@@ -11,6 +11,7 @@ import Koa from 'koa';
 import { z } from 'zod';
 import type { AppState } from '../../daemon/context.js';
 import { ApiRegistry } from '../../daemon/openapi.js';
+import { openApiDocumentOf } from '../../daemon/openapi-file.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { seed } from '../helpers/seed.js';
@@ -68,6 +69,21 @@ test('Idempotency-Key is declared as an optional header parameter on every opera
       .map(([method]) => `${method} ${path}`),
   );
   t.deepEqual(declaring.sort(), IDEMPOTENT.map(([m, p]) => `${m} ${p}`).sort());
+});
+
+test('the document `npm run lint:openapi` writes without a server is the one the daemon serves', async (t) => {
+  const served = (await (await fetch(`${d.url}/openapi.json`)).json()) as unknown;
+  t.deepEqual(served, openApiDocumentOf({ IAM_ISSUER: d.url }));
+});
+
+test('ETag is declared on the answers that carry it', async (t) => {
+  const doc = (await (await fetch(`${d.url}/openapi.json`)).json()) as {
+    paths: Record<string, Record<string, { responses: Record<string, { headers?: Record<string, unknown> }> }>>;
+  };
+  const user = doc.paths['/api/admin/tenants/{tenantId}/users/{userId}'];
+  t.truthy(user.get.responses['200'].headers?.ETag);
+  t.truthy(user.patch.responses['200'].headers?.ETag);
+  t.truthy(doc.paths['/api/admin/agent-grants/{id}'].get.responses['200'].headers?.ETag);
 });
 
 test('If-Match is declared as an optional header parameter on the agent grant update, which answers 412 for it', async (t) => {

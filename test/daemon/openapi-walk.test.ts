@@ -43,13 +43,19 @@ const dummy = (name: string) =>
 const fill = (path: string) => path.replace(/\{([A-Za-z_]+)\}/g, (_, n: string) => dummy(n));
 
 const AUTHENTICATED = new Set(['bearer', 'basic', 'cookie']);
-/** Operations whose every alternative needs credentials (an empty alternative `{}` means optional). */
+/**
+ * Operations whose every alternative needs credentials (an empty alternative `{}` means
+ * optional), and the client-authenticated ones (`basic`): their `{}` is the client's
+ * credentials in the form instead (client_secret_post, private_key_jwt), which an empty body
+ * lacks as well.
+ */
 function authenticatedOps(doc: Doc): { method: string; path: string; scheme: string }[] {
   const out: { method: string; path: string; scheme: string }[] = [];
   for (const [path, ops] of Object.entries(doc.paths))
     for (const [method, op] of Object.entries(ops)) {
       const alts = op.security ?? [];
-      if (alts.length === 0 || alts.some((a) => Object.keys(a).length === 0)) continue;
+      const basic = alts.some((a) => 'basic' in a);
+      if (alts.length === 0 || (!basic && alts.some((a) => Object.keys(a).length === 0))) continue;
       const scheme = Object.keys(alts[0])[0];
       if (AUTHENTICATED.has(scheme)) out.push({ method, path, scheme });
     }
@@ -102,7 +108,6 @@ test('a route declaring bearer, basic or cookie security without an authenticate
 
 /** The forms and routes that take a body but are not in /openapi.json (daemon/app.ts's routers). */
 const FORM_ROUTES = [
-  '/logout',
   '/login/email-code',
   '/login/verify',
   '/authorize/consent',
@@ -115,7 +120,6 @@ const FORM_ROUTES = [
   '/account/profile/name',
   '/account/email/send',
   '/account/email/confirm',
-  '/userinfo',
   '/introspect',
 ];
 

@@ -12,7 +12,7 @@ import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { refuseCrossOrigin } from '../../csrf.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
-import { ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 
 export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
@@ -36,7 +36,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
       errors: 'user',
       authenticate,
       params: AgentGrantIdParam,
-      responses: { 200: { description: 'the grant', schema: AgentGrantView }, ...errors },
+      responses: { 200: { description: 'the grant', schema: AgentGrantView, headers: ETAG_HEADER }, ...errors },
     },
     async (ctx) => {
       const s = ctx.state.session!.session;
@@ -52,6 +52,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
     {
       method: 'post',
       path: '/api/account/agent-grants/:id/consent',
+      operationId: 'consentToAccountAgentGrant',
       summary: "The grantor's renewed consent to the grant's current terms (idempotent)",
       tags,
       security: 'cookie',
@@ -59,7 +60,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
       authenticate,
       params: AgentGrantIdParam,
       responses: {
-        200: { description: 'the grant, consent_required false', schema: AgentGrantView },
+        200: { description: 'the grant, consent_required false', schema: AgentGrantView, headers: ETAG_HEADER },
         ...errors,
         403: { description: 'cross-origin request', schema: ErrorObject },
       },

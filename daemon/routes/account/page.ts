@@ -46,6 +46,7 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     {
       method: 'get',
       path: '/account',
+      operationId: 'getAccountPage',
       summary: 'The account page: devices, consents and passkeys',
       tags: ['account'],
       security: 'cookie',

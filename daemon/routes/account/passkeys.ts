@@ -71,6 +71,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     {
       method: 'post',
       path: '/account/passkeys/options',
+      operationId: 'createAccountPasskeyOptions',
       summary: 'Options to register a passkey (needs a sign-in from the last five minutes)',
       tags,
       security: 'cookie',
@@ -92,6 +93,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
     {
       method: 'post',
       path: '/account/passkeys',
+      operationId: 'registerAccountPasskey',
       summary: 'Register a passkey from its attestation',
       tags,
       security: 'cookie',

@@ -15,7 +15,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 import { TenantQuery } from '../../route-declarations.js';
 import { actorOf } from './directory.js';
 
@@ -74,7 +74,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       params: AgentGrantIdParam,
       query: TenantQuery,
       responses: {
-        200: { description: 'the grant', schema: AgentGrantView },
+        200: { description: 'the grant', schema: AgentGrantView, headers: ETAG_HEADER },
         400: e400,
         ...bearerErrors('tenant'),
         404: e404,
@@ -117,7 +117,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         },
       ],
       responses: {
-        200: { description: 'Agent grant update result', schema: AgentGrantUpdateResult },
+        200: { description: 'Agent grant update result', schema: AgentGrantUpdateResult, headers: ETAG_HEADER },
         400: {
           description: 'invalid input or an immutable field (immutable_field), expires_at_too_far',
           schema: ErrorObject,
@@ -153,6 +153,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     {
       method: 'post',
       path: '/api/admin/agent-grants/:id/consent',
+      operationId: 'consentToAgentGrant',
       summary:
         "Refused (403 grantor_consent_required): the grantor's renewed consent comes only from the grantor's " +
         'own session, POST /api/account/agent-grants/{id}/consent',

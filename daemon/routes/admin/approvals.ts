@@ -195,6 +195,7 @@ export function approvalRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
     {
       method: 'post',
       path: '/api/admin/approvals/:id/steps/:stepKey/decision',
+      operationId: 'decideApprovalStep',
       summary: 'Approve or deny one step as its approver; the requester cannot decide their own request',
       tags,
       ...guarded,

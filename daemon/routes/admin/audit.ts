@@ -56,6 +56,7 @@ export function auditRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     {
       method: 'get',
       path: '/api/admin/audit',
+      operationId: 'listAuditEvents',
       summary: 'List audit events, newest first (keyset pagination)',
       tags: ['admin: audit'],
       security: 'bearer',

@@ -19,7 +19,7 @@ import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const ClientParams = z.strictObject({ tenantId, clientId: ClientRef });
@@ -53,7 +53,7 @@ export function clientLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       path,
       summary: 'A client (never a secret); the ETag header is what If-Match on PATCH compares',
       params: ClientParams,
-      responses: { 200: { description: 'the client', schema: ClientView }, ...errors },
+      responses: { 200: { description: 'the client', schema: ClientView, headers: ETAG_HEADER }, ...errors },
     },
     async (ctx) => {
       const { tenantId: tid, clientId } = ctx.state.guard.params;
@@ -84,7 +84,7 @@ export function clientLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         },
       ],
       responses: {
-        200: { description: 'the client as it is now', schema: ClientView },
+        200: { description: 'the client as it is now', schema: ClientView, headers: ETAG_HEADER },
         ...errors,
         412: { description: 'If-Match does not match the current ETag (precondition_failed)', schema: ErrorObject },
       },

@@ -29,6 +29,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
     {
       method: 'patch',
       path,
+      operationId: 'renameCustomClaim',
       summary:
         'Rename a custom claim: the stored values are copied to the new key in checkpointed batches, then the key ' +
         `switches in one transaction; at most ${INLINE_RENAME_MAX_USERS} stored values finish within the request ` +
@@ -85,6 +86,7 @@ export function customClaimRenameRoutes(deps: AppDeps, api: ApiRegistry): Router
     {
       method: 'get',
       path,
+      operationId: 'getCustomClaimRename',
       summary: "The custom claim schema's latest rename: its state and progress (copied_count of affected_users)",
       tags,
       security: 'bearer',

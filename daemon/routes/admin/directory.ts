@@ -18,7 +18,7 @@ import type { Actor } from '../../../shared/services/audit.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 import type { ParameterizedContext } from 'koa';
 
 type Ctx = ParameterizedContext<AppState>;
@@ -125,6 +125,7 @@ export function directoryRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
             'the tenant, with the lifecycle_state and updated_at a lifecycle move names as its precondition, and ' +
             'its counts (users, clients, active sessions)',
           schema: TenantDetailView,
+          headers: ETAG_HEADER,
         },
         ...errors,
         404: { description: 'no such tenant', schema: ErrorObject },

@@ -17,7 +17,7 @@ import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
@@ -55,7 +55,7 @@ export function tenantDirectoryRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         },
       ],
       responses: {
-        200: { description: 'the tenant as changed', schema: TenantListedView },
+        200: { description: 'the tenant as changed', schema: TenantListedView, headers: ETAG_HEADER },
         400: { description: 'invalid input', schema: ErrorObject },
         ...bearerErrors('tenant'),
         404: e404,

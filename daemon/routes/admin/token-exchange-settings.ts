@@ -32,6 +32,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
     {
       method: 'put',
       path,
+      operationId: 'updateTokenExchangeSettings',
       summary:
         "Validate and store the tenant's token exchange (RFC 8693) and ID-JAG settings; fields left out keep their " +
         'value',
@@ -61,6 +62,7 @@ export function tokenExchangeSettingsRoutes(deps: AppDeps, api: ApiRegistry): Ro
     {
       method: 'get',
       path,
+      operationId: 'getTokenExchangeSettings',
       summary: "The tenant's token exchange settings in force (defaults: disabled)",
       tags,
       security: 'bearer',

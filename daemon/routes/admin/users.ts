@@ -11,7 +11,7 @@ import { PatchUserInput, UserDetailView, UserListQuery, UserPage } from '../../.
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const UserParams = z.strictObject({
@@ -72,7 +72,7 @@ export function userRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       ...common,
       params: UserParams,
       responses: {
-        200: { description: 'the user', schema: UserDetailView },
+        200: { description: 'the user', schema: UserDetailView, headers: ETAG_HEADER },
         400: e400,
         ...bearerErrors('tenant'),
         404: e404,
@@ -109,7 +109,7 @@ export function userRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         },
       ],
       responses: {
-        200: { description: 'the user as GET shows it now', schema: UserDetailView },
+        200: { description: 'the user as GET shows it now', schema: UserDetailView, headers: ETAG_HEADER },
         400: {
           description: 'invalid input naming the field, or a refused claim value (as PUT …/claims)',
           schema: ErrorObject,

@@ -23,7 +23,6 @@ import { email } from '../../../shared/schemas/common.js';
 import { EMAIL_CODE_PROVIDER, KNOWN_DEVICE_TTL_S } from '../../../shared/services/auth/codes.js';
 import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import { PasskeyRefused } from '../../../shared/services/auth/passkeys.js';
-import { WebauthnSignal } from '../../../shared/schemas/passkeys.js';
 import { PKCE_VALUE, verifyS256 } from '../../../shared/services/auth/pkce.js';
 import { KNOWN_DEVICE_COOKIE, SESSION_COOKIE, SESSION_TTL_MS } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
@@ -62,9 +61,6 @@ const SessionBody = z.strictObject({
   authorization_challenge_id: z.string().min(1).max(64).optional(),
   defer_authorization_continuation: z.boolean().optional(),
 });
-
-/** The error object of the direct-session endpoint: it may carry `webauthn_signal` (the interface's Error object). */
-export const DirectSessionError = ErrorObject.extend({ webauthn_signal: WebauthnSignal.optional() });
 
 export const DirectSessionResult = z.object({
   ok: z.boolean(),
@@ -294,7 +290,7 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           description:
             'invalid request or grant; webauthn_signal.unknown_credential when the passkey of a passkey sign-in ' +
             'was removed since (docs/passkeys.md)',
-          schema: DirectSessionError,
+          schema: ErrorObject, // with webauthn_signal (the interface's Error object)
         },
         403: { description: 'tenant or account unavailable', schema: ErrorObject },
       },

@@ -20,7 +20,7 @@ import {
 import type { AppDeps, AppState } from '../../context.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { requestMeta } from '../oauth/authorization.js';
-import { DirectSessionError, directAuthChecks } from './direct-auth.js';
+import { directAuthChecks } from './direct-auth.js';
 
 export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
@@ -81,7 +81,7 @@ export function directPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<App
           description:
             'invalid request, or a refused assertion (invalid_grant); webauthn_signal.unknown_credential when ' +
             'the credential was removed from this tenant (docs/passkeys.md, tombstones)',
-          schema: DirectSessionError,
+          schema: ErrorObject, // with webauthn_signal (the interface's Error object)
         },
         ...errors,
       },

@@ -252,15 +252,20 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
   };
 
   // OIDC Core §3.1.2.1: GET and POST are one endpoint; the POST reads the form instead of the query.
-  for (const [method, summary] of [
-    ['get', 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)'],
-    ['post', 'The authorization request as a form POST (OIDC Core §3.1.2.1); answers as GET /authorize'],
+  for (const [method, operationId, summary] of [
+    ['get', 'authorize', 'OAuth 2.0 authorization endpoint (code flow with PKCE S256)'],
+    [
+      'post',
+      'authorizeByPost',
+      'The authorization request as a form POST (OIDC Core §3.1.2.1); answers as GET /authorize',
+    ],
   ] as const)
     api.add(
       router,
       {
         method,
         path: '/authorize',
+        operationId,
         summary,
         tags: ['oauth'],
         security: 'optional-cookie',

@@ -18,6 +18,7 @@ import { authenticateClient, type ClientAuthState } from '../../middleware/koa-c
 import type { ApiRegistry } from '../../openapi.js';
 import { sessionCsrf } from '../../csrf.js';
 import { esc, renderPage } from '../../views/html.js';
+import { LogoutForm, RevocationForm } from '../../../shared/schemas/oauth-forms.js';
 import { redirectUriMatches, requestMeta } from './authorization.js';
 
 type Ctx = ParameterizedContext<AppState>;
@@ -94,6 +95,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     {
       method: 'get',
       path: '/.well-known/openid-configuration',
+      operationId: 'getOpenIdConfiguration',
       summary: 'OpenID Provider metadata',
       tags,
       security: 'none',
@@ -105,17 +107,17 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       ctx.body = discovery;
     },
   );
-  // RFC 8414 §3: the same metadata at the OAuth path (not listed in the document).
+  // RFC 8414 §3: the same metadata at the OAuth path.
   api.add(
     router,
     {
       method: 'get',
       path: '/.well-known/oauth-authorization-server',
-      summary: 'OAuth 2.0 Authorization Server metadata',
+      operationId: 'getAuthorizationServerMetadata',
+      summary: 'OAuth 2.0 Authorization Server metadata (RFC 8414 §3), the same as the OpenID Provider metadata',
       tags,
       security: 'none',
       cors: 'open',
-      document: false,
       responses: { 200: { description: 'metadata' } },
     },
     (ctx) => {
@@ -192,9 +194,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     authenticate: userinfoAuth,
     responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
   } as const;
-  api.add(router, { ...userinfoRoute, method: 'get', scopes: ['openid'] }, userinfo);
-  // OIDC Core §5.3.1: POST as well (not listed in the document).
-  api.add(router, { ...userinfoRoute, method: 'post', document: false }, userinfo);
+  api.add(router, { ...userinfoRoute, method: 'get', scopes: ['openid'], operationId: 'getUserInfo' }, userinfo);
+  // OIDC Core §5.3.1: POST as well (the token in the Authorization header, the body unread).
+  api.add(router, { ...userinfoRoute, method: 'post', scopes: ['openid'], operationId: 'postUserInfo' }, userinfo);
 
   // ---- Revocation (RFC 7009) ----
   api.add(
@@ -202,13 +204,19 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     {
       method: 'post',
       path: '/revoke',
+      operationId: 'revokeToken',
       summary: 'Token revocation (RFC 7009); always 200 for a valid client',
       tags,
       security: 'basic',
       parser: 'oauth-form',
+      form: RevocationForm,
       cors: 'client-origins',
       authenticate: authenticateClient(deps),
-      responses: { 200: { description: 'revoked, or the token was unknown' }, 401: { description: 'invalid_client' } },
+      responses: {
+        200: { description: 'revoked, or the token was unknown' },
+        400: { description: 'invalid_request: no token, or a form that does not parse' },
+        401: { description: 'invalid_client' },
+      },
     },
     async (ctx) => {
       const body = ctx.request.body as Record<string, unknown>;
@@ -315,37 +323,40 @@ ${hidden('state', state)}
     }
     renderPage(ctx, { title: 'Signed out', body: '<h1>You are signed out</h1><p>You can close this window.</p>' });
   };
+  const logoutResponses = {
+    302: { description: 'back to the client (post_logout_redirect_uri, with state)' },
+    200: { description: 'signed-out or confirmation page', contentType: 'text/html' },
+    400: {
+      description: 'invalid id_token_hint, or an unregistered post_logout_redirect_uri',
+      contentType: 'text/html',
+    },
+  };
   api.add(
     router,
     {
       method: 'get',
       path: '/logout',
+      operationId: 'logout',
       summary: 'RP-initiated logout: at once with an id_token_hint of this session, else a confirmation page',
       tags,
       security: 'optional-cookie',
-      responses: {
-        302: { description: 'back to the client (post_logout_redirect_uri, with state)' },
-        200: { description: 'signed-out or confirmation page', contentType: 'text/html' },
-        400: {
-          description: 'invalid id_token_hint, or an unregistered post_logout_redirect_uri',
-          contentType: 'text/html',
-        },
-      },
+      responses: logoutResponses,
     },
     logout,
   );
-  // The confirmation page's form (not listed in the document).
+  // The confirmation page's form, or a client's logout request as a POST (§2).
   api.add(
     router,
     {
       method: 'post',
       path: '/logout',
-      summary: 'RP-initiated logout: the confirmation form',
+      operationId: 'logoutByPost',
+      summary: 'RP-initiated logout as a form POST (§2), also the confirmation page’s form (with its csrf)',
       tags,
       security: 'optional-cookie',
       parser: 'form',
-      document: false,
-      responses: { 200: { description: 'signed-out page', contentType: 'text/html' } },
+      form: LogoutForm,
+      responses: logoutResponses,
     },
     logout,
   );

@@ -32,6 +32,7 @@ import type { ApiRegistry } from '../../openapi.js';
 import { bodyReadError } from '../../middleware/koa-body-errors.js';
 import { presentedCredentials } from '../../middleware/koa-client-auth.js';
 import { ClientAuthenticator, methodAccepted } from '../../../shared/services/client-auth.js';
+import { IntrospectionForm } from '../../../shared/schemas/oauth-forms.js';
 
 /**
  * How long an authenticated caller's registration is reused before it is read again in full;
@@ -245,9 +246,11 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     {
       method: 'post',
       path: '/introspect',
+      operationId: 'introspectToken',
       summary: 'Token introspection (RFC 7662) with a revocation-correct cache',
       tags: ['oauth'],
       security: 'basic',
+      form: IntrospectionForm,
       parser: {
         read: async (ctx, next) => {
           await readForm(ctx);

@@ -76,6 +76,7 @@ export function passkeyLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
     {
       method: 'post',
       path: '/login/passkey',
+      operationId: 'verifyLoginPasskey',
       summary: 'Sign in with a passkey assertion; answers the URL that continues the authorization',
       tags,
       security: 'none',

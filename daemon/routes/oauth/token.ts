@@ -2,6 +2,7 @@ import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import { z } from 'zod';
 import { InvalidRequest } from '../../../shared/errors.js';
+import { TokenForm } from '../../../shared/schemas/oauth-forms.js';
 import { TokenParams } from '../../../shared/token-params.js';
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
@@ -52,6 +53,7 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       tags: ['oauth'],
       security: 'basic',
       parser: 'oauth-form',
+      form: TokenForm,
       cors: 'client-origins',
       authenticate: authenticateClient(deps),
       responses: {
