@@ -4,7 +4,8 @@
  * Dockerfile passes dockerfile-utils' validator (the one VS Code's Docker extension runs) and
  * has the properties the deployment needs; every COPY source exists and reaches the build
  * context; every variable the image and compose.yaml set is one shared/config reads, and the
- * configuration they make loads; compose.yaml runs the service read-only on MariaDB and Mailpit.
+ * configuration they make loads; compose.yaml runs the service read-only on MariaDB and Mailpit;
+ * and the code the image holds imports only production dependencies (it is pruned of the rest).
  *
  * compose.yaml is parsed with js-yaml, which is in node_modules only as a dependency of ava's
  * (through supertap), not one of the project's own: if it ever goes, this fails loudly.
@@ -16,7 +17,7 @@ import { fileURLToPath } from 'node:url';
 import test from 'ava';
 import { validate } from 'dockerfile-utils';
 import { loadConfig, parseDatabaseUrl } from '../../shared/config.js';
-import { projectRoot } from '../helpers/architecture.js';
+import { projectRoot, readSources } from '../helpers/architecture.js';
 import { TEST_SECRET_KEY } from '../helpers/db.js';
 
 const ROOT = projectRoot(fileURLToPath(import.meta.url));
@@ -216,4 +217,32 @@ test('compose.yaml: the service read-only with /tmp a tmpfs and the data volume,
   t.is(smtp.protocol, 'smtp:');
   t.is(smtp.hostname, mailName);
   t.is(smtp.port, '1025'); // Mailpit's SMTP port
+});
+
+test('the code the image holds imports only production dependencies (the image prunes the development ones)', (t) => {
+  const pkg = JSON.parse(read('package.json')) as { dependencies: Record<string, string> };
+  const copied = new Set(
+    copies(stages(DOCKERFILE).at(-1)!)
+      .flatMap((c) => c.sources)
+      .map((src) => /\/(?:dist\/)?(daemon|cli|shared|migrations)$/.exec(src)?.[1])
+      .filter((d) => d !== undefined),
+  );
+  t.deepEqual([...copied].sort(), ['cli', 'daemon', 'migrations', 'shared']);
+  // Value imports (`import type` is erased by the compiler), dynamic imports, require() and
+  // createRequire(import.meta.url)('…').
+  const statement = /^\s*(?:import|export)\s+(?!type\s)(?:[^'";]*?\sfrom\s+)?'([^'.][^']*)'/.source;
+  const call = /(?:\bimport|\brequire|\))\('([^'.][^']*)'\)/.source;
+  const spec = new RegExp(`${statement}|${call}`, 'gm');
+  const outside: string[] = [];
+  const seen = new Set<string>();
+  for (const [file, text] of readSources(ROOT, [...copied])) {
+    for (const m of text.matchAll(spec)) {
+      const name = (m[1] ?? m[2]).match(/^(@[^/]+\/[^/]+|[^/]+)/)![1];
+      seen.add(name);
+      if (!name.startsWith('node:') && !(name in pkg.dependencies)) outside.push(`${file}: ${name}`);
+    }
+  }
+  t.deepEqual(outside, []);
+  // The scan sees what it should: static, type-free and createRequire'd imports.
+  for (const name of ['koa', 'typeorm', 'zod', 'mysql2', '@oclif/core']) t.true(seen.has(name), name);
 });
