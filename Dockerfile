@@ -20,8 +20,8 @@ RUN apt-get update \
 WORKDIR /src
 COPY package.json package-lock.json ./
 # Install scripts off for every package, then run the one package.json's "allowScripts" permits
-# (better-sqlite3): the npm in this image does not read allowScripts. It also skips the project's
-# own `prepare` (the TypeScript build), which cannot run before the sources are copied.
+# (better-sqlite3), whether or not this image's npm honours allowScripts itself. It also skips the
+# project's own `prepare` (the TypeScript build), which cannot run before the sources are here.
 RUN npm ci --ignore-scripts --no-audit --no-fund \
   && npm rebuild better-sqlite3
 COPY tsconfig.json ./
