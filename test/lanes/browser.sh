@@ -8,7 +8,10 @@
 #
 # What it does:
 #   1. Installs Debian's chromium with apt-get, only if /usr/bin/chromium is missing
-#      (apt-get update only then; as root, or through sudo).
+#      (apt-get update only then; as root, or through sudo). Likewise nginx and openssl, for
+#      test/browser/reverse-proxy.test.ts (the deploy/nginx example run for real; it starts its
+#      own nginx in a temp directory). On a host with systemd, installing the nginx package
+#      also starts Debian's default site on port 80; the tests do not need it.
 #   2. `npm run build` (skip with BROWSER_LANE_SKIP_BUILD=1).
 #   3. Runs `npx ava --config ava.browser.config.js`, which selects only
 #      dist/test/browser/**/*.test.js (the default `npx ava` / `npm test` excludes them),
@@ -45,6 +48,16 @@ if [ ! -x "$CHROMIUM" ]; then
   [ -x "$CHROMIUM" ] || die "chromium installed but $CHROMIUM is still missing"
 fi
 log "using $("$CHROMIUM" --version 2>/dev/null | head -n1 || echo "$CHROMIUM")"
+
+# --- 1b. nginx and openssl for the reverse-proxy example -----------------------------------
+NGINX=/usr/sbin/nginx
+missing=()
+[ -x "$NGINX" ] || missing+=(nginx)
+command -v openssl >/dev/null 2>&1 || missing+=(openssl)
+if [ "${#missing[@]}" -gt 0 ]; then
+  apt_install "${missing[*]}" "${missing[@]}"
+  [ -x "$NGINX" ] || die "nginx installed but $NGINX is still missing"
+fi
 
 # --- 2. build ------------------------------------------------------------------------------
 if [ "${BROWSER_LANE_SKIP_BUILD:-0}" != 1 ]; then
