@@ -7,13 +7,13 @@
  * configuration they make loads; compose.yaml runs the service read-only on MariaDB and Mailpit;
  * and the code the image holds imports only production dependencies (it is pruned of the rest).
  *
- * compose.yaml is parsed with js-yaml, which is in node_modules only as a dependency of ava's
- * (through supertap), not one of the project's own: if it ever goes, this fails loudly.
+ * compose.yaml is parsed with the `yaml` package (a development dependency), as Compose reads it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import test from 'ava';
 import { validate } from 'dockerfile-utils';
 import { loadConfig, parseDatabaseUrl } from '../../shared/config.js';
@@ -89,8 +89,7 @@ interface ComposeService {
 }
 
 function compose(): { services: Record<string, ComposeService>; volumes: Record<string, unknown> } {
-  const yaml = createRequire(import.meta.url)('js-yaml') as { safeLoad(s: string): unknown };
-  return yaml.safeLoad(read('compose.yaml')) as ReturnType<typeof compose>;
+  return parseYaml(read('compose.yaml')) as ReturnType<typeof compose>;
 }
 
 /** Compose's `${NAME:-default}` / `${NAME}` interpolation with nothing set: the defaults. */
