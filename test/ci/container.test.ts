@@ -10,7 +10,6 @@
  * compose.yaml is parsed with the `yaml` package (a development dependency), as Compose reads it.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
