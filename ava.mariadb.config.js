@@ -15,6 +15,8 @@
 //   whose SQL the service and HTTP tests run here. Kept: test/cli/cli.test.js (`db migrate`,
 //   create and list on MariaDB), persistence (what a command writes survives), users-import
 //   (import's transactional batches, and a SIGKILL mid-import, on MariaDB).
+// - test/examples/ (the example apps run against a daemon): the apps speak only HTTP, and the
+//   login, token and introspection paths they go through run on MariaDB in test/oauth/.
 const NO_DATABASE = [
   'architecture',
   'ci/licenses',
@@ -51,6 +53,7 @@ export default {
     '!dist/test/galera/**',
     ...NO_DATABASE.map((f) => `!dist/test/${f}.test.js`),
     '!dist/test/cli/**',
+    '!dist/test/examples/**',
     ...CLI_KEPT.map((f) => `dist/test/cli/${f}.test.js`),
   ],
   timeout: '3m',

@@ -42,6 +42,20 @@ export default tseslint.config(
     },
   },
   {
+    // The example apps (examples/) are plain JavaScript a newcomer copies without a build: no
+    // type information, Node's and the browser's globals.
+    files: ['examples/**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      globals: Object.fromEntries(
+        ['process', 'console', 'Buffer', 'URL', 'URLSearchParams', 'fetch']
+          .concat(['document', 'location', 'history', 'sessionStorage'])
+          .map((g) => [g, 'readonly']),
+      ),
+    },
+  },
+  {
     files: ['**/*.js'],
     ...tseslint.configs.disableTypeChecked,
     languageOptions: {

@@ -1,19 +1,23 @@
 /**
  * Redirect URIs: what may be registered, and how a requested one is matched against the
  * registration. Matching is by exact string (RFC 9700 §4.1.3); the one exception is the port of
- * a public native client's loopback IP literal (RFC 8252 §7.3). Nothing is parsed into a URL on
+ * a public client's loopback redirect URI (RFC 8252 §7.3), which covers `localhost` as well as the
+ * IP literals (RFC 8252 §8.3; docs/oauth.md, "Loopback redirect URIs"). Nothing is parsed into a URL on
  * the matching path, since a parser normalises (case, default ports, numeric IPv4 forms,
  * backslashes, trailing dots, surrounding whitespace) and so lets distinct strings compare equal.
  * Decisions: docs/security.md, "Redirect URIs".
  */
 
 /**
- * A loopback IP literal redirect URI split at its port: the scheme and host, the port in its
- * canonical decimal form (no leading zero, 1 to 65535, checked by the caller) or none, and the
- * rest of the string, which must start the path or the query. `localhost` is not a loopback IP
- * literal (RFC 8252 §8.3) and so gets no port freedom.
+ * A loopback redirect URI split at its port: the scheme and host, the port in its canonical
+ * decimal form (no leading zero, 1 to 65535, checked by the caller) or none, and the rest of the
+ * string, which must start the path or the query. The hosts are the IP literals 127.0.0.1 and
+ * [::1] (RFC 8252 §7.3) and the name `localhost`, in lower case only: RFC 8252 §8.3 prefers the
+ * literals but does not forbid the name, and the default issuer, http://localhost:<port>, makes
+ * it the name a developer's first client uses. The host must be equal on both sides, so a
+ * `localhost` registration never matches a 127.0.0.1 request or the reverse.
  */
-const LOOPBACK = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]))(?::([1-9][0-9]{0,4}))?([/?][\s\S]*)?$/;
+const LOOPBACK = /^(http:\/\/(?:127\.0\.0\.1|\[::1\]|localhost))(?::([1-9][0-9]{0,4}))?([/?][\s\S]*)?$/;
 
 function splitLoopback(uri: string): { origin: string; rest: string } | undefined {
   const m = LOOPBACK.exec(uri);
@@ -23,7 +27,7 @@ function splitLoopback(uri: string): { origin: string; rest: string } | undefine
 
 /**
  * Whether `uri`, as the client sent it, is one of `registered`. Exact string comparison; for a
- * public client whose registered URI is an `http` loopback IP literal (127.0.0.1 or [::1]), the
+ * public client whose registered URI is `http` on a loopback host (127.0.0.1, [::1], localhost), the
  * port may differ or be absent and the rest must still be equal character for character
  * (RFC 8252 §7.3). Confidential clients get exact matching only.
  */
@@ -46,8 +50,8 @@ const SCHEME = /^([A-Za-z][A-Za-z0-9+.-]*):/;
 
 /**
  * Why `uri` may not be registered as a redirect URI, or undefined when it may. Allowed:
- * `https` URIs, `http` on the loopback IP literals 127.0.0.1 and [::1] (RFC 8252 §7.3; not
- * `localhost`, §8.3), and private-use schemes in reverse-domain form, which contain a period
+ * `https` URIs, `http` on the loopback hosts 127.0.0.1, [::1] (RFC 8252 §7.3) and `localhost`
+ * (§8.3 accepts it, preferring the literals), and private-use schemes in reverse-domain form, which contain a period
  * (RFC 8252 §7.1, e.g. `com.example.app:/cb`). Refused: any other scheme, userinfo, wildcards,
  * fragments (RFC 6749 §3.1.2), whitespace and control characters, characters outside RFC 3986,
  * malformed percent-encoding, and a scheme or authority that is not in its canonical form (so
@@ -78,17 +82,14 @@ export function redirectUriProblem(uri: string): string | undefined {
     // What a browser would make of the authority must be exactly what is written: no upper-case
     // host, default or zero-padded port, numeric or dotted IPv4 variants, or IDN in Unicode.
     if (u.host !== auth) return `must write the host and port in canonical form ("${u.host}")`;
-    if (scheme === 'http' && u.hostname !== '127.0.0.1' && u.hostname !== '[::1]')
-      return (
-        'http is allowed only for loopback hosts 127.0.0.1 and [::1] (RFC 8252 §7.3; not localhost, §8.3); ' +
-        'use https'
-      );
+    if (scheme === 'http' && u.hostname !== '127.0.0.1' && u.hostname !== '[::1]' && u.hostname !== 'localhost')
+      return 'http is allowed only for loopback hosts 127.0.0.1, [::1] and localhost (RFC 8252 §7.3, §8.3); use https';
     return undefined;
   }
   // RFC 8252 §7.1: a private-use scheme is a reverse domain name, so it contains a period.
   if (!scheme.includes('.'))
     return (
-      `the ${scheme}: scheme is not allowed: use https, http on 127.0.0.1 or [::1], ` +
+      `the ${scheme}: scheme is not allowed: use https, http on 127.0.0.1, [::1] or localhost, ` +
       'or a reverse-domain private-use scheme such as com.example.app: (RFC 8252 §7.1)'
     );
   if (uri.length === scheme.length + 1) return 'must have a path after the scheme';

@@ -80,6 +80,7 @@ test('every loose variant of a loopback redirect URI is refused: no code, no red
     'http://127.0.0.1:9999/cb?x=1',
     'http://[::1]:9999/cb',
     'http://localhost:9999/cb',
+    'http://LOCALHOST:9999/cb',
     'https://127.0.0.1:9999/cb',
   ]) {
     const r = await authorize(uri);
@@ -102,6 +103,38 @@ test('a confidential client gets no port freedom on loopback', async (t) => {
   t.is(other.headers.get('location'), null);
 });
 
+test('localhost is a loopback host: registered, its port free for a public client, exact for a confidential one (RFC 8252 §8.3)', async (t) => {
+  const cb = 'http://localhost:3000/callback';
+  const make = async (isPublic: boolean) => {
+    const r = await createClient({ name: 'Localhost app', redirect_uris: [cb], public: isPublic, first_party: true });
+    t.is(r.status, 201, await r.clone().text());
+    return ((await r.json()) as { client_id: string }).client_id;
+  };
+  const [pub, conf] = [await make(true), await make(false)];
+  const ask = (clientId: string, uri: string) =>
+    get(authorizeUrl(d.url, kit.authParams(clientId, pkce().challenge, { redirect_uri: uri })), jar);
+  for (const [clientId, uri, ok] of [
+    [pub, cb, true],
+    [pub, 'http://localhost:49152/callback', true],
+    [pub, 'http://localhost/callback', true],
+    [pub, 'http://127.0.0.1:3000/callback', false], // the host must be equal: a name is not its address
+    [pub, 'http://localhost:3000/callback/', false],
+    [pub, 'http://localhost.:3000/callback', false],
+    [conf, cb, true],
+    [conf, 'http://localhost:3001/callback', false],
+  ] as const) {
+    const r = await ask(clientId, uri);
+    const loc = r.headers.get('location');
+    if (ok) {
+      t.is(r.status, 302, uri);
+      t.true(loc!.startsWith(`${uri}?`) && new URL(loc!).searchParams.has('code'), `${uri}: ${loc}`);
+    } else {
+      t.is(r.status, 400, uri);
+      t.is(loc, null, uri);
+    }
+  }
+});
+
 const UNSAFE: [string, RegExp][] = [
   ['about:blank', /the about: scheme is not allowed/],
   ['blob:https://app.example/0b1e', /the blob: scheme is not allowed/],
@@ -113,7 +146,9 @@ const UNSAFE: [string, RegExp][] = [
   ['https://app.example/cb\n', /whitespace or control/],
   ['https://app.example/cb#x', /fragment/],
   ['https://app.example/%zz', /percent-encoding/],
-  ['http://localhost:8400/cb', /http is allowed only for loopback hosts/],
+  ['http://localhost.:8400/cb', /http is allowed only for loopback hosts/],
+  ['http://LOCALHOST:8400/cb', /canonical form/],
+  ['http://sub.localhost:8400/cb', /http is allowed only for loopback hosts/],
   ['http://app.example/cb', /http is allowed only for loopback hosts/],
   ['https://APP.example/cb', /canonical form/],
   ['http://127.0.0.1:08400/cb', /canonical form/],
@@ -130,11 +165,17 @@ test('unsafe redirect URIs are refused by the admin API with a 400 naming the UR
     t.regex(b.error_description, reason, uri);
     t.true(b.error_description.includes(JSON.stringify(uri)), `${b.error_description} names ${uri}`);
   }
-  // The safe forms are accepted: https, loopback IP literals, a reverse-domain private-use scheme.
+  // The safe forms are accepted: https, loopback hosts, a reverse-domain private-use scheme.
   const ok = await createClient({
     name: 'Safe',
     public: true,
-    redirect_uris: ['https://app.example/cb?x=1', 'http://127.0.0.1:8400/cb', 'http://[::1]/cb', 'com.example.app:/cb'],
+    redirect_uris: [
+      'https://app.example/cb?x=1',
+      'http://127.0.0.1:8400/cb',
+      'http://[::1]/cb',
+      'http://localhost:8400/cb',
+      'com.example.app:/cb',
+    ],
   });
   t.is(ok.status, 201, await ok.clone().text());
 });

@@ -77,8 +77,9 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     name: Flags.string({ description: 'display name, shown on the consent page', required: true }),
     'redirect-uri': Flags.string({
       description:
-        'allowed redirect URI, matched exactly: https, http on 127.0.0.1 or [::1] (any port for a public client), ' +
-        'or a reverse-domain private-use scheme such as com.example.app:/cb (repeatable)',
+        'allowed redirect URI, matched exactly: https, http on 127.0.0.1, [::1] or localhost ' +
+        '(any port for a public client), or a reverse-domain private-use scheme ' +
+        'such as com.example.app:/cb (repeatable)',
       multiple: true,
       multipleNonGreedy: true,
     }),
