@@ -12,9 +12,17 @@
  * `{"error": "<code>", "message": "<text>"}` (plus `details` for field-level problems).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { Command, Errors, type Interfaces } from '@oclif/core';
-import { ConfigError, loadConfig, type Config, type DatabaseConfig } from '../shared/config.js';
+import {
+  ConfigError,
+  databaseFromEnv,
+  DEFAULT_DATABASE_URL,
+  loadConfig,
+  type Config,
+  type DatabaseConfig,
+} from '../shared/config.js';
 import { buildServices, type Services } from '../shared/container.js';
 import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-source.js';
 import type { Database } from '../shared/db/index.js';
@@ -94,6 +102,23 @@ export function describeDatabase(db: DatabaseConfig): string {
     : `mysql ${db.user ? `${db.user}@` : ''}${db.host}:${db.port}/${db.database}`;
 }
 
+/**
+ * A SQLite file that is not there. Opening it would create a new, empty database (and a new
+ * secret key beside it) wherever the command happens to run, which is never what an operator
+ * who mistyped a path or ran `iam` from another directory wants: say where it looked instead.
+ */
+export function noDatabase(path: string, env: NodeJS.ProcessEnv): CliFailure {
+  const source = env.IAM_DATABASE_URL?.trim()
+    ? 'named by IAM_DATABASE_URL'
+    : `IAM_DATABASE_URL is not set: the default ${DEFAULT_DATABASE_URL} is relative to the current directory`;
+  return new CliFailure(
+    'database_not_found',
+    `no database at ${path} (${source}). Point IAM_DATABASE_URL at the daemon's database ` +
+      "(sqlite:/path/to/iam.db or mysql://…), with the daemon's IAM_SECRET_KEY or IAM_DATA_DIR (the directory of " +
+      'its secret.key); or create a new database there with `iam db migrate --create`.',
+  );
+}
+
 function operatorName(): string {
   try {
     return userInfo().username;
@@ -167,7 +192,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     await this.openDatabase();
   }
 
+  /** Whether a missing SQLite file may be created: only `db migrate --create`. */
+  protected mayCreateDatabase(): boolean {
+    return false;
+  }
+
   private async openDatabase(): Promise<void> {
+    // Before loadConfig, which would generate a secret key beside a database that is not there.
+    const target = databaseFromEnv(process.env);
+    if (target.kind === 'sqlite' && !existsSync(target.path) && !this.mayCreateDatabase()) {
+      throw noDatabase(target.path, process.env);
+    }
     this.settings = loadConfig(process.env);
     if (this.settings.secretKeySource === 'generated') {
       // The key seals signing keys and hashes client secrets: a CLI using a different key from
