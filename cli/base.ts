@@ -30,6 +30,7 @@ import { ApiError, type FieldIssue } from '../shared/errors.js';
 import { setAuditSink, type Actor } from '../shared/services/audit.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import type { Tenant } from '../shared/db/entities.js';
+import { isoTimes, keepsEpochTimes } from './json-times.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -67,6 +68,11 @@ export interface Report {
 /** Plain JSON (no colour), so the output can always be piped to jq or a script. */
 export function printJson(json: unknown): void {
   process.stdout.write(JSON.stringify(json, null, 2) + '\n');
+}
+
+/** A command's `--json` result: times as ISO 8601 unless the specification fixes them as int64 (cli/json-times.ts). */
+export function printResult(commandId: string | undefined, json: unknown): void {
+  printJson(keepsEpochTimes(commandId) ? json : isoTimes(json));
 }
 
 /** The report of a failure every command reports alike: its own failures, oclif usage errors, the unexpected. */
@@ -246,7 +252,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   public override logJson(json: unknown): void {
-    printJson(json);
+    printResult(this.id, json);
   }
 
   public override catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
@@ -279,7 +285,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private reportApiError(err: ApiError): Report {
     const details = Array.isArray(err.extra.details) ? (err.extra.details as FieldIssue[]) : undefined;
     if (err.status === 400 && details?.length) {
-      const lines = details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`);
+      // Each line once, whatever the service sent (two fields may map to one flag).
+      const lines = [
+        ...new Set(details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`)),
+      ];
       return { code: err.error, message: lines.join('\n'), exit: 1, fields: { details } };
     }
     const field = typeof err.extra.field === 'string' ? err.extra.field : undefined;
