@@ -34,7 +34,8 @@ export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
   static override flags = {
     create: Flags.boolean({
       description:
-        'create the SQLite database file (and a secret key beside it, unless IAM_SECRET_KEY is set) when it does not exist',
+        'create the SQLite database file (and a secret key beside it, unless IAM_SECRET_KEY is set) ' +
+        'when it does not exist',
       default: false,
     }),
   };
