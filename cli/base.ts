@@ -5,7 +5,8 @@
  *
  *   0  success
  *   1  failure: invalid input rejected by the service (the message names the flag), a
- *      configuration error, an unreachable database, an out-of-date schema
+ *      configuration error, an unreachable database, a SQLite file that does not exist (never
+ *      created here but by `db migrate --create`), an out-of-date schema
  *   2  usage: unknown command or flag, missing required flag, bad flag value (oclif's parser)
  *
  * With --json the command's result is printed as JSON on stdout, and so is an error:
