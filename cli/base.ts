@@ -5,16 +5,25 @@
  *
  *   0  success
  *   1  failure: invalid input rejected by the service (the message names the flag), a
- *      configuration error, an unreachable database, an out-of-date schema
+ *      configuration error, an unreachable database, a SQLite file that does not exist (never
+ *      created here but by `db migrate --create`), an out-of-date schema
  *   2  usage: unknown command or flag, missing required flag, bad flag value (oclif's parser)
  *
  * With --json the command's result is printed as JSON on stdout, and so is an error:
  * `{"error": "<code>", "message": "<text>"}` (plus `details` for field-level problems).
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
 import { hostname, userInfo } from 'node:os';
 import { Command, Errors, type Interfaces } from '@oclif/core';
-import { ConfigError, loadConfig, type Config, type DatabaseConfig } from '../shared/config.js';
+import {
+  ConfigError,
+  databaseFromEnv,
+  defaultDatabaseUrl,
+  loadConfig,
+  type Config,
+  type DatabaseConfig,
+} from '../shared/config.js';
 import { buildServices, type Services } from '../shared/container.js';
 import { connect, createDataSource, migrationsCurrent } from '../shared/db/data-source.js';
 import type { Database } from '../shared/db/index.js';
@@ -22,6 +31,7 @@ import { ApiError, type FieldIssue } from '../shared/errors.js';
 import { setAuditSink, type Actor } from '../shared/services/audit.js';
 import { bindSecretKey } from '../shared/services/secret-key.js';
 import type { Tenant } from '../shared/db/entities.js';
+import { isoTimes, keepsEpochTimes } from './json-times.js';
 
 export type CmdFlags<T extends typeof Command> = Interfaces.InferredFlags<
   (typeof BaseCommand)['baseFlags'] & T['flags']
@@ -61,6 +71,11 @@ export function printJson(json: unknown): void {
   process.stdout.write(JSON.stringify(json, null, 2) + '\n');
 }
 
+/** A command's `--json` result: times as ISO 8601 unless the specification fixes them as int64 (cli/json-times.ts). */
+export function printResult(commandId: string | undefined, json: unknown): void {
+  printJson(keepsEpochTimes(commandId) ? json : isoTimes(json));
+}
+
 /** The report of a failure every command reports alike: its own failures, oclif usage errors, the unexpected. */
 export function commonReport(err: Error & { oclif?: { exit?: number } }): Report {
   if (err instanceof CliFailure)
@@ -92,6 +107,24 @@ export function describeDatabase(db: DatabaseConfig): string {
   return db.kind === 'sqlite'
     ? `sqlite:${db.path}`
     : `mysql ${db.user ? `${db.user}@` : ''}${db.host}:${db.port}/${db.database}`;
+}
+
+/**
+ * A SQLite file that is not there. Opening it would create a new, empty database (and a new
+ * secret key beside it) wherever the command happens to run, which is never what an operator
+ * who mistyped a path or ran `iam` from another directory wants: say where it looked instead.
+ */
+export function noDatabase(path: string, env: NodeJS.ProcessEnv): CliFailure {
+  const source = env.IAM_DATABASE_URL?.trim()
+    ? 'named by IAM_DATABASE_URL'
+    : `IAM_DATABASE_URL is not set: the default is ${defaultDatabaseUrl(env)}` +
+      (env.IAM_DATA_DIR?.trim().startsWith('/') ? '' : ', relative to the current directory');
+  return new CliFailure(
+    'database_not_found',
+    `no database at ${path} (${source}). Point IAM_DATABASE_URL at the daemon's database ` +
+      "(sqlite:/path/to/iam.db or mysql://…), with the daemon's IAM_SECRET_KEY or IAM_DATA_DIR (the directory of " +
+      'its secret.key); or create a new database there with `iam db migrate --create`.',
+  );
 }
 
 function operatorName(): string {
@@ -167,7 +200,17 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
     await this.openDatabase();
   }
 
+  /** Whether a missing SQLite file may be created: only `db migrate --create`. */
+  protected mayCreateDatabase(): boolean {
+    return false;
+  }
+
   private async openDatabase(): Promise<void> {
+    // Before loadConfig, which would generate a secret key beside a database that is not there.
+    const target = databaseFromEnv(process.env);
+    if (target.kind === 'sqlite' && !existsSync(target.path) && !this.mayCreateDatabase()) {
+      throw noDatabase(target.path, process.env);
+    }
     this.settings = loadConfig(process.env);
     if (this.settings.secretKeySource === 'generated') {
       // The key seals signing keys and hashes client secrets: a CLI using a different key from
@@ -211,7 +254,7 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   }
 
   public override logJson(json: unknown): void {
-    printJson(json);
+    printResult(this.id, json);
   }
 
   public override catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {
@@ -244,7 +287,10 @@ export abstract class BaseCommand<T extends typeof Command> extends Command {
   private reportApiError(err: ApiError): Report {
     const details = Array.isArray(err.extra.details) ? (err.extra.details as FieldIssue[]) : undefined;
     if (err.status === 400 && details?.length) {
-      const lines = details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`);
+      // Each line once, whatever the service sent (two fields may map to one flag).
+      const lines = [
+        ...new Set(details.map((d) => `invalid ${this.flagFor(d.field)}${this.valueFor(d.field)}: ${d.message}`)),
+      ];
       return { code: err.error, message: lines.join('\n'), exit: 1, fields: { details } };
     }
     const field = typeof err.extra.field === 'string' ? err.extra.field : undefined;

@@ -8,10 +8,38 @@ export function errorWithCause(code: string | null | undefined, cause: string | 
   return cause ? `${code}: ${cause}` : code;
 }
 
-/** One stderr line per step change (stdout stays for the result, and for --json). */
-export function progressPrinter(enabled: boolean): ProgressListener | undefined {
+/** What `iam tenants create` answers of its provisioning operation unless asked for all of it (--verbose). */
+export interface ProvisioningSummary {
+  operation_id: string;
+  /** The operation's status: completed, queued, running, retry_scheduled, blocked. */
+  state: string;
+  current_step: string;
+  steps_done: number;
+  steps_total: number;
+  /** From the operation's creation to its completion; null while it is not completed. */
+  duration_ms: number | null;
+}
+
+export function provisioningSummary(op: ProvisioningOperationView): ProvisioningSummary {
+  return {
+    operation_id: op.operation_id,
+    state: op.status,
+    current_step: op.current_step,
+    steps_done: op.steps.filter((s) => s.status === 'completed').length,
+    steps_total: op.steps.length,
+    duration_ms: op.completed_at === null ? null : op.completed_at - op.created_at,
+  };
+}
+
+/**
+ * One stderr line per step change (stdout stays for the result, and for --json). With `all`
+ * false only the changes an operator must see while waiting: a failure, a retry, a block.
+ */
+export function progressPrinter(enabled: boolean, opts: { all?: boolean } = {}): ProgressListener | undefined {
   if (!enabled) return undefined;
+  const all = opts.all ?? true;
   return (_op, s) => {
+    if (!all && !s.last_error_code && s.status !== 'blocked') return;
     let line = `  ${s.step_key}: ${s.status}`;
     if (s.status === 'completed' && s.observed_resource_id) line += ` (${s.observed_resource_id})`;
     if (s.last_error_code && s.status !== 'completed') line += ` (${s.last_error_code}, attempt ${s.attempt_count})`;

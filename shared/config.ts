@@ -128,6 +128,23 @@ const LABEL = '[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?';
 const MAILBOX = new RegExp(`^${ATEXT}(?:\\.${ATEXT})*@(?:${LABEL}(?:\\.${LABEL})*|\\[[0-9A-Fa-f:.]+\\])$`);
 export const isMailbox = (v: string): boolean => v.length <= 254 && MAILBOX.test(v);
 
+/** Where no IAM_DATABASE_URL is set: a SQLite file under the working directory. */
+/**
+ * The database when IAM_DATABASE_URL is unset: a SQLite file in the data directory (IAM_DATA_DIR,
+ * else var/), beside the secret key it was set up with, so that setting only IAM_DATA_DIR (a
+ * container's volume) does not leave the database behind in the working directory.
+ */
+export const defaultDatabaseUrl = (env: NodeJS.ProcessEnv = process.env): string =>
+  `sqlite:${env.IAM_DATA_DIR?.trim() || 'var'}/iam.db`;
+
+/**
+ * IAM_DATABASE_URL (or the default) alone, without the rest of loadConfig: the CLI looks for
+ * the database before loadConfig may write a secret key beside it (cli/base.ts).
+ */
+export function databaseFromEnv(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): DatabaseConfig {
+  return parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || defaultDatabaseUrl(env), cwd);
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): Config {
   const port = intVar(env, 'IAM_PORT', 8080, 0, 65535);
   const host = env.IAM_HOST?.trim() || '127.0.0.1';
@@ -149,11 +166,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
   if (issuerUrl.username || issuerUrl.password) throw new ConfigError('IAM_ISSUER', 'must not carry credentials');
   const issuer = issuerUrl.toString().replace(/\/$/, '');
 
-  // Without IAM_DATABASE_URL the SQLite file lives in the data directory (IAM_DATA_DIR, else
-  // var/), beside the secret key it was set up with: setting only IAM_DATA_DIR (a container's
-  // volume) must not leave the database behind in the working directory.
-  const defaultDir = env.IAM_DATA_DIR?.trim() || 'var';
-  const database = parseDatabaseUrl(env.IAM_DATABASE_URL?.trim() || `sqlite:${defaultDir}/iam.db`, cwd);
+  const database = databaseFromEnv(env, cwd);
   // wsrep_sync_wait is a bitmask of statement kinds (1 reads, 2 UPDATE/DELETE, 4 INSERT/REPLACE, 8 SHOW).
   if (database.kind === 'mysql') database.galeraSyncWait = intVar(env, 'IAM_GALERA_SYNC_WAIT', 1, 0, 15);
   const dataDir = env.IAM_DATA_DIR?.trim()

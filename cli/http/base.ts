@@ -8,7 +8,7 @@
  */
 import { createHash } from 'node:crypto';
 import { Command, Errors, Flags, type Interfaces } from '@oclif/core';
-import { CliFailure, commonReport, emitFailure, printJson } from '../base.js';
+import { CliFailure, commonReport, emitFailure, printResult } from '../base.js';
 import { AdminClient } from './client.js';
 import { configPath, readCredentials } from './config.js';
 import { readLine } from './prompt.js';
@@ -99,7 +99,7 @@ export abstract class HttpCommand<T extends typeof Command> extends Command {
   }
 
   public override logJson(json: unknown): void {
-    printJson(json);
+    printResult(this.id, json);
   }
 
   public override catch(err: Error & { oclif?: { exit?: number } }): Promise<void> {

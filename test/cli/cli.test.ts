@@ -2,7 +2,7 @@
  * The `iam` operator CLI, run as the real executable (`node bin/iam.js ...`) against a fresh
  * database per test: SQLite by default, MariaDB when IAM_TEST_DATABASE_URL names a server.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { userInfo } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -38,6 +38,7 @@ test('--help lists every command, and command help shows flags and examples', as
     'keys rotate',
     'provisioning show',
     'provisioning retry',
+    'autocomplete',
   ]) {
     t.regex(root.stdout, new RegExp(`^\\s+${cmd}\\s+\\S`, 'm'), `root help lists "${cmd}" with a summary`);
   }
@@ -78,6 +79,10 @@ test('the build writes oclif.manifest.json naming every compiled command (so a s
 
 test('a command before `db migrate` refuses with exit 1; migrate applies, then reports already current', async (t) => {
   const db = await testDatabase(t, { empty: true });
+  // An empty database that exists (a SQLite file of no bytes is one): one that does not exist
+  // is refused before anything else (test/cli/first-hour.test.ts).
+  const target = parseDatabaseUrl(db.url);
+  if (target.kind === 'sqlite') writeFileSync(target.path, '');
 
   const before = await iam(db, ['tenants', 'list']);
   t.is(before.code, 1);
@@ -101,9 +106,9 @@ test('a command before `db migrate` refuses with exit 1; migrate applies, then r
   t.deepEqual(await iamJson(db, ['tenants', 'list']), []);
 });
 
-test('db migrate --json names the migrations it applied', async (t) => {
+test('db migrate --create --json creates the database and names the migrations it applied', async (t) => {
   const db = await testDatabase(t, { empty: true });
-  const r = await iamJson<{ applied: string[]; current: boolean }>(db, ['db', 'migrate']);
+  const r = await iamJson<{ applied: string[]; current: boolean }>(db, ['db', 'migrate', '--create']);
   t.true(r.current);
   t.true(r.applied.length >= 1);
   t.regex(r.applied[0], /^Core\d+$/);
@@ -510,7 +515,7 @@ test('keys rotate leaves one active and one retiring key per algorithm', async (
   t.is(second.code, 0, second.stderr);
   t.true(second.stdout.includes(first.active.kid), 'text output names the retiring key');
 
-  const keys = await iamJson<{ kid: string; alg: string; status: string; retire_at: number | null }[]>(db, [
+  const keys = await iamJson<{ kid: string; alg: string; status: string; retire_at: string | null }[]>(db, [
     'keys',
     'list',
   ]);
@@ -525,7 +530,7 @@ test('keys rotate leaves one active and one retiring key per algorithm', async (
   t.true(retiring.some((k) => k.kid === first.active.kid && k.alg === 'ES256'));
   t.true(active.every((k) => k.retire_at === null));
   // Default IAM_KEY_RETIRE_AFTER_SECONDS is one day.
-  t.true(retiring.every((k) => k.retire_at! >= start + 86_400_000 - 5_000));
+  t.true(retiring.every((k) => Date.parse(k.retire_at!) >= start + 86_400_000 - 5_000));
   for (const k of keys)
     t.deepEqual(Object.keys(k).sort(), ['alg', 'created_at', 'kid', 'retire_at', 'status'], 'no key material');
 });

@@ -55,7 +55,7 @@ test('list and remove a user’s passkeys; refusals name what was not found', as
           backed_up: false,
           transports: annKey.transports,
           aaguid: annKey.aaguid,
-          created_at: annKey.createdAt,
+          created_at: new Date(annKey.createdAt).toISOString(), // --json times are ISO 8601
           last_used_at: null,
         },
       ],

@@ -30,38 +30,57 @@ const STEPS = [
   'tenant_activated',
 ];
 
-test('create --json waits: the tenant is active and every step completed', async (t) => {
+test('create --json waits: the tenant, active, with a provisioning summary; --verbose adds the whole operation', async (t) => {
   const db = await migrated(t);
   const r = await iamJson(db, ['tenants', 'create', '--name', 'Ready']);
   t.regex(r.id, /^ten_/);
   t.is(r.name, 'Ready');
   t.is(r.lifecycle_state, 'active');
-  t.is(r.provisioning.tenant_id, r.id);
-  t.is(r.provisioning.status, 'completed');
+  t.regex(r.created_at, /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/, 'times as ISO 8601');
+  t.deepEqual(Object.keys(r.provisioning).sort(), [
+    'current_step',
+    'duration_ms',
+    'operation_id',
+    'state',
+    'steps_done',
+    'steps_total',
+  ]);
+  t.like(r.provisioning, { state: 'completed', current_step: 'tenant_activated', steps_done: 5, steps_total: 5 });
+  t.is(typeof r.provisioning.duration_ms, 'number');
+  t.true(JSON.stringify(r).length < 1000, 'a summary, not the history');
+
+  const v = await iamJson(db, ['tenants', 'create', '--name', 'Ready too', '--verbose']);
+  t.is(v.provisioning.state, 'completed');
+  t.is(v.provisioning.operation.tenant_id, v.id);
+  t.is(v.provisioning.operation.operation_id, v.provisioning.operation_id);
   t.deepEqual(
-    r.provisioning.steps.map((s: { step_key: string; status: string }) => [s.step_key, s.status]),
+    v.provisioning.operation.steps.map((s: { step_key: string; status: string }) => [s.step_key, s.status]),
     STEPS.map((k) => [k, 'completed']),
   );
+  t.true(v.provisioning.operation.history.length >= STEPS.length, 'the history, under --verbose');
   const listed = await iamJson<{ id: string; lifecycle_state: string }[]>(db, ['tenants', 'list']);
   t.is(listed.find((x) => x.id === r.id)?.lifecycle_state, 'active');
 });
 
-test('create without --json prints a progress line per step on stderr', async (t) => {
+test('create without --json is short; --verbose prints a progress line per step on stderr', async (t) => {
   const db = await migrated(t);
-  const r = await iam(db, ['tenants', 'create', '--name', 'Chatty']);
+  const r = await iam(db, ['tenants', 'create', '--name', 'Quiet']);
   t.is(r.code, 0, r.stderr);
   t.regex(r.stdout, /Created tenant ten_/);
   t.regex(r.stdout, /state:\s+active/);
-  for (const k of STEPS) t.regex(r.stderr, new RegExp(`${k}: completed`));
-  t.false(r.stdout.includes('schema_verified'), 'progress stays off stdout');
+  t.regex(r.stdout, /provisioning:\s+prv_\S+ completed, 5\/5 steps in \d+\.\d s/);
+  t.is(r.stderr, '', 'no progress lines when nothing goes wrong');
+  const v = await iam(db, ['tenants', 'create', '--name', 'Chatty', '--verbose']);
+  t.is(v.code, 0, v.stderr);
+  for (const k of STEPS) t.regex(v.stderr, new RegExp(`${k}: completed`));
+  t.false(v.stdout.includes('schema_verified'), 'progress stays off stdout');
 });
 
 test('create --no-wait --json returns the tenant still provisioning', async (t) => {
   const db = await migrated(t);
   const r = await iamJson(db, ['tenants', 'create', '--name', 'Later', '--no-wait']);
   t.is(r.lifecycle_state, 'provisioning');
-  t.is(r.provisioning.status, 'queued');
-  t.is(r.provisioning.current_step, 'request_accepted');
+  t.like(r.provisioning, { state: 'queued', current_step: 'request_accepted', steps_done: 0, duration_ms: null });
   const shown = await iamJson(db, ['provisioning', 'show', '--tenant', r.id]);
   t.is(shown.operation_id, r.provisioning.operation_id);
   t.is(shown.status, 'queued');

@@ -22,6 +22,7 @@ test('get, update, export, offboard (a wrong typed name changes nothing), list b
 
   const got = await iamJson<Record<string, any>>(db, ['tenants', 'get', ...T]);
   t.is(got.counts.users, 1);
+  t.is(got.etag, `"t${Date.parse(got.updated_at)}"`, 'the ETag in its own field; updated_at as ISO 8601');
   const updated = await iamJson<Record<string, any>>(db, [
     'tenants',
     'update',
@@ -30,7 +31,7 @@ test('get, update, export, offboard (a wrong typed name changes nothing), list b
     'Acme Europe',
     '--allow-signup',
     '--if-match',
-    `"t${got.updated_at}"`,
+    got.etag,
   ]);
   t.deepEqual([updated.name, updated.allow_signup], ['Acme Europe', true]);
 
@@ -67,7 +68,7 @@ test('get, update, export, offboard (a wrong typed name changes nothing), list b
     pending.map((x) => x.id),
     [tenant.id],
   );
-  t.true(pending[0].purge_after > Date.now());
+  t.true(Date.parse(pending[0].purge_after) > Date.now());
   t.deepEqual(await iamJson(db, ['tenants', 'list', '--state', 'suspended']), []);
 
   const back = await iamJson<Record<string, any>>(db, ['tenants', 'restore', ...T]);

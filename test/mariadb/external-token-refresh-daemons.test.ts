@@ -105,7 +105,12 @@ test('two daemons and two `iam external-tokens refresh` processes scanning at on
     ),
   );
   for (const r of cliRuns) t.is(r.code, 0, r.stderr + r.stdout);
-  const manual = cliRuns.map((r) => JSON.parse(r.stdout) as RunSummary);
+  // --json prints times as ISO 8601 (docs/cli.md, "Times in --json"): back to epoch ms to compare.
+  const manual = cliRuns.map((r) => {
+    const s = JSON.parse(r.stdout) as Record<string, unknown>;
+    const times = { startedAt: Date.parse(String(s.startedAt)), finishedAt: Date.parse(String(s.finishedAt)) };
+    return { ...s, ...times } as unknown as RunSummary;
+  });
 
   // The daemon that won the job lease records its scheduled run once its scan is over.
   const scan = createExternalTokenRefresh(main.ds, {

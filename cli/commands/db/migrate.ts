@@ -1,3 +1,4 @@
+import { Flags } from '@oclif/core';
 import { BaseCommand, describeDatabase } from '../../base.js';
 import { migrate, migrationsCurrent, pendingMigrations } from '../../../shared/db/data-source.js';
 import { bindSecretKey } from '../../../shared/services/secret-key.js';
@@ -15,15 +16,34 @@ export default class DbMigrate extends BaseCommand<typeof DbMigrate> {
     'Applies every migration this version of the service knows and has not yet applied to the database named by ' +
     'IAM_DATABASE_URL, printing a line per migration. Safe to run again: an up-to-date database is left alone. The ' +
     'daemon also migrates at start; on MySQL/MariaDB a lock makes sure only one process migrates at a time.\n\n' +
-    'Every other command refuses to run until the schema is current.';
+    'Every other command refuses to run until the schema is current.\n\n' +
+    'A SQLite file that does not exist is created only with --create: without it the command refuses, naming the ' +
+    'path it looked at, so that running `iam` from another directory never leaves a new empty database (and secret ' +
+    'key) there. The daemon creates its database by itself at its first start.';
   static override examples = [
     '<%= config.bin %> <%= command.id %>',
+    {
+      description: 'Create a new SQLite database at the path IAM_DATABASE_URL names, and migrate it.',
+      command: 'IAM_DATABASE_URL=sqlite:/srv/iam/var/iam.db <%= config.bin %> <%= command.id %> --create',
+    },
     {
       description: 'Migrate a MariaDB database and print the result as JSON.',
       command: 'IAM_DATABASE_URL=mysql://iam:secret@db:3306/iam <%= config.bin %> <%= command.id %> --json',
     },
   ];
+  static override flags = {
+    create: Flags.boolean({
+      description:
+        'create the SQLite database file (and a secret key beside it, unless IAM_SECRET_KEY is set) ' +
+        'when it does not exist',
+      default: false,
+    }),
+  };
   static override requiresCurrentSchema = false;
+
+  protected override mayCreateDatabase(): boolean {
+    return this.flags.create;
+  }
 
   async run(): Promise<MigrateResult> {
     this.log(`Database: ${describeDatabase(this.settings.database)}`);

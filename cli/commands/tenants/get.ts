@@ -17,8 +17,9 @@ export default class TenantsGet extends BaseCommand<typeof TenantsGet> {
 
   async run() {
     await this.requireTenant(this.flags.tenant);
-    const { tenant } = await this.services.tenantDirectory.get(this.flags.tenant);
+    const { tenant, etag } = await this.services.tenantDirectory.get(this.flags.tenant);
     this.log(showTenant(tenant));
-    return tenant;
+    // The ETag in its own field: --json prints updated_at as ISO 8601, not the number it is made of.
+    return { ...tenant, etag };
   }
 }

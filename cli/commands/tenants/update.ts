@@ -37,13 +37,14 @@ export default class TenantsUpdate extends BaseCommand<typeof TenantsUpdate> {
     };
     this.serviceInput = input;
     const patch = parseInput(PatchTenantInput, input);
-    const { tenant } = await this.services.tenantDirectory.update(
+    const { tenant, etag } = await this.services.tenantDirectory.update(
       f.tenant,
       patch,
       this.actor,
       f['if-match'] ? { ifMatch: f['if-match'] } : {},
     );
     this.log(showTenant(tenant));
-    return tenant;
+    // The ETag in its own field: --json prints updated_at as ISO 8601, not the number it is made of.
+    return { ...tenant, etag };
   }
 }
