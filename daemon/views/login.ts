@@ -39,6 +39,8 @@ function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
   return `\n<p class="hint">${esc(tr('login.or'))}</p>\n${forms}`;
 }
 
+const PASSKEY_MESSAGES = ['unavailable', 'signing', 'removed', 'refused', 'cancelled', 'failed'] as const;
+
 /**
  * "Sign in with a passkey" (docs/passkeys.md, "Pages"): rendered hidden, shown by the page's
  * script when the browser can do WebAuthn, so without JavaScript the page is the email form
@@ -46,7 +48,12 @@ function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
  */
 function passkeyButton(p: Common): string {
   const tr = translator(p.look.locale);
-  return `<div id="passkey-login" hidden data-challenge="${esc(p.challenge)}" data-csrf="${esc(p.csrf)}">
+  // The script's messages in the page's language (daemon/views/passkeys-script.ts).
+  const messages = PASSKEY_MESSAGES.map(
+    (m) => ` data-msg-${m}="${esc(tr(`login.passkey${m[0].toUpperCase()}${m.slice(1)}`))}"`,
+  );
+  const data = `data-challenge="${esc(p.challenge)}" data-csrf="${esc(p.csrf)}"${messages.join('')}`;
+  return `<div id="passkey-login" hidden ${data}>
   <p class="hint">${esc(tr('login.or'))}</p>
   <button type="button" id="passkey-button" class="secondary">${esc(tr('login.passkey'))}</button>
   <p id="passkey-message" role="alert" hidden></p>

@@ -31,6 +31,14 @@ export const login: AreaCatalogue = {
     'login.completed': 'This sign-in request was already completed; start again.',
     'login.upstreamRefused':
       'Signing in there could not be completed. Start again, or sign in with an email code instead.',
+    'login.passkeyUnavailable': 'Passkey sign-in is not available right now.',
+    'login.passkeySigning': 'Signing in…',
+    'login.passkeyRemoved':
+      'This passkey is no longer registered for your account, so it cannot sign you in. ' +
+      'Sign in with an email code, then add a new passkey on your account page.',
+    'login.passkeyRefused': 'The passkey sign-in was refused.',
+    'login.passkeyCancelled': 'The passkey sign-in was cancelled or timed out. Try again.',
+    'login.passkeyFailed': 'The passkey sign-in did not work. Try again, or sign in with an email code.',
   },
   de: {
     'login.title': 'Bei {client} anmelden',
@@ -62,6 +70,17 @@ export const login: AreaCatalogue = {
     'login.upstreamRefused':
       'Die Anmeldung dort konnte nicht abgeschlossen werden. Beginnen Sie von vorn ' +
       'oder melden Sie sich stattdessen mit einem E-Mail-Code an.',
+    'login.passkeyUnavailable': 'Die Anmeldung mit einem Passkey ist gerade nicht möglich.',
+    'login.passkeySigning': 'Anmeldung läuft …',
+    'login.passkeyRemoved':
+      'Dieser Passkey ist für Ihr Konto nicht mehr registriert und kann Sie daher nicht anmelden. ' +
+      'Melden Sie sich mit einem E-Mail-Code an und fügen Sie dann auf Ihrer Kontoseite einen neuen Passkey hinzu.',
+    'login.passkeyRefused': 'Die Anmeldung mit dem Passkey wurde abgelehnt.',
+    'login.passkeyCancelled':
+      'Die Anmeldung mit dem Passkey wurde abgebrochen oder hat zu lange gedauert. Versuchen Sie es erneut.',
+    'login.passkeyFailed':
+      'Die Anmeldung mit dem Passkey hat nicht funktioniert. ' +
+      'Versuchen Sie es erneut oder melden Sie sich mit einem E-Mail-Code an.',
   },
   fr: {
     'login.title': 'Se connecter à {client}',
@@ -91,5 +110,15 @@ export const login: AreaCatalogue = {
     'login.completed': 'Cette demande de connexion a déjà abouti ; recommencez depuis le début.',
     'login.upstreamRefused':
       'La connexion n’a pas pu aboutir. Recommencez, ou connectez-vous plutôt avec un code reçu par e-mail.',
+    'login.passkeyUnavailable': 'La connexion par clé d’accès n’est pas disponible pour le moment.',
+    'login.passkeySigning': 'Connexion en cours…',
+    'login.passkeyRemoved':
+      'Cette clé d’accès n’est plus enregistrée pour votre compte et ne peut donc pas vous connecter. ' +
+      'Connectez-vous avec un code reçu par e-mail, ' +
+      'puis ajoutez une nouvelle clé d’accès depuis la page de votre compte.',
+    'login.passkeyRefused': 'La connexion par clé d’accès a été refusée.',
+    'login.passkeyCancelled': 'La connexion par clé d’accès a été annulée ou a expiré. Réessayez.',
+    'login.passkeyFailed':
+      'La connexion par clé d’accès n’a pas fonctionné. Réessayez, ou connectez-vous avec un code reçu par e-mail.',
   },
 };
