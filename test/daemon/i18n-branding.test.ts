@@ -9,6 +9,7 @@ import { iam } from '../helpers/cli.js';
 import { startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, challengeFrom, CookieJar, csrfFrom, pkce, REDIRECT, sql } from '../helpers/oauth.js';
 import { activeTenant, clientCredentialsToken, openServices } from '../helpers/seed.js';
+import { scopeDescriptions } from '../../shared/i18n/scopes.js';
 import { MAX_CUSTOM_CSS } from '../../shared/schemas/branding.js';
 
 let env: LoginEnv;
@@ -94,6 +95,15 @@ test('Accept-Language fr: the login page is French; an unknown client’s error 
   const en = await page(loginUrl(), { 'accept-language': 'ja' });
   t.regex(en.html, /<html lang="en">/);
   t.regex(en.html, /Email me a code/);
+});
+
+test('scope descriptions in the user’s language; a scope without one is shown as itself', (t) => {
+  t.deepEqual(scopeDescriptions('fr', ['openid', 'email', 'reports.read']), [
+    { scope: 'openid', description: 'Savoir qui vous êtes' },
+    { scope: 'email', description: 'Voir votre adresse e-mail' },
+    { scope: 'reports.read', description: 'reports.read' },
+  ]);
+  t.is(scopeDescriptions('de', ['offline_access'])[0].description, 'Angemeldet bleiben, auch wenn Sie nicht da sind');
 });
 
 test('discovery lists the pages’ languages (OIDC Discovery §3 ui_locales_supported)', async (t) => {
