@@ -106,6 +106,13 @@ test('scope descriptions in the user’s language; a scope without one is shown 
   t.is(scopeDescriptions('de', ['offline_access'])[0].description, 'Angemeldet bleiben, auch wenn Sie nicht da sind');
 });
 
+test('RP-initiated logout speaks its own ui_locales (RP-Initiated Logout 1.0 §2)', async (t) => {
+  const out = await page(`${env.d.url}/logout?ui_locales=de`, { 'accept-language': 'fr' });
+  t.is(out.res.status, 200);
+  t.regex(out.html, /<html lang="de">/);
+  t.regex(out.html, /<h1>Sie sind abgemeldet<\/h1>/);
+});
+
 test('discovery lists the pages’ languages (OIDC Discovery §3 ui_locales_supported)', async (t) => {
   const d = (await (await fetch(`${env.d.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
   t.deepEqual(d.ui_locales_supported, ['en', 'de', 'fr']);
