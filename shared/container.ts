@@ -15,6 +15,7 @@ import { ClientLifecycleService } from './services/client-lifecycle.js';
 import { TenantDirectoryService } from './services/tenant-directory.js';
 import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
+import { BrandingService } from './services/branding.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -55,6 +56,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** The directory's import and export (JSONL, CSV; docs/directory.md, "Users: import and export"). */
   get userTransfer(): UserTransferService {
     return (this.#made.userTransfer ??= new UserTransferService(this.ds, this.customClaims));
+  }
+
+  /** A tenant's look on its pages and in its mails (docs/branding.md). */
+  get branding(): BrandingService {
+    return (this.#made.branding ??= new BrandingService(this.ds));
   }
 }
 

@@ -3,7 +3,8 @@ import { ApiError } from '../../shared/errors.js';
 import { SESSION_COOKIE } from '../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../context.js';
 import { readCookie } from '../cookies.js';
-import { renderPage } from '../views/html.js';
+import { t } from '../../shared/i18n/index.js';
+import { esc, pageLocale, renderPage } from '../views/html.js';
 
 /**
  * Authenticates the browser by its session cookie (`service_session`) and puts the live
@@ -16,10 +17,15 @@ export function sessionAuth(deps: AppDeps, opts: { page?: boolean } = {}): Middl
     const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
     if (!found) {
       if (!opts.page) throw new ApiError(401, 'invalid_token', 'A valid session cookie is required.');
+      // No session, so no tenant: the page is unbranded, in the browser's language.
+      const locale = pageLocale(ctx);
       renderPage(ctx, {
         status: 401,
-        title: 'Signed out',
-        body: '<h1>You are not signed in</h1><p>Sign in through an application to manage your account.</p>',
+        locale,
+        title: t(locale, 'errors.noSession.title'),
+        body:
+          `<h1>${esc(t(locale, 'errors.noSession.heading'))}</h1>` +
+          `<p>${esc(t(locale, 'errors.noSession.message'))}</p>`,
       });
       return;
     }

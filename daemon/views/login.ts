@@ -1,12 +1,16 @@
 import type { ParameterizedContext } from 'koa';
+import { translator } from '../../shared/i18n/index.js';
+import { scopeDescriptions } from '../../shared/i18n/scopes.js';
 import { isAdminScope } from '../../shared/scopes.js';
 import { PASSKEY_SCRIPTS } from './assets.js';
-import { esc, renderPage } from './html.js';
+import { esc, renderPage, tHtml, type PageLook } from './html.js';
 
 interface Common {
   challenge: string;
   csrf: string;
   clientName: string;
+  /** The page's language and the tenant's branding (docs/localisation.md, docs/branding.md). */
+  look: PageLook;
 }
 
 /** A tenant's upstream OpenID provider, as its login button names it. */
@@ -21,18 +25,21 @@ export interface ProviderButton {
  */
 function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
   if (!p.providers?.length) return '';
+  const tr = translator(p.look.locale);
   const forms = p.providers
     .map(
       (b) => `<form method="post" action="/login/upstream/start">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="provider" value="${esc(b.slug)}">
-  <button type="submit" class="secondary">Continue with ${esc(b.name)}</button>
+  <button type="submit" class="secondary">${esc(tr('login.continueWith', { provider: b.name }))}</button>
 </form>`,
     )
     .join('\n');
-  return `\n<p class="hint">Or</p>\n${forms}`;
+  return `\n<p class="hint">${esc(tr('login.or'))}</p>\n${forms}`;
 }
+
+const PASSKEY_MESSAGES = ['unavailable', 'signing', 'removed', 'refused', 'cancelled', 'failed'] as const;
 
 /**
  * "Sign in with a passkey" (docs/passkeys.md, "Pages"): rendered hidden, shown by the page's
@@ -40,9 +47,15 @@ function providerButtons(p: Common & { providers?: ProviderButton[] }): string {
  * alone. The script posts the authorization request and its CSRF token, as the forms do.
  */
 function passkeyButton(p: Common): string {
-  return `<div id="passkey-login" hidden data-challenge="${esc(p.challenge)}" data-csrf="${esc(p.csrf)}">
-  <p class="hint">Or</p>
-  <button type="button" id="passkey-button" class="secondary">Sign in with a passkey</button>
+  const tr = translator(p.look.locale);
+  // The script's messages in the page's language (daemon/views/passkeys-script.ts).
+  const messages = PASSKEY_MESSAGES.map(
+    (m) => ` data-msg-${m}="${esc(tr(`login.passkey${m[0].toUpperCase()}${m.slice(1)}`))}"`,
+  );
+  const data = `data-challenge="${esc(p.challenge)}" data-csrf="${esc(p.csrf)}"${messages.join('')}`;
+  return `<div id="passkey-login" hidden ${data}>
+  <p class="hint">${esc(tr('login.or'))}</p>
+  <button type="button" id="passkey-button" class="secondary">${esc(tr('login.passkey'))}</button>
   <p id="passkey-message" role="alert" hidden></p>
 </div>`;
 }
@@ -55,58 +68,65 @@ export function emailStep(
   ctx: ParameterizedContext,
   p: Common & { email?: string; error?: string; status?: number; providers?: ProviderButton[] },
 ): void {
+  const tr = translator(p.look.locale);
   const err = p.error ? `<p id="email-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   renderPage(ctx, {
-    title: `Sign in to ${p.clientName}`,
+    title: tr('login.title', { client: p.clientName }),
     status: p.status,
     scripts: PASSKEY_SCRIPTS,
-    body: `<h1>Sign in to ${esc(p.clientName)}</h1>
-<p class="hint" id="email-hint">We will email you a six-digit code.</p>
+    locale: p.look.locale,
+    branding: p.look.branding,
+    body: `<h1>${esc(tr('login.title', { client: p.clientName }))}</h1>
+<p class="hint" id="email-hint">${esc(tr('login.emailHint'))}</p>
 <form method="post" action="/login/email-code" novalidate>
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <label for="email">Email address</label>
+  <label for="email">${esc(tr('login.emailLabel'))}</label>
   <input id="email" name="email" type="email" autocomplete="username webauthn" inputmode="email" required autofocus
     value="${esc(p.email ?? '')}" aria-describedby="email-hint${p.error ? ' email-error' : ''}"${
       p.error ? ' aria-invalid="true"' : ''
     }>
   ${err}
-  <button type="submit">Email me a code</button>
+  <button type="submit">${esc(tr('login.sendCode'))}</button>
 </form>
 ${passkeyButton(p)}${providerButtons(p)}`,
   });
 }
+
+const strong = (v: string) => `<strong>${esc(v)}</strong>`;
 
 /** Step 2: the code, one field with `autocomplete=one-time-code` (autofill from mail/SMS apps). */
 export function codeStep(
   ctx: ParameterizedContext,
   p: Common & { email: string; error?: string; notice?: string; status?: number },
 ): void {
+  const tr = translator(p.look.locale);
   const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
   renderPage(ctx, {
-    title: `Enter your code — ${p.clientName}`,
+    title: tr('login.codeTitle', { client: p.clientName }),
     status: p.status,
-    body: `<h1>Check your email</h1>
+    locale: p.look.locale,
+    branding: p.look.branding,
+    body: `<h1>${esc(tr('login.codeHeading'))}</h1>
 ${notice}
-<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong> if it belongs to an account.
-It expires in 10 minutes.</p>
+<p class="hint" id="code-hint">${tHtml(p.look.locale, 'login.codeHint', { email: strong(p.email) })}</p>
 <form method="post" action="/login/verify" novalidate>
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="email" value="${esc(p.email)}">
-  <label for="code">Sign-in code</label>
+  <label for="code">${esc(tr('login.codeLabel'))}</label>
   <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}"
     maxlength="6" required autofocus
     aria-describedby="code-hint${p.error ? ' code-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
   ${err}
-  <button type="submit">Sign in</button>
+  <button type="submit">${esc(tr('login.signIn'))}</button>
 </form>
 <form method="post" action="/login/email-code">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="email" value="${esc(p.email)}">
-  <button type="submit" class="secondary">Send a new code</button>
+  <button type="submit" class="secondary">${esc(tr('login.resend'))}</button>
 </form>`,
   });
 }
@@ -120,40 +140,38 @@ export function consentPage(
     policyVersions?: { privacyPolicyVersion?: string; tosVersion?: string };
   },
 ): void {
+  const { locale } = p.look;
+  const tr = translator(locale);
   // An admin scope is never something a user grants (/authorize refuses it before this page);
   // the filter keeps that true should a request carrying one ever get here.
-  const items = p.scopes
-    .filter((s) => !isAdminScope(s))
-    .map((s) => `<li>${esc(SCOPE_TEXT[s] ?? s)}</li>`)
+  const items = scopeDescriptions(
+    locale,
+    p.scopes.filter((s) => !isAdminScope(s)),
+  )
+    .map((d) => `<li>${esc(d.description)}</li>`)
     .join('');
+  const client = esc(p.clientName);
   renderPage(ctx, {
-    title: `Allow ${p.clientName}?`,
-    body: `<h1>Allow ${esc(p.clientName)} to access your account?</h1>
-<p>Signed in as <strong>${esc(p.userEmail)}</strong>. ${esc(p.clientName)} asks to:</p>
+    title: tr('consent.title', { client: p.clientName }),
+    locale,
+    branding: p.look.branding,
+    body: `<h1>${esc(tr('consent.heading', { client: p.clientName }))}</h1>
+<p>${tHtml(locale, 'consent.asks', { email: `<strong>${esc(p.userEmail)}</strong>`, client })}</p>
 <ul>${items}</ul>
-${policyLine(p.policyVersions)}<form method="post" action="/authorize/consent">
+${policyLine(p.look, p.policyVersions)}<form method="post" action="/authorize/consent">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <button type="submit" name="decision" value="allow">Allow</button>
-  <button type="submit" name="decision" value="deny" class="secondary">Deny</button>
+  <button type="submit" name="decision" value="allow">${esc(tr('consent.allow'))}</button>
+  <button type="submit" name="decision" value="deny" class="secondary">${esc(tr('consent.deny'))}</button>
 </form>`,
   });
 }
 
 /** Names the policy versions the consent records (docs/oauth.md, "Consent records"); empty without any. */
-function policyLine(v: { privacyPolicyVersion?: string; tosVersion?: string } | undefined): string {
-  const parts = [
-    ...(v?.privacyPolicyVersion ? [`the privacy policy (version ${esc(v.privacyPolicyVersion)})`] : []),
-    ...(v?.tosVersion ? [`the terms of service (version ${esc(v.tosVersion)})`] : []),
-  ];
-  return parts.length ? `<p class="hint">Allowing accepts ${parts.join(' and ')}.</p>\n` : '';
+function policyLine(look: PageLook, v: { privacyPolicyVersion?: string; tosVersion?: string } | undefined): string {
+  const privacy = v?.privacyPolicyVersion;
+  const tos = v?.tosVersion;
+  if (!privacy && !tos) return '';
+  const key = privacy && tos ? 'consent.acceptsBoth' : privacy ? 'consent.acceptsPrivacy' : 'consent.acceptsTos';
+  return `<p class="hint">${esc(translator(look.locale)(key, { privacy: privacy ?? '', tos: tos ?? '' }))}</p>\n`;
 }
-
-const SCOPE_TEXT: Record<string, string> = {
-  openid: 'Know who you are',
-  profile: 'See your name',
-  email: 'See your email address',
-  address: 'See your postal address',
-  phone: 'See your phone number',
-  offline_access: 'Stay signed in when you are away',
-};

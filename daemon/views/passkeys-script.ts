@@ -47,18 +47,25 @@ export const PASSKEYS_SCRIPT = `'use strict';
     var button = byId('passkey-button');
     var base = { challenge: root.getAttribute('data-challenge'), csrf: root.getAttribute('data-csrf') };
     var busy = false;
+    // The page's words in its language (data-msg-*, docs/localisation.md). The server's own
+    // sentence (the JSON error's message) is English: shown only on an English page.
+    var english = document.documentElement.lang === 'en';
+    function text(name, fallback) { return root.getAttribute('data-msg-' + name) || fallback; }
+    function server(message) { return english && message ? message : ''; }
     function run(autofill) {
       var options;
       var credential;
       return postJson('/login/passkey/options', base).then(function (o) {
-        if (!o.ok) throw { shown: o.data.message || 'Passkey sign-in is not available right now.' };
+        if (!o.ok) {
+          throw { shown: server(o.data.message) || text('unavailable', 'Passkey sign-in is not available right now.') };
+        }
         options = o.data;
         return W.startAuthentication({ optionsJSON: options.options, useBrowserAutofill: autofill });
       }).then(function (c) {
         credential = c;
         busy = true;
         button.disabled = true;
-        say(msg, 'Signing in\\u2026', 'ok');
+        say(msg, text('signing', 'Signing in\\u2026'), 'ok');
         var body = { challenge: base.challenge, csrf: base.csrf, challenge_id: options.challenge_id, credential: c };
         return postJson('/login/passkey', body);
       }).then(function (v) {
@@ -76,19 +83,21 @@ export const PASSKEYS_SCRIPT = `'use strict';
             P.signalUnknownCredential({ rpId: options.options.rpId, credentialId: credential.id })
               .catch(function () {});
           }
-          say(msg, 'This passkey is no longer registered for your account, so it cannot sign you in. ' +
-            'Sign in with an email code, then add a new passkey on your account page.');
+          say(msg, text('removed', 'This passkey is no longer registered for your account, so it cannot sign you in. ' +
+            'Sign in with an email code, then add a new passkey on your account page.'));
           return;
         }
         root.setAttribute('data-result', v.data.error || 'error');
-        say(msg, v.data.message || 'The passkey sign-in was refused.');
+        say(msg, server(v.data.message) || text('refused', 'The passkey sign-in was refused.'));
       }).catch(function (e) {
         busy = false;
         button.disabled = false;
         // The autofill request runs unasked, from page load: until the user has picked a
         // passkey, its failures are not theirs to read about (the button is still there).
         if (aborted(e) || (autofill && !credential)) return;
-        say(msg, e && e.shown ? e.shown : ceremonyMessage(e, 'passkey sign-in'));
+        var cancelled = e && e.name === 'NotAllowedError';
+        say(msg, e && e.shown ? e.shown : english ? ceremonyMessage(e, 'passkey sign-in') :
+          text(cancelled ? 'cancelled' : 'failed', ''));
       });
     }
     if (!W || !W.browserSupportsWebAuthn()) return;

@@ -99,7 +99,8 @@ test('the login page: the passkey button is hidden until the script shows it; sc
     'each script carries the CSP nonce',
   );
   t.regex(html, /<input id="email" name="email" type="email" autocomplete="username webauthn"/);
-  t.regex(html, /<div id="passkey-login" hidden data-challenge="[^"]+" data-csrf="[^"]+">/);
+  // …and the script's messages in the page's language (data-msg-*, docs/localisation.md).
+  t.regex(html, /<div id="passkey-login" hidden data-challenge="[^"]+" data-csrf="[^"]+" data-msg-unavailable="[^"]+"/);
   t.regex(html, /<button type="button" id="passkey-button" class="secondary">Sign in with a passkey<\/button>/);
   // The email form is still the page's form without JavaScript.
   t.regex(html, /<form method="post" action="\/login\/email-code" novalidate>/);

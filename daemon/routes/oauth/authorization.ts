@@ -10,12 +10,13 @@ import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
 import { redirectUriMatches as matchRedirectUri } from '../../../shared/redirect-uris.js';
 import { ApiError } from '../../../shared/errors.js';
+import { t } from '../../../shared/i18n/index.js';
 import type { LoginUser } from '../../../shared/services/auth/codes.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
 import type { RequestMeta } from '../../../shared/services/auth/history.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
-import { errorPage } from '../../views/html.js';
+import { errorPage, pageLocale, type PageLook } from '../../views/html.js';
 
 export type Ctx = ParameterizedContext<AppState>;
 const CSRF_COOKIE = 'iam_csrf';
@@ -57,6 +58,7 @@ function continuationUrlFor(issuer: string, p: AuthParams, marker: string): stri
     max_age: p.max_age?.toString(),
     prompt: p.prompt?.length ? p.prompt.join(' ') : undefined,
     login_hint: p.login_hint,
+    ui_locales: p.ui_locales,
     [LOGIN_DONE_PARAM]: marker,
   };
   for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
@@ -120,6 +122,21 @@ export function authorizationFlow(deps: AppDeps) {
     return !!saved && saved.consumed && sameRequest(saved.params, p);
   };
 
+  /**
+   * The language and look of a page of the flow: the request's `ui_locales`, else the browser's
+   * Accept-Language (docs/localisation.md); the tenant's branding when the tenant is known
+   * (docs/branding.md). A tenant gone since the request was made shows the page unbranded.
+   */
+  const lookFor = async (ctx: Ctx, tenantId?: string, uiLocales?: string): Promise<PageLook> => {
+    const locale = pageLocale(ctx, uiLocales);
+    if (!tenantId) return { locale };
+    const branding = await deps.branding.get(tenantId).catch((e: unknown) => {
+      if (e instanceof ApiError && e.status === 404) return undefined;
+      throw e;
+    });
+    return { locale, branding };
+  };
+
   const redirectTo = (ctx: Ctx, redirectUri: string, params: Record<string, string | undefined>) => {
     const u = new URL(redirectUri);
     for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
@@ -172,32 +189,23 @@ export function authorizationFlow(deps: AppDeps) {
    * the error object instead (thrown).
    */
   const formContext = async (ctx: Ctx, mode: 'page' | 'json' = 'page') => {
-    const refuse = (status: number, error: string, title: string, message: string): undefined => {
-      if (mode === 'json') throw new ApiError(status, error, message);
-      errorPage(ctx, status, title, message);
+    const refuse = (status: number, error: string, key: string, look: PageLook): undefined => {
+      // The JSON answer stays in English: it is the API's error object, read by the page's script.
+      if (mode === 'json') throw new ApiError(status, error, t('en', `errors.${key}.message`));
+      errorPage(ctx, status, key, look);
       return undefined;
     };
     const b = (ctx.request.body ?? {}) as Record<string, unknown>;
     const challenge = typeof b.challenge === 'string' ? b.challenge : '';
     const req = await deps.oauth.getAuthRequest(challenge);
-    if (!req || req.consumed)
-      return refuse(
-        400,
-        'invalid_request',
-        'Sign-in expired',
-        'This sign-in request has expired. Go back to the application and start again.',
-      );
-    if (!csrfOk(ctx, challenge, b.csrf))
-      return refuse(
-        403,
-        'forbidden',
-        'Request refused',
-        'The form could not be verified. Go back to the application and start again.',
-      );
+    if (!req || req.consumed) return refuse(400, 'invalid_request', 'expired', await lookFor(ctx));
+    const look = await lookFor(ctx, req.tenantId, req.params.ui_locales);
+    if (!csrfOk(ctx, challenge, b.csrf)) return refuse(403, 'forbidden', 'forged', look);
     const found = await deps.directory.resolveClient(req.params.client_id);
     if (!found || found.client.status !== 'active' || found.tenantState !== 'active')
-      return refuse(403, 'access_denied', 'Unavailable', 'This application is not available at the moment.');
+      return refuse(403, 'access_denied', 'unavailable', look);
     return {
+      look,
       b,
       challenge,
       req,
@@ -208,5 +216,5 @@ export function authorizationFlow(deps: AppDeps) {
     };
   };
 
-  return { issuer, secure, redirectTo, csrfFor, finish, formContext, continuationUrl, loginDone };
+  return { issuer, secure, redirectTo, csrfFor, finish, formContext, continuationUrl, loginDone, lookFor };
 }

@@ -15,7 +15,7 @@ import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { errorPage } from '../../views/html.js';
+import { errorPage, serviceSentence } from '../../views/html.js';
 import { consentPage, emailStep } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
@@ -35,7 +35,7 @@ class AuthzRedirectError extends Error {
 
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { redirectTo, csrfFor, finish, loginDone } = authorizationFlow(deps);
+  const { redirectTo, csrfFor, finish, loginDone, lookFor } = authorizationFlow(deps);
 
   /** RFC 6749 §3.1: parameters must not repeat. */
   const param = (q: Record<string, unknown>, name: string): string | undefined => {
@@ -109,6 +109,9 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     if (state !== undefined && state.length > 2048)
       throw new AuthzRedirectError('invalid_request', 'state is too long.');
     const loginHint = param(q, 'login_hint');
+    // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
+    // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
+    const uiLocales = param(q, 'ui_locales')?.slice(0, 256);
     return {
       client_id: client.client_id,
       redirect_uri: redirectUri,
@@ -120,6 +123,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       prompt,
       max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
       login_hint: loginHint?.slice(0, 320),
+      ...(uiLocales ? { ui_locales: uiLocales } : {}),
     };
   };
 
@@ -129,6 +133,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       challenge,
       csrf: csrfFor(ctx, challenge),
       clientName: client.name,
+      look: await lookFor(ctx, tenantId, p.ui_locales),
       email: p.login_hint,
       // "Continue with <name>" per active upstream provider (upstream-login.ts).
       providers: await deps.upstreamBroker.buttons(tenantId),
@@ -143,26 +148,16 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     // cannot arrive twice by two routes).
     const q = (ctx.method === 'POST' ? (ctx.request.body ?? {}) : ctx.query) as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
+    const uiLocales = typeof q.ui_locales === 'string' ? q.ui_locales.slice(0, 256) : undefined;
     const found = clientId ? await deps.directory.resolveClient(clientId) : null;
     if (!found || found.client.status !== 'active')
-      return errorPage(
-        ctx,
-        400,
-        'Unknown application',
-        'The application that sent you here is not registered. No redirect was made.',
-      );
+      return errorPage(ctx, 400, 'unknownClient', await lookFor(ctx, undefined, uiLocales));
     const { client } = found;
     const redirectUri = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
-    if (!redirectUri || !redirectUriMatches(client, redirectUri)) {
-      return errorPage(
-        ctx,
-        400,
-        'Invalid redirect',
-        "The redirect address does not match the application's registration. No redirect was made.",
-      );
-    }
+    if (!redirectUri || !redirectUriMatches(client, redirectUri))
+      return errorPage(ctx, 400, 'badRedirect', await lookFor(ctx, client.tenant_id, uiLocales));
     if (found.tenantState !== 'active')
-      return errorPage(ctx, 403, 'Unavailable', 'This application is not available at the moment.');
+      return errorPage(ctx, 403, 'unavailable', await lookFor(ctx, client.tenant_id, uiLocales));
 
     let p: AuthParams;
     let marker: string | undefined;
@@ -218,7 +213,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           authRequestId,
         });
       } catch (e) {
-        if (e instanceof UpstreamLoginError) return errorPage(ctx, 503, 'Sign-in unavailable', e.message);
+        if (e instanceof UpstreamLoginError) {
+          const look = await lookFor(ctx, client.tenant_id, p.ui_locales);
+          return errorPage(ctx, 503, 'signInUnavailable', look, serviceSentence(look, e.message));
+        }
         throw e;
       }
     }
@@ -233,6 +231,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           challenge,
           csrf: csrfFor(ctx, challenge),
           clientName: client.name,
+          look: await lookFor(ctx, client.tenant_id, p.ui_locales),
           scopes: p.scope,
           userEmail: session.user.email,
           policyVersions: found.policyVersions,

@@ -20,15 +20,9 @@ export function consentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState>
     const f = await formContext(ctx);
     if (!f) return;
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!current || current.session.tenant_id !== f.client.tenant_id)
-      return errorPage(
-        ctx,
-        401,
-        'Signed out',
-        'You are no longer signed in. Go back to the application and start again.',
-      );
+    if (!current || current.session.tenant_id !== f.client.tenant_id) return errorPage(ctx, 401, 'signedOut', f.look);
     if (!(await deps.oauth.consumeAuthRequest(f.req.tenantId, f.challenge)))
-      return errorPage(ctx, 400, 'Already answered', 'This request was already answered.');
+      return errorPage(ctx, 400, 'answered', f.look);
     const p = f.req.params;
     if (f.b.decision !== 'allow')
       return redirectTo(ctx, p.redirect_uri, {

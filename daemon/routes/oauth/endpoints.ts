@@ -17,8 +17,9 @@ import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { sessionCsrf } from '../../csrf.js';
-import { esc, renderPage } from '../../views/html.js';
 import { LogoutForm, RevocationForm } from '../../../shared/schemas/oauth-forms.js';
+import { LOCALES, t, translator } from '../../../shared/i18n/index.js';
+import { esc, pageLocale, renderPage, tHtml, type PageLook } from '../../views/html.js';
 import { redirectUriMatches, requestMeta } from './authorization.js';
 
 type Ctx = ParameterizedContext<AppState>;
@@ -88,6 +89,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     request_parameter_supported: false,
     request_uri_parameter_supported: false,
     claims_parameter_supported: false,
+    // OIDC Discovery §3: the languages of the pages (docs/localisation.md), chosen by ui_locales.
+    ui_locales_supported: [...LOCALES],
   };
 
   api.add(
@@ -256,25 +259,34 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
   // whose POST carries a CSRF token bound to the session, so a cross-site request ends nothing.
   const logoutCsrf = sessionCsrf(deps.config.secretKey, 'logout-csrf');
   const sidOf = sessionSid(deps.config.secretKey);
-  const failed = (ctx: Ctx, message: string) =>
+  const failed = (ctx: Ctx, look: PageLook, key: string) => {
+    const title = t(look.locale, 'logout.failedTitle');
     renderPage(ctx, {
       status: 400,
-      title: 'Sign-out failed',
-      body: `<h1>Sign-out failed</h1><p role="alert">${esc(message)}</p>`,
+      title,
+      ...look,
+      body: `<h1>${esc(title)}</h1><p role="alert">${esc(t(look.locale, key))}</p>`,
     });
+  };
+  /** The page's language (§2 `ui_locales`, else Accept-Language) and the tenant's look when one is known. */
+  const lookOf = async (ctx: Ctx, uiLocales: string | undefined, tenantId?: string): Promise<PageLook> => {
+    const locale = pageLocale(ctx, uiLocales?.slice(0, 256));
+    return { locale, ...(tenantId ? { branding: await deps.branding.get(tenantId).catch(() => undefined) } : {}) };
+  };
 
   const logout = async (ctx: Ctx) => {
     // §2: GET parameters in the query, POST ones in a form body, which may be absent.
     const raw: unknown = ctx.method === 'POST' ? ctx.request.body : ctx.query;
     const src = (raw && typeof raw === 'object' ? raw : {}) as Record<string, unknown>;
     const str = (k: string) => (typeof src[k] === 'string' ? src[k] : undefined);
+    const uiLocales = str('ui_locales');
     const hint = str('id_token_hint');
     const hintClaims = hint ? await deps.tokens.verifyIdTokenHint(hint) : undefined;
-    if (hint && !hintClaims) return failed(ctx, 'The sign-out request is not valid.');
+    if (hint && !hintClaims) return failed(ctx, await lookOf(ctx, uiLocales), 'logout.invalid');
     const hintAud = typeof hintClaims?.aud === 'string' ? hintClaims.aud : undefined;
     // §2: when both are given, client_id must be the audience of the ID token.
     if (str('client_id') && hintAud && str('client_id') !== hintAud)
-      return failed(ctx, 'The sign-out request is not valid.');
+      return failed(ctx, await lookOf(ctx, uiLocales), 'logout.invalid');
     const clientId = str('client_id') ?? hintAud;
     const postLogout = str('post_logout_redirect_uri');
     const state = str('state');
@@ -283,10 +295,11 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       // §3: only to a URI registered for the client the request names (its registered redirect
       // URIs, docs/oauth.md): no open redirector.
       if (!found || !redirectUriMatches(found.client, postLogout))
-        return failed(ctx, 'The address to return to is not registered for this application.');
+        return failed(ctx, await lookOf(ctx, uiLocales, found?.client.tenant_id), 'logout.unregistered');
     }
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+    const look = await lookOf(ctx, uiLocales, current?.session.tenant_id);
     if (current) {
       // The hint must name this session: its user, its tenant and, when the ID token carries
       // one (every ID token of the code flow does), its `sid`.
@@ -299,16 +312,19 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       if (!hintIsOurs && !confirmed) {
         const hidden = (name: string, value: string | undefined) =>
           value === undefined ? '' : `<input type="hidden" name="${name}" value="${esc(value)}">`;
+        const tr = translator(look.locale);
         return renderPage(ctx, {
-          title: 'Sign out',
-          body: `<h1>Sign out?</h1>
-<p>Do you want to sign out of your account (<strong>${esc(current.user.email)}</strong>)?</p>
+          title: tr('logout.confirmTitle'),
+          ...look,
+          body: `<h1>${esc(tr('logout.confirmHeading'))}</h1>
+<p>${tHtml(look.locale, 'logout.confirmQuestion', { email: `<strong>${esc(current.user.email)}</strong>` })}</p>
 <form method="post" action="/logout">
 ${hidden('csrf', logoutCsrf.tokenFor(current.session.id))}
 ${hidden('client_id', clientId)}
 ${hidden('post_logout_redirect_uri', postLogout)}
 ${hidden('state', state)}
-<button type="submit">Sign out</button></form>`,
+${hidden('ui_locales', uiLocales)}
+<button type="submit">${esc(tr('logout.button'))}</button></form>`,
         });
       }
       await deps.sessions.logout(current, { clientId, meta: requestMeta(ctx) });
@@ -321,7 +337,12 @@ ${hidden('state', state)}
       ctx.status = 302;
       return ctx.redirect(u.toString());
     }
-    renderPage(ctx, { title: 'Signed out', body: '<h1>You are signed out</h1><p>You can close this window.</p>' });
+    const tr = translator(look.locale);
+    renderPage(ctx, {
+      title: tr('logout.doneTitle'),
+      ...look,
+      body: `<h1>${esc(tr('logout.doneHeading'))}</h1><p>${esc(tr('logout.doneMessage'))}</p>`,
+    });
   };
   const logoutResponses = {
     302: { description: 'back to the client (post_logout_redirect_uri, with state)' },

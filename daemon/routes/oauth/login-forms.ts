@@ -19,8 +19,23 @@ import type { CreatedSession } from '../../../shared/services/auth/sessions.js';
 import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
+import { serviceSentence, type PageLook } from '../../views/html.js';
 import { codeStep, emailStep } from '../../views/login.js';
+import { t } from '../../../shared/i18n/index.js';
 import { authorizationFlow, requestMeta, retryAfter } from './authorization.js';
+
+/**
+ * The sentence a refused send or check shows: the service's own on an English page (it names
+ * the reason precisely), else the catalogue's for the kind of refusal (docs/localisation.md).
+ */
+function refusal(look: PageLook, e: ApiError | OAuthError): string {
+  const own = serviceSentence(look, e.message);
+  if (own !== undefined) return own;
+  if (e instanceof ApiError && e.status === 429)
+    return t(look.locale, 'login.throttled', { count: Number(retryAfter(e)) });
+  if (e instanceof OAuthError) return t(look.locale, 'login.codeRefused');
+  return t(look.locale, 'login.completed');
+}
 
 export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
@@ -36,9 +51,10 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         challenge: f.challenge,
         csrf: f.csrf,
         clientName: f.client.name,
+        look: f.look,
         providers: await deps.upstreamBroker.buttons(f.client.tenant_id),
         email: typeof f.b.email === 'string' ? f.b.email : '',
-        error: 'Enter a valid email address, like name@example.com.',
+        error: t(f.look.locale, 'login.invalidEmail'),
         status: 400,
       });
     try {
@@ -58,8 +74,9 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           challenge: f.challenge,
           csrf: f.csrf,
           clientName: f.client.name,
+          look: f.look,
           email: parsed.data,
-          error: e.message,
+          error: refusal(f.look, e),
           status: 429,
         });
       }
@@ -69,8 +86,9 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       challenge: f.challenge,
       csrf: f.csrf,
       clientName: f.client.name,
+      look: f.look,
       email: parsed.data,
-      notice: 'Code sent.',
+      notice: t(f.look.locale, 'login.codeSent'),
     });
   });
 
@@ -85,8 +103,9 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         challenge: f.challenge,
         csrf: f.csrf,
         clientName: f.client.name,
+        look: f.look,
         providers: await deps.upstreamBroker.buttons(f.client.tenant_id),
-        error: 'Enter your email address again.',
+        error: t(f.look.locale, 'login.emailAgain'),
         status: 400,
       });
     let created: CreatedSession;
@@ -118,8 +137,9 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           challenge: f.challenge,
           csrf: f.csrf,
           clientName: f.client.name,
+          look: f.look,
           email: email.data,
-          error: e.message,
+          error: refusal(f.look, e),
           status: e instanceof ApiError ? e.status : 400,
         });
       }

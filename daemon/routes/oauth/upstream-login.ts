@@ -22,7 +22,8 @@ import {
 import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
-import { errorPage } from '../../views/html.js';
+import { t } from '../../../shared/i18n/index.js';
+import { errorPage, serviceSentence } from '../../views/html.js';
 import { emailStep } from '../../views/login.js';
 import { authorizationFlow, requestMeta, type Ctx } from './authorization.js';
 
@@ -31,7 +32,7 @@ export const UPSTREAM_COOKIE = 'iam_upstream';
 
 export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { secure, formContext, continuationUrl, csrfFor } = authorizationFlow(deps);
+  const { secure, formContext, continuationUrl, csrfFor, lookFor } = authorizationFlow(deps);
   const broker = deps.upstreamBroker;
 
   /** Sends the browser to the upstream, binding the pending request to it. */
@@ -49,13 +50,15 @@ export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     deps.logger.info({ failure: e.failure, requestId: ctx.state.requestId }, 'upstream sign-in refused');
     const req = e.authRequestId ? await deps.oauth.getAuthRequest(e.authRequestId) : undefined;
     const found = req && !req.consumed ? await deps.directory.resolveClient(req.params.client_id) : null;
+    const look = await lookFor(ctx, req?.tenantId, req?.params.ui_locales);
     if (!req || req.consumed || !found || found.client.status !== 'active' || found.tenantState !== 'active')
-      return errorPage(ctx, status, 'Sign-in not completed', e.message);
+      return errorPage(ctx, status, 'notCompleted', look, serviceSentence(look, e.message));
     emailStep(ctx, {
       challenge: e.authRequestId!,
       csrf: csrfFor(ctx, e.authRequestId!),
       clientName: found.client.name,
-      error: e.message,
+      look,
+      error: serviceSentence(look, e.message) ?? t(look.locale, 'login.upstreamRefused'),
       status,
       providers: await broker.buttons(found.client.tenant_id),
     });
@@ -93,12 +96,7 @@ export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       const req = await deps.oauth.getAuthRequest(opened.row.auth_request_id);
       const found = req && !req.consumed ? await deps.directory.resolveClient(req.params.client_id) : null;
       if (!req || req.consumed || !found || found.client.status !== 'active' || found.tenantState !== 'active')
-        return errorPage(
-          ctx,
-          400,
-          'Sign-in expired',
-          'This sign-in request has expired. Go back to the application and start again.',
-        );
+        return errorPage(ctx, 400, 'expired', await lookFor(ctx, req?.tenantId, req?.params.ui_locales));
       const client = found.client;
       // The callback URL as the upstream was told it (our issuer, not whatever Host reached
       // us), with the query it sent: openid-client checks `state` and `iss` (RFC 9207) in it.

@@ -4,7 +4,17 @@
  */
 import type { AreaCatalogue } from '../types.js';
 import { common } from './common.js';
+import { consent } from './consent.js';
+import { errors } from './errors.js';
+import { login } from './login.js';
+import { logout } from './logout.js';
+import { scopes } from './scopes.js';
 
 export const CATALOGUES: Record<string, AreaCatalogue> = {
   common,
+  consent,
+  errors,
+  login,
+  logout,
+  scopes,
 };

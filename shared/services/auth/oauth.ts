@@ -44,6 +44,8 @@ export interface AuthParams {
   prompt?: string[];
   max_age?: number;
   login_hint?: string;
+  /** The user's preferred languages (OIDC Core §3.1.2.1): the login and consent pages' language. */
+  ui_locales?: string;
 }
 
 /** A saved authorization request, found by its id. */
