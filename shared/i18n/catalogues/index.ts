@@ -4,7 +4,9 @@
  */
 import type { AreaCatalogue } from '../types.js';
 import { common } from './common.js';
+import { mail } from './mail.js';
 
 export const CATALOGUES: Record<string, AreaCatalogue> = {
   common,
+  mail,
 };
