@@ -31,6 +31,7 @@ import { auditRoutes } from './routes/admin/audit.js';
 import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
+import { mailTemplateRoutes } from './routes/admin/mail-templates.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { agentRoutes } from './routes/admin/agents.js';
@@ -160,6 +161,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     tenantRecoveryRoutes(deps, api),
     provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
+    mailTemplateRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
     adminPasskeyRoutes(deps, api),

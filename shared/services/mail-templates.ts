@@ -17,6 +17,8 @@ import { isUniqueViolation, type Database, type Db } from '../db/index.js';
 import { ApiError, notFound } from '../errors.js';
 import { LOCALES, type Locale } from '../i18n/index.js';
 import { TenantRepository, TenantScope, type MailTemplateRow } from '../repositories/index.js';
+import { MailTemplateInput } from '../schemas/mail-templates.js';
+import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
 import type { TenantBranding } from './branding-types.js';
 import {
@@ -44,10 +46,6 @@ export type BrandingSource = (tenantId: string) => Promise<TenantBranding>;
 export interface TemplateLogger {
   warn(obj: object, msg: string): void;
 }
-
-/** Longest part accepted: a subject is one header line (RFC 5322 §2.1.1's 998), a body a notification. */
-export const MAX_SUBJECT_CHARS = 998;
-export const MAX_BODY_CHARS = 32_000;
 
 export interface ComposeInput {
   tenantId: string;
@@ -203,9 +201,10 @@ export class MailTemplateService implements MailComposer {
     tenantId: string,
     kind: MailKind,
     locale: Locale,
-    body: TemplateParts,
+    input: unknown,
     actor: Actor,
   ): Promise<{ template: MailTemplateView; created: boolean }> {
+    const body: TemplateParts = parseInput(MailTemplateInput, input);
     const parts: Record<(typeof MAIL_PARTS)[number], string | null> = {
       subject: body.subject ?? null,
       text: body.text ?? null,

@@ -55,6 +55,9 @@ const NAME = /^[a-z][a-z0-9_]*$/;
 /** What is wrong with a template, as a sentence naming it; undefined when it is usable. */
 export function templateProblem(kind: MailKind, part: MailPart, source: string): string | undefined {
   const allowed = new Set(variablesOf(kind));
+  // Mustache's triple braces are raw (unescaped) output: there is none here.
+  const raw = /\{\{\{|\}\}\}/.exec(source);
+  if (raw) return `${part}: "${raw[0]}" is not supported (no raw output; the syntax is {{name}})`;
   for (const m of source.matchAll(TAG)) {
     const name = m[1];
     if (!NAME.test(name)) return `${part}: "${m[0]}" is not a variable (the syntax is {{name}})`;
@@ -62,9 +65,8 @@ export function templateProblem(kind: MailKind, part: MailPart, source: string):
       return `${part}: unknown variable {{${name}}}; ${kind} has ${[...allowed].map((v) => `{{${v}}}`).join(', ')}`;
   }
   // What is left after the tags must have no braces pair: `{{#if}}`, `{{{raw}}}` or an unclosed tag.
-  const rest = source.replace(TAG, '');
-  if (rest.includes('{{') || rest.includes('}}'))
-    return `${part}: a "{{" or "}}" that is not a {{name}} tag (no logic or raw output is supported)`;
+  const stray = /\{\{[^{}]{0,40}\}\}|\{\{|\}\}/.exec(source.replace(TAG, ''));
+  if (stray) return `${part}: "${stray[0]}" is not a {{name}} tag (no logic or raw output is supported)`;
   return undefined;
 }
 
