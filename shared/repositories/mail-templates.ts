@@ -22,7 +22,8 @@ export interface MailTemplateRow {
 
 const COLS = 'kind, locale, subject, text_body, html_body, last_error, last_error_at, created_at, updated_at';
 
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+/** A TEXT column: a string on both drivers, or NULL. */
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 const toRow = (r: Row): MailTemplateRow => ({
   kind: String(r.kind),

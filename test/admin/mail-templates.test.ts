@@ -95,7 +95,8 @@ test('a tenant admin overrides, lists, previews and deletes a mail template; eac
   t.like((await call('GET', `${one}/preview`, admin)).body, { source: 'default', subject: 'Ihr Anmeldecode: 123456' });
 
   const events = await ds.query<{ action: string; actor_id: string; target_id: string }[]>(
-    "SELECT action, actor_id, target_id FROM audit_events WHERE action LIKE 'tenant.mail_template.%' ORDER BY created_at, action DESC",
+    "SELECT action, actor_id, target_id FROM audit_events WHERE action LIKE 'tenant.mail_template.%' " +
+      'ORDER BY created_at, action DESC',
   );
   t.deepEqual(
     events.map((e) => [e.action, e.actor_id, e.target_id]),

@@ -101,7 +101,8 @@ export function mailTemplateRoutes(deps: AppDeps, api: ApiRegistry): Router<AppS
         201: { description: 'the override, created', schema: MailTemplateView },
         400: {
           description:
-            'invalid input, or `invalid_template`: an unknown variable (named in `variable`) or a brace that is no {{name}} tag',
+            'invalid input, or `invalid_template`: an unknown variable (named in `variable`) ' +
+            'or a brace that is no {{name}} tag',
           schema: ErrorObject,
         },
         ...bearerErrors('tenant'),

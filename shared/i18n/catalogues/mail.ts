@@ -24,7 +24,8 @@ export const mail: AreaCatalogue = {
     'mail.email_confirmation.html':
       '<p>Your code to make this the address of your account at {{tenant_name}} is</p>' +
       '<p style="font-size:24px;letter-spacing:4px"><strong>{{code}}</strong></p>' +
-      '<p>It expires in {{expires_minutes}} minutes. If you did not ask for it, ignore this message: nothing changes.</p>',
+      '<p>It expires in {{expires_minutes}} minutes. If you did ' +
+      'not ask for it, ignore this message: nothing changes.</p>',
     'mail.email_in_use.subject': 'Someone asked to use your address',
     'mail.email_in_use.text':
       'Someone signed in to another account at {{issuer_host}} asked to move it to this address.\n\n' +
@@ -72,44 +73,54 @@ export const mail: AreaCatalogue = {
     'mail.sign_in_code.subject': 'Ihr Anmeldecode: {{code}}',
     'mail.sign_in_code.text':
       'Ihr Anmeldecode für {{issuer_host}} lautet {{code}}.\n\n' +
-      'Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht.\n',
+      'Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn ' +
+      'nicht angefordert haben, ignorieren Sie diese Nachricht.\n',
     'mail.sign_in_code.html':
       '<p>Ihr Anmeldecode für {{tenant_name}} lautet</p>' +
       '<p style="font-size:24px;letter-spacing:4px"><strong>{{code}}</strong></p>' +
-      '<p>Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht.</p>',
+      '<p>Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn ' +
+      'nicht angefordert haben, ignorieren Sie diese Nachricht.</p>',
     'mail.email_confirmation.subject': 'Ihr Bestätigungscode: {{code}}',
     'mail.email_confirmation.text':
       'Ihr Code, um diese Adresse zur Adresse Ihres Kontos bei {{issuer_host}} zu machen, lautet {{code}}.\n\n' +
-      'Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht: ' +
+      'Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn ' +
+      'nicht angefordert haben, ignorieren Sie diese Nachricht: ' +
       'es ändert sich nichts.\n',
     'mail.email_confirmation.html':
       '<p>Ihr Code, um diese Adresse zur Adresse Ihres Kontos bei {{tenant_name}} zu machen, lautet</p>' +
       '<p style="font-size:24px;letter-spacing:4px"><strong>{{code}}</strong></p>' +
-      '<p>Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn nicht angefordert haben, ignorieren Sie diese Nachricht: ' +
+      '<p>Er ist {{expires_minutes}} Minuten gültig. Wenn Sie ihn ' +
+      'nicht angefordert haben, ignorieren Sie diese Nachricht: ' +
       'es ändert sich nichts.</p>',
     'mail.email_in_use.subject': 'Jemand möchte Ihre Adresse verwenden',
     'mail.email_in_use.text':
-      'Jemand, der bei einem anderen Konto bei {{issuer_host}} angemeldet ist, wollte es auf diese Adresse umstellen.\n\n' +
+      'Jemand, der bei einem anderen Konto bei {{issuer_host}} ' +
+      'angemeldet ist, wollte es auf diese Adresse umstellen.\n\n' +
       'Diese Adresse gehört bereits zu Ihrem Konto; es wurde nichts geändert und kein Code verschickt.\n' +
       'Falls Sie das waren: Melden Sie sich mit dieser Adresse an, oder wählen Sie eine andere Adresse.\n',
     'mail.email_in_use.html':
-      '<p>Jemand, der bei einem anderen Konto bei {{tenant_name}} angemeldet ist, wollte es auf diese Adresse umstellen.</p>' +
+      '<p>Jemand, der bei einem anderen Konto bei {{tenant_name}} ' +
+      'angemeldet ist, wollte es auf diese Adresse umstellen.</p>' +
       '<p>Diese Adresse gehört bereits zu Ihrem Konto; es wurde nichts geändert und kein Code verschickt.</p>' +
       '<p>Falls Sie das waren: Melden Sie sich mit dieser Adresse an, oder wählen Sie eine andere Adresse.</p>',
     'mail.email_changed.subject': 'Ihre Adresse wurde geändert',
     'mail.email_changed.text':
       'Die Adresse Ihres Kontos bei {{issuer_host}} wurde von {{old_email}} auf {{new_email}} geändert.\n\n' +
-      'Sie melden sich jetzt mit der neuen Adresse an. Wenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.\n',
+      'Sie melden sich jetzt mit der neuen Adresse an. Wenn Sie das ' +
+      'nicht waren, wenden Sie sich sofort an Ihre Administration.\n',
     'mail.email_changed.html':
       '<p>Die Adresse Ihres Kontos bei {{tenant_name}} wurde von {{old_email}} auf {{new_email}} geändert.</p>' +
-      '<p>Sie melden sich jetzt mit der neuen Adresse an. Wenn Sie das nicht waren, wenden Sie sich sofort an Ihre Administration.</p>',
+      '<p>Sie melden sich jetzt mit der neuen Adresse an. Wenn Sie das ' +
+      'nicht waren, wenden Sie sich sofort an Ihre Administration.</p>',
     'mail.email_changed_by_admin.subject': 'Die E-Mail-Adresse Ihres Kontos bei {{tenant_name}} wurde geändert',
     'mail.email_changed_by_admin.text':
-      'Eine Administratorin oder ein Administrator von {{tenant_name}} hat die E-Mail-Adresse Ihres Kontos von dieser ' +
+      'Eine Administratorin oder ein Administrator von ' +
+      '{{tenant_name}} hat die E-Mail-Adresse Ihres Kontos von dieser ' +
       'Adresse auf {{new_email_masked}} geändert.\nNachrichten zum Konto gehen jetzt an die neue Adresse.\n' +
       'Wenn Sie das nicht erwartet haben, wenden Sie sich an Ihre Administration.\n',
     'mail.email_changed_by_admin.html':
-      '<p>Eine Administratorin oder ein Administrator von {{tenant_name}} hat die E-Mail-Adresse Ihres Kontos von dieser ' +
+      '<p>Eine Administratorin oder ein Administrator von ' +
+      '{{tenant_name}} hat die E-Mail-Adresse Ihres Kontos von dieser ' +
       'Adresse auf {{new_email_masked}} geändert.</p><p>Nachrichten zum Konto gehen jetzt an die neue Adresse.</p>' +
       '<p>Wenn Sie das nicht erwartet haben, wenden Sie sich an Ihre Administration.</p>',
     'mail.approval_requested.subject': 'Freigabe angefragt: {{action}} ({{resource_class}})',
@@ -124,10 +135,12 @@ export const mail: AreaCatalogue = {
     'mail.data_export_ready.subject': 'Ihr Datenexport ist bereit',
     'mail.data_export_ready.text':
       'Der von Ihnen angeforderte Export Ihrer Daten ({{export_id}}) ist bereit. ' +
-      'Rufen Sie ihn innerhalb von 24 Stunden mit GET /api/user/data-export/{{export_id}} ab; danach wird er gelöscht.\n',
+      'Rufen Sie ihn innerhalb von 24 Stunden mit GET ' +
+      '/api/user/data-export/{{export_id}} ab; danach wird er gelöscht.\n',
     'mail.data_export_ready.html':
       '<p>Der von Ihnen angeforderte Export Ihrer Daten ({{export_id}}) ist bereit.</p>' +
-      '<p>Rufen Sie ihn innerhalb von 24 Stunden mit GET /api/user/data-export/{{export_id}} ab; danach wird er gelöscht.</p>',
+      '<p>Rufen Sie ihn innerhalb von 24 Stunden mit GET ' +
+      '/api/user/data-export/{{export_id}} ab; danach wird er gelöscht.</p>',
   },
   fr: {
     'mail.layout.support': 'Besoin d’aide ? Contactez-nous :',
@@ -142,11 +155,13 @@ export const mail: AreaCatalogue = {
     'mail.email_confirmation.subject': 'Votre code de confirmation : {{code}}',
     'mail.email_confirmation.text':
       'Votre code pour faire de cette adresse celle de votre compte sur {{issuer_host}} est {{code}}.\n\n' +
-      'Il expire dans {{expires_minutes}} minutes. Si vous ne l’avez pas demandé, ignorez ce message : rien ne change.\n',
+      'Il expire dans {{expires_minutes}} minutes. Si vous ne ' +
+      'l’avez pas demandé, ignorez ce message : rien ne change.\n',
     'mail.email_confirmation.html':
       '<p>Votre code pour faire de cette adresse celle de votre compte sur {{tenant_name}} est</p>' +
       '<p style="font-size:24px;letter-spacing:4px"><strong>{{code}}</strong></p>' +
-      '<p>Il expire dans {{expires_minutes}} minutes. Si vous ne l’avez pas demandé, ignorez ce message : rien ne change.</p>',
+      '<p>Il expire dans {{expires_minutes}} minutes. Si vous ne ' +
+      'l’avez pas demandé, ignorez ce message : rien ne change.</p>',
     'mail.email_in_use.subject': 'Quelqu’un a demandé à utiliser votre adresse',
     'mail.email_in_use.text':
       'Une personne connectée à un autre compte sur {{issuer_host}} a demandé à le rattacher à cette adresse.\n\n' +
@@ -172,7 +187,8 @@ export const mail: AreaCatalogue = {
       'Si vous ne vous y attendiez pas, contactez votre administrateur.\n',
     'mail.email_changed_by_admin.html':
       '<p>Un administrateur de {{tenant_name}} a remplacé l’adresse e-mail de votre compte, cette adresse-ci, ' +
-      'par {{new_email_masked}}.</p><p>Les messages concernant le compte sont désormais envoyés à la nouvelle adresse.</p>' +
+      'par {{new_email_masked}}.</p><p>Les messages concernant le ' +
+      'compte sont désormais envoyés à la nouvelle adresse.</p>' +
       '<p>Si vous ne vous y attendiez pas, contactez votre administrateur.</p>',
     'mail.approval_requested.subject': 'Approbation demandée : {{action}} ({{resource_class}})',
     'mail.approval_requested.text':

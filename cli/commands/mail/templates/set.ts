@@ -13,8 +13,8 @@ export default class MailTemplatesSet extends BaseCommand<typeof MailTemplatesSe
     "refused, naming it. The HTML part is the body: values are escaped and the tenant's branded frame " +
     'is added around it. Audited (tenant.mail_template.update). Kinds and variables: docs/email.md, "Templates".';
   static override examples = [
-    "<%= config.bin %> <%= command.id %> --tenant ten_123 --kind sign_in_code --locale de --subject 'Ihr Code für {{tenant_name}}: {{code}}'",
-    '<%= config.bin %> <%= command.id %> --tenant ten_123 --kind sign_in_code --text-file code.txt --html-file code.html',
+    "<%= config.bin %> <%= command.id %> --tenant ten_123 --kind sign_in_code --locale de --subject '{{code}}'",
+    '<%= config.bin %> <%= command.id %> --tenant ten_123 --kind sign_in_code --text-file c.txt --html-file c.html',
   ];
   static override flags = {
     tenant: Flags.string({ description: 'id of the tenant', required: true }),
