@@ -149,7 +149,9 @@ export class MailTemplateService implements MailComposer {
     if (row) {
       try {
         const mail = renderMail(p.kind, locale, vars, branding, partsOf(row));
-        if (row.last_error !== null) await scope.mailTemplates.setError(p.kind, locale, null, Date.now());
+        // Best effort, as the recording below: the mail never waits on its bookkeeping.
+        if (row.last_error !== null)
+          await scope.mailTemplates.setError(p.kind, locale, null, Date.now()).catch(() => undefined);
         return { mail, override: true };
       } catch (e) {
         const error = e instanceof Error ? e.message : String(e);
