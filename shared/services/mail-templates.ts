@@ -20,6 +20,7 @@ import { TenantRepository, TenantScope, type MailTemplateRow } from '../reposito
 import { MailTemplateInput } from '../schemas/mail-templates.js';
 import { parseInput } from '../schemas/validate.js';
 import { audit, type Actor } from './audit.js';
+import { NotificationStates } from './notification-states.js';
 import type { TenantBranding } from './branding-types.js';
 import {
   commonVars,
@@ -105,14 +106,20 @@ const partsOf = (r: MailTemplateRow): TemplateParts => ({ subject: r.subject, te
 export const asLocale = (l: string | undefined): Locale =>
   l !== undefined && (LOCALES as readonly string[]).includes(l) ? (l as Locale) : 'en';
 
+/** The operational notification state of an override that could not be used (docs/email.md). */
+export const TEMPLATE_CONDITION = 'mail_template_invalid';
+const subjectOf = (kind: string, locale: string) => ({ type: 'mail_template', id: `${kind}/${locale}` });
+
 export class MailTemplateService implements MailComposer {
   private readonly branding: BrandingSource;
+  private readonly notifications: NotificationStates;
 
   constructor(
     private readonly db: Database,
     private readonly opts: { issuerHost: string; branding?: BrandingSource; logger?: TemplateLogger },
   ) {
     this.branding = opts.branding ?? ((id) => this.tenantBranding(id));
+    this.notifications = new NotificationStates(db);
   }
 
   /** The default branding: the tenant's name (its id if it has gone). */
@@ -163,6 +170,10 @@ export class MailTemplateService implements MailComposer {
         if (row.last_error !== error) {
           // Recording is best effort: the mail goes out with the default either way.
           await scope.mailTemplates.setError(p.kind, locale, error, Date.now()).catch(() => undefined);
+          // And an operational notification state (`iam notifications list`), cleared by a PUT or DELETE.
+          await this.notifications
+            .raise(p.tenantId, TEMPLATE_CONDITION, subjectOf(p.kind, locale), { error }, db)
+            .catch(() => undefined);
         }
         return { mail: renderMail(p.kind, locale, vars, branding), override: false, error };
       }
@@ -238,6 +249,7 @@ export class MailTemplateService implements MailComposer {
           await s.update(write);
         }
       }
+      await this.notifications.clear(tenantId, TEMPLATE_CONDITION, subjectOf(kind, locale), tx);
       await audit(tx, actor, {
         tenantId,
         action: 'tenant.mail_template.update',
@@ -255,6 +267,7 @@ export class MailTemplateService implements MailComposer {
     await this.db.transaction(async (tx) => {
       if (!(await new TenantScope(tx, tenantId).mailTemplates.delete(kind, locale)))
         throw notFound(`Mail template override ${kind}/${locale}`);
+      await this.notifications.clear(tenantId, TEMPLATE_CONDITION, subjectOf(kind, locale), tx);
       await audit(tx, actor, {
         tenantId,
         action: 'tenant.mail_template.delete',

@@ -168,6 +168,12 @@ test('overrides: checked on save, used for their kind and locale only, and a bro
   const stored = await templates.get(tenant.id, 'sign_in_code', 'de');
   t.regex(stored.last_error ?? '', /unknown variable \{\{pin_code\}\}/);
   t.is(typeof stored.last_error_at, 'number');
+  const states = () =>
+    ds.query<{ condition_code: string; subject_id: string; state: string }[]>(
+      'SELECT condition_code, subject_id, state FROM operational_notification_states WHERE tenant_id = ?',
+      [tenant.id],
+    );
+  t.like(await states(), [{ condition_code: 'mail_template_invalid', subject_id: 'sign_in_code/de', state: 'open' }]);
   t.like(await templates.preview(tenant.id, 'sign_in_code', 'de'), {
     source: 'default',
     subject: 'Ihr Anmeldecode: 123456',
@@ -175,6 +181,7 @@ test('overrides: checked on save, used for their kind and locale only, and a bro
   // A new PUT replaces it and clears the error; DELETE brings the default back.
   const fixed = await templates.put(tenant.id, 'sign_in_code', 'de', { subject: 'Neu: {{code}}' }, actor);
   t.like(fixed, { created: false, template: { subject: 'Neu: {{code}}', last_error: null } });
+  t.like(await states(), [{ state: 'resolved' }], 'the PUT clears the notification state');
   t.like(await templates.preview(tenant.id, 'sign_in_code', 'de'), { source: 'override', subject: 'Neu: 123456' });
   await templates.delete(tenant.id, 'sign_in_code', 'de', actor);
   t.deepEqual((await templates.list(tenant.id)).items, []);
