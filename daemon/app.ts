@@ -32,6 +32,7 @@ import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { brandingRoutes } from './routes/admin/branding.js';
+import { mailTemplateRoutes } from './routes/admin/mail-templates.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { agentRoutes } from './routes/admin/agents.js';
@@ -162,6 +163,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     brandingRoutes(deps, api),
+    mailTemplateRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
     adminPasskeyRoutes(deps, api),

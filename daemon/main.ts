@@ -117,16 +117,19 @@ async function main(): Promise<void> {
   }
   // An audit event reaches the audit webhook plugin (its outbox entry in the event's transaction).
   setAuditSink(services.auditSink);
-  // Once, at start: the log provider receives mail by default (no SMTP) or as SMTP's fallback,
-  // and login mail carries one-time codes.
-  logger.warn(
-    { providerOrder: services.mail.defaultOrder() },
-    config.smtpUrl
-      ? 'the log email provider is the default fallback when SMTP fails: mail (login codes included) can be ' +
-          'written to the log; for development only'
-      : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; for ' +
-          'development only',
-  );
+  // Once, at start, when the log provider can receive mail by default (no SMTP, or IAM_MAIL_LOG
+  // behind SMTP): login mail carries one-time codes. With SMTP alone, only a tenant whose own
+  // order names `log` can reach it (docs/email.md).
+  const defaultOrder = services.mail.defaultOrder();
+  if (defaultOrder.includes('log'))
+    logger.warn(
+      { providerOrder: defaultOrder },
+      config.smtpUrl
+        ? 'IAM_MAIL_LOG is on: the log email provider is the default fallback when SMTP fails, so mail (login ' +
+            'codes included) can be written to the log; for development only'
+        : 'IAM_SMTP_URL is unset: mail (login codes included) is written to the log by the log email provider; ' +
+            'for development only',
+    );
   const { app, startDraining } = buildApp(services);
   // Koa serves every request. Its callback settles every request itself (errors go to the
   // error renderer, or to Koa's onerror), so the promise it returns needs no handler here.

@@ -34,6 +34,7 @@ import { UserSearchIndexes1763769600033 } from './0033-user-search-indexes.js';
 import { ClientSecrets1763769600036 } from './0036-client-secrets.js';
 import { TenantOffboarding1763769600037 } from './0037-tenant-offboarding.js';
 import { SignInHistory1763769600038 } from './0038-sign-in-history.js';
+import { MailTemplates1763769600040 } from './0040-mail-templates.js';
 
 export const migrations = [
   Core1763769600001,
@@ -68,4 +69,5 @@ export const migrations = [
   ClientSecrets1763769600036,
   TenantOffboarding1763769600037,
   SignInHistory1763769600038,
+  MailTemplates1763769600040,
 ];

@@ -31,6 +31,12 @@ export interface Config {
   /** Directory for the SQLite file and a generated secret key. */
   dataDir: string;
   smtpUrl: string | undefined;
+  /**
+   * IAM_MAIL_LOG=1: the log email provider stays in the default provider order behind SMTP
+   * (mail, login codes included, may reach the log). Off by default: with SMTP configured no
+   * mail is written to the log unless a tenant's order names `log` (docs/email.md).
+   */
+  mailLog: boolean;
   /** Envelope and header sender of outgoing mail (IAM_MAIL_FROM, default no-reply@<issuer host>). */
   mailFrom: string;
   /** Raw secret key material; derive purpose-bound keys with shared/crypto.ts. */
@@ -225,6 +231,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     sqliteSynchronous: synchronous,
     dataDir,
     smtpUrl,
+    mailLog: boolVar(env, 'IAM_MAIL_LOG', false),
     mailFrom,
     ...loadSecretKey(env, dataDir),
     logLevel,

@@ -44,6 +44,7 @@ import { IntrospectionService } from './services/introspection.js';
 import { KeyService } from './services/keys.js';
 import { createEmailProviders, type EmailProviders, type MailLogger } from './services/mail/index.js';
 import { Outbox } from './services/outbox.js';
+import type { MailTemplateService } from './services/mail-templates.js';
 import { AuditWebhookDeliverer, AuditWebhookSink } from './services/plugins/audit-webhook.js';
 import { builtinPlugins, PluginRuntime, PluginService } from './services/plugins/index.js';
 import { WebhookEmailProvider } from './services/plugins/webhook-email.js';
@@ -63,7 +64,7 @@ const QUIET: MailLogger = { info: () => undefined, warn: () => undefined };
  * `buildServices(ds, config, logger, options)`. `logger` is the daemon's (services log through
  * children of it); the CLI passes none.
  */
-export class CoreServices<L extends Logger | undefined = Logger | undefined> {
+export abstract class CoreServices<L extends Logger | undefined = Logger | undefined> {
   /** Each service once built (typed by its getter's name: `this.#made.keys` is a KeyService). */
   readonly #made: { -readonly [K in keyof CoreServices]?: CoreServices[K] } = {};
   readonly #options: ServiceOptions;
@@ -76,6 +77,9 @@ export class CoreServices<L extends Logger | undefined = Logger | undefined> {
   ) {
     this.#options = options;
   }
+
+  /** Mail composition (shared/container.ts builds it). */
+  abstract get mailTemplates(): MailTemplateService;
 
   get metrics(): Metrics | undefined {
     return this.#options.metrics;
@@ -196,6 +200,7 @@ export class CoreServices<L extends Logger | undefined = Logger | undefined> {
       this.outbox,
       new URL(this.config.issuer).host,
       this.throttle,
+      this.mailTemplates,
     ));
   }
 
@@ -386,7 +391,7 @@ export class CoreServices<L extends Logger | undefined = Logger | undefined> {
 
   /** Approval requests, their steps, grants and approver notifications (and the expiry job's pass). */
   get approvals(): ApprovalService {
-    return (this.#made.approvals ??= new ApprovalService(this.ds, this.outbox));
+    return (this.#made.approvals ??= new ApprovalService(this.ds, this.outbox, this.mailTemplates));
   }
 
   /** Agent grants (docs/agents.md): create, show, PATCH, tokens bound to a grant. */

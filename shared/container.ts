@@ -16,14 +16,21 @@ import { TenantDirectoryService } from './services/tenant-directory.js';
 import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
+import { MailTemplateService } from './services/mail-templates.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
-  readonly #made: { -readonly [K in Exclude<keyof Services, keyof CoreServices>]?: Services[K] } = {};
+  readonly #made: { -readonly [K in Exclude<keyof Services, keyof CoreServices> | 'mailTemplates']?: Services[K] } = {};
 
   /** The account page's name and address change (the change's code goes to the new address). */
   get accountProfile(): AccountProfileService {
-    return (this.#made.accountProfile ??= new AccountProfileService(this.ds, this.config, this.outbox, this.throttle));
+    return (this.#made.accountProfile ??= new AccountProfileService(
+      this.ds,
+      this.config,
+      this.outbox,
+      this.throttle,
+      this.mailTemplates,
+    ));
   }
 
   /** The sign-in history: a tenant's or a user's sign-in attempts (admin API, CLI, account page). */
@@ -49,7 +56,7 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
 
   /** Users after creation: read one with its ETag, list and search, PATCH under If-Match. */
   get userDirectory(): UserDirectoryService {
-    const deps = { customClaims: this.customClaims, outbox: this.outbox };
+    const deps = { customClaims: this.customClaims, outbox: this.outbox, templates: this.mailTemplates };
     return (this.#made.userDirectory ??= new UserDirectoryService(this.ds, this.config.secretKey, deps));
   }
 
@@ -61,6 +68,16 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** A tenant's look on its pages and in its mails (docs/branding.md). */
   get branding(): BrandingService {
     return (this.#made.branding ??= new BrandingService(this.ds));
+  }
+
+  /** Every mail's composition, tenants' template overrides, preview (docs/email.md, "Templates"). */
+  get mailTemplates(): MailTemplateService {
+    const opts = {
+      issuerHost: new URL(this.config.issuer).host,
+      logger: this.logger?.child({ component: 'mail' }),
+      branding: (tenantId: string) => this.branding.get(tenantId),
+    };
+    return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
   }
 }
 

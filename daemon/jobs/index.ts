@@ -75,7 +75,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(mailOutboxJob(deliverer));
   scheduler.register(outboxPurgeJob(ds));
   scheduler.register(authPurgeJob(ds));
-  scheduler.register(dataExportJob(ds, { mail: outbox }));
+  scheduler.register(dataExportJob(ds, { mail: outbox, templates: jobs.mailTemplates }));
   scheduler.register(dataExportPurgeJob(ds));
   scheduler.register(idempotencyPurgeJob(jobs.idempotency));
   scheduler.register(approvalExpiryJob(jobs.approvals));

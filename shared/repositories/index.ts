@@ -37,6 +37,7 @@ export {
 } from './federation.js';
 export type { FieldMapping, FieldMappingSetRow, SourceProfileRow, SourceProfileVersionRow } from './field-mapping.js';
 export type { NotificationFilter, NotificationStateRow } from './notification-states.js';
+export type { MailTemplateRow, MailTemplateWrite } from './mail-templates.js';
 export {
   ExternalTokenRefreshRepository,
   type RefreshedTokens,

@@ -42,6 +42,7 @@ import { ScopedUserErasure } from './user-erasure.js';
 import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
+import { ScopedMailTemplates } from './mail-templates.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -82,6 +83,7 @@ export class TenantScope implements ScopeRef {
   #userErasure?: ScopedUserErasure;
   #tenantData?: ScopedTenantData;
   #userTransfer?: ScopedUserTransfer;
+  #mailTemplates?: ScopedMailTemplates;
 
   constructor(
     readonly db: Db,
@@ -230,5 +232,9 @@ export class TenantScope implements ScopeRef {
   /** The directory's import and export: point reads and writes, the export's pages. */
   get userTransfer(): ScopedUserTransfer {
     return (this.#userTransfer ??= new ScopedUserTransfer(this));
+  }
+  /** The tenant's mail template overrides (docs/email.md, "Templates"). */
+  get mailTemplates(): ScopedMailTemplates {
+    return (this.#mailTemplates ??= new ScopedMailTemplates(this));
   }
 }

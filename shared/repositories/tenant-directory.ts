@@ -182,6 +182,7 @@ export const TENANT_PURGE_TABLES: readonly string[] = [
   'federation_trust_sources',
   'field_mapping_sets',
   'idempotency_keys',
+  'mail_templates',
   'operational_notification_states',
   'outbox',
   'passkey_tombstones',

@@ -9,6 +9,8 @@ import type { Tx } from '../db/index.js';
 import { newId } from '../crypto.js';
 import type { TenantScope } from '../repositories/index.js';
 import type { Outbox } from './outbox.js';
+import type { TenantBranding } from './branding-types.js';
+import type { MailComposer } from './mail-templates.js';
 
 /**
  * One notification attempt for a step's approver: an email written to the outbox in the
@@ -18,6 +20,7 @@ import type { Outbox } from './outbox.js';
  */
 export async function notifyApprover(
   outbox: Pick<Outbox, 'enqueueEmail'>,
+  mail: { templates: MailComposer; branding: TenantBranding },
   tx: Tx,
   scope: TenantScope,
   p: {
@@ -37,11 +40,20 @@ export async function notifyApprover(
     const outboxId = await outbox.enqueueEmail(tx, {
       tenantId: scope.tenantId,
       to: p.approver.email,
-      subject: `Approval requested: ${p.action} (${p.resourceClass})`,
-      text:
-        `Your approval is requested for "${p.action}" on ${p.resourceClass}.\n` +
-        `Request ${p.requestId}, step ${p.stepKey}; it expires at ${new Date(p.expiresAt).toISOString()}.\n` +
-        'Decide through your administrator (iam approvals decide).\n',
+      // The approver's locale is not known here: English (docs/email.md).
+      ...(await mail.templates.compose({
+        tenantId: scope.tenantId,
+        kind: 'approval_requested',
+        vars: {
+          action: p.action,
+          resource_class: p.resourceClass,
+          request_id: p.requestId,
+          step_key: p.stepKey,
+          expires_at: new Date(p.expiresAt).toISOString(),
+        },
+        db: tx,
+        branding: mail.branding,
+      })),
     });
     artifact = { outbox_id: outboxId };
     success = true;

@@ -35,6 +35,7 @@ import { notifyApprover } from './approval-notify.js';
 import { audit, type Actor } from './audit.js';
 import { canonicalize, CanonicalizationError } from './federation/jcs.js';
 import type { Outbox } from './outbox.js';
+import { MailTemplateService, type MailComposer } from './mail-templates.js';
 
 /** The relationship type whose holders approve when a request names no steps. */
 export const DEFAULT_APPROVER_RELATION = 'manager_of';
@@ -78,10 +79,16 @@ function requestView(
 }
 
 export class ApprovalService {
+  private readonly templates: MailComposer;
+
+  /** `templates` composes the approvers' mails (the container's; without one, unbranded). */
   constructor(
     private readonly db: Database,
     private readonly outbox: Pick<Outbox, 'enqueueEmail' | 'kick'>,
-  ) {}
+    templates?: MailComposer,
+  ) {
+    this.templates = templates ?? new MailTemplateService(db, { issuerHost: '' });
+  }
 
   private async subjectUser(scope: TenantScope, id: string, field: string) {
     const u = await scope.users.find(id);
@@ -113,6 +120,7 @@ export class ApprovalService {
       if (keys.has(s.step_key)) throw badRequest(`body.steps.${i}.step_key: duplicate step_key ${s.step_key}`);
       keys.add(s.step_key);
     }
+    const branding = await this.templates.brandingOf(tenantId);
     const id = await this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const now = Date.now();
@@ -237,7 +245,7 @@ export class ApprovalService {
           created_at: now,
           updated_at: now,
         });
-        await notifyApprover(this.outbox, tx, scope, {
+        await notifyApprover(this.outbox, { templates: this.templates, branding }, tx, scope, {
           requestId,
           stepId,
           stepKey: p.step_key,

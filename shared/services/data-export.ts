@@ -11,6 +11,7 @@ import { newId } from '../crypto.js';
 import { retryTransient, type Database, type Db } from '../db/index.js';
 import type { MailQueue } from './auth/codes.js';
 import { publicPasskeyRecord } from './auth/passkeys.js';
+import { MailTemplateService, type MailComposer } from './mail-templates.js';
 import { ExportHousekeeping, Lookups, TenantScope, type PagedExportSection } from '../repositories/index.js';
 
 export const EXPORT_SECTIONS = [
@@ -317,6 +318,8 @@ export async function findExport(
  */
 export interface ExportNotifier {
   mail: Pick<MailQueue, 'enqueueEmail' | 'kick'>;
+  /** Composes the mail (the container's; without one, unbranded defaults). */
+  templates?: MailComposer;
 }
 
 /** How long completing an export keeps retrying through lock contention (SQLite's jobs connection). */
@@ -350,20 +353,23 @@ export async function buildPendingExports(
         signal,
       );
       const now = Date.now();
+      // Composed before the transaction (it needs nothing from it). The user's locale is not
+      // known to the export: English (docs/email.md).
+      const templates = notify?.templates ?? new MailTemplateService(db, { issuerHost: '' });
+      const message = notify
+        ? await templates.compose({ tenantId: r.tenant_id, kind: 'data_export_ready', vars: { export_id: r.id } })
+        : undefined;
       const mailed = await retryTransient(
         () =>
           db.transaction(async (tx) => {
             const s = new TenantScope(tx, r.tenant_id);
             if ((await s.exports.complete(r.id, data, now, now + EXPORT_RETENTION_MS)) !== 1) return false;
             const user = notify ? await s.users.withTenantState(r.user_id) : undefined;
-            if (!notify || !user) return false;
+            if (!notify || !user || !message) return false;
             await notify.mail.enqueueEmail(tx, {
               tenantId: r.tenant_id,
               to: user.email,
-              subject: 'Your data export is ready',
-              text:
-                `The export of your data you asked for (${r.id}) is ready. ` +
-                `Fetch it with GET /api/user/data-export/${r.id} within 24 hours; after that it is deleted.`,
+              ...message,
             });
             return true;
           }),

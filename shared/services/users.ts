@@ -23,6 +23,7 @@ import { canonicalize } from './federation/jcs.js';
 import type { CustomClaimsService } from './custom-claims.js';
 import { toUserView, type UserPublic } from './directory.js';
 import type { Outbox } from './outbox.js';
+import { MailTemplateService, type MailComposer } from './mail-templates.js';
 
 export type UserListItem = UserPublic & { email_verified: boolean };
 
@@ -60,9 +61,18 @@ export class UserDirectoryService {
   constructor(
     private readonly ds: Database,
     secretKey: string,
-    private readonly deps: { customClaims: CustomClaimsService; outbox: Pick<Outbox, 'enqueueEmail' | 'kick'> },
+    private readonly deps: {
+      customClaims: CustomClaimsService;
+      outbox: Pick<Outbox, 'enqueueEmail' | 'kick'>;
+      /** Composes the mail to the old address (the container's; without one, unbranded). */
+      templates?: MailComposer;
+    },
   ) {
     this.cursors = new CursorSigner(secretKey, 'users');
+  }
+
+  private templatesFor(): MailComposer {
+    return this.deps.templates ?? new MailTemplateService(this.ds, { issuerHost: '' });
   }
 
   private async requireTenant(tenantId: string) {
@@ -147,8 +157,11 @@ export class UserDirectoryService {
     actor: Actor,
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<{ user: UserDetail; etag: string }> {
-    const tenant = await this.requireTenant(tenantId);
+    await this.requireTenant(tenantId);
     const body = parseInput(PatchUserInput, input, opts.where ?? '');
+    const templates = this.templatesFor();
+    // Fetched before the transaction, for the mail an address change sends from inside it.
+    const branding = body.email === undefined ? undefined : await templates.brandingOf(tenantId);
     if (body.claims) await this.deps.customClaims.ensureSystemSchemas(tenantId);
     let mailed = false;
     try {
@@ -196,11 +209,14 @@ export class UserDirectoryService {
           await this.deps.outbox.enqueueEmail(tx, {
             tenantId,
             to: before.email,
-            subject: `The email address of your ${tenant.name} account was changed`,
-            text:
-              `An administrator of ${tenant.name} changed the email address of your account from this address ` +
-              `to ${masked(after.email)}.\nMail about the account now goes to the new address.\n` +
-              'If you did not expect this, contact your administrator.\n',
+            // The user's locale is not known to the directory: English (docs/email.md).
+            ...(await templates.compose({
+              tenantId,
+              kind: 'email_changed_by_admin',
+              vars: { new_email_masked: masked(after.email) },
+              db: tx,
+              branding,
+            })),
           });
           mailed = true;
         }

@@ -363,9 +363,22 @@ test("priority_failover: providers are tried in the tenant's order; the first th
     'log',
   ]);
   t.deepEqual(p.settingsFor({}).providerOrder, ['log']);
+  // With SMTP configured no code reaches the log by default (docs/email.md); IAM_MAIL_LOG=1 opts in.
   const withSmtp = createEmailProviders({ smtpUrl: 'smtp://127.0.0.1:1', mailFrom: FROM }, memoryLogger().logger);
-  t.deepEqual(withSmtp.defaultOrder(), ['smtp', 'log']);
+  t.deepEqual(withSmtp.defaultOrder(), ['smtp']);
+  t.deepEqual(withSmtp.settingsFor({}).providerOrder, ['smtp']);
+  // A tenant's explicit `log` is its own opt-in, kept.
+  t.deepEqual(
+    withSmtp.settingsFor({ email: { strategy: 'priority_failover', providerOrder: ['smtp', 'log'] } }).providerOrder,
+    ['smtp', 'log'],
+  );
   await withSmtp.close();
+  const optedIn = createEmailProviders(
+    { smtpUrl: 'smtp://127.0.0.1:1', mailFrom: FROM, mailLog: true },
+    memoryLogger().logger,
+  );
+  t.deepEqual(optedIn.defaultOrder(), ['smtp', 'log']);
+  await optedIn.close();
   t.deepEqual(createEmailProviders({ smtpUrl: undefined, mailFrom: FROM }, memoryLogger().logger).defaultOrder(), [
     'log',
   ]);

@@ -65,6 +65,9 @@ test("IAM_MAIL_FROM: a bare address, by default no-reply@ the issuer's host", (t
     }).mailFrom,
     'id@example.com',
   );
+  // IAM_MAIL_LOG: the log provider behind SMTP only when an operator opts in (docs/email.md).
+  t.false(loadConfig(base(dir())).mailLog);
+  t.true(loadConfig({ ...base(dir()), IAM_MAIL_LOG: '1' }).mailLog);
 });
 
 test('mysql URLs are parsed', (t) => {

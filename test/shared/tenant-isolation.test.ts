@@ -32,6 +32,7 @@ import { TrustSourceService } from '../../shared/services/federation/trust-sourc
 import { NotificationStates } from '../../shared/services/notification-states.js';
 import { ApprovalService } from '../../shared/services/approvals.js';
 import { Outbox } from '../../shared/services/outbox.js';
+import { MailTemplateService } from '../../shared/services/mail-templates.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 
@@ -1171,6 +1172,25 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       (await scopeB.trustSources.referencingSet('fms_bt')).map((r) => r.id),
       [src.id],
     );
+  },
+
+  async mailTemplates({ t, b, scopeA, scopeB, services }) {
+    const templates = new MailTemplateService(services.ds, { issuerHost: 'iso.example.test' });
+    await templates.put(b.id, 'sign_in_code', 'de', { subject: 'B: {{code}}' }, actor);
+    const now = Date.now();
+    t.deepEqual(await scopeA.mailTemplates.list(), []);
+    t.is(await scopeA.mailTemplates.get('sign_in_code', 'de'), undefined);
+    const write = { kind: 'sign_in_code', locale: 'de', subject: 'A', textBody: null, htmlBody: null, now };
+    t.false(await scopeA.mailTemplates.update(write));
+    await scopeA.mailTemplates.setError('sign_in_code', 'de', 'A wrote', now);
+    t.false(await scopeA.mailTemplates.delete('sign_in_code', 'de'));
+    // A's insert of the same kind and locale is A's own row.
+    await scopeA.mailTemplates.insert(write);
+    t.is((await scopeA.mailTemplates.get('sign_in_code', 'de'))!.subject, 'A');
+    const theirs = (await scopeB.mailTemplates.get('sign_in_code', 'de'))!;
+    t.is(theirs.subject, 'B: {{code}}');
+    t.is(theirs.last_error, null);
+    t.is((await scopeB.mailTemplates.list()).length, 1);
   },
 
   async notificationStates({ t, b, scopeA, scopeB, services }) {

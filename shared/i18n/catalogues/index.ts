@@ -8,6 +8,7 @@ import { consent } from './consent.js';
 import { errors } from './errors.js';
 import { login } from './login.js';
 import { logout } from './logout.js';
+import { mail } from './mail.js';
 import { scopes } from './scopes.js';
 
 export const CATALOGUES: Record<string, AreaCatalogue> = {
@@ -16,5 +17,6 @@ export const CATALOGUES: Record<string, AreaCatalogue> = {
   errors,
   login,
   logout,
+  mail,
   scopes,
 };

@@ -27,6 +27,7 @@ import type { SignInProof, Spent } from './sign-in-proof.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
 import { emailVerified } from '../standard-claims.js';
+import { MailTemplateService, type MailComposer } from '../mail-templates.js';
 
 export type { LoginUser };
 
@@ -75,17 +76,23 @@ export interface VerifyCodeInput {
 export class EmailCodeService {
   private readonly codeKey: Buffer;
   private readonly deviceKey: Buffer;
+  private readonly templates: MailComposer;
 
-  /** `throttle` holds every budget, the resend interval included. */
+  /**
+   * `throttle` holds every budget, the resend interval included; `templates` composes the code's
+   * mail (the container's; without one, the defaults and the tenant's overrides, unbranded).
+   */
   constructor(
     private readonly db: Database,
     secretKey: string,
     private readonly mail: MailQueue,
-    private readonly issuerHost: string,
+    issuerHost: string,
     private readonly throttle: Throttle,
+    templates?: MailComposer,
   ) {
     this.codeKey = deriveKey(secretKey, 'email-code');
     this.deviceKey = deriveKey(secretKey, 'known-device');
+    this.templates = templates ?? new MailTemplateService(db, { issuerHost });
   }
 
   private deviceMac(tenantId: string, email: string, nonce: string, exp: number): string {
@@ -128,6 +135,8 @@ export class EmailCodeService {
     meta: RequestMeta;
     /** The browser's known-device cookie, if it sent one. */
     knownDevice?: string;
+    /** The login page's locale (ui_locales / Accept-Language), for the mail; default English. */
+    locale?: string;
   }): Promise<{ expiresIn: number }> {
     const binding = bindingHash(p.binding);
     await this.throttle.send({
@@ -141,6 +150,14 @@ export class EmailCodeService {
     const scope = new TenantScope(this.db, p.tenantId);
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('ec');
+    // Composed before the transaction, which stays as short as it was; a tenant's broken
+    // override falls back to the default here and never stops the sign-in (mail-templates.ts).
+    const mail = await this.templates.compose({
+      tenantId: p.tenantId,
+      kind: 'sign_in_code',
+      locale: p.locale,
+      vars: { code, expires_minutes: EMAIL_CODE_TTL_MS / 60_000 },
+    });
     await this.db.transaction(async (tx) => {
       const s = scope.in(tx);
       const user = await s.users.findByEmail(p.email);
@@ -162,14 +179,7 @@ export class EmailCodeService {
         tenantId: p.tenantId,
         to: p.email,
         drop: !deliver,
-        subject: `Your sign-in code: ${code}`,
-        text:
-          `Your sign-in code for ${this.issuerHost} is ${code}.\n\n` +
-          'It expires in 10 minutes. If you did not ask for it, ignore this message.\n',
-        html:
-          `<p>Your sign-in code for ${this.issuerHost} is</p>` +
-          `<p style="font-size:24px;letter-spacing:4px"><strong>${code}</strong></p>` +
-          '<p>It expires in 10 minutes. If you did not ask for it, ignore this message.</p>',
+        ...mail,
       });
       await recordAuthEvent(s, {
         userId: user?.id ?? null,

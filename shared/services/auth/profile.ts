@@ -20,7 +20,7 @@
  */
 import { createHash, createHmac, randomInt, timingSafeEqual } from 'node:crypto';
 import { deriveKey, newId } from '../../crypto.js';
-import { isUniqueViolation, type Database } from '../../db/index.js';
+import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
 import { TenantScope } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
@@ -29,6 +29,7 @@ import { STEP_UP_MAX_AGE_MS } from './passkey-contract.js';
 import { EMAIL_CODE_MAX_ATTEMPTS, EMAIL_CODE_TTL_MS } from './policy.js';
 import type { Throttle } from './throttle.js';
 import { emailVerified } from '../standard-claims.js';
+import { MailTemplateService, type MailComposer } from '../mail-templates.js';
 
 /** The client an address change's code is recorded for: the account page, not a registered client. */
 const PROFILE_CLIENT_ID = 'account';
@@ -40,17 +41,19 @@ const wrongCode = (message: string) => new ApiError(400, 'invalid_grant', messag
 
 export class AccountProfileService {
   private readonly codeKey: Buffer;
-  private readonly issuerHost: string;
+  private readonly templates: MailComposer;
 
+  /** `templates` composes the mails (the container's; without one, unbranded). */
   constructor(
     private readonly db: Database,
     config: { secretKey: string; issuer: string },
     private readonly mail: MailQueue,
     private readonly throttle: Throttle,
+    templates?: MailComposer,
   ) {
     // Its own key: a sign-in code's HMAC never verifies as an address change's.
     this.codeKey = deriveKey(config.secretKey, 'email-change-code');
-    this.issuerHost = new URL(config.issuer).host;
+    this.templates = templates ?? new MailTemplateService(db, { issuerHost: new URL(config.issuer).host });
   }
 
   private codeHash(id: string, code: string): string {
@@ -91,6 +94,8 @@ export class AccountProfileService {
     ip: string;
     /** The session's sign-in time: the change needs one from the last five minutes. */
     authTime: number;
+    /** The account page's locale, for the mails; default English. */
+    locale?: string;
   }): Promise<{ expiresIn: number }> {
     // Whoever holds a session left open must not move the account (and its recovery) to their
     // own address: a fresh sign-in first, as for adding a passkey (NIST SP 800-63B §6.1.2.1).
@@ -108,6 +113,18 @@ export class AccountProfileService {
     const now = Date.now();
     const code = String(randomInt(0, 1_000_000)).padStart(6, '0');
     const id = newId('ec');
+    // Fetched before the transaction: the mail is composed inside it, through it.
+    const branding = await this.templates.brandingOf(p.tenantId);
+    const compose = (kind: 'email_in_use' | 'email_confirmation', db: Tx) =>
+      this.templates.compose({
+        tenantId: p.tenantId,
+        kind,
+        locale: p.locale,
+        // The code only in the mail that carries it (the other kind has no such variable anyway).
+        vars: kind === 'email_confirmation' ? { code, expires_minutes: EMAIL_CODE_TTL_MS / 60_000 } : {},
+        db,
+        branding,
+      });
     await this.db.transaction(async (tx) => {
       const s = new TenantScope(tx, p.tenantId);
       const taken = await s.users.findByEmail(p.newEmail);
@@ -132,25 +149,14 @@ export class AccountProfileService {
         await this.mail.enqueueEmail(tx, {
           tenantId: p.tenantId,
           to: p.newEmail,
-          subject: 'Someone asked to use your address',
-          text:
-            `Someone signed in to another account at ${this.issuerHost} asked to move it to this address.\n\n` +
-            'This address already belongs to your account, so nothing was changed and no code was sent.\n' +
-            'If you asked for it: sign in with this address, or choose another address.\n',
+          ...(await compose('email_in_use', tx)),
         });
         return;
       }
       await this.mail.enqueueEmail(tx, {
         tenantId: p.tenantId,
         to: p.newEmail,
-        subject: `Your confirmation code: ${code}`,
-        text:
-          `Your code to make this the address of your account at ${this.issuerHost} is ${code}.\n\n` +
-          'It expires in 10 minutes. If you did not ask for it, ignore this message: nothing changes.\n',
-        html:
-          `<p>Your code to make this the address of your account at ${this.issuerHost} is</p>` +
-          `<p style="font-size:24px;letter-spacing:4px"><strong>${code}</strong></p>` +
-          '<p>It expires in 10 minutes. If you did not ask for it, ignore this message: nothing changes.</p>',
+        ...(await compose('email_confirmation', tx)),
       });
     });
     this.mail.kick();
@@ -170,6 +176,8 @@ export class AccountProfileService {
     code: string;
     ip: string;
     actor: Actor;
+    /** The account page's locale, for the mail to the old address; default English. */
+    locale?: string;
   }): Promise<{ oldEmail: string }> {
     await this.throttle.verify({ tenantId: p.tenantId, ip: p.ip });
     const scope = new TenantScope(this.db, p.tenantId);
@@ -194,6 +202,7 @@ export class AccountProfileService {
       );
     }
     let oldEmail = '';
+    const branding = await this.templates.brandingOf(p.tenantId);
     try {
       await this.db.transaction(async (tx) => {
         const s = scope.in(tx);
@@ -208,10 +217,14 @@ export class AccountProfileService {
         await this.mail.enqueueEmail(tx, {
           tenantId: p.tenantId,
           to: oldEmail,
-          subject: 'Your address was changed',
-          text:
-            `The address of your account at ${this.issuerHost} was changed from ${oldEmail} to ${p.newEmail}.\n\n` +
-            'You now sign in with the new address. If you did not make this change, contact your administrator now.\n',
+          ...(await this.templates.compose({
+            tenantId: p.tenantId,
+            kind: 'email_changed',
+            locale: p.locale,
+            vars: { old_email: oldEmail, new_email: p.newEmail },
+            db: tx,
+            branding,
+          })),
         });
         await audit(tx, p.actor, {
           tenantId: p.tenantId,

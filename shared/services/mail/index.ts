@@ -14,7 +14,11 @@ export { LogProvider, SmtpProvider, type MailLogger };
 export class EmailProviders {
   private readonly byId = new Map<string, EmailProvider>();
 
-  constructor(providers: EmailProvider[]) {
+  /** `logFallback`: the log provider follows SMTP in the default order (IAM_MAIL_LOG). */
+  constructor(
+    providers: EmailProvider[],
+    private readonly logFallback = false,
+  ) {
     for (const p of providers) {
       if (this.byId.has(p.id)) throw new Error(`duplicate email provider id ${p.id}`);
       this.byId.set(p.id, p);
@@ -52,9 +56,14 @@ export class EmailProviders {
     return out;
   }
 
-  /** The order for a tenant that chose none: SMTP when it is configured, the log as the fallback. */
+  /**
+   * The order for a tenant that chose none. With SMTP configured: SMTP alone, so no mail (a
+   * login code) reaches the log unless an operator opts in (IAM_MAIL_LOG=1 puts `log` behind
+   * SMTP; a tenant's own order may name `log`). Without SMTP (development): the log.
+   */
   defaultOrder(): string[] {
-    return this.byId.get('smtp')?.describe().configured ? ['smtp', 'log'] : ['log'];
+    if (!this.byId.get('smtp')?.describe().configured) return ['log'];
+    return this.logFallback ? ['smtp', 'log'] : ['smtp'];
   }
 
   /**
@@ -118,16 +127,22 @@ export class EmailProviders {
   }
 }
 
-/** The providers this build has: `smtp` (configured by IAM_SMTP_URL), `log`, and the plugin providers given. */
+/**
+ * The providers this build has: `smtp` (configured by IAM_SMTP_URL), `log`, and the plugin
+ * providers given; `mailLog` (IAM_MAIL_LOG) keeps `log` in the default order behind SMTP.
+ */
 export function createEmailProviders(
-  config: { smtpUrl?: string | undefined; mailFrom: string },
+  config: { smtpUrl?: string | undefined; mailFrom: string; mailLog?: boolean },
   logger: MailLogger,
   plugins: EmailProvider[] = [],
 ): EmailProviders {
-  return new EmailProviders([
-    new SmtpProvider(config.smtpUrl, config.mailFrom),
-    new LogProvider(logger, config.mailFrom),
-    // Plugin providers (webhook-email): after the built-in ones, so they are never a default.
-    ...plugins,
-  ]);
+  return new EmailProviders(
+    [
+      new SmtpProvider(config.smtpUrl, config.mailFrom),
+      new LogProvider(logger, config.mailFrom),
+      // Plugin providers (webhook-email): after the built-in ones, so they are never a default.
+      ...plugins,
+    ],
+    config.mailLog === true,
+  );
 }
