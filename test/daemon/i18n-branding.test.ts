@@ -164,6 +164,16 @@ test.serial('branding: PUT then GET round trip with ETag, If-Match, audit; the p
   t.regex(html, /h1 \{ letter-spacing: \.02em; \}<\/style>/);
   t.regex(html, /<a href="mailto:help@acme\.example">Help and support<\/a>/);
 
+  // The same branding reaches the tenant's mails (the mail composer reads the branding service).
+  const mail = (await (
+    await fetch(`${env.d.url}/api/admin/tenants/${tid}/mail-templates/sign_in_code/de/preview`, {
+      headers: { authorization: `Bearer ${admin}` },
+    })
+  ).json()) as { html: string };
+  t.regex(mail.html, /https:\/\/cdn\.acme\.example\/brand\/logo\.png/);
+  t.regex(mail.html, /#ffd500/);
+  t.regex(mail.html, /Acme/);
+
   // A same-origin logo adds no origin to img-src; clearing the branding clears the page.
   await branding(tid, 'PUT', { logoUrl: '/assets/acme.png' });
   const plain = await page(loginUrl());
