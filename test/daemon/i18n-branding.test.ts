@@ -82,6 +82,9 @@ test('ui_locales=de: the login page is German, and the code step after it too (t
   t.regex(html, /Sehen Sie in Ihr Postfach/);
   t.regex(html, /Code gesendet\./);
   t.regex(html, /Falls <strong>alice@example\.com<\/strong> zu einem Konto gehört/);
+  // The code mail speaks the page's language too.
+  const mail = await env.sink.waitFor((m) => m.to.includes('alice@example.com'), 15_000);
+  t.regex(mail.subject, /^Ihr Anmeldecode: \d{6}$/);
 });
 
 test('Accept-Language fr: the login page is French; an unknown client’s error page too', async (t) => {

@@ -15,6 +15,7 @@
  * transaction it names, then in the unbound one. Guesses and sends in one transaction never
  * touch a code bound to another.
  */
+import { negotiateLocale } from '../../../shared/i18n/index.js';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { z } from 'zod';
@@ -169,6 +170,8 @@ export function directAuthRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
           knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: client.allowSignup,
           meta: requestMeta(ctx),
+          // A first-party app's own screen: its Accept-Language chooses the mail's language.
+          locale: negotiateLocale(undefined, ctx.get('accept-language')),
         });
         ctx.body = { ok: true, expires_in: r.expiresIn };
       } catch (e) {

@@ -66,6 +66,8 @@ export function loginFormRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
         allowSignup: f.allowSignup,
         meta: requestMeta(ctx),
+        // The code mail speaks the login page's language (ui_locales, else Accept-Language).
+        locale: f.look.locale,
       });
     } catch (e) {
       if (e instanceof ApiError && e.status === 429) {
