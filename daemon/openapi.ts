@@ -115,6 +115,14 @@ export interface HeaderParameter {
   middleware?: Middleware<AppState>;
 }
 
+/** If-Match on a PATCH or PUT that compares the ETag its GET set (the handler reads it). */
+export const IF_MATCH_HEADER: HeaderParameter = {
+  name: 'If-Match',
+  description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
+  required: false,
+  schema: z.string().min(1).max(2048),
+};
+
 /** The ETag a route sets on its answer (ResponseSpec.headers), which its PATCH compares to If-Match. */
 export const ETAG_HEADER = {
   ETag: 'A strong validator (RFC 9110 §8.8.3): send it as If-Match to change only what was read (§13.1.1)',

@@ -1,5 +1,4 @@
 import Router from '@koa/router';
-import { z } from 'zod';
 import {
   AgentClientMetadataInput,
   AgentClientMetadataResult,
@@ -15,7 +14,7 @@ import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import { agentGrantEtag } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry, IF_MATCH_HEADER } from '../../openapi.js';
 import { TenantQuery } from '../../route-declarations.js';
 import { actorOf } from './directory.js';
 
@@ -108,14 +107,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       query: TenantQuery,
       body: PatchAgentGrantInput,
       // Read by the handler below; declared here so /openapi.json lists it (RouteSpec.headers).
-      headers: [
-        {
-          name: 'If-Match',
-          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
-          required: false,
-          schema: z.string().min(1),
-        },
-      ],
+      headers: [IF_MATCH_HEADER],
       responses: {
         200: { description: 'Agent grant update result', schema: AgentGrantUpdateResult, headers: ETAG_HEADER },
         400: {

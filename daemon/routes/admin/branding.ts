@@ -5,7 +5,7 @@ import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, type ApiRegistry, IF_MATCH_HEADER } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
@@ -58,14 +58,7 @@ export function brandingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState
         "Replace the tenant's branding (a field left out is cleared); optional If-Match (a strong ETag from GET, " +
         'or *): a mismatch is 412',
       body: BrandingInput,
-      headers: [
-        {
-          name: 'If-Match',
-          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
-          required: false,
-          schema: z.string().min(1),
-        },
-      ],
+      headers: [IF_MATCH_HEADER],
       responses: {
         200: { description: 'the branding as stored now, with its new ETag', schema: BrandingView },
         400: {

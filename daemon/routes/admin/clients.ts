@@ -19,7 +19,7 @@ import { tenantId } from '../../../shared/schemas/common.js';
 import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry, IF_MATCH_HEADER } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const ClientParams = z.strictObject({ tenantId, clientId: ClientRef });
@@ -75,14 +75,7 @@ export function clientLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         'from GET, or *): a mismatch is 412; the response carries the new ETag',
       params: ClientParams,
       body: PatchClientInput,
-      headers: [
-        {
-          name: 'If-Match',
-          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
-          required: false,
-          schema: z.string().min(1),
-        },
-      ],
+      headers: [IF_MATCH_HEADER],
       responses: {
         200: { description: 'the client as it is now', schema: ClientView, headers: ETAG_HEADER },
         ...errors,

@@ -17,7 +17,7 @@ import { ADMIN_SCOPES, SCOPE_PLATFORM } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
 import { idempotencyHeader } from '../../middleware/koa-idempotency.js';
-import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry, IF_MATCH_HEADER } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const TenantParam = z.strictObject({ tenantId });
@@ -46,14 +46,7 @@ export function tenantDirectoryRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       scopes: ADMIN_SCOPES,
       params: TenantParam,
       body: PatchTenantInput,
-      headers: [
-        {
-          name: 'If-Match',
-          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
-          required: false,
-          schema: z.string().min(1),
-        },
-      ],
+      headers: [IF_MATCH_HEADER],
       responses: {
         200: { description: 'the tenant as changed', schema: TenantListedView, headers: ETAG_HEADER },
         400: { description: 'invalid input', schema: ErrorObject },

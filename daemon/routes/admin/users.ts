@@ -11,7 +11,7 @@ import { PatchUserInput, UserDetailView, UserListQuery, UserPage } from '../../.
 import { ADMIN_SCOPES } from '../../../shared/scopes.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { bearer } from '../../middleware/koa-bearer.js';
-import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry } from '../../openapi.js';
+import { bearerErrors, ErrorObject, ETAG_HEADER, type ApiRegistry, IF_MATCH_HEADER } from '../../openapi.js';
 import { actorOf } from './directory.js';
 
 const UserParams = z.strictObject({
@@ -100,14 +100,7 @@ export function userRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       params: UserParams,
       body: PatchUserInput,
       // Read by the handler below; declared here so /openapi.json lists it (RouteSpec.headers).
-      headers: [
-        {
-          name: 'If-Match',
-          description: 'Optional: a strong ETag from GET, or *; a mismatch is 412 (RFC 9110 §13.1.1)',
-          required: false,
-          schema: z.string().min(1).max(2048),
-        },
-      ],
+      headers: [IF_MATCH_HEADER],
       responses: {
         200: { description: 'the user as GET shows it now', schema: UserDetailView, headers: ETAG_HEADER },
         400: {
