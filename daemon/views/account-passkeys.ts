@@ -4,17 +4,14 @@
  * needs WebAuthn, so that form is rendered hidden and shown by the page's script (assets.ts).
  */
 import type { ParameterizedContext } from 'koa';
+import { translator, type Locale, type Translate } from '../../shared/i18n/index.js';
 import type { PasskeyView } from '../../shared/services/auth/passkeys.js';
 import { esc, renderPage } from './html.js';
-
-const when = (ms: number) => {
-  const iso = new Date(ms).toISOString();
-  return `<time datetime="${esc(iso)}">${esc(iso.replace('T', ' ').slice(0, 16))} UTC</time>`;
-};
+import { fill, when } from './page-i18n.js';
 
 /** How the list names the kind of passkey: whether it may be copied to the user's other devices. */
-export function passkeyKind(p: Pick<PasskeyView, 'deviceType' | 'backedUp'>): string {
-  return p.deviceType === 'multiDevice' || p.backedUp ? 'Synced passkey' : 'Device-bound passkey';
+export function passkeyKind(p: Pick<PasskeyView, 'deviceType' | 'backedUp'>, tr: Translate): string {
+  return tr(p.deviceType === 'multiDevice' || p.backedUp ? 'account.passkeys.synced' : 'account.passkeys.bound');
 }
 
 /**
@@ -22,48 +19,56 @@ export function passkeyKind(p: Pick<PasskeyView, 'deviceType' | 'backedUp'>): st
  * form and a remove button; then "Add a passkey", or, when the session's sign-in is older
  * than the step-up window (`stale`), the link to confirm it is the user first.
  */
-export function passkeySection(p: { passkeys: PasskeyView[]; csrf: string; stale: boolean }): string {
+export function passkeySection(p: { passkeys: PasskeyView[]; csrf: string; stale: boolean }, locale: Locale): string {
+  const tr = translator(locale);
   const hidden = `<input type="hidden" name="csrf" value="${esc(p.csrf)}">`;
   const items = p.passkeys
     .map((k) => {
       const name = esc(k.name);
+      const removeLabel = esc(tr('account.passkeys.removeLabel', { name: k.name }));
+      const used = k.lastUsedAt
+        ? fill(tr, 'account.passkeys.lastUsed', { date: when(locale, k.lastUsedAt) })
+        : esc(tr('account.passkeys.neverUsed'));
       return `<li>
   <strong>${name}</strong><br>
-  <span class="hint">${esc(passkeyKind(k))} · added ${when(k.createdAt)} · ${
-    k.lastUsedAt ? `last used ${when(k.lastUsedAt)}` : 'never used'
-  }</span><br>
-  <details><summary>Rename<span class="skip"> ${name}</span></summary>
+  <span class="hint">${esc(passkeyKind(k, tr))} · ${fill(tr, 'account.passkeys.added', {
+    date: when(locale, k.createdAt),
+  })} · ${used}</span><br>
+  <details><summary>${esc(tr('account.passkeys.rename'))}<span class="skip"> ${name}</span></summary>
     <form method="post" action="/account/passkeys/${esc(k.id)}/rename">${hidden}
-      <label for="rename-${esc(k.id)}">New name</label>
+      <label for="rename-${esc(k.id)}">${esc(tr('account.passkeys.newName'))}</label>
       <input id="rename-${esc(k.id)}" name="name" type="text" maxlength="64" required value="${name}">
-      <button type="submit" class="secondary">Save name</button>
+      <button type="submit" class="secondary">${esc(tr('account.passkeys.saveName'))}</button>
     </form>
   </details>
   <form method="post" action="/account/passkeys/${esc(k.id)}/delete">${hidden}
-    <button type="submit" class="secondary" aria-label="Remove ${name}">Remove</button></form>
+    <button type="submit" class="secondary" aria-label="${removeLabel}">${esc(tr('account.passkeys.remove'))}</button>
+  </form>
 </li>`;
     })
     .join('\n');
   const list = p.passkeys.length
     ? `<ul class="passkeys" aria-labelledby="passkeys">\n${items}\n</ul>`
-    : '<p>You have no passkeys yet.</p>';
-  return `<h2 id="passkeys">Passkeys</h2>
-<p class="hint">A passkey signs you in with your device's screen lock or security key instead of an email code.</p>
+    : `<p>${esc(tr('account.passkeys.none'))}</p>`;
+  const stepUp = fill(tr, 'account.passkeys.stepUp', {
+    link: `<a href="/account/reauth">${esc(tr('account.passkeys.stepUpLink'))}</a>`,
+  });
+  return `<h2 id="passkeys">${esc(tr('account.passkeys.heading'))}</h2>
+<p class="hint">${esc(tr('account.passkeys.intro'))}</p>
 ${list}
 <div id="passkey-add" hidden data-csrf="${esc(p.csrf)}">
   <form id="passkey-add-form" novalidate${p.stale ? ' hidden' : ''}>
-    <label for="passkey-name">Name of the new passkey</label>
+    <label for="passkey-name">${esc(tr('account.passkeys.addName'))}</label>
     <input id="passkey-name" name="name" type="text" maxlength="64" required autocomplete="off"
       aria-describedby="passkey-name-hint">
-    <p class="hint" id="passkey-name-hint">For instance the device it is on, like "Work laptop".</p>
-    <button type="submit">Add a passkey</button>
+    <p class="hint" id="passkey-name-hint">${esc(tr('account.passkeys.addNameHint'))}</p>
+    <button type="submit">${esc(tr('account.passkeys.add'))}</button>
   </form>
-  <p id="passkey-step-up"${p.stale ? '' : ' hidden'}>To add a passkey, first
-    <a href="/account/reauth">confirm it is you with an email code</a>.</p>
+  <p id="passkey-step-up"${p.stale ? '' : ' hidden'}>${stepUp}</p>
   <p id="passkey-add-message" role="alert" hidden></p>
 </div>
-<p id="passkey-unsupported" hidden>This browser cannot create passkeys.</p>
-<noscript><p class="hint">Adding a passkey needs JavaScript.</p></noscript>`;
+<p id="passkey-unsupported" hidden>${esc(tr('account.passkeys.unsupported'))}</p>
+<noscript><p class="hint">${esc(tr('account.passkeys.needsScript'))}</p></noscript>`;
 }
 
 /** GET /account/reauth: what will happen, and the button that sends the code. */

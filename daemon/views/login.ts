@@ -107,6 +107,12 @@ It expires in 10 minutes.</p>
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="email" value="${esc(p.email)}">
   <button type="submit" class="secondary">Send a new code</button>
+</form>
+<form method="post" action="/login/change-address">
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <input type="hidden" name="email" value="${esc(p.email)}">
+  <button type="submit" class="secondary">Use a different address</button>
 </form>`,
   });
 }
@@ -149,7 +155,7 @@ function policyLine(v: { privacyPolicyVersion?: string; tosVersion?: string } | 
   return parts.length ? `<p class="hint">Allowing accepts ${parts.join(' and ')}.</p>\n` : '';
 }
 
-const SCOPE_TEXT: Record<string, string> = {
+export const SCOPE_TEXT: Record<string, string> = {
   openid: 'Know who you are',
   profile: 'See your name',
   email: 'See your email address',

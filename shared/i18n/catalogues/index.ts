@@ -3,8 +3,12 @@
  * touches different files).
  */
 import type { AreaCatalogue } from '../types.js';
+import { account } from './account.js';
 import { common } from './common.js';
+import { landing } from './landing.js';
 
 export const CATALOGUES: Record<string, AreaCatalogue> = {
+  account,
   common,
+  landing,
 };
