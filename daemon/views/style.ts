@@ -47,7 +47,8 @@ export const STYLE = `
   .hint { color: var(--muted); font-size: .95rem; }
   [role=status] { color: var(--ok); font-weight: 600; }
   code { background: var(--soft); padding: .1rem .3rem; border-radius: 4px; }
-  table { width: 100%; border-collapse: collapse; }
+  table { width: 100%; border-collapse: collapse; overflow-wrap: break-word; }
+  td button { white-space: nowrap; }
   td, th { text-align: left; padding: .4rem; border-bottom: 1px solid var(--line); vertical-align: top; }
   .skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: 1rem; background: var(--bg); }
   .sr-only { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%);

@@ -18,6 +18,7 @@ import { ACCOUNT_SIGN_INS, signInSection } from '../../views/account-sign-ins.js
 import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
 import { fill, pageLocale } from '../../views/page-i18n.js';
+import { accountConsoleClientId } from '../../../shared/services/auth/account-console.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
 import { accountForms } from './forms.js';
 
@@ -60,7 +61,9 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       const tr = translator(locale);
       const token = csrf.tokenFor(session.id);
       const devices = await service.deviceDetails(session.tenant_id, user.id, session.id, 100);
-      const consents = await service.listConsents(session.tenant_id, user.id);
+      // The account console's own sign-in is not an app the user gave access to.
+      const console = accountConsoleClientId(session.tenant_id);
+      const consents = (await service.listConsents(session.tenant_id, user.id)).filter((c) => c.clientId !== console);
       const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
       const profile = await deps.accountProfile.profile(session.tenant_id, user.id);
       const stale = Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS;
