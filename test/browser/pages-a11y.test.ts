@@ -87,13 +87,15 @@ async function shoot(page: Page, name: string, scheme: Scheme) {
 
 /**
  * Signed out at /account?tenant=…, "Sign in", the email and the code: back on the account page.
- * `each` runs on each page of the way (the signed-out page, the email step, the code step).
+ * `each` runs on each page of the way (the signed-out page, the email step, the code step);
+ * with `detour`, a mistyped address is corrected with the code page's "Use a different address".
  */
 async function signInFromAccount(
   t: ExecutionContext,
   page: Page,
   email: string,
   each: (what: string) => Promise<void> = async () => {},
+  detour = false,
 ) {
   const res = await page.goto(`${env.d.url}/account?tenant=${env.app.tenantId}`);
   t.is(res?.status(), 401);
@@ -104,13 +106,26 @@ async function signInFromAccount(
     page.getByRole('link', { name: 'Sign in' }).click(),
   ]);
   await each('login, email step');
-  const earlier = new Set(env.sink.messages);
-  await page.getByLabel('Email address').fill(email);
-  await Promise.all([
-    page.waitForURL(`${env.d.url}/login/email-code`),
-    page.getByRole('button', { name: 'Email me a code' }).click(),
-  ]);
+  const sendCode = () =>
+    Promise.all([
+      page.waitForURL(`${env.d.url}/login/email-code`),
+      page.getByRole('button', { name: 'Email me a code' }).click(),
+    ]);
+  await page.getByLabel('Email address').fill(detour ? `typo-${email}` : email);
+  let earlier = new Set(env.sink.messages);
+  await sendCode();
   await each('login, code step');
+  if (detour) {
+    // "Use a different address": the email step of the same request, the address to correct.
+    await Promise.all([
+      page.waitForURL(`${env.d.url}/login/change-address`),
+      page.getByRole('button', { name: 'Use a different address' }).click(),
+    ]);
+    t.is(await page.getByLabel('Email address').inputValue(), `typo-${email}`);
+    await page.getByLabel('Email address').fill(email);
+    earlier = new Set(env.sink.messages);
+    await sendCode();
+  }
   const mail = await env.sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000);
   await page.getByLabel('Sign-in code').fill(codeFrom(mail.text));
   await Promise.all([
@@ -120,10 +135,10 @@ async function signInFromAccount(
   await page.getByRole('heading', { name: 'Your account', exact: true }).waitFor();
 }
 
-test("signed out, the account page's Sign in signs the user in (code + PKCE) and shows the account page", async (t) => {
+test("signed out, the account page's Sign in signs the user in (code + PKCE, a mistyped address corrected with 'Use a different address') and shows the account page", async (t) => {
   const user = await createUserIn(env, 'console');
   const page = await phonePage(t, 'light');
-  await signInFromAccount(t, page, user.email);
+  await signInFromAccount(t, page, user.email, undefined, true);
   const body = await page.locator('main').innerText();
   t.true(body.includes(user.email), 'the account page is the signed-in user’s');
   t.is(await page.getByText('(this device)').count(), 1, 'this browser is listed as this device');
