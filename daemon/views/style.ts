@@ -5,7 +5,7 @@
  *   360 px screen scrolls only vertically; long addresses wrap instead of widening the page.
  * - WCAG 2.2 AA in light and dark (`prefers-color-scheme`): explicit colours (not the system's
  *   GrayText, ~3.9:1 on white) with text at 4.5:1 or more and borders and focus rings at 3:1 or
- *   more against the page (the pairs are listed in docs/pages.md).
+ *   more against the page (the pairs are listed in docs/account.md).
  * - The primary colour is `var(--brand)`, which a tenant's branding overrides (docs/branding.md);
  *   text on it is `var(--brand-text)` (white unless the branding says otherwise), so a light
  *   brand colour can keep its buttons legible. Links use `--link`, not the brand colour, since a

@@ -49,11 +49,14 @@ async function tenantHint(deps: AppDeps, ctx: ParameterizedContext): Promise<str
   return tenants.length === 1 ? tenants[0].id : undefined;
 }
 
-/** The signed-out account page (a 401): "Sign in" when the tenant is known, else where to go. */
-export async function signedOutPage(deps: AppDeps, ctx: ParameterizedContext): Promise<void> {
+/**
+ * The signed-out account page (a 401): "Sign in" when the tenant is known, else where to go.
+ * `known: false`: the tenant asked for is not one (no button that would lead back here).
+ */
+export async function signedOutPage(deps: AppDeps, ctx: ParameterizedContext, known = true): Promise<void> {
   const locale = pageLocale(ctx);
   const tr = translator(locale);
-  const tenant = await tenantHint(deps, ctx);
+  const tenant = known ? await tenantHint(deps, ctx) : undefined;
   const action = tenant
     ? `<a class="button" href="/account/sign-in?tenant=${encodeURIComponent(tenant)}">${esc(
         tr('account.signedOut.button'),
@@ -101,7 +104,7 @@ ${retry}`,
       return ctx.redirect('/account');
     }
     const client = tenant ? await deps.account.consoleClient(tenant, issuer) : undefined;
-    if (!client) return signedOutPage(deps, ctx);
+    if (!client) return signedOutPage(deps, ctx, false);
     const state = randomToken(24);
     const verifier = randomToken(48);
     setCookie(ctx, FLOW_COOKIE, `${state}.${verifier}.${tenant}`, {
