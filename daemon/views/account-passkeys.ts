@@ -74,52 +74,53 @@ ${list}
 /** GET /account/reauth: what will happen, and the button that sends the code. */
 export function reauthStartPage(
   ctx: ParameterizedContext,
-  p: { email: string; csrf: string; error?: string; status?: number },
+  p: { email: string; csrf: string; error?: string; status?: number; locale: Locale },
 ): void {
+  const tr = translator(p.locale);
   const err = p.error ? `<p class="error" role="alert">${esc(p.error)}</p>` : '';
   renderPage(ctx, {
-    title: 'Confirm it is you',
+    title: tr('account.reauth.title'),
     status: p.status,
-    body: `<h1>Confirm it is you</h1>
-<p>Before you add a passkey or change your address, confirm that this is your account. We will email a
-six-digit code to
-<strong>${esc(p.email)}</strong>.</p>
+    locale: p.locale,
+    body: `<h1>${esc(tr('account.reauth.title'))}</h1>
+<p>${fill(tr, 'account.reauth.text', { email: `<strong>${esc(p.email)}</strong>` })}</p>
 ${err}
 <form method="post" action="/account/reauth/send">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <button type="submit">Email me a code</button>
+  <button type="submit">${esc(tr('account.reauth.send'))}</button>
 </form>
-<p><a href="/account">Back to your account</a></p>`,
+<p><a href="/account">${esc(tr('account.back'))}</a></p>`,
   });
 }
 
 /** The code step of the re-authentication (POST /account/reauth/send, or a refused code). */
 export function reauthCodePage(
   ctx: ParameterizedContext,
-  p: { email: string; csrf: string; error?: string; notice?: string; status?: number },
+  p: { email: string; csrf: string; error?: string; notice?: string; status?: number; locale: Locale },
 ): void {
+  const tr = translator(p.locale);
   const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
   renderPage(ctx, {
-    title: 'Enter your code',
+    title: tr('account.reauth.codeTitle'),
     status: p.status,
-    body: `<h1>Check your email</h1>
+    locale: p.locale,
+    body: `<h1>${esc(tr('account.reauth.codeHeading'))}</h1>
 ${notice}
-<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong>.
-It expires in 10 minutes.</p>
+<p class="hint" id="code-hint">${fill(tr, 'account.reauth.sent', { email: `<strong>${esc(p.email)}</strong>` })}</p>
 <form method="post" action="/account/reauth/verify" novalidate>
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <label for="code">Confirmation code</label>
+  <label for="code">${esc(tr('account.code.label'))}</label>
   <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}"
     maxlength="6" required autofocus
     aria-describedby="code-hint${p.error ? ' code-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
   ${err}
-  <button type="submit">Confirm</button>
+  <button type="submit">${esc(tr('account.code.confirm'))}</button>
 </form>
 <form method="post" action="/account/reauth/send">
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <button type="submit" class="secondary">Send a new code</button>
+  <button type="submit" class="secondary">${esc(tr('account.code.resend'))}</button>
 </form>
-<p><a href="/account">Back to your account</a></p>`,
+<p><a href="/account">${esc(tr('account.back'))}</a></p>`,
   });
 }

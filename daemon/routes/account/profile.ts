@@ -40,7 +40,7 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
   /** The signed-in user's form: its fields and the page's token; undefined after the refusal page. */
   const form = (ctx: Ctx) => {
     if (!formOk(ctx)) {
-      refused(ctx, 'Go back to <a href="/account">your account</a> and try again.');
+      refused(ctx, true);
       return undefined;
     }
     const me = ctx.state.session!;

@@ -7,6 +7,31 @@ import type { AreaCatalogue } from '../types.js';
  */
 export const account: AreaCatalogue = {
   en: {
+    'account.refused.goBack': 'Go back to {link} and try again.',
+    'account.refused.yourAccount': 'your account',
+    'account.delete.staleText': 'Deleting your account needs a recent sign-in. {confirm}, then come back to {delete}.',
+    'account.delete.confirmLink': 'Confirm it is you',
+    'account.delete.backLink': 'delete your account',
+    'account.delete.erases':
+      'This erases your account ({email}) and everything held about you here: your profile, devices, passkeys ' +
+      'and the apps you gave access. Apps are signed out at once. It cannot be undone.',
+    'account.delete.typeEmail': 'Type your email address to confirm',
+    'account.delete.button': 'Delete my account',
+    'account.delete.keep': 'Keep my account',
+    'account.delete.mismatch': 'The address you typed is not your account’s.',
+    'account.delete.doneTitle': 'Account deleted',
+    'account.delete.doneHeading': 'Your account was deleted',
+    'account.delete.doneText': 'Everything held about you here was erased, and you are signed out.',
+    'account.reauth.title': 'Confirm it is you',
+    'account.reauth.text':
+      'Before you add a passkey or change your address, confirm that this is your account. ' +
+      'We will email a six-digit code to {email}.',
+    'account.reauth.send': 'Email me a code',
+    'account.reauth.codeTitle': 'Enter your code',
+    'account.reauth.codeHeading': 'Check your email',
+    'account.reauth.sent': 'We sent a six-digit code to {email}. It expires in 10 minutes.',
+    'account.passkeys.notFound': 'Passkey not found',
+    'account.passkeys.nameRule': 'A passkey’s name is 1 to 64 characters.',
     'account.email.title': 'Change your address',
     'account.email.confirmTitle': 'Confirm your new address',
     'account.email.sent':
@@ -130,6 +155,32 @@ export const account: AreaCatalogue = {
     'account.signIns.reason.signature_invalid': 'passkey not verified',
   },
   de: {
+    'account.refused.goBack': 'Gehen Sie zurück zu {link} und versuchen Sie es noch einmal.',
+    'account.refused.yourAccount': 'Ihrem Konto',
+    'account.delete.staleText':
+      'Zum Löschen Ihres Kontos ist eine kürzliche Anmeldung nötig. {confirm}, dann kommen Sie zurück, um {delete}.',
+    'account.delete.confirmLink': 'Bestätigen Sie, dass Sie es sind',
+    'account.delete.backLink': 'Ihr Konto zu löschen',
+    'account.delete.erases':
+      'Dies löscht Ihr Konto ({email}) und alles, was hier über Sie gespeichert ist: Ihr Profil, Ihre Geräte, ' +
+      'Passkeys und die Apps mit Zugriff. Apps werden sofort abgemeldet. Das lässt sich nicht rückgängig machen.',
+    'account.delete.typeEmail': 'Geben Sie zur Bestätigung Ihre E-Mail-Adresse ein',
+    'account.delete.button': 'Mein Konto löschen',
+    'account.delete.keep': 'Mein Konto behalten',
+    'account.delete.mismatch': 'Die eingegebene Adresse ist nicht die Ihres Kontos.',
+    'account.delete.doneTitle': 'Konto gelöscht',
+    'account.delete.doneHeading': 'Ihr Konto wurde gelöscht',
+    'account.delete.doneText': 'Alles, was hier über Sie gespeichert war, wurde gelöscht, und Sie sind abgemeldet.',
+    'account.reauth.title': 'Bestätigen Sie, dass Sie es sind',
+    'account.reauth.text':
+      'Bevor Sie einen Passkey hinzufügen oder Ihre Adresse ändern, bestätigen Sie, dass dies Ihr Konto ist. ' +
+      'Wir senden einen sechsstelligen Code an {email}.',
+    'account.reauth.send': 'Code per E-Mail senden',
+    'account.reauth.codeTitle': 'Code eingeben',
+    'account.reauth.codeHeading': 'Sehen Sie in Ihre E-Mails',
+    'account.reauth.sent': 'Wir haben einen sechsstelligen Code an {email} gesendet. Er ist 10 Minuten gültig.',
+    'account.passkeys.notFound': 'Passkey nicht gefunden',
+    'account.passkeys.nameRule': 'Der Name eines Passkeys hat 1 bis 64 Zeichen.',
     'account.email.title': 'Adresse ändern',
     'account.email.confirmTitle': 'Neue Adresse bestätigen',
     'account.email.sent':
@@ -258,6 +309,33 @@ export const account: AreaCatalogue = {
     'account.signIns.reason.signature_invalid': 'Passkey nicht bestätigt',
   },
   fr: {
+    'account.refused.goBack': 'Revenez à {link} et réessayez.',
+    'account.refused.yourAccount': 'votre compte',
+    'account.delete.staleText':
+      'La suppression de votre compte demande une connexion récente. {confirm}, puis revenez pour {delete}.',
+    'account.delete.confirmLink': 'Confirmez que c’est bien vous',
+    'account.delete.backLink': 'supprimer votre compte',
+    'account.delete.erases':
+      'Ceci efface votre compte ({email}) et tout ce qui est conservé ici à votre sujet : votre profil, vos ' +
+      'appareils, vos clés d’accès et les applications ayant accès. Les applications sont déconnectées ' +
+      'immédiatement. C’est irréversible.',
+    'account.delete.typeEmail': 'Saisissez votre adresse e-mail pour confirmer',
+    'account.delete.button': 'Supprimer mon compte',
+    'account.delete.keep': 'Conserver mon compte',
+    'account.delete.mismatch': 'L’adresse saisie n’est pas celle de votre compte.',
+    'account.delete.doneTitle': 'Compte supprimé',
+    'account.delete.doneHeading': 'Votre compte a été supprimé',
+    'account.delete.doneText': 'Tout ce qui était conservé ici à votre sujet a été effacé, et vous êtes déconnecté.',
+    'account.reauth.title': 'Confirmez que c’est bien vous',
+    'account.reauth.text':
+      'Avant d’ajouter une clé d’accès ou de changer votre adresse, confirmez qu’il s’agit bien de votre compte. ' +
+      'Nous enverrons un code à six chiffres à {email}.',
+    'account.reauth.send': 'M’envoyer un code',
+    'account.reauth.codeTitle': 'Saisissez votre code',
+    'account.reauth.codeHeading': 'Consultez vos e-mails',
+    'account.reauth.sent': 'Nous avons envoyé un code à six chiffres à {email}. Il expire dans 10 minutes.',
+    'account.passkeys.notFound': 'Clé d’accès introuvable',
+    'account.passkeys.nameRule': 'Le nom d’une clé d’accès compte de 1 à 64 caractères.',
     'account.email.title': 'Changer votre adresse',
     'account.email.confirmTitle': 'Confirmer votre nouvelle adresse',
     'account.email.sent':
