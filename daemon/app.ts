@@ -69,6 +69,9 @@ import { accountReauthRoutes } from './routes/account/reauth.js';
 import { accountProfileRoutes } from './routes/account/profile.js';
 import { accountProfileApiRoutes } from './routes/account/profile-api.js';
 import { accountDeleteRoutes } from './routes/account/delete.js';
+import { accountConsoleRoutes } from './routes/account/sign-in.js';
+import { landingRoutes } from './routes/landing.js';
+import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
@@ -192,6 +195,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
     accountProfileRoutes(deps, api),
     accountProfileApiRoutes(deps, api),
     accountDeleteRoutes(deps, api),
+    accountConsoleRoutes(deps, api),
+    landingRoutes(deps, api),
+    changeAddressRoutes(deps, api),
     assetRoutes(api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,

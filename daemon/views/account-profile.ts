@@ -1,87 +1,103 @@
 /**
  * The account page's profile (routes/account/profile.ts): the name form and the address
  * change (the new address, then the code sent to it). Plain forms with the page's CSRF token:
- * nothing here needs JavaScript.
+ * nothing here needs JavaScript. Words from shared/i18n/catalogues/account.ts.
  */
 import type { ParameterizedContext } from 'koa';
+import { translator, type Locale, type Translate } from '../../shared/i18n/index.js';
 import { esc, renderPage } from './html.js';
+import { fill } from './page-i18n.js';
 
 const hidden = (csrf: string) => `<input type="hidden" name="csrf" value="${esc(csrf)}">`;
 
 /** The Profile section of /account: the name form, the address and the form that changes it. */
-export function profileSection(p: { name: string; email: string; verified: boolean; csrf: string; stale: boolean }) {
-  return `<h2 id="profile">Profile</h2>
+export function profileSection(
+  p: { name: string; email: string; verified: boolean; csrf: string; stale: boolean },
+  locale: Locale,
+) {
+  const tr = translator(locale);
+  const state = tr(p.verified ? 'account.profile.verified' : 'account.profile.unverified');
+  return `<h2 id="profile">${esc(tr('account.profile.heading'))}</h2>
 <form method="post" action="/account/profile/name">
   ${hidden(p.csrf)}
-  <label for="profile-name">Name</label>
+  <label for="profile-name">${esc(tr('account.profile.name'))}</label>
   <input id="profile-name" name="name" type="text" autocomplete="name" maxlength="200" required
     value="${esc(p.name)}">
-  <button type="submit">Save name</button>
+  <button type="submit">${esc(tr('account.profile.saveName'))}</button>
 </form>
-<h3 id="address">Email address</h3>
-<p>You sign in with <strong>${esc(p.email)}</strong>${p.verified ? ' (verified)' : ' (not verified)'}.</p>
-${emailForm(p.csrf, p.stale)}`;
+<h3 id="address">${esc(tr('account.profile.address'))}</h3>
+<p>${fill(tr, 'account.profile.signInWith', { email: `<strong>${esc(p.email)}</strong>`, state: esc(state) })}</p>
+${emailForm(tr, p.csrf, p.stale)}`;
 }
 
-function emailForm(csrf: string, stale: boolean, error?: string, value = ''): string {
+function emailForm(tr: Translate, csrf: string, stale: boolean, error?: string, value = ''): string {
   const err = error ? `<p id="email-error" class="error" role="alert">${esc(error)}</p>` : '';
+  const confirm = stale
+    ? ' ' +
+      fill(tr, 'account.profile.confirmFirst', {
+        link: `<a href="/account/reauth">${esc(tr('account.profile.confirmLink'))}</a>`,
+      })
+    : '';
   return `<form method="post" action="/account/email/send" novalidate>
   ${hidden(csrf)}
-  <label for="new-email">New address</label>
+  <label for="new-email">${esc(tr('account.profile.newAddress'))}</label>
   <input id="new-email" name="email" type="email" autocomplete="email" maxlength="254" required value="${esc(value)}"
     aria-describedby="email-hint${error ? ' email-error' : ''}"${error ? ' aria-invalid="true"' : ''}>
-  <p class="hint" id="email-hint">We will email a code to the new address; your address changes when you enter it.${
-    stale ? ' You will first be asked to <a href="/account/reauth">confirm it is you</a>.' : ''
-  }</p>
+  <p class="hint" id="email-hint">${esc(tr('account.profile.newAddressHint'))}${confirm}</p>
   ${err}
-  <button type="submit">Send a code</button>
+  <button type="submit">${esc(tr('account.profile.sendCode'))}</button>
 </form>`;
 }
+
+const back = (tr: Translate) => `<p><a href="/account#profile">${esc(tr('account.back'))}</a></p>`;
 
 /** The new-address form again, with what was wrong (bad address, a budget spent, a stale sign-in). */
 export function emailFormPage(
   ctx: ParameterizedContext,
-  p: { csrf: string; error: string; status: number; value?: string; stale?: boolean },
+  p: { csrf: string; error: string; status: number; value?: string; stale?: boolean; locale: Locale },
 ): void {
+  const tr = translator(p.locale);
   renderPage(ctx, {
-    title: 'Change your address',
+    title: tr('account.email.title'),
     status: p.status,
-    body: `<h1>Change your address</h1>
-${emailForm(p.csrf, p.stale ?? false, p.error, p.value)}
-<p><a href="/account#profile">Back to your account</a></p>`,
+    locale: p.locale,
+    body: `<h1>${esc(tr('account.email.title'))}</h1>
+${emailForm(tr, p.csrf, p.stale ?? false, p.error, p.value)}
+${back(tr)}`,
   });
 }
 
 /** The code step of the address change: the code sent to the new address. */
 export function emailCodePage(
   ctx: ParameterizedContext,
-  p: { email: string; csrf: string; error?: string; notice?: string; status?: number },
+  p: { email: string; csrf: string; error?: string; notice?: string; status?: number; locale: Locale },
 ): void {
+  const tr = translator(p.locale);
   const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
   const email = `<input type="hidden" name="email" value="${esc(p.email)}">`;
   renderPage(ctx, {
-    title: 'Confirm your new address',
+    title: tr('account.email.confirmTitle'),
     status: p.status,
-    body: `<h1>Confirm your new address</h1>
+    locale: p.locale,
+    body: `<h1>${esc(tr('account.email.confirmTitle'))}</h1>
 ${notice}
-<p class="hint" id="code-hint">We sent a six-digit code to <strong>${esc(p.email)}</strong>.
-It expires in 10 minutes. Your address changes when you enter it.</p>
+<p class="hint" id="code-hint">${fill(tr, 'account.email.sent', { email: `<strong>${esc(p.email)}</strong>` })}</p>
 <form method="post" action="/account/email/confirm" novalidate>
   ${hidden(p.csrf)}
   ${email}
-  <label for="code">Confirmation code</label>
+  <label for="code">${esc(tr('account.code.label'))}</label>
   <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}"
     maxlength="6" required autofocus
     aria-describedby="code-hint${p.error ? ' code-error' : ''}"${p.error ? ' aria-invalid="true"' : ''}>
   ${err}
-  <button type="submit">Confirm</button>
+  <button type="submit">${esc(tr('account.code.confirm'))}</button>
 </form>
 <form method="post" action="/account/email/send">
   ${hidden(p.csrf)}
   ${email}
-  <button type="submit" class="secondary">Send a new code</button>
+  <button type="submit" class="secondary">${esc(tr('account.code.resend'))}</button>
 </form>
-<p><a href="/account#profile">Back to your account</a></p>`,
+${back(tr)}`,
   });
 }

@@ -3,55 +3,62 @@
  * user's latest sign-in attempts with the device (the user agent, parsed locally), the time,
  * the method and the result, a failure with its reason in words. The place is the IP address
  * only: no geolocation database is shipped, and looking one up elsewhere would send the
- * user's addresses to a third party.
+ * user's addresses to a third party. Words from shared/i18n/catalogues/account.ts.
  */
+import type { Locale } from '../../shared/i18n/index.js';
+import { translator } from '../../shared/i18n/index.js';
 import type { SignInView } from '../../shared/services/sign-ins.js';
 import { esc } from './html.js';
+import { when } from './page-i18n.js';
 
 /** How many of the latest attempts the page shows (GET /api/account/sign-ins pages further). */
 export const ACCOUNT_SIGN_INS = 10;
 
-const METHODS: Record<SignInView['method'], string> = {
-  email_code: 'Email code',
-  passkey: 'Passkey',
-  upstream: 'Another provider',
-  artifact: 'App sign-in',
-};
-
 /** The reasons a user may see in words; any other reads as "refused". */
-const REASONS: Record<string, string> = {
-  wrong_code: 'wrong code',
-  code_expired: 'code expired',
-  no_code: 'no code requested',
-  attempts_exhausted: 'too many attempts',
-  already_used: 'code already used',
-  address_locked: 'temporarily locked',
-  throttled: 'too many attempts',
-  user_disabled: 'account disabled',
-  unknown_credential: 'unknown passkey',
-  signature_invalid: 'passkey not verified',
-};
+const REASONS = new Set([
+  'wrong_code',
+  'code_expired',
+  'no_code',
+  'attempts_exhausted',
+  'already_used',
+  'address_locked',
+  'throttled',
+  'user_disabled',
+  'unknown_credential',
+  'signature_invalid',
+]);
 
-const HEADINGS =
-  '<th scope="col">Device</th><th scope="col">Time</th><th scope="col">Method</th>' +
-  '<th scope="col">Result</th><th scope="col">IP address</th>';
-
-export function signInSection(signIns: SignInView[]): string {
-  if (!signIns.length) return '<h2 id="sign-ins">Recent sign-ins</h2>\n<p>No sign-in recorded yet.</p>';
+export function signInSection(signIns: SignInView[], locale: Locale): string {
+  const tr = translator(locale);
+  const heading = `<h2 id="sign-ins">${esc(tr('account.signIns.heading'))}</h2>`;
+  if (!signIns.length) return `${heading}\n<p>${esc(tr('account.signIns.none'))}</p>`;
+  const labels = {
+    device: esc(tr('account.signIns.device')),
+    time: esc(tr('account.signIns.time')),
+    method: esc(tr('account.signIns.method')),
+    result: esc(tr('account.signIns.result')),
+    ip: esc(tr('account.signIns.ip')),
+  };
   const rows = signIns
     .map((s) => {
-      const iso = new Date(s.created_at).toISOString();
-      const result = s.result === 'success' ? 'Signed in' : `Failed (${esc(REASONS[s.reason ?? ''] ?? 'refused')})`;
+      const reason = REASONS.has(s.reason ?? '') ? s.reason! : 'refused';
+      const result =
+        s.result === 'success'
+          ? tr('account.signIns.success')
+          : tr('account.signIns.failed', { reason: tr(`account.signIns.reason.${reason}`) });
       return `<tr class="sign-in-${s.result}">
-  <td>${esc(s.device)}</td>
-  <td><time datetime="${esc(iso)}">${esc(iso.replace('T', ' ').slice(0, 16))} UTC</time></td>
-  <td>${esc(METHODS[s.method])}</td>
-  <td>${result}</td>
-  <td>${esc(s.ip ?? '')}</td>
+  <td data-label="${labels.device}">${esc(s.device)}</td>
+  <td data-label="${labels.time}">${when(locale, s.created_at)}</td>
+  <td data-label="${labels.method}">${esc(tr(`account.signIns.method.${s.method}`))}</td>
+  <td data-label="${labels.result}">${esc(result)}</td>
+  <td data-label="${labels.ip}">${esc(s.ip ?? '')}</td>
 </tr>`;
     })
     .join('\n');
-  return `<h2 id="sign-ins">Recent sign-ins</h2>
-<table aria-labelledby="sign-ins"><thead><tr>${HEADINGS}</tr></thead>
+  const head = Object.values(labels)
+    .map((l) => `<th scope="col">${l}</th>`)
+    .join('');
+  return `${heading}
+<table class="stack" aria-labelledby="sign-ins"><thead><tr>${head}</tr></thead>
 <tbody>${rows}</tbody></table>`;
 }

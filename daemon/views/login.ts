@@ -127,6 +127,12 @@ ${notice}
   <input type="hidden" name="csrf" value="${esc(p.csrf)}">
   <input type="hidden" name="email" value="${esc(p.email)}">
   <button type="submit" class="secondary">${esc(tr('login.resend'))}</button>
+</form>
+<form method="post" action="/login/change-address">
+  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
+  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
+  <input type="hidden" name="email" value="${esc(p.email)}">
+  <button type="submit" class="secondary">${esc(tr('login.useDifferentAddress'))}</button>
 </form>`,
   });
 }

@@ -169,6 +169,8 @@ export interface DeviceSessionRow {
   created_at: number;
   user_agent: string | null;
   last_seen_at: number;
+  /** The address the session signed in from (the account page shows it as the device's place). */
+  ip: string | null;
 }
 
 /** Browser sessions. */
@@ -255,7 +257,7 @@ export class ScopedSessions {
     }
     const rows = await all<Row>(
       this.s.db,
-      `SELECT s.id, s.created_at, s.user_agent, s.last_seen_at FROM sessions s WHERE ${where}
+      `SELECT s.id, s.created_at, s.user_agent, s.last_seen_at, s.ip FROM sessions s WHERE ${where}
         ORDER BY s.created_at DESC, s.id ASC LIMIT ${Math.trunc(limit)}`,
       params,
     );
@@ -264,6 +266,7 @@ export class ScopedSessions {
       created_at: num(r.created_at),
       user_agent: (r.user_agent as string | null) ?? null,
       last_seen_at: num(r.last_seen_at),
+      ip: (r.ip as string | null) ?? null,
     }));
   }
 

@@ -17,14 +17,18 @@ import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie } from '../../cookies.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { translator } from '../../../shared/i18n/index.js';
 import { esc, renderPage } from '../../views/html.js';
+import { fill, pageLocale } from '../../views/page-i18n.js';
 import { accountForms } from './forms.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
-const STALE =
-  '<p>Deleting your account needs a recent sign-in. <a href="/account/reauth">Confirm it is you</a>, ' +
-  'then come back to <a href="/account/delete">delete your account</a>.</p>';
+/** The page's words in the reader's language (shared/i18n/catalogues/account.ts). */
+const words = (ctx: Ctx) => {
+  const locale = pageLocale(ctx);
+  return { locale, tr: translator(locale) };
+};
 
 export function accountDeleteRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
@@ -35,25 +39,37 @@ export function accountDeleteRoutes(deps: AppDeps, api: ApiRegistry): Router<App
 
   const formPage = (ctx: Ctx, o: { error?: string; status?: number } = {}) => {
     const { session, user } = ctx.state.session!;
+    const { locale, tr } = words(ctx);
     renderPage(ctx, {
       status: o.status ?? 200,
-      title: 'Delete your account',
-      body: `<h1>Delete your account</h1>
+      locale,
+      title: tr('account.delete.heading'),
+      body: `<h1>${esc(tr('account.delete.heading'))}</h1>
 ${o.error ? `<p role="alert">${esc(o.error)}</p>` : ''}
-<p>This erases your account (<strong>${esc(user.email)}</strong>) and everything held about you here:
-your profile, devices, passkeys and the apps you gave access. Apps are signed out at once. It cannot be undone.</p>
+<p>${fill(tr, 'account.delete.erases', { email: `<strong>${esc(user.email)}</strong>` })}</p>
 <form method="post" action="/account/delete">
 <input type="hidden" name="csrf" value="${esc(csrf.tokenFor(session.id))}">
-<label for="confirm-email">Type your email address to confirm</label>
+<label for="confirm-email">${esc(tr('account.delete.typeEmail'))}</label>
 <input id="confirm-email" name="confirm_email" type="email" autocomplete="off" required>
-<button type="submit">Delete my account</button>
+<button type="submit">${esc(tr('account.delete.button'))}</button>
 </form>
-<p><a href="/account">Keep my account</a></p>`,
+<p><a href="/account">${esc(tr('account.delete.keep'))}</a></p>`,
     });
   };
 
-  const stalePage = (ctx: Ctx, status: number) =>
-    renderPage(ctx, { status, title: 'Delete your account', body: `<h1>Delete your account</h1>${STALE}` });
+  const stalePage = (ctx: Ctx, status: number) => {
+    const { locale, tr } = words(ctx);
+    const stale = fill(tr, 'account.delete.staleText', {
+      confirm: `<a href="/account/reauth">${esc(tr('account.delete.confirmLink'))}</a>`,
+      delete: `<a href="/account/delete">${esc(tr('account.delete.backLink'))}</a>`,
+    });
+    renderPage(ctx, {
+      status,
+      locale,
+      title: tr('account.delete.heading'),
+      body: `<h1>${esc(tr('account.delete.heading'))}</h1><p>${stale}</p>`,
+    });
+  };
 
   api.page(router, { method: 'get', path: '/account/delete', authenticate: signedIn }, (ctx) => {
     if (!fresh(ctx)) return stalePage(ctx, 200);
@@ -62,20 +78,20 @@ your profile, devices, passkeys and the apps you gave access. Apps are signed ou
 
   api.page(router, { method: 'post', path: '/account/delete', parser: 'form', authenticate: signedIn }, async (ctx) => {
     await deps.throttle.formPost(ctx.ip);
-    if (!formOk(ctx)) return refused(ctx, 'Go back to <a href="/account">your account</a> and try again.');
+    if (!formOk(ctx)) return refused(ctx, true);
     // A step-up (NIST SP 800-63B §4.1.3 re-authentication) before an irreversible act.
     if (!fresh(ctx)) return stalePage(ctx, 403);
     const { session, user } = ctx.state.session!;
     const typed = (ctx.request.body as Record<string, unknown>).confirm_email;
     if (typeof typed !== 'string' || typed.trim().toLowerCase() !== user.email.toLowerCase())
-      return formPage(ctx, { error: 'The address you typed is not your account’s.', status: 400 });
+      return formPage(ctx, { error: words(ctx).tr('account.delete.mismatch'), status: 400 });
     await deps.userLifecycle.erase(session.tenant_id, user.id, { type: 'user', id: user.id });
     clearCookie(ctx, SESSION_COOKIE, secure);
+    const { locale, tr } = words(ctx);
     renderPage(ctx, {
-      title: 'Account deleted',
-      body:
-        '<h1>Your account was deleted</h1>' +
-        '<p>Everything held about you here was erased, and you are signed out.</p>',
+      locale,
+      title: tr('account.delete.doneTitle'),
+      body: `<h1>${esc(tr('account.delete.doneHeading'))}</h1><p>${esc(tr('account.delete.doneText'))}</p>`,
     });
   });
 

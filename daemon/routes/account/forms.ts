@@ -6,7 +6,9 @@
 import type { ParameterizedContext } from 'koa';
 import type { AppDeps, AppState } from '../../context.js';
 import { sessionCsrf } from '../../csrf.js';
-import { renderPage } from '../../views/html.js';
+import { translator } from '../../../shared/i18n/index.js';
+import { esc, renderPage } from '../../views/html.js';
+import { fill, pageLocale } from '../../views/page-i18n.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -20,12 +22,26 @@ export function accountForms(deps: AppDeps) {
     /** Whether the posted form's `csrf` field is the signed-in session's token. */
     formOk: (ctx: Ctx): boolean =>
       csrf.verify(ctx.state.session!.session.id, (ctx.request.body as Record<string, unknown> | undefined)?.csrf),
-    /** The answer to a form whose token did not verify; `hint` (trusted HTML) says what to do. */
-    refused: (ctx: Ctx, hint = 'Reload the account page and try again.'): void =>
+    /**
+     * The answer to a form whose token did not verify: reload the page, or (`back`) go back to
+     * the account page, and try again.
+     */
+    refused: (ctx: Ctx, back = false): void => {
+      const locale = pageLocale(ctx);
+      const tr = translator(locale);
+      const hint = back
+        ? fill(tr, 'account.refused.goBack', {
+            link: `<a href="/account">${esc(tr('account.refused.yourAccount'))}</a>`,
+          })
+        : esc(tr('account.refused.reload'));
       renderPage(ctx, {
         status: 403,
-        title: 'Refused',
-        body: `<h1>Request refused</h1><p role="alert">The form could not be verified. ${hint}</p>`,
-      }),
+        locale,
+        title: tr('account.refused.title'),
+        body:
+          `<h1>${esc(tr('account.refused.heading'))}</h1>` +
+          `<p role="alert">${esc(tr('account.refused.text'))} ${hint}</p>`,
+      });
+    },
   };
 }

@@ -7,32 +7,32 @@
  * (an HMAC of its id), and the page sends the same security headers as the login page.
  */
 import Router from '@koa/router';
+import { translator } from '../../../shared/i18n/index.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { appsSection, devicesSection } from '../../views/account-devices.js';
 import { passkeySection } from '../../views/account-passkeys.js';
 import { profileSection } from '../../views/account-profile.js';
 import { ACCOUNT_SIGN_INS, signInSection } from '../../views/account-sign-ins.js';
 import { PASSKEY_SCRIPTS } from '../../views/assets.js';
 import { esc, renderPage } from '../../views/html.js';
+import { fill, pageLocale } from '../../views/page-i18n.js';
+import { accountConsoleClientId } from '../../../shared/services/auth/account-console.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkeys.js';
 import { accountForms } from './forms.js';
 
-const ACTION_HEADING = '<th scope="col"><span class="skip">Action</span></th>';
-const DEVICE_HEADINGS =
-  '<th scope="col">Device</th><th scope="col">App</th><th scope="col">Last seen</th>' + ACTION_HEADING;
-const CONSENT_HEADINGS = '<th scope="col">App</th><th scope="col">Access</th>' + ACTION_HEADING;
-/** The page's notice after one of its forms (`?done=`). */
-const NOTICES: Record<string, string> = {
-  device: 'The device was signed out.',
-  consent: 'Access was removed.',
-  passkey_added: 'The passkey was added.',
-  passkey_renamed: 'The passkey was renamed.',
-  passkey_removed: 'The passkey was removed.',
-  reauth: 'Thank you for confirming it is you. You can add a passkey or change your address in the next five minutes.',
-  name: 'Your name was saved.',
-  email: 'Your address was changed.',
-};
+/** The page's notices after one of its forms (`?done=`), each `account.done.<name>`. */
+const NOTICES = new Set([
+  'device',
+  'consent',
+  'passkey_added',
+  'passkey_renamed',
+  'passkey_removed',
+  'reauth',
+  'name',
+  'email',
+]);
 
 export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
@@ -58,63 +58,36 @@ export function accountPageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     },
     async (ctx) => {
       const { session, user } = ctx.state.session!;
+      const locale = pageLocale(ctx);
+      const tr = translator(locale);
       const token = csrf.tokenFor(session.id);
-      const { devices } = await service.listDevices(session.tenant_id, user.id, session.id, 100);
-      const consents = await service.listConsents(session.tenant_id, user.id);
+      const devices = await service.deviceDetails(session.tenant_id, user.id, session.id, 100);
+      // The account console's own sign-in is not an app the user gave access to.
+      const console = accountConsoleClientId(session.tenant_id);
+      const consents = (await service.listConsents(session.tenant_id, user.id)).filter((c) => c.clientId !== console);
       const passkeys = await deps.passkeys.list(session.tenant_id, user.id);
       const profile = await deps.accountProfile.profile(session.tenant_id, user.id);
       const stale = Date.now() - session.auth_time > STEP_UP_MAX_AGE_MS;
       const { sign_ins: signIns } = await deps.signIns.mine(session.tenant_id, user.id, ACCOUNT_SIGN_INS);
-      const done =
-        typeof ctx.query.done === 'string' && Object.hasOwn(NOTICES, ctx.query.done) ? NOTICES[ctx.query.done] : '';
-      const notice = done ? `<p role="status">${esc(done)}</p>` : '';
-      const hidden = `<input type="hidden" name="csrf" value="${esc(token)}">`;
-      const deviceRows = devices
-        .map((d) => {
-          const seen = d.last_seen_at
-            ? `<time datetime="${esc(d.last_seen_at)}">${esc(d.last_seen_at.replace('T', ' ').slice(0, 16))} UTC</time>`
-            : '';
-          const label = `Sign out ${esc(d.display_name)}${d.current ? ' (this device)' : ''}`;
-          return `<tr>
-  <td>${esc(d.display_name)}${d.current ? ' <strong>(this device)</strong>' : ''}</td>
-  <td>${esc(d.app_display_name ?? '')}</td>
-  <td>${seen}</td>
-  <td><form method="post" action="/account/devices/${esc(d.id)}/sign-out">${hidden}
-    <button type="submit" class="secondary" aria-label="${label}">Sign out</button></form></td>
-</tr>`;
-        })
-        .join('\n');
-      const consentRows = consents
-        .map((c) => {
-          const app = esc(c.clientName ?? c.clientId);
-          return `<tr>
-  <td>${app}</td>
-  <td>${esc(c.scopes.join(' '))}</td>
-  <td><form method="post" action="/account/consents/${esc(c.id)}/withdraw">${hidden}
-    <button type="submit" class="secondary" aria-label="Remove access for ${app}">Remove</button></form></td>
-</tr>`;
-        })
-        .join('\n');
-      const consentTable = consents.length
-        ? `<table aria-labelledby="consents"><thead><tr>${CONSENT_HEADINGS}</tr></thead>` +
-          `<tbody>${consentRows}</tbody></table>`
-        : '<p>No app has access to your account.</p>';
+      const done = typeof ctx.query.done === 'string' && NOTICES.has(ctx.query.done) ? ctx.query.done : '';
+      const notice = done ? `<p role="status">${esc(tr(`account.done.${done}`))}</p>` : '';
+      const deleteLink = `<a href="/account/delete">${esc(tr('account.delete.link'))}</a>`;
       renderPage(ctx, {
-        title: 'Your account',
+        title: tr('account.title'),
         scripts: PASSKEY_SCRIPTS,
-        body: `<h1>Your account</h1>
-<p>Signed in as <strong>${esc(user.email)}</strong>.</p>
+        locale,
+        // The wider column (style.ts): html.ts's frame is the localisation work's, so the page
+        // marks itself instead of passing an option.
+        body: `<div class="wide"><h1>${esc(tr('account.title'))}</h1>
+<p>${fill(tr, 'account.signedInAs', { email: `<strong>${esc(user.email)}</strong>` })}</p>
 ${notice}
-${profileSection({ ...profile, csrf: token, stale })}
-<h2 id="devices">Devices</h2>
-<table aria-labelledby="devices"><thead><tr>${DEVICE_HEADINGS}</tr></thead>
-<tbody>${deviceRows}</tbody></table>
-<h2 id="consents">Apps with access</h2>
-${consentTable}
-${passkeySection({ passkeys, csrf: token, stale })}
-${signInSection(signIns)}
-<h2 id="delete">Delete your account</h2>
-<p><a href="/account/delete">Delete your account</a> and everything held about you here.</p>`,
+${profileSection({ ...profile, csrf: token, stale }, locale)}
+${devicesSection(devices, token, locale)}
+${appsSection(consents, token, locale)}
+${passkeySection({ passkeys, csrf: token, stale }, locale)}
+${signInSection(signIns, locale)}
+<h2 id="delete">${esc(tr('account.delete.heading'))}</h2>
+<p>${fill(tr, 'account.delete.text', { link: deleteLink })}</p></div>`,
       });
     },
   );
@@ -126,12 +99,7 @@ ${signInSection(signIns)}
       const me = ctx.state.session!;
       if (!formOk(ctx)) return refused(ctx);
       const sessionId = await service.findDeviceSession(me.session.tenant_id, me.user.id, ctx.params.id);
-      if (!sessionId)
-        return renderPage(ctx, {
-          status: 404,
-          title: 'Not found',
-          body: '<h1>Device not found</h1><p><a href="/account">Back to your account</a></p>',
-        });
+      if (!sessionId) return notFound(ctx, 'account.notFound.device');
       await deps.sessions.revokeSession(me.session.tenant_id, sessionId, 'device_signed_out');
       ctx.status = 303;
       ctx.redirect(sessionId === me.session.id ? '/account' : '/account?done=device#devices');
@@ -145,16 +113,23 @@ ${signInSection(signIns)}
       const me = ctx.state.session!;
       if (!formOk(ctx)) return refused(ctx);
       const ok = await service.withdrawConsent(me.session.tenant_id, me.user.id, ctx.params.id);
-      if (!ok)
-        return renderPage(ctx, {
-          status: 404,
-          title: 'Not found',
-          body: '<h1>Not found</h1><p><a href="/account">Back to your account</a></p>',
-        });
+      if (!ok) return notFound(ctx, 'account.notFound.title');
       ctx.status = 303;
       ctx.redirect('/account?done=consent#consents');
     },
   );
 
   return router;
+}
+
+/** The 404 page of a device or consent that is not (or no longer) the user's. */
+function notFound(ctx: Parameters<typeof renderPage>[0], heading: string): void {
+  const locale = pageLocale(ctx);
+  const tr = translator(locale);
+  renderPage(ctx, {
+    status: 404,
+    locale,
+    title: tr('account.notFound.title'),
+    body: `<h1>${esc(tr(heading))}</h1><p><a href="/account">${esc(tr('account.back'))}</a></p>`,
+  });
 }

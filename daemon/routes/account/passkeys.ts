@@ -27,11 +27,26 @@ import { refuseCrossOrigin } from '../../csrf.js';
 import { accountForms } from './forms.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
-import { renderPage } from '../../views/html.js';
+import { translator } from '../../../shared/i18n/index.js';
+import { esc, renderPage } from '../../views/html.js';
+import { pageLocale } from '../../views/page-i18n.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
-const NOT_FOUND_BODY = '<h1>Passkey not found</h1><p><a href="/account#passkeys">Back to your account</a></p>';
+/** The answer page of a rename or remove that did not happen: its heading, what was wrong, the way back. */
+function formPage(ctx: ParameterizedContext, status: number, heading: string, alert?: string): void {
+  const locale = pageLocale(ctx);
+  const tr = translator(locale);
+  renderPage(ctx, {
+    status,
+    locale,
+    title: tr(heading),
+    body:
+      `<h1>${esc(tr(heading))}</h1>` +
+      (alert ? `<p role="alert">${esc(tr(alert))}</p>` : '') +
+      `<p><a href="/account#passkeys">${esc(tr('account.back'))}</a></p>`,
+  });
+}
 
 const PasskeyName = z.string().trim().min(1).max(64);
 
@@ -125,16 +140,9 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       const me = ctx.state.session!;
       if (!formOk(ctx)) return refused(ctx);
       const name = PasskeyName.safeParse((ctx.request.body as Record<string, unknown> | undefined)?.name);
-      if (!name.success)
-        return renderPage(ctx, {
-          status: 400,
-          title: 'Invalid name',
-          body:
-            '<h1>Invalid name</h1><p role="alert">A passkey’s name is 1 to 64 characters.</p>' +
-            '<p><a href="/account#passkeys">Back to your account</a></p>',
-        });
+      if (!name.success) return formPage(ctx, 400, 'account.name.invalid', 'account.passkeys.nameRule');
       if (!(await deps.passkeys.rename(me.session.tenant_id, me.user.id, ctx.params.id, name.data)))
-        return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
+        return formPage(ctx, 404, 'account.passkeys.notFound');
       ctx.status = 303;
       ctx.redirect('/account?done=passkey_renamed#passkeys');
     },
@@ -147,7 +155,7 @@ export function accountPasskeyRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       const me = ctx.state.session!;
       if (!formOk(ctx)) return refused(ctx);
       if (!(await deps.passkeys.remove(me.session.tenant_id, me.user.id, ctx.params.id)))
-        return renderPage(ctx, { status: 404, title: 'Not found', body: NOT_FOUND_BODY });
+        return formPage(ctx, 404, 'account.passkeys.notFound');
       ctx.status = 303;
       ctx.redirect('/account?done=passkey_removed#passkeys');
     },

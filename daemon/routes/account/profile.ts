@@ -23,7 +23,9 @@ import type { AppDeps, AppState } from '../../context.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { emailCodePage, emailFormPage } from '../../views/account-profile.js';
-import { renderPage } from '../../views/html.js';
+import { esc, renderPage } from '../../views/html.js';
+import { pageLocale } from '../../views/page-i18n.js';
+import { t } from '../../../shared/i18n/index.js';
 import { retryAfter } from '../oauth/authorization.js';
 import { accountForms } from './forms.js';
 
@@ -38,7 +40,7 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
   /** The signed-in user's form: its fields and the page's token; undefined after the refusal page. */
   const form = (ctx: Ctx) => {
     if (!formOk(ctx)) {
-      refused(ctx, 'Go back to <a href="/account">your account</a> and try again.');
+      refused(ctx, true);
       return undefined;
     }
     const me = ctx.state.session!;
@@ -63,10 +65,12 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       if (!name.success)
         return renderPage(ctx, {
           status: 400,
-          title: 'Invalid name',
+          title: t(pageLocale(ctx), 'account.name.invalid'),
+          locale: pageLocale(ctx),
           body:
-            '<h1>Invalid name</h1><p role="alert">A name is 1 to 200 characters.</p>' +
-            '<p><a href="/account#profile">Back to your account</a></p>',
+            `<h1>${esc(t(pageLocale(ctx), 'account.name.invalid'))}</h1>` +
+            `<p role="alert">${esc(t(pageLocale(ctx), 'account.name.rule'))}</p>` +
+            `<p><a href="/account#profile">${esc(t(pageLocale(ctx), 'account.back'))}</a></p>`,
         });
       const { me } = f;
       await service.rename(me.session.tenant_id, me.user.id, name.data, {
@@ -90,7 +94,13 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       const raw = typeof b.email === 'string' ? b.email.slice(0, 300) : '';
       const parsed = emailSchema.safeParse(raw);
       if (!parsed.success)
-        return emailFormPage(ctx, { csrf: token, status: 400, value: raw, error: 'Enter a valid email address.' });
+        return emailFormPage(ctx, {
+          csrf: token,
+          status: 400,
+          value: raw,
+          error: t(pageLocale(ctx), 'account.email.invalid'),
+          locale: pageLocale(ctx),
+        });
       try {
         await service.requestEmailChange({
           tenantId: me.session.tenant_id,
@@ -103,9 +113,21 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       } catch (e) {
         const err = shown(ctx, e);
         const stale = err.error === 'step_up_required';
-        return emailFormPage(ctx, { csrf: token, status: err.status, value: raw, error: err.message, stale });
+        return emailFormPage(ctx, {
+          csrf: token,
+          status: err.status,
+          value: raw,
+          error: err.message,
+          stale,
+          locale: pageLocale(ctx),
+        });
       }
-      emailCodePage(ctx, { email: parsed.data, csrf: token, notice: 'Code sent.' });
+      emailCodePage(ctx, {
+        email: parsed.data,
+        csrf: token,
+        notice: t(pageLocale(ctx), 'account.code.sent'),
+        locale: pageLocale(ctx),
+      });
     },
   );
 
@@ -119,7 +141,12 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
       const { me, b, token } = f;
       const parsed = emailSchema.safeParse(typeof b.email === 'string' ? b.email.slice(0, 300) : '');
       if (!parsed.success)
-        return emailFormPage(ctx, { csrf: token, status: 400, error: 'Enter a valid email address.' });
+        return emailFormPage(ctx, {
+          csrf: token,
+          status: 400,
+          error: t(pageLocale(ctx), 'account.email.invalid'),
+          locale: pageLocale(ctx),
+        });
       const code = typeof b.code === 'string' ? b.code.trim() : '';
       try {
         await service.confirmEmailChange({
@@ -132,7 +159,13 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
         });
       } catch (e) {
         const err = shown(ctx, e);
-        return emailCodePage(ctx, { email: parsed.data, csrf: token, status: err.status, error: err.message });
+        return emailCodePage(ctx, {
+          email: parsed.data,
+          csrf: token,
+          status: err.status,
+          error: err.message,
+          locale: pageLocale(ctx),
+        });
       }
       ctx.status = 303;
       ctx.redirect('/account?done=email#profile');

@@ -20,7 +20,9 @@ import type { ApiRegistry } from '../../openapi.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
+import { t } from '../../../shared/i18n/index.js';
 import { reauthCodePage, reauthStartPage } from '../../views/account-passkeys.js';
+import { pageLocale } from '../../views/page-i18n.js';
 import { requestMeta, retryAfter } from '../oauth/authorization.js';
 import { accountForms } from './forms.js';
 
@@ -43,7 +45,7 @@ export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     const me = ctx.state.session!;
     const b = (ctx.request.body ?? {}) as Record<string, unknown>;
     if (!formOk(ctx)) {
-      refused(ctx, 'Go back to <a href="/account">your account</a> and try again.');
+      refused(ctx, true);
       return undefined;
     }
     return { me, b, token: csrf.tokenFor(me.session.id) };
@@ -51,7 +53,7 @@ export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<App
 
   api.page(router, { method: 'get', path: '/account/reauth', authenticate: signedIn }, (ctx) => {
     const me = ctx.state.session!;
-    reauthStartPage(ctx, { email: me.user.email, csrf: csrf.tokenFor(me.session.id) });
+    reauthStartPage(ctx, { email: me.user.email, csrf: csrf.tokenFor(me.session.id), locale: pageLocale(ctx) });
   });
 
   api.page(
@@ -75,11 +77,22 @@ export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       } catch (e) {
         if (e instanceof ApiError && e.status === 429) {
           ctx.set('Retry-After', retryAfter(e));
-          return reauthStartPage(ctx, { email: me.user.email, csrf: token, error: e.message, status: 429 });
+          return reauthStartPage(ctx, {
+            email: me.user.email,
+            csrf: token,
+            error: e.message,
+            status: 429,
+            locale: pageLocale(ctx),
+          });
         }
         throw e;
       }
-      reauthCodePage(ctx, { email: me.user.email, csrf: token, notice: 'Code sent.' });
+      reauthCodePage(ctx, {
+        email: me.user.email,
+        csrf: token,
+        notice: t(pageLocale(ctx), 'account.code.sent'),
+        locale: pageLocale(ctx),
+      });
     },
   );
 
@@ -118,6 +131,7 @@ export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<App
             csrf: token,
             error: e.message,
             status: e instanceof ApiError ? e.status : 400,
+            locale: pageLocale(ctx),
           });
         }
         throw e;

@@ -26,9 +26,6 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.title': 'Sign-in not completed',
     'errors.notCompleted.message':
       'Signing in there could not be completed. Go back to the application and start again.',
-    'errors.noSession.title': 'Signed out',
-    'errors.noSession.heading': 'You are not signed in',
-    'errors.noSession.message': 'Sign in through an application to manage your account.',
   },
   de: {
     'errors.unknownClient.title': 'Unbekannte Anwendung',
@@ -57,9 +54,6 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.message':
       'Die Anmeldung dort konnte nicht abgeschlossen werden. Kehren Sie ' +
       'zur Anwendung zurück und beginnen Sie von vorn.',
-    'errors.noSession.title': 'Abgemeldet',
-    'errors.noSession.heading': 'Sie sind nicht angemeldet',
-    'errors.noSession.message': 'Melden Sie sich über eine Anwendung an, um Ihr Konto zu verwalten.',
   },
   fr: {
     'errors.unknownClient.title': 'Application inconnue',
@@ -84,8 +78,5 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.title': 'Connexion inachevée',
     'errors.notCompleted.message':
       'La connexion par ce moyen n’a pas pu aboutir. Retournez dans l’application et recommencez.',
-    'errors.noSession.title': 'Déconnecté',
-    'errors.noSession.heading': 'Vous n’êtes pas connecté',
-    'errors.noSession.message': 'Connectez-vous depuis une application pour gérer votre compte.',
   },
 };

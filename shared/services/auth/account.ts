@@ -7,7 +7,9 @@ import { createHash } from 'node:crypto';
 import UAParser from 'ua-parser-js';
 import { CursorSigner } from '../../cursor.js';
 import type { Database } from '../../db/index.js';
+import type { Client } from '../../db/entities.js';
 import { TenantScope } from '../../repositories/index.js';
+import { ensureAccountConsoleClient } from './account-console.js';
 
 export interface ConsentView {
   id: string;
@@ -33,6 +35,15 @@ export interface DeviceView {
   app_display_name?: string;
 }
 
+/** A device as the account page shows it (times in epoch milliseconds). */
+export interface DeviceDetail extends DeviceView {
+  browser?: string;
+  os?: string;
+  first_seen: number;
+  last_seen?: number;
+  ip?: string;
+}
+
 /** The device id of a session: derived one-way, so it does not reveal the session key. */
 export function deviceIdOf(sessionId: string): string {
   return createHash('sha256')
@@ -45,6 +56,8 @@ export function describeUserAgent(ua: string | null): {
   display_name: string;
   fallback_display_name: string;
   platform: string;
+  browser?: string;
+  os?: string;
 } {
   const r = new UAParser(ua ?? '').getResult();
   const browser = r.browser.name;
@@ -54,7 +67,13 @@ export function describeUserAgent(ua: string | null): {
   const platform = os ?? 'unknown';
   const display_name =
     browser && os ? `${browser} on ${os}` : (browser ?? (os ? `Browser on ${os}` : 'Unknown device'));
-  return { display_name, fallback_display_name: os ? `Device on ${os}` : 'Unknown device', platform };
+  return {
+    display_name,
+    fallback_display_name: os ? `Device on ${os}` : 'Unknown device',
+    platform,
+    ...(browser ? { browser } : {}),
+    ...(os ? { os } : {}),
+  };
 }
 
 export class AccountService {
@@ -65,6 +84,11 @@ export class AccountService {
     secretKey: string,
   ) {
     this.cursors = new CursorSigner(secretKey, 'devices');
+  }
+
+  /** The tenant's account console client, created on first use (account-console.ts); undefined: no such tenant. */
+  consoleClient(tenantId: string, issuer: string): Promise<Client | undefined> {
+    return ensureAccountConsoleClient(this.db, tenantId, issuer);
   }
 
   // ---- consents ----
@@ -133,6 +157,31 @@ export class AccountService {
     limit: number,
     cursor?: string,
   ): Promise<{ devices: DeviceView[]; next_cursor?: string }> {
+    const { devices, next_cursor } = await this.devicePage(tenantId, userId, currentSessionId, limit, cursor);
+    return { devices: devices.map((d) => d.view), ...(next_cursor ? { next_cursor } : {}) };
+  }
+
+  /**
+   * The account page's devices: the API's record plus what tells two devices apart on the page
+   * (browser and OS apart, so the page can word them in its language; when the session began;
+   * the address it signed in from). Not part of the API's Device record (its fields are fixed).
+   */
+  async deviceDetails(
+    tenantId: string,
+    userId: string,
+    currentSessionId: string,
+    limit: number,
+  ): Promise<DeviceDetail[]> {
+    return (await this.devicePage(tenantId, userId, currentSessionId, limit)).devices.map((d) => d.detail);
+  }
+
+  private async devicePage(
+    tenantId: string,
+    userId: string,
+    currentSessionId: string,
+    limit: number,
+    cursor?: string,
+  ): Promise<{ devices: { view: DeviceView; detail: DeviceDetail }[]; next_cursor?: string }> {
     const after = cursor === undefined ? undefined : this.cursors.decode(cursor);
     const scope = new TenantScope(this.db, tenantId);
     const rows = await scope.sessions.listLive(userId, Date.now(), limit + 1, after);
@@ -144,9 +193,15 @@ export class AccountService {
       page.map((r) => r.id),
     ))
       apps.set(f.session_id, { client_id: f.client_id, name: f.name });
-    const devices = page.map((r): DeviceView => {
+    const devices = page.map((r) => {
       const d = describeUserAgent(r.user_agent);
-      const v: DeviceView = { id: deviceIdOf(r.id), ...d, current: r.id === currentSessionId };
+      const v: DeviceView = {
+        id: deviceIdOf(r.id),
+        display_name: d.display_name,
+        fallback_display_name: d.fallback_display_name,
+        platform: d.platform,
+        current: r.id === currentSessionId,
+      };
       if (Number.isFinite(r.last_seen_at)) {
         v.last_seen_at = new Date(r.last_seen_at).toISOString();
         v.last_seen_at_unix = Math.floor(r.last_seen_at / 1000);
@@ -156,7 +211,12 @@ export class AccountService {
         v.client_id = app.client_id;
         if (app.name) v.app_display_name = app.name;
       }
-      return v;
+      const detail: DeviceDetail = { ...v, first_seen: r.created_at };
+      if (Number.isFinite(r.last_seen_at)) detail.last_seen = r.last_seen_at;
+      if (d.browser) detail.browser = d.browser;
+      if (d.os) detail.os = d.os;
+      if (r.ip) detail.ip = r.ip;
+      return { view: v, detail };
     });
     const last = page[page.length - 1];
     return {

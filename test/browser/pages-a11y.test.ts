@@ -1,0 +1,207 @@
+/**
+ * Every server-rendered page on a phone (390 px wide) in a real headless Chromium, in the light
+ * and the dark colour scheme: no horizontal scrolling, and no serious or critical WCAG 2.2 A/AA
+ * violation found by axe-core. The walk is a newcomer's: the landing page, the signed-out
+ * account page, its "Sign in" (the account console's own authorization code + PKCE sign-in:
+ * login email step, code step), the account page, a third party's consent page, the logout
+ * confirmation and an error page. Screenshots of the login, code, consent and account pages at
+ * phone and desktop size go to IAM_SCREENSHOTS_DIR (docs/screenshots/ when the docs are
+ * refreshed) or else test/artifacts/. Runs only in the browser lane.
+ */
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, resolve } from 'node:path';
+import test, { type ExecutionContext } from 'ava';
+import type { Browser, Page } from 'playwright-core';
+import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import { authorizeUrl, codeFrom, pkce, REDIRECT } from '../helpers/oauth.js';
+import { ARTIFACTS, launchBrowser } from './helpers.js';
+
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+const PHONE = { width: 390, height: 844 };
+const DESKTOP = { width: 1280, height: 800 };
+const SHOTS = process.env.IAM_SCREENSHOTS_DIR ? resolve(process.env.IAM_SCREENSHOTS_DIR) : ARTIFACTS;
+
+let env: LoginEnv;
+let browser: Browser;
+
+test.before(async () => {
+  env = await startLoginEnv();
+  browser = await launchBrowser();
+});
+test.after.always(async () => {
+  await browser?.close();
+  await stopLoginEnv(env ?? {});
+});
+
+type Scheme = 'light' | 'dark';
+
+/** A phone-sized page in `scheme`. bypassCSP lets axe-core be injected past the page's CSP. */
+async function phonePage(t: ExecutionContext, scheme: Scheme) {
+  const context = await browser.newContext({
+    locale: 'en-US',
+    viewport: PHONE,
+    colorScheme: scheme,
+    bypassCSP: true,
+  });
+  t.teardown(() => context.close());
+  context.setDefaultTimeout(15_000);
+  context.setDefaultNavigationTimeout(20_000);
+  return context.newPage();
+}
+
+/** No horizontal scrolling at 390 px and no serious or critical axe violation. */
+async function check(t: ExecutionContext, page: Page, what: string) {
+  await page.waitForLoadState();
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  t.true(scrollWidth <= innerWidth, `${what}: scrollWidth ${scrollWidth} > ${innerWidth}`);
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => {
+    const axe = (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe;
+    interface Violation {
+      id: string;
+      impact: string | null;
+      nodes: { target: string[] }[];
+    }
+    const r = await axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  t.deepEqual(violations, [], `${what}: axe violations`);
+}
+
+/** The page as a PNG at phone and desktop size (the viewport is put back to the phone's). */
+async function shoot(page: Page, name: string, scheme: Scheme) {
+  mkdirSync(SHOTS, { recursive: true });
+  await page.screenshot({ path: join(SHOTS, `${name}-phone-${scheme}.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: join(SHOTS, `${name}-desktop-${scheme}.png`), fullPage: true });
+  await page.setViewportSize(PHONE);
+}
+
+/**
+ * Signed out at /account?tenant=…, "Sign in", the email and the code: back on the account page.
+ * `each` runs on each page of the way (the signed-out page, the email step, the code step);
+ * with `detour`, a mistyped address is corrected with the code page's "Use a different address".
+ */
+async function signInFromAccount(
+  t: ExecutionContext,
+  page: Page,
+  email: string,
+  each: (what: string) => Promise<void> = async () => {},
+  detour = false,
+) {
+  const res = await page.goto(`${env.d.url}/account?tenant=${env.app.tenantId}`);
+  t.is(res?.status(), 401);
+  await page.getByRole('heading', { name: 'You are not signed in' }).waitFor();
+  await each('account, signed out');
+  await Promise.all([
+    page.waitForURL((u) => u.pathname === '/authorize'),
+    page.getByRole('link', { name: 'Sign in' }).click(),
+  ]);
+  await each('login, email step');
+  const sendCode = () =>
+    Promise.all([
+      page.waitForURL(`${env.d.url}/login/email-code`),
+      page.getByRole('button', { name: 'Email me a code' }).click(),
+    ]);
+  await page.getByLabel('Email address').fill(detour ? `typo-${email}` : email);
+  let earlier = new Set(env.sink.messages);
+  await sendCode();
+  await each('login, code step');
+  if (detour) {
+    // "Use a different address": the email step of the same request, the address to correct.
+    await Promise.all([
+      page.waitForURL(`${env.d.url}/login/change-address`),
+      page.getByRole('button', { name: 'Use a different address' }).click(),
+    ]);
+    t.is(await page.getByLabel('Email address').inputValue(), `typo-${email}`);
+    await page.getByLabel('Email address').fill(email);
+    earlier = new Set(env.sink.messages);
+    await sendCode();
+  }
+  const mail = await env.sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000);
+  await page.getByLabel('Sign-in code').fill(codeFrom(mail.text));
+  await Promise.all([
+    page.waitForURL(`${env.d.url}/account`),
+    page.getByRole('button', { name: 'Sign in', exact: true }).click(),
+  ]);
+  await page.getByRole('heading', { name: 'Your account', exact: true }).waitFor();
+}
+
+test("signed out, the account page's Sign in signs the user in (code + PKCE, a mistyped address corrected with 'Use a different address') and shows the account page", async (t) => {
+  const user = await createUserIn(env, 'console');
+  const page = await phonePage(t, 'light');
+  await signInFromAccount(t, page, user.email, undefined, true);
+  const body = await page.locator('main').innerText();
+  t.true(body.includes(user.email), 'the account page is the signed-in user’s');
+  t.is(await page.getByText('(this device)').count(), 1, 'this browser is listed as this device');
+  // A callback whose state is not this browser's is refused, and signs nothing in.
+  const forged = await page.goto(`${env.d.url}/account/callback?code=x&state=forged`);
+  t.is(forged?.status(), 400);
+  t.is(await page.getByRole('alert').count(), 1);
+});
+
+for (const scheme of ['light', 'dark'] as const) {
+  test(`every page at 390 px in the ${scheme} scheme: no horizontal scrolling, no serious axe violation`, async (t) => {
+    const page = await phonePage(t, scheme);
+    const user = await createUserIn(env, `a11y-${scheme}`);
+
+    await page.goto(`${env.d.url}/`);
+    await page.getByRole('heading', { name: 'Sign-in service' }).waitFor();
+    await check(t, page, 'landing');
+
+    await signInFromAccount(t, page, user.email, async (what) => {
+      await check(t, page, what);
+      if (what === 'login, email step') await shoot(page, 'login', scheme);
+      if (what === 'login, code step') await shoot(page, 'code', scheme);
+    });
+    // A third party's consent page, for the session this browser now has; Allow, so that the
+    // account page lists an app.
+    const { challenge } = pkce();
+    await page.goto(
+      authorizeUrl(env.d.url, {
+        response_type: 'code',
+        client_id: env.app.thirdParty.clientId,
+        redirect_uri: REDIRECT,
+        scope: 'openid email profile',
+        state: 's',
+        code_challenge: challenge,
+        code_challenge_method: 'S256',
+      }),
+    );
+    await page.getByRole('heading', { name: 'Allow Partner to access your account?' }).waitFor();
+    await check(t, page, 'consent');
+    await shoot(page, 'consent', scheme);
+    // Allow, so that the account page lists an app. Posted by fetch without following the
+    // redirect: the client's redirect URI does not resolve, and this page stays put.
+    const allowed = await page.evaluate(async () => {
+      const form = document.querySelector<HTMLFormElement>('form[action="/authorize/consent"]')!;
+      const body = new URLSearchParams();
+      for (const [k, v] of new FormData(form)) if (typeof v === 'string') body.set(k, v);
+      body.set('decision', 'allow');
+      return (await fetch(form.action, { method: 'POST', body, redirect: 'manual' })).type;
+    });
+    t.is(allowed, 'opaqueredirect', 'Allow redirects to the client');
+
+    await page.goto(`${env.d.url}/account`);
+    await page.getByRole('heading', { name: 'Your account', exact: true }).waitFor();
+    t.is(await page.getByRole('button', { name: 'Remove access for Partner' }).count(), 1, 'the app is listed');
+    await check(t, page, 'account, signed in');
+    await shoot(page, 'account', scheme);
+
+    await page.goto(`${env.d.url}/logout`);
+    await page.getByRole('heading', { name: /sign out/i }).waitFor();
+    await check(t, page, 'logout confirmation');
+
+    const error = await page.goto(`${env.d.url}/authorize?client_id=no-such-client&response_type=code`);
+    t.true((error?.status() ?? 0) >= 400, 'an error page');
+    await check(t, page, 'error page');
+  });
+}
