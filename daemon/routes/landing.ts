@@ -8,8 +8,8 @@ import Router from '@koa/router';
 import { translator } from '../../shared/i18n/index.js';
 import type { AppDeps, AppState } from '../context.js';
 import type { ApiRegistry } from '../openapi.js';
-import { esc, renderPage } from '../views/html.js';
-import { fill, pageLocale } from '../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../views/html.js';
+import { fill } from '../views/page-i18n.js';
 
 export function landingRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();

@@ -1,16 +1,10 @@
 /**
- * What the localised pages of the account console and the landing page share: the page's
- * language from the browser's Accept-Language (RFC 9110 §12.5.4), a message with HTML
+ * What the localised pages of the account console and the landing page share (the page's
+ * language is html.ts `pageLocale`): a message with HTML
  * placeholders (a `<strong>` address, a link), and dates in the reader's language.
  */
-import type { ParameterizedContext } from 'koa';
-import { negotiateLocale, type Locale, type Translate } from '../../shared/i18n/index.js';
+import type { Locale, Translate } from '../../shared/i18n/index.js';
 import { esc } from './html.js';
-
-/** The language of a page that has no authorization request (and so no ui_locales). */
-export function pageLocale(ctx: ParameterizedContext): Locale {
-  return negotiateLocale(undefined, ctx.get('accept-language'));
-}
 
 /**
  * The message `key`, escaped, with its `{name}` placeholders replaced by the given HTML (which

@@ -18,8 +18,8 @@ import { clearCookie } from '../../cookies.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { translator } from '../../../shared/i18n/index.js';
-import { esc, renderPage } from '../../views/html.js';
-import { fill, pageLocale } from '../../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../../views/html.js';
+import { fill } from '../../views/page-i18n.js';
 import { accountForms } from './forms.js';
 
 type Ctx = ParameterizedContext<AppState>;

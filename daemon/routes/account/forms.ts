@@ -7,8 +7,8 @@ import type { ParameterizedContext } from 'koa';
 import type { AppDeps, AppState } from '../../context.js';
 import { sessionCsrf } from '../../csrf.js';
 import { translator } from '../../../shared/i18n/index.js';
-import { esc, renderPage } from '../../views/html.js';
-import { fill, pageLocale } from '../../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../../views/html.js';
+import { fill } from '../../views/page-i18n.js';
 
 type Ctx = ParameterizedContext<AppState>;
 

@@ -28,8 +28,7 @@ import { accountForms } from './forms.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { ErrorObject, type ApiRegistry } from '../../openapi.js';
 import { translator } from '../../../shared/i18n/index.js';
-import { esc, renderPage } from '../../views/html.js';
-import { pageLocale } from '../../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../../views/html.js';
 
 type Ctx = ParameterizedContext<AppState>;
 

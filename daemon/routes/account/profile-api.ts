@@ -9,6 +9,7 @@
  *   (the same answer when another user has it); 403 `step_up_required` for a stale sign-in;
  * - POST /api/account/email-change/confirm `{ email, code }` → the profile, at the new address.
  */
+import { pageLocale } from '../../views/html.js';
 import Router from '@koa/router';
 import { z } from 'zod';
 import { displayName, email } from '../../../shared/schemas/common.js';
@@ -101,6 +102,8 @@ export function accountProfileApiRoutes(deps: AppDeps, api: ApiRegistry): Router
         newEmail,
         ip: ctx.ip,
         authTime: session.auth_time,
+        // The app's own screen: its Accept-Language chooses the mails' language.
+        locale: pageLocale(ctx),
       });
       ctx.status = 202;
       ctx.body = { email: newEmail, expires_in: expiresIn };
@@ -138,6 +141,7 @@ export function accountProfileApiRoutes(deps: AppDeps, api: ApiRegistry): Router
         code: code.trim(),
         ip: ctx.ip,
         actor: { type: 'user', id: s.user_id, requestId: ctx.state.requestId },
+        locale: pageLocale(ctx),
       });
       ctx.set('Cache-Control', 'no-store');
       ctx.body = await view(s.tenant_id, s.user_id);

@@ -23,8 +23,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { emailCodePage, emailFormPage } from '../../views/account-profile.js';
-import { esc, renderPage } from '../../views/html.js';
-import { pageLocale } from '../../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../../views/html.js';
 import { t } from '../../../shared/i18n/index.js';
 import { retryAfter } from '../oauth/authorization.js';
 import { accountForms } from './forms.js';
@@ -109,6 +108,7 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
           newEmail: parsed.data,
           ip: ctx.ip,
           authTime: me.session.auth_time,
+          locale: pageLocale(ctx),
         });
       } catch (e) {
         const err = shown(ctx, e);
@@ -156,6 +156,7 @@ export function accountProfileRoutes(deps: AppDeps, api: ApiRegistry): Router<Ap
           code,
           ip: ctx.ip,
           actor: { type: 'user', id: me.user.id, requestId: ctx.state.requestId },
+          locale: pageLocale(ctx),
         });
       } catch (e) {
         const err = shown(ctx, e);

@@ -12,6 +12,7 @@
  * The forms carry the account page's CSRF token, and count against the IP's login form budget
  * like the login forms; the code's own budgets are the email-code service's.
  */
+import { pageLocale } from '../../views/html.js';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import { ApiError, OAuthError } from '../../../shared/errors.js';
@@ -22,7 +23,6 @@ import { readCookie } from '../../cookies.js';
 import { sessionAuth } from '../../middleware/koa-session.js';
 import { t } from '../../../shared/i18n/index.js';
 import { reauthCodePage, reauthStartPage } from '../../views/account-passkeys.js';
-import { pageLocale } from '../../views/page-i18n.js';
 import { requestMeta, retryAfter } from '../oauth/authorization.js';
 import { accountForms } from './forms.js';
 
@@ -73,6 +73,7 @@ export function accountReauthRoutes(deps: AppDeps, api: ApiRegistry): Router<App
           knownDevice: readCookie(ctx, KNOWN_DEVICE_COOKIE),
           allowSignup: false,
           meta: requestMeta(ctx),
+          locale: pageLocale(ctx),
         });
       } catch (e) {
         if (e instanceof ApiError && e.status === 429) {

@@ -24,8 +24,7 @@ import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie, setCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { esc, renderPage } from '../../views/html.js';
-import { pageLocale } from '../../views/page-i18n.js';
+import { esc, renderPage, pageLocale } from '../../views/html.js';
 
 /** The browser's half of one console sign-in: `<state>.<verifier>.<tenant id>`. */
 const FLOW_COOKIE = 'account_signin';
