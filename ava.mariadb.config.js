@@ -19,6 +19,7 @@
 //   login, token and introspection paths they go through run on MariaDB in test/oauth/.
 const NO_DATABASE = [
   'architecture',
+  'ci/container',
   'ci/licenses',
   'bench/calibrate',
   'bench/http-client',
@@ -31,6 +32,7 @@ const NO_DATABASE = [
   'federation/trust-source-rules',
   'shared/crypto',
   'shared/failure',
+  'shared/i18n-catalogues',
   'shared/introspection-cache',
   'shared/jcs',
   'shared/outbound',
