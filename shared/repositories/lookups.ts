@@ -21,6 +21,10 @@ export interface ResolvedClient {
   tenantState: string;
   allowSignup: boolean;
   policyVersions: PolicyVersions;
+  /** The tenant's name and its settings' `branding` section as stored, so that the login pages
+   * get their look from this one read (shared/services/branding.ts `brandingFrom`). */
+  tenantName: string;
+  brandingSection: unknown;
 }
 
 /** The policy versions of a tenant's settings document; what is not a non-empty string is absent. */
@@ -53,7 +57,8 @@ export class Lookups {
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
-              c.require_pkce, c.tokens_revoked_before, c.created_at, c.updated_at, t.lifecycle_state, t.settings
+              c.require_pkce, c.tokens_revoked_before, c.created_at, c.updated_at, t.lifecycle_state, t.settings,
+              t.name AS tenant_name
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
     );
@@ -90,12 +95,14 @@ export class Lookups {
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };
-    const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown };
+    const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown; branding?: unknown };
     return {
       client,
       tenantState: String(r.lifecycle_state),
       allowSignup: settings.allowSignup === true,
       policyVersions: policyVersionsOf(settings),
+      tenantName: String(r.tenant_name),
+      brandingSection: settings.branding,
     };
   }
 

@@ -52,6 +52,16 @@ function effectiveOf(tenantName: string, b: StoredBranding): BrandingView['effec
   };
 }
 
+/**
+ * The look of a tenant from its name and its stored `branding` section, without a read: what
+ * `get` answers, for callers that read the tenant already (the login pages, from the client
+ * lookup of Lookups.clientByClientId).
+ */
+export function brandingFrom(tenantName: string, section: unknown): TenantBranding {
+  const { primaryTextColor: _text, ...branding } = effectiveOf(tenantName, storedOf(section));
+  return branding;
+}
+
 /** A strong validator (RFC 9110 §8.8.3) of the stored branding. */
 export function brandingEtag(b: StoredBranding): string {
   return `"${createHash('sha256').update(canonicalize(b)).digest('base64url').slice(0, 32)}"`;
@@ -74,9 +84,9 @@ export class BrandingService {
    * A tenant that does not exist is a 404 (ApiError).
    */
   async get(tenantId: string): Promise<TenantBranding> {
-    const { name, stored } = await this.load(tenantId);
-    const { primaryTextColor: _text, ...branding } = effectiveOf(name, stored);
-    return branding;
+    const tenant = await new TenantRepository(this.ds).get(tenantId);
+    if (!tenant) throw notFound(`Tenant ${tenantId}`);
+    return brandingFrom(tenant.name, tenant.settings?.branding);
   }
 
   /** The stored branding, what the pages show, and the ETag. */

@@ -58,6 +58,9 @@ export const toUserView = (u: User): UserPublic => {
   };
 };
 
+/** A client with its tenant's state, settings and look, as one OAuth lookup reads them. */
+export type { ResolvedClient };
+
 export class DirectoryService {
   private readonly hasher: SecretHasher;
   private readonly lookups: Lookups;

@@ -158,7 +158,8 @@ test.serial('branding: PUT then GET round trip with ETag, If-Match, audit; the p
   t.is(rows.length, 1);
   t.is(rows[0].actor_id, env.app.admin.clientId);
 
-  const { res, html } = await page(loginUrl());
+  const jar = new CookieJar();
+  const { res, html } = await page(loginUrl(), {}, jar);
   const csp = res.headers.get('content-security-policy')!;
   t.regex(csp, /img-src 'self' data: https:\/\/cdn\.acme\.example;/, 'the logo’s origin, and only it, joins img-src');
   t.notRegex(csp, /brand\/logo/);
@@ -166,6 +167,16 @@ test.serial('branding: PUT then GET round trip with ETag, If-Match, audit; the p
   t.regex(html, /--brand: #ffd500; --brand-text: #000000;/);
   t.regex(html, /h1 \{ letter-spacing: \.02em; \}<\/style>/);
   t.regex(html, /<a href="mailto:help@acme\.example">Help and support<\/a>/);
+  // The code step after the form post is branded too (its look comes from the client lookup).
+  const codeStep = await fetch(`${env.d.url}/login/email-code`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ challenge: challengeFrom(html), csrf: csrfFrom(html), email: 'nobody@example.com' }),
+  });
+  const codeHtml = await codeStep.text();
+  t.is(codeStep.status, 200);
+  t.regex(codeHtml, /--brand: #ffd500; --brand-text: #000000;/);
+  t.regex(codeHtml, /<span>Acme<\/span>/);
 
   // The same branding reaches the tenant's mails (the mail composer reads the branding service).
   const mail = (await (

@@ -8,6 +8,8 @@ import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
 import { deriveKey, randomToken } from '../../../shared/crypto.js';
 import type { Client } from '../../../shared/db/entities.js';
+import type { ResolvedClient } from '../../../shared/services/directory.js';
+import { brandingFrom } from '../../../shared/services/branding.js';
 import { redirectUriMatches as matchRedirectUri } from '../../../shared/redirect-uris.js';
 import { ApiError } from '../../../shared/errors.js';
 import { t } from '../../../shared/i18n/index.js';
@@ -127,9 +129,16 @@ export function authorizationFlow(deps: AppDeps) {
    * Accept-Language (docs/localisation.md); the tenant's branding when the tenant is known
    * (docs/branding.md). A tenant gone since the request was made shows the page unbranded.
    */
-  const lookFor = async (ctx: Ctx, tenantId?: string, uiLocales?: string): Promise<PageLook> => {
+  /**
+   * The page's language and the tenant's branding. Given the client lookup (ResolvedClient),
+   * which read the tenant already, the branding costs no second read on the login path.
+   */
+  const lookFor = async (ctx: Ctx, tenant?: string | ResolvedClient, uiLocales?: string): Promise<PageLook> => {
     const locale = pageLocale(ctx, uiLocales);
-    if (!tenantId) return { locale };
+    if (!tenant) return { locale };
+    if (typeof tenant !== 'string')
+      return { locale, branding: brandingFrom(tenant.tenantName, tenant.brandingSection) };
+    const tenantId = tenant;
     const branding = await deps.branding.get(tenantId).catch((e: unknown) => {
       if (e instanceof ApiError && e.status === 404) return undefined;
       throw e;
@@ -199,9 +208,14 @@ export function authorizationFlow(deps: AppDeps) {
     const challenge = typeof b.challenge === 'string' ? b.challenge : '';
     const req = await deps.oauth.getAuthRequest(challenge);
     if (!req || req.consumed) return refuse(400, 'invalid_request', 'expired', await lookFor(ctx));
-    const look = await lookFor(ctx, req.tenantId, req.params.ui_locales);
-    if (!csrfOk(ctx, challenge, b.csrf)) return refuse(403, 'forbidden', 'forged', look);
     const found = await deps.directory.resolveClient(req.params.client_id);
+    // The request's client names its tenant (a request is saved under its client's tenant).
+    const look = await lookFor(
+      ctx,
+      found?.client.tenant_id === req.tenantId ? found : req.tenantId,
+      req.params.ui_locales,
+    );
+    if (!csrfOk(ctx, challenge, b.csrf)) return refuse(403, 'forbidden', 'forged', look);
     if (!found || found.client.status !== 'active' || found.tenantState !== 'active')
       return refuse(403, 'access_denied', 'unavailable', look);
     return {

@@ -9,6 +9,7 @@ import { grantableScope, isAdminScope, requestableScope } from '../../../shared/
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
 import type { Client } from '../../../shared/db/entities.js';
+import type { ResolvedClient } from '../../../shared/services/directory.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
 import { PKCE_VALUE } from '../../../shared/services/auth/pkce.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
@@ -127,13 +128,15 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     };
   };
 
-  const startLogin = async (ctx: Ctx, tenantId: string, client: Client, p: AuthParams) => {
+  const startLogin = async (ctx: Ctx, found: ResolvedClient, p: AuthParams) => {
+    const { client } = found;
+    const tenantId = client.tenant_id;
     const challenge = await deps.oauth.saveAuthRequest(tenantId, p);
     emailStep(ctx, {
       challenge,
       csrf: csrfFor(ctx, challenge),
       clientName: client.name,
-      look: await lookFor(ctx, tenantId, p.ui_locales),
+      look: await lookFor(ctx, found, p.ui_locales),
       email: p.login_hint,
       // "Continue with <name>" per active upstream provider (upstream-login.ts).
       providers: await deps.upstreamBroker.buttons(tenantId),
@@ -155,9 +158,8 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const { client } = found;
     const redirectUri = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
     if (!redirectUri || !redirectUriMatches(client, redirectUri))
-      return errorPage(ctx, 400, 'badRedirect', await lookFor(ctx, client.tenant_id, uiLocales));
-    if (found.tenantState !== 'active')
-      return errorPage(ctx, 403, 'unavailable', await lookFor(ctx, client.tenant_id, uiLocales));
+      return errorPage(ctx, 400, 'badRedirect', await lookFor(ctx, found, uiLocales));
+    if (found.tenantState !== 'active') return errorPage(ctx, 403, 'unavailable', await lookFor(ctx, found, uiLocales));
 
     let p: AuthParams;
     let marker: string | undefined;
@@ -195,7 +197,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       if (p.prompt?.includes('none')) return fail('login_required', 'The user is not signed in.');
       // The request is saved as the client sent it, prompt included, so that the continuation
       // keeps the client's own prompt semantics (prompt=consent still shows the consent page).
-      return startLogin(ctx, client.tenant_id, client, p);
+      return startLogin(ctx, found, p);
     }
     // A link whose upstream refused to refresh its tokens for good needs the user to sign in
     // there again (docs/identity-providers.md, "Re-authentication"), whichever way they signed
@@ -214,7 +216,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         });
       } catch (e) {
         if (e instanceof UpstreamLoginError) {
-          const look = await lookFor(ctx, client.tenant_id, p.ui_locales);
+          const look = await lookFor(ctx, found, p.ui_locales);
           return errorPage(ctx, 503, 'signInUnavailable', look, serviceSentence(look, e.message));
         }
         throw e;
@@ -231,7 +233,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           challenge,
           csrf: csrfFor(ctx, challenge),
           clientName: client.name,
-          look: await lookFor(ctx, client.tenant_id, p.ui_locales),
+          look: await lookFor(ctx, found, p.ui_locales),
           scopes: p.scope,
           userEmail: session.user.email,
           policyVersions: found.policyVersions,
