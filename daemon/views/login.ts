@@ -103,6 +103,11 @@ export function codeStep(
   const tr = translator(p.look.locale);
   const err = p.error ? `<p id="code-error" class="error" role="alert">${esc(p.error)}</p>` : '';
   const notice = p.notice ? `<p role="status">${esc(p.notice)}</p>` : '';
+  // The authorization request, its CSRF token and the address, carried by each of the step's forms.
+  const carried =
+    `<input type="hidden" name="challenge" value="${esc(p.challenge)}">\n` +
+    `  <input type="hidden" name="csrf" value="${esc(p.csrf)}">\n` +
+    `  <input type="hidden" name="email" value="${esc(p.email)}">`;
   renderPage(ctx, {
     title: tr('login.codeTitle', { client: p.clientName }),
     status: p.status,
@@ -112,9 +117,7 @@ export function codeStep(
 ${notice}
 <p class="hint" id="code-hint">${tHtml(p.look.locale, 'login.codeHint', { email: strong(p.email) })}</p>
 <form method="post" action="/login/verify" novalidate>
-  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
-  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <input type="hidden" name="email" value="${esc(p.email)}">
+  ${carried}
   <label for="code">${esc(tr('login.codeLabel'))}</label>
   <input id="code" name="code" type="text" autocomplete="one-time-code" inputmode="numeric" pattern="[0-9]{6}"
     maxlength="6" required autofocus
@@ -123,15 +126,11 @@ ${notice}
   <button type="submit">${esc(tr('login.signIn'))}</button>
 </form>
 <form method="post" action="/login/email-code">
-  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
-  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <input type="hidden" name="email" value="${esc(p.email)}">
+  ${carried}
   <button type="submit" class="secondary">${esc(tr('login.resend'))}</button>
 </form>
 <form method="post" action="/login/change-address">
-  <input type="hidden" name="challenge" value="${esc(p.challenge)}">
-  <input type="hidden" name="csrf" value="${esc(p.csrf)}">
-  <input type="hidden" name="email" value="${esc(p.email)}">
+  ${carried}
   <button type="submit" class="secondary">${esc(tr('login.useDifferentAddress'))}</button>
 </form>`,
   });

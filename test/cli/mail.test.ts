@@ -13,18 +13,9 @@ test('preview the default and an override, in German with HTML; an unknown varia
   const { ds, provisioning } = await openServices(db.url, db.dir);
   const tenant = await activeTenant(provisioning, { name: 'Acme' }, { type: 'system', id: 'test' });
   await ds.destroy();
+  const signInCode = ['--tenant', tenant.id, '--kind', 'sign_in_code'];
 
-  const byDefault = await iam(db, [
-    'mail',
-    'preview',
-    '--tenant',
-    tenant.id,
-    '--kind',
-    'sign_in_code',
-    '--locale',
-    'de',
-    '--html',
-  ]);
+  const byDefault = await iam(db, ['mail', 'preview', ...signInCode, '--locale', 'de', '--html']);
   t.is(byDefault.code, 0, byDefault.stderr);
   t.regex(
     byDefault.stdout,
@@ -36,39 +27,16 @@ test('preview the default and an override, in German with HTML; an unknown varia
     'mail',
     'templates',
     'set',
-    '--tenant',
-    tenant.id,
-    '--kind',
-    'sign_in_code',
+    ...signInCode,
     '--locale',
     'de',
     '--subject',
     '{{tenant_name}}: {{code}}',
   ]);
   t.like(set, { kind: 'sign_in_code', locale: 'de', subject: '{{tenant_name}}: {{code}}' });
-  const preview = await iamJson(db, [
-    'mail',
-    'preview',
-    '--tenant',
-    tenant.id,
-    '--kind',
-    'sign_in_code',
-    '--locale',
-    'de',
-  ]);
+  const preview = await iamJson(db, ['mail', 'preview', ...signInCode, '--locale', 'de']);
   t.like(preview, { source: 'override', subject: 'Acme: 123456' });
-  const bad = await iam(db, [
-    'mail',
-    'templates',
-    'set',
-    '--tenant',
-    tenant.id,
-    '--kind',
-    'sign_in_code',
-    '--text',
-    'Code {{otp}}',
-    '--json',
-  ]);
+  const bad = await iam(db, ['mail', 'templates', 'set', ...signInCode, '--text', 'Code {{otp}}', '--json']);
   t.is(bad.code, 1);
   t.like(JSON.parse(bad.stdout), { error: 'invalid_template' });
   t.regex(JSON.parse(bad.stdout).message, /^--text: .*unknown variable \{\{otp\}\}/);
