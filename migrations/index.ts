@@ -35,6 +35,7 @@ import { ClientSecrets1763769600036 } from './0036-client-secrets.js';
 import { TenantOffboarding1763769600037 } from './0037-tenant-offboarding.js';
 import { SignInHistory1763769600038 } from './0038-sign-in-history.js';
 import { MailTemplates1763769600040 } from './0040-mail-templates.js';
+import { GroupsRolesScim1763769600041 } from './0041-groups-roles-scim.js';
 
 export const migrations = [
   Core1763769600001,
@@ -70,4 +71,5 @@ export const migrations = [
   TenantOffboarding1763769600037,
   SignInHistory1763769600038,
   MailTemplates1763769600040,
+  GroupsRolesScim1763769600041,
 ];
