@@ -170,8 +170,11 @@ export class ScopedSourceProfiles {
 export interface FieldMapping {
   /** The source's attribute: a SAML attribute name, a SCIM path, a CSV column, a directory attribute. */
   source: string;
-  /** `user` (a user field) or `claim` (a custom claim key). */
-  targetType: 'user' | 'claim';
+  /**
+   * `user` (a user field), `claim` (a custom claim key), `group` or `role` (a group's display
+   * name or a role's name, held while the source matches: docs/scim.md, "Attribute mapping").
+   */
+  targetType: 'user' | 'claim' | 'group' | 'role';
   target: string;
   required?: boolean;
   multiValued?: boolean;
@@ -250,6 +253,16 @@ export class ScopedFieldMappingSets {
       this.sc.db,
       `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
       [this.sc.tenantId, limit, offset],
+    );
+    return rows.map(toSet);
+  }
+
+  /** The tenant's sets of one source type, oldest first (a tenant has a handful; bounded anyway). */
+  async ofSourceType(sourceType: string, limit = 500): Promise<FieldMappingSetRow[]> {
+    const rows = await all<Row>(
+      this.sc.db,
+      `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? AND source_type = ? ORDER BY created_at, id LIMIT ?`,
+      [this.sc.tenantId, sourceType, limit],
     );
     return rows.map(toSet);
   }

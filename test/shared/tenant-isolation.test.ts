@@ -1114,6 +1114,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await scopeA.fieldMappingSets.get('fms_b'), undefined);
     t.is(await scopeA.fieldMappingSets.byKey('saml-basic'), undefined);
     t.deepEqual(await scopeA.fieldMappingSets.list(100, 0), []);
+    t.deepEqual(await scopeA.fieldMappingSets.ofSourceType('saml'), []);
+    t.is((await scopeB.fieldMappingSets.ofSourceType('saml')).length, 1);
     t.is(await scopeA.fieldMappingSets.update({ ...set, display_name: 'A was here' }), 0);
     t.is(await scopeA.fieldMappingSets.delete('fms_b'), 0);
     t.is((await scopeB.fieldMappingSets.get('fms_b'))!.display_name, 'B set');

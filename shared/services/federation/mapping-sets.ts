@@ -101,7 +101,7 @@ export class FieldMappingSetService {
 
   async create(tenantId: string, raw: unknown, actor: Actor): Promise<FieldMappingSetView> {
     const input = parseInput(FieldMappingSetInput, raw, 'body');
-    const mappings = this.mappingsFrom(input.mappings);
+    const mappings = this.mappingsFrom(input.mappings, input.sourceType);
     try {
       return await this.db.transaction(async (tx) => {
         const scope = new TenantScope(tx, tenantId);
@@ -150,7 +150,7 @@ export class FieldMappingSetService {
   /** Replaces the set's fields (its key stays). */
   async update(tenantId: string, idOrKey: string, raw: unknown, actor: Actor): Promise<FieldMappingSetView> {
     const input = parseInput(FieldMappingSetUpdateInput, raw, 'body');
-    const mappings = this.mappingsFrom(input.mappings);
+    const mappings = this.mappingsFrom(input.mappings, input.sourceType);
     return this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
       const before = await this.row(scope, idOrKey);
@@ -203,6 +203,28 @@ export class FieldMappingSetService {
     });
   }
 
+  /** The tenant's active sets of a source type (`scim`: the sets SCIM provisioning applies). */
+  async activeOf(tenantId: string, sourceType: string): Promise<FieldMappingSetView[]> {
+    const rows = await new TenantScope(this.db, tenantId).fieldMappingSets.ofSourceType(sourceType);
+    return rows.filter((r) => r.lifecycle_state === 'active').map(mappingSetView);
+  }
+
+  /**
+   * The sets with a mapping to `target` of `targetType` (a group's display name or a role's
+   * name, compared case-insensitively): what refuses deleting that group or role (409).
+   */
+  async naming(
+    tenantId: string,
+    targetType: 'group' | 'role',
+    target: string,
+  ): Promise<{ id: string; setKey: string }[]> {
+    const rows = await new TenantScope(this.db, tenantId).fieldMappingSets.ofSourceType('scim');
+    const t = target.toLowerCase();
+    return rows
+      .filter((r) => r.mappings.some((m) => m.targetType === targetType && m.target.toLowerCase() === t))
+      .map((r) => ({ id: r.id, setKey: r.set_key }));
+  }
+
   private async row(scope: TenantScope, idOrKey: string): Promise<FieldMappingSetRow> {
     const repo = scope.fieldMappingSets;
     const r = idOrKey.startsWith(`${MAPPING_SET_PREFIX}_`) ? await repo.get(idOrKey) : await repo.byKey(idOrKey);
@@ -220,7 +242,7 @@ export class FieldMappingSetService {
   }
 
   /** Targets are valid user fields or claim keys, each filled by at most one mapping. */
-  private mappingsFrom(input: UpdateInput['mappings']): FieldMapping[] {
+  private mappingsFrom(input: UpdateInput['mappings'], sourceType: string): FieldMapping[] {
     const seen = new Map<string, number>();
     return input.map((m, i) => {
       const field = `body.mappings.${i}.target`;
@@ -231,6 +253,9 @@ export class FieldMappingSetService {
           throw fail(field, 'must be a claim key: a letter or _ first, then letters, digits, _ . : - (at most 128)');
         if (RESERVED_CLAIMS.has(m.target)) throw fail(field, `${m.target} is set by the service and cannot be mapped`);
       }
+      // A group or role is held while a SCIM filter matches the provisioned user: only SCIM sets.
+      if ((m.targetType === 'group' || m.targetType === 'role') && sourceType !== 'scim')
+        throw fail(`body.mappings.${i}.targetType`, `${m.targetType} targets are for sourceType scim only`);
       const key = `${m.targetType}:${m.target}`;
       const prior = seen.get(key);
       if (prior !== undefined) throw fail(field, `${m.target} is already filled by mappings.${prior}`);
