@@ -261,7 +261,8 @@ export class ScopedFieldMappingSets {
   async ofSourceType(sourceType: string, limit = 500): Promise<FieldMappingSetRow[]> {
     const rows = await all<Row>(
       this.sc.db,
-      `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? AND source_type = ? ORDER BY created_at, id LIMIT ?`,
+      `SELECT ${SET_COLS} FROM field_mapping_sets WHERE tenant_id = ? AND source_type = ?
+        ORDER BY created_at, id LIMIT ?`,
       [this.sc.tenantId, sourceType, limit],
     );
     return rows.map(toSet);

@@ -124,7 +124,8 @@ export const FieldMappingInput = z.looseObject({
     'The source attribute: a SAML attribute name, SCIM path, CSV column or directory attribute.',
   ),
   targetType: oneOf(['user', 'claim', 'group', 'role'] as const).describe(
-    '`user`: a user field; `claim`: a custom claim key; `group`, `role`: a group display name or role name, held while `source` (a SCIM filter) matches the provisioned user.',
+    '`user`: a user field; `claim`: a custom claim key; `group`, `role`: a group display name or ' +
+      'role name, held while `source` (a SCIM filter) matches the provisioned user.',
   ),
   target: text(LIMITS.key, 1),
   required: z.boolean({ error: 'must be a boolean' }).optional(),
