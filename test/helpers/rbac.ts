@@ -24,17 +24,30 @@ export interface RbacSeed {
   groups?: Record<string, string[]>;
 }
 
-/** Writes `seed` into tenant `tenantId`; returns the ids of the groups by name. */
+/** Writes `seed` into tenant `tenantId` of the test database `db`; returns the ids of the groups by name. */
 export async function seedRbac(
   db: { url: string; dir: string },
   tenantId: string,
   seed: RbacSeed,
 ): Promise<{ groups: Record<string, string> }> {
   const { ds } = await openServices(db.url, db.dir);
+  try {
+    return await seedRbacIn(ds, tenantId, seed);
+  } finally {
+    await ds.destroy();
+  }
+}
+
+/** seedRbac on an open data source. */
+export async function seedRbacIn(
+  ds: { query(sql: string, params?: unknown[]): Promise<unknown> },
+  tenantId: string,
+  seed: RbacSeed,
+): Promise<{ groups: Record<string, string> }> {
   const now = Date.now();
   const permIds = new Map<string, string>();
   const groupIds: Record<string, string> = {};
-  try {
+  {
     for (const [resource, perms] of Object.entries(seed.permissions ?? {}))
       for (const permission of perms) {
         const pid = id('perm');
@@ -88,8 +101,6 @@ export async function seedRbac(
           [tenantId, rid, type, principal, now],
         );
     }
-  } finally {
-    await ds.destroy();
   }
   return { groups: groupIds };
 }
