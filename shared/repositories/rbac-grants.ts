@@ -30,7 +30,8 @@ const USER_ROLE_IDS = `SELECT ra.role_id FROM role_assignments ra
     WHERE ra.tenant_id = ? AND ra.principal_type = 'user' AND ra.principal_id = ?
   UNION
   SELECT ra.role_id FROM group_members gm
-    JOIN role_assignments ra ON ra.tenant_id = gm.tenant_id AND ra.principal_type = 'group' AND ra.principal_id = gm.group_id
+    JOIN role_assignments ra
+      ON ra.tenant_id = gm.tenant_id AND ra.principal_type = 'group' AND ra.principal_id = gm.group_id
     WHERE gm.tenant_id = ? AND gm.user_id = ?`;
 
 const CLIENT_ROLE_IDS = `SELECT ra.role_id FROM role_assignments ra
@@ -44,7 +45,8 @@ export class ScopedRbacGrants {
     if (!scopes.length) return [];
     return all<ResourcePermission>(
       this.s.db,
-      `SELECT resource, permission FROM resource_permissions WHERE tenant_id = ? AND permission IN (${marks(scopes.length)})`,
+      `SELECT resource, permission FROM resource_permissions
+       WHERE tenant_id = ? AND permission IN (${marks(scopes.length)})`,
       [this.s.tenantId, ...scopes],
     );
   }
@@ -73,7 +75,7 @@ export class ScopedRbacGrants {
     return this.held(CLIENT_ROLE_IDS, [this.s.tenantId, clientId], permissions);
   }
 
-  /** The names of the roles a user holds (directly or through a group) that are tenant-wide or scoped to one of `resources`. */
+  /** The names of the roles a user holds (directly or through a group), tenant-wide or scoped to one of `resources`. */
   async roleNamesOfUser(userId: string, resources: readonly string[]): Promise<string[]> {
     const t = this.s.tenantId;
     const rows = await all<{ name: string }>(
@@ -90,7 +92,8 @@ export class ScopedRbacGrants {
   async groupNamesOfUser(userId: string): Promise<string[]> {
     const rows = await all<{ display_name: string }>(
       this.s.db,
-      `SELECT g.display_name FROM group_members gm JOIN user_groups g ON g.tenant_id = gm.tenant_id AND g.id = gm.group_id
+      `SELECT g.display_name FROM group_members gm
+         JOIN user_groups g ON g.tenant_id = gm.tenant_id AND g.id = gm.group_id
        WHERE gm.tenant_id = ? AND gm.user_id = ? ORDER BY g.display_name`,
       [this.s.tenantId, userId],
     );

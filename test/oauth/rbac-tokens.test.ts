@@ -111,7 +111,8 @@ async function postForm(path: string, body: Record<string, string>, jar: CookieJ
 }
 
 test.serial(
-  'a group role grants invoices:read on R and nothing else; consent lists only it; the next refresh after leaving the group lacks it',
+  'a group role grants invoices:read on R and nothing else; consent lists only it; ' +
+    'the next refresh after leaving the group lacks it',
   async (t) => {
     const config = await relyingParty();
     const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
