@@ -17,6 +17,7 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
+import { RbacTokens } from './services/rbac-tokens.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -78,6 +79,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
       branding: (tenantId: string) => this.branding.get(tenantId),
     };
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
+  }
+
+  /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac-tokens.md). */
+  get rbacTokens(): RbacTokens {
+    return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
   }
 }
 

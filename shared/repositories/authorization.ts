@@ -72,6 +72,8 @@ export interface AuthCodeRow {
   auth_time: number;
   acr: string;
   amr: string[];
+  /** The resource indicators (RFC 8707) of the authorization request; null for none. */
+  resource: string[] | null;
   expires_at: number;
   consumed_at: number | null;
 }
@@ -92,6 +94,7 @@ export function toAuthCodeRow(r: Row): AuthCodeRow {
     auth_time: num(r.auth_time),
     acr: String(r.acr),
     amr: json<string[]>(r.amr),
+    resource: r.resource === null || r.resource === undefined ? null : json<string[]>(r.resource),
     expires_at: num(r.expires_at),
     consumed_at: r.consumed_at === null ? null : num(r.consumed_at),
   };
@@ -105,8 +108,8 @@ export class ScopedAuthCodes {
     await exec(
       this.s.db,
       `INSERT INTO auth_codes (id, tenant_id, client_id, user_id, session_id, family_id, redirect_uri, scope, nonce,
-         code_challenge, auth_time, acr, amr, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+         code_challenge, auth_time, acr, amr, resource, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
       [
         c.id,
         this.s.tenantId,
@@ -121,6 +124,7 @@ export class ScopedAuthCodes {
         c.auth_time,
         c.acr,
         JSON.stringify(c.amr),
+        c.resource?.length ? JSON.stringify(c.resource) : null,
         c.created_at,
         c.expires_at,
       ],

@@ -38,6 +38,7 @@ export {
 export type { FieldMapping, FieldMappingSetRow, SourceProfileRow, SourceProfileVersionRow } from './field-mapping.js';
 export type { NotificationFilter, NotificationStateRow } from './notification-states.js';
 export type { MailTemplateRow, MailTemplateWrite } from './mail-templates.js';
+export type { ResourcePermission } from './rbac-grants.js';
 export {
   ExternalTokenRefreshRepository,
   type RefreshedTokens,

@@ -43,6 +43,7 @@ import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
+import { ScopedRbacGrants } from './rbac-grants.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -84,6 +85,7 @@ export class TenantScope implements ScopeRef {
   #tenantData?: ScopedTenantData;
   #userTransfer?: ScopedUserTransfer;
   #mailTemplates?: ScopedMailTemplates;
+  #rbacGrants?: ScopedRbacGrants;
 
   constructor(
     readonly db: Db,
@@ -236,5 +238,9 @@ export class TenantScope implements ScopeRef {
   /** The tenant's mail template overrides (docs/email.md, "Templates"). */
   get mailTemplates(): ScopedMailTemplates {
     return (this.#mailTemplates ??= new ScopedMailTemplates(this));
+  }
+  /** Read only: the permissions, roles and groups a token is issued from (docs/rbac-tokens.md). */
+  get rbacGrants(): ScopedRbacGrants {
+    return (this.#rbacGrants ??= new ScopedRbacGrants(this));
   }
 }

@@ -28,6 +28,8 @@ export interface FamilyRow {
   session_id: string | null;
   consent_id: string | null;
   scope: string[];
+  /** The resource indicators (RFC 8707) granted at authorization; null for none. */
+  resource: string[] | null;
   revoked_at: number | null;
 }
 
@@ -90,6 +92,7 @@ function toFamily(r: Row): FamilyRow {
     session_id: (r.session_id as string) ?? null,
     consent_id: (r.consent_id as string) ?? null,
     scope: String(r.scope).split(' ').filter(Boolean),
+    resource: typeof r.resource === 'string' ? (JSON.parse(r.resource) as string[]) : null,
     revoked_at: r.revoked_at === null || r.revoked_at === undefined ? null : num(r.revoked_at),
   };
 }
@@ -107,13 +110,25 @@ export class ScopedTokens {
     sessionId: string | null;
     consentId: string | null;
     scope: string[];
+    /** RFC 8707 resource indicators granted; none is NULL. */
+    resource?: string[] | null;
     createdAt: number;
   }): Promise<void> {
     await exec(
       this.s.db,
-      `INSERT INTO token_families (id, tenant_id, user_id, client_id, session_id, consent_id, scope, created_at,
-         revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
-      [f.id, this.s.tenantId, f.userId, f.clientId, f.sessionId, f.consentId, f.scope.join(' '), f.createdAt],
+      `INSERT INTO token_families (id, tenant_id, user_id, client_id, session_id, consent_id, scope, resource,
+         created_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+      [
+        f.id,
+        this.s.tenantId,
+        f.userId,
+        f.clientId,
+        f.sessionId,
+        f.consentId,
+        f.scope.join(' '),
+        f.resource?.length ? JSON.stringify(f.resource) : null,
+        f.createdAt,
+      ],
     );
   }
 

@@ -8,13 +8,38 @@ import type { Db } from '../db/index.js';
 import { TenantScope, type LoginUser } from '../repositories/index.js';
 import type { CustomClaimsService } from './custom-claims.js';
 import type { DirectoryService } from './directory.js';
+import { RbacTokens } from './rbac-tokens.js';
+
+/** The token's target resources (RFC 8707), for the `roles` claim; none: tenant-wide roles only. */
+type Targets = readonly string[];
 
 export class ClaimsService {
-  constructor(private readonly o: { ds: Db; customClaims: CustomClaimsService; directory: DirectoryService }) {}
+  private readonly rbac: RbacTokens;
 
-  /** Custom claims bound to access tokens (docs/claims.md, "Bindings"); protocol claims are set after them. */
-  accessToken(tenantId: string, userId: string, scopes: readonly string[], db?: Db): Promise<Record<string, unknown>> {
-    return this.o.customClaims.claimsForToken(tenantId, userId, { tokenType: 'access_token', scopes, db });
+  constructor(private readonly o: { ds: Db; customClaims: CustomClaimsService; directory: DirectoryService }) {
+    this.rbac = new RbacTokens(o.ds);
+  }
+
+  /**
+   * Custom claims bound to access tokens (docs/claims.md, "Bindings"), then the computed `roles`
+   * and `groups` where bound ("Roles and groups"); protocol claims are set after them.
+   */
+  async accessToken(
+    tenantId: string,
+    userId: string,
+    scopes: readonly string[],
+    db?: Db,
+    targets: Targets = [],
+  ): Promise<Record<string, unknown>> {
+    const claims = await this.o.customClaims.claimsForToken(tenantId, userId, {
+      tokenType: 'access_token',
+      scopes,
+      db,
+    });
+    return Object.assign(
+      claims,
+      await this.rbac.claims(tenantId, userId, { tokenType: 'access_token', scopes, targets, db }),
+    );
   }
 
   /**
@@ -22,16 +47,24 @@ export class ClaimsService {
    * the granted scopes (OIDC Core §5.4), the same as UserInfo's. None for a user that is gone.
    * `db`: the grant's transaction, so issuing inside it needs no second connection.
    */
-  async idToken(tenantId: string, userId: string, scopes: readonly string[], db: Db = this.o.ds) {
+  async idToken(
+    tenantId: string,
+    userId: string,
+    scopes: readonly string[],
+    db: Db = this.o.ds,
+    targets: Targets = [],
+  ) {
     const user = await new TenantScope(db, tenantId).users.find(userId);
     if (!user) return {};
     const claims = await this.o.customClaims.claimsForToken(tenantId, userId, { tokenType: 'id_token', scopes, db });
+    Object.assign(claims, await this.rbac.claims(tenantId, userId, { tokenType: 'id_token', scopes, targets, db }));
     return Object.assign(claims, await this.o.directory.standardClaimsFor(user, scopes, db));
   }
 
   /** OIDC Core §5.3.2: UserInfo's claims for `user` (read by the caller, who checked it is active). */
-  async userinfo(user: LoginUser, scopes: readonly string[]): Promise<Record<string, unknown>> {
+  async userinfo(user: LoginUser, scopes: readonly string[], targets: Targets = []): Promise<Record<string, unknown>> {
     const custom = await this.o.customClaims.claimsForToken(user.tenant_id, user.id, { tokenType: 'userinfo', scopes });
+    Object.assign(custom, await this.rbac.claims(user.tenant_id, user.id, { tokenType: 'userinfo', scopes, targets }));
     return { ...custom, sub: user.id, ...(await this.o.directory.standardClaimsFor(user, scopes)) };
   }
 }

@@ -35,6 +35,7 @@ import { Outbox } from '../../shared/services/outbox.js';
 import { MailTemplateService } from '../../shared/services/mail-templates.js';
 import { TEST_SECRET_KEY, testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
+import { seedRbacIn } from '../helpers/rbac.js';
 
 interface World {
   t: ExecutionContext;
@@ -1505,6 +1506,31 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeB.userTransfer.links([user.id, 'usr_a_import']), [
       { user_id: user.id, issuer: provider.issuer, upstream_sub: 'sub-b' },
     ]);
+  },
+  async rbacGrants(w) {
+    // Tenant B: a group role granting invoices:read on R to a user, and a role held by a client.
+    const { t, scopeA, scopeB, directory } = w;
+    const R = 'https://api.example.test';
+    const user = await directory.createUser(w.b.id, { email: 'rbac-b@example.test', name: 'B' }, actor);
+    await seedRbacIn(w.services.ds, w.b.id, {
+      permissions: { [R]: ['invoices:read'] },
+      groups: { Staff: [user.id] },
+      roles: [
+        { name: 'Reader', permissions: [{ resource: R, permission: 'invoices:read' }], groups: ['Staff'] },
+        { name: 'Bot', resource: R, permissions: [{ resource: R, permission: 'invoices:read' }], clients: ['cl_b'] },
+      ],
+    });
+    const perm = [{ resource: R, permission: 'invoices:read' }];
+    t.deepEqual(await scopeA.rbacGrants.permissionsAmong(['invoices:read']), []);
+    t.deepEqual(await scopeA.rbacGrants.heldByUser(user.id, ['invoices:read']), []);
+    t.deepEqual(await scopeA.rbacGrants.heldByClient('cl_b', ['invoices:read']), []);
+    t.deepEqual(await scopeA.rbacGrants.roleNamesOfUser(user.id, [R]), []);
+    t.deepEqual(await scopeA.rbacGrants.groupNamesOfUser(user.id), []);
+    t.deepEqual(await scopeB.rbacGrants.permissionsAmong(['invoices:read']), perm);
+    t.deepEqual(await scopeB.rbacGrants.heldByUser(user.id, ['invoices:read']), perm);
+    t.deepEqual(await scopeB.rbacGrants.heldByClient('cl_b', ['invoices:read']), perm);
+    t.deepEqual(await scopeB.rbacGrants.roleNamesOfUser(user.id, [R]), ['Reader']);
+    t.deepEqual(await scopeB.rbacGrants.groupNamesOfUser(user.id), ['Staff']);
   },
 };
 

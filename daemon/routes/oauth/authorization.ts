@@ -64,6 +64,7 @@ function continuationUrlFor(issuer: string, p: AuthParams, marker: string): stri
     [LOGIN_DONE_PARAM]: marker,
   };
   for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
+  for (const r of p.resource ?? []) u.searchParams.append('resource', r);
   return u.toString();
 }
 
@@ -77,6 +78,7 @@ function sameRequest(a: AuthParams, b: AuthParams): boolean {
     a.nonce === b.nonce &&
     a.max_age === b.max_age &&
     a.scope.join(' ') === b.scope.join(' ') &&
+    (a.resource ?? []).join(' ') === (b.resource ?? []).join(' ') &&
     (a.prompt ?? []).join(' ') === (b.prompt ?? []).join(' ')
   );
 }

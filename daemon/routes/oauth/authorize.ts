@@ -22,6 +22,7 @@ import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
 import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
+import { MAX_RESOURCES, resourceRefusal, targetsOf } from '../../../shared/services/rbac-tokens.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -109,6 +110,16 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const state = param(q, 'state');
     if (state !== undefined && state.length > 2048)
       throw new AuthzRedirectError('invalid_request', 'state is too long.');
+    // RFC 8707 §2: `resource` may repeat; each an absolute URI without a fragment, a resource
+    // server (not this issuer) among the client's audiences, else invalid_target.
+    const rawResource = q.resource === undefined ? [] : ([] as unknown[]).concat(q.resource);
+    if (!rawResource.every((r): r is string => typeof r === 'string'))
+      throw new AuthzRedirectError('invalid_request', 'resource must be one or more string values.');
+    const resource = [...new Set(rawResource)];
+    if (resource.length > MAX_RESOURCES)
+      throw new AuthzRedirectError('invalid_request', `At most ${MAX_RESOURCES} resource parameters are accepted.`);
+    const refusal = resourceRefusal(resource, client, deps.config.issuer);
+    if (refusal) throw new AuthzRedirectError('invalid_target', refusal);
     const loginHint = param(q, 'login_hint');
     // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
     // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
@@ -125,6 +136,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
       login_hint: loginHint?.slice(0, 320),
       ...(uiLocales ? { ui_locales: uiLocales } : {}),
+      ...(resource.length ? { resource } : {}),
     };
   };
 
@@ -222,6 +234,12 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         throw e;
       }
     }
+    // The governed scopes (permissions of the tenant's API resources) the user holds no role for
+    // on the target resources are left out here, before the consent page, so the page lists and
+    // the consent records only what will be granted (RFC 6749 §3.3; docs/rbac-tokens.md).
+    const principal = { type: 'user' as const, id: session.user.id };
+    const targets = targetsOf(client, p.resource);
+    p = { ...p, scope: await deps.rbacTokens.grantedScope(client.tenant_id, principal, p.scope, targets) };
     if (!client.first_party) {
       const consent = await deps.oauth.findConsent(client.tenant_id, session.user.id, client.client_id);
       const covered = consent && p.scope.every((s) => consent.scopes.includes(s));

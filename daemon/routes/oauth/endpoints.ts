@@ -174,7 +174,13 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     }
     // OIDC Core §5.4: the custom claims bound to UserInfo, then the standard claims of the
     // token's scopes, the same as the ID token's; address and phone only while the tenant offers them.
-    const body = await deps.claims.userinfo(user, scope);
+    // The `roles` claim names the roles held for the token's resources (its `aud` less this issuer).
+    const targets = ([] as unknown[]).concat(claims.aud ?? []).filter((a): a is string => typeof a === 'string');
+    const body = await deps.claims.userinfo(
+      user,
+      scope,
+      targets.filter((a) => a !== deps.config.issuer),
+    );
     // OIDC Core §5.3.2: a client registered with userinfo_signed_response_alg gets the claims as
     // a JWT (with iss and aud) signed with that algorithm, as application/jwt; every other client
     // gets plain JSON.

@@ -46,6 +46,8 @@ export interface AuthParams {
   login_hint?: string;
   /** The user's preferred languages (OIDC Core §3.1.2.1): the login and consent pages' language. */
   ui_locales?: string;
+  /** RFC 8707 §2 resource indicators, checked against the client's audiences (authorize.ts). */
+  resource?: string[];
 }
 
 /** A saved authorization request, found by its id. */
@@ -140,6 +142,7 @@ export class OAuthService {
       auth_time: p.authTime,
       acr: p.acr,
       amr: p.amr,
+      resource: p.params.resource?.length ? p.params.resource : null,
       created_at: now,
       expires_at: now + AUTH_CODE_TTL_MS,
     });
@@ -182,6 +185,7 @@ export class OAuthService {
       sessionId: row.session_id,
       consentId: consent?.id ?? null,
       scope: row.scope,
+      resource: row.resource,
       createdAt: Date.now(),
     });
     const refreshToken = client.grant_types.includes('refresh_token')

@@ -11,12 +11,13 @@ import { InvalidRequest, UnauthorizedClient } from '../../errors.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, Step, IssueStep, TokenRequest, TokenResponseBody } from './grant.js';
 import { revokeOnReuse } from './reuse.js';
-import { userTokens } from './user-tokens.js';
+import { requestedResources, tokenResources, userTokens } from './user-tokens.js';
 
 interface State extends TokenRequest {
   code: string;
   redirectUri?: string;
   codeVerifier?: string;
+  resource: string[];
   row: CodeRow;
   refreshToken?: string;
   body: TokenResponseBody;
@@ -36,6 +37,7 @@ export function authorizationCodeGrant(deps: GrantDeps): Grant<State> {
     s.code = code;
     s.redirectUri = s.params.single('redirect_uri');
     s.codeVerifier = s.params.single('code_verifier');
+    s.resource = requestedResources(s.params);
   };
 
   // Always in the grant's transaction (the grant records on every request).
@@ -63,6 +65,7 @@ export function authorizationCodeGrant(deps: GrantDeps): Grant<State> {
         amr: row.amr,
         idToken: true,
         sessionId: row.session_id,
+        resource: tokenResources(s.resource, row.resource, s.client),
       },
       db,
     );

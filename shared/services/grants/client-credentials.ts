@@ -1,6 +1,6 @@
 /**
  * The client_credentials grant (RFC 6749 §4.4):
- *   checkClient → resolveScope → resolveAudience → readAgentGrant
+ *   checkClient → resolveScope → resolveAudience → narrowScope → readAgentGrant
  *   | (one transaction, when an agent grant is named) bindAgentGrant → issue → recordAgentToken
  * An agent acting under an agent grant names it (docs/agents.md, "Tokens"): the token carries
  * the grant's id and generation, and is recorded as one of the grant's token families, in the
@@ -11,6 +11,7 @@
 import type { Tx } from '../../db/index.js';
 import { InvalidGrant, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
+import { RbacTokens, targetsOf } from '../rbac-tokens.js';
 import type { IssuedToken } from '../tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, IssueStep, Step, TokenRequest } from './grant.js';
@@ -18,12 +19,15 @@ import type { Grant, IssueStep, Step, TokenRequest } from './grant.js';
 interface State extends TokenRequest {
   scope: string[];
   audience: string[];
+  /** The resources the token is for (RFC 8707): the requested ones, else the client's audiences. */
+  targets: string[];
   grantId?: string;
   bound?: { generation: number; claims: Record<string, unknown> };
   issued: IssuedToken;
 }
 
 export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
+  const rbac = new RbacTokens(deps.ds);
   const checkClient: Step<State> = (s) => {
     // RFC 6749 §4.4: only confidential clients.
     if (s.client.client_type !== 'confidential' || !s.client.grant_types.includes('client_credentials'))
@@ -43,10 +47,18 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
     const resource = raw === undefined ? [] : ([] as unknown[]).concat(raw).map(String);
     const unknown = resource.filter((r) => !s.client.audiences.includes(r));
     if (unknown.length) throw new InvalidTarget(`Resource not allowed for this client: ${unknown.join(' ')}`);
+    s.targets = targetsOf(s.client, resource);
     const audience = resource.length ? resource : s.client.audiences.length ? s.client.audiences : [deps.issuer];
     s.audience = audience.includes(deps.issuer) ? audience : [...audience, deps.issuer];
   };
 
+  // Machine-to-machine RBAC (docs/rbac-tokens.md): a governed scope is granted only when a role
+  // assigned to the client holds it for one of the targets; left out of `scope` otherwise
+  // (RFC 6749 §3.3). Other scopes, the admin scopes among them, are decided above as ever.
+  const narrowScope: Step<State> = async (s) => {
+    const principal = { type: 'client' as const, id: s.client.client_id };
+    s.scope = await rbac.grantedScope(s.client.tenant_id, principal, s.scope, s.targets);
+  };
   const readAgentGrant: Step<State> = (s) => {
     s.grantId = s.params.single('agent_grant_id');
   };
@@ -88,7 +100,7 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
 
   return {
     type: 'client_credentials',
-    checks: [checkClient, resolveScope, resolveAudience, readAgentGrant],
+    checks: [checkClient, resolveScope, resolveAudience, narrowScope, readAgentGrant],
     issue: [bindAgentGrant, issue, recordAgentToken],
     records: (s) => s.grantId !== undefined,
     respond: (s) => ({

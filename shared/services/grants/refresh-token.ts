@@ -11,11 +11,12 @@ import { InvalidRequest, UnauthorizedClient } from '../../errors.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, IssueStep, Step, TokenRequest, TokenResponseBody } from './grant.js';
 import { revokeOnReuse } from './reuse.js';
-import { userTokens } from './user-tokens.js';
+import { requestedResources, tokenResources, userTokens } from './user-tokens.js';
 
 interface State extends TokenRequest {
   token: string;
   requested?: string[];
+  resource: string[];
   family: FamilyRow;
   next: string;
   body: TokenResponseBody;
@@ -34,6 +35,7 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
     if (!token) throw new InvalidRequest('refresh_token is required.');
     s.token = token;
     s.requested = s.params.scope();
+    s.resource = requestedResources(s.params);
   };
 
   const rotate: IssueStep<State> = async (s, db) => {
@@ -54,6 +56,7 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
         acr: '',
         amr: [],
         idToken: false,
+        resource: tokenResources(s.resource, s.family.resource, s.client),
       },
       db,
     );

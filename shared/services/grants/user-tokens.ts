@@ -6,7 +6,10 @@
 import { sessionSid } from '../../crypto.js';
 import type { Client } from '../../db/entities.js';
 import type { Db } from '../../db/index.js';
+import { InvalidRequest, InvalidTarget } from '../../errors.js';
+import type { TokenParams } from '../../token-params.js';
 import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../auth/policy.js';
+import { MAX_RESOURCES, RbacTokens, targetsOf } from '../rbac-tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { TokenResponseBody } from './grant.js';
 
@@ -22,23 +25,50 @@ export interface UserTokenInput {
   idToken: boolean;
   /** The browser session the grant came through, for the ID token's `sid`. */
   sessionId?: string;
+  /** RFC 8707 resources the token is for (tokenResources); none: the client's default audience. */
+  resource: string[];
+}
+
+/** The `resource` parameters of a token request (RFC 8707 §2.2), bounded. */
+export function requestedResources(params: TokenParams): string[] {
+  const r = [...new Set(params.multi('resource'))];
+  if (r.length > MAX_RESOURCES) throw new InvalidRequest(`At most ${MAX_RESOURCES} resource parameters are accepted.`);
+  return r;
+}
+
+/**
+ * RFC 8707 §2.2: a resource asked for at the token endpoint must be one the grant covers (the
+ * authorization request's, or with none there the client's default audiences), else
+ * invalid_target; it narrows the token to it. None asked: what was granted.
+ */
+export function tokenResources(requested: string[], granted: string[] | null, client: Client): string[] {
+  if (!requested.length) return granted ?? [];
+  const allowed = granted?.length ? granted : client.audiences;
+  const outside = requested.filter((r) => !allowed.includes(r));
+  if (outside.length) throw new InvalidTarget(`Resource not granted to this token: ${outside.join(' ')}`);
+  return requested;
 }
 
 export function userTokens(deps: GrantDeps) {
   const sidOf = sessionSid(deps.secretKey);
-  /** Access token audience: the client's registered resources, or this issuer. */
-  const audienceOf = (client: Client) => (client.audiences.length ? client.audiences : [deps.issuer]);
+  const rbac = new RbacTokens(deps.ds);
 
   return async (p: UserTokenInput, db: Db): Promise<TokenResponseBody> => {
+    // Access token audience: the resources asked for, else the client's registered ones, else
+    // this issuer (RFC 8707 §2; docs/rbac-tokens.md).
+    const targets = targetsOf(p.client, p.resource);
+    // The governed scopes are recomputed from the user's roles and groups at every issue,
+    // within what was granted (`p.scope`): a removed role is gone from the next token.
+    const scope = await rbac.grantedScope(p.client.tenant_id, { type: 'user', id: p.userId }, p.scope, targets, db);
     // Custom claims bound to access tokens; the protocol claims are set after them, and no
     // custom key may take a protocol claim's name anyway.
-    const atClaims = await deps.claims.accessToken(p.client.tenant_id, p.userId, p.scope, db);
+    const atClaims = await deps.claims.accessToken(p.client.tenant_id, p.userId, scope, db, targets);
     const at = await deps.tokens.issueAccessToken({
       sub: p.userId,
       clientId: p.client.client_id,
       tenantId: p.client.tenant_id,
-      scope: p.scope,
-      audience: audienceOf(p.client),
+      scope,
+      audience: targets.length ? targets : [deps.issuer],
       ttlSeconds: ACCESS_TOKEN_TTL_S,
       familyId: p.familyId,
       extra: atClaims,
@@ -48,9 +78,9 @@ export function userTokens(deps: GrantDeps) {
       access_token: at.token,
       token_type: 'Bearer',
       expires_in: at.expiresIn,
-      scope: p.scope.join(' '),
+      scope: scope.join(' '),
     };
-    if (p.idToken && p.scope.includes('openid')) {
+    if (p.idToken && scope.includes('openid')) {
       body.id_token = await deps.tokens.issueIdToken({
         sub: p.userId,
         clientId: p.client.client_id,
@@ -61,7 +91,7 @@ export function userTokens(deps: GrantDeps) {
         amr: p.amr,
         ...(p.sessionId ? { sid: sidOf(p.sessionId) } : {}),
         ttlSeconds: ID_TOKEN_TTL_S,
-        claims: await deps.claims.idToken(p.client.tenant_id, p.userId, p.scope, db),
+        claims: await deps.claims.idToken(p.client.tenant_id, p.userId, scope, db, targets),
         alg: p.client.id_token_signed_response_alg,
       });
     }
