@@ -17,6 +17,7 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
+import { RbacService } from './services/rbac/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -78,6 +79,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
       branding: (tenantId: string) => this.branding.get(tenantId),
     };
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
+  }
+
+  /** API resource permissions, roles and their assignments (docs/rbac.md). */
+  get rbac(): RbacService {
+    const deps = { mappingSets: () => this.fieldMapping.mappingSets, userLifecycle: () => this.userLifecycle };
+    return (this.#made.rbac ??= new RbacService(this.ds, this.config.secretKey, deps));
   }
 }
 

@@ -43,6 +43,7 @@ import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
+import { ScopedResourcePermissions, ScopedRoleAssignments, ScopedRoles } from './rbac.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -84,6 +85,9 @@ export class TenantScope implements ScopeRef {
   #tenantData?: ScopedTenantData;
   #userTransfer?: ScopedUserTransfer;
   #mailTemplates?: ScopedMailTemplates;
+  #resourcePermissions?: ScopedResourcePermissions;
+  #roles?: ScopedRoles;
+  #roleAssignments?: ScopedRoleAssignments;
 
   constructor(
     readonly db: Db,
@@ -236,5 +240,17 @@ export class TenantScope implements ScopeRef {
   /** The tenant's mail template overrides (docs/email.md, "Templates"). */
   get mailTemplates(): ScopedMailTemplates {
     return (this.#mailTemplates ??= new ScopedMailTemplates(this));
+  }
+  /** The permissions of the tenant's API resources (docs/rbac.md). */
+  get resourcePermissions(): ScopedResourcePermissions {
+    return (this.#resourcePermissions ??= new ScopedResourcePermissions(this));
+  }
+  /** Roles and their permissions (docs/rbac.md). */
+  get roles(): ScopedRoles {
+    return (this.#roles ??= new ScopedRoles(this));
+  }
+  /** Who holds which role: users, groups, clients (docs/rbac.md). */
+  get roleAssignments(): ScopedRoleAssignments {
+    return (this.#roleAssignments ??= new ScopedRoleAssignments(this));
   }
 }
