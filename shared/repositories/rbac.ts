@@ -12,7 +12,7 @@ import type { ScopeRef } from './common.js';
 
 const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connection);
 const isMysql = (db: Db) => dataSourceOf(db).options.type === 'mysql';
-const str = (v: unknown) => (v === null || v === undefined ? null : String(v as string));
+const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export interface PermissionRow {
   id: string;
