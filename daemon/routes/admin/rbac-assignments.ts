@@ -81,7 +81,7 @@ export function assignmentRoutes(router: Router<AppState>, deps: AppDeps, api: A
     },
     async (ctx) => {
       const { tenantId, roleId } = ctx.state.guard.params;
-      const r = await deps.rbac.assignments.assign(tenantId, roleId, ctx.state.guard.body, actorOf(ctx));
+      const r = await deps.rbac.assignments.assign(tenantId, roleId, ctx.state.guard.body, actorOf(ctx), 'body');
       ctx.status = r.created ? 201 : 200;
       ctx.body = r.assignment;
     },

@@ -69,7 +69,12 @@ export function rbacRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     },
     async (ctx) => {
       ctx.status = 201;
-      ctx.body = await rbac().permissions.create(ctx.state.guard.params.tenantId, ctx.state.guard.body, actorOf(ctx));
+      ctx.body = await rbac().permissions.create(
+        ctx.state.guard.params.tenantId,
+        ctx.state.guard.body,
+        actorOf(ctx),
+        'body',
+      );
     },
   );
 
@@ -139,6 +144,7 @@ export function rbacRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         ctx.state.guard.params.tenantId,
         ctx.state.guard.body,
         actorOf(ctx),
+        'body',
       );
       ctx.set('ETag', etag);
       ctx.status = 201;
@@ -215,6 +221,7 @@ export function rbacRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       const { tenantId, roleId } = ctx.state.guard.params;
       const ifMatch = ctx.get('If-Match');
       const { role, etag } = await rbac().roles.update(tenantId, roleId, ctx.state.guard.body, actorOf(ctx), {
+        where: 'body',
         ...(ifMatch ? { ifMatch } : {}),
       });
       ctx.set('ETag', etag);
@@ -253,6 +260,7 @@ export function rbacRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       const { tenantId, roleId } = ctx.state.guard.params;
       const ifMatch = ctx.get('If-Match');
       const { role, etag } = await rbac().roles.setPermissions(tenantId, roleId, ctx.state.guard.body, actorOf(ctx), {
+        where: 'body',
         ...(ifMatch ? { ifMatch } : {}),
       });
       ctx.set('ETag', etag);

@@ -19,7 +19,7 @@ import {
 } from '../../schemas/rbac.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
-import { fieldError, loadRole, pageSize, requireTenant, roleView, type RbacDeps } from './common.js';
+import { at, fieldError, loadRole, pageSize, requireTenant, roleView, type RbacDeps } from './common.js';
 
 const view = (a: AssignmentRow): AssignmentView => ({ ...a });
 
@@ -36,7 +36,7 @@ export class AssignmentService {
 
   /** 400 unless the principal is the tenant's (and a client may use client_credentials). */
   private async checkPrincipal(scope: TenantScope, type: PrincipalType, id: string, where: string) {
-    const field = `${where}.principal_id`;
+    const field = at(where, 'principal_id');
     const missing = (what: string) => fieldError(400, 'principal_not_found', field, `no ${what} "${id}" in the tenant`);
     if (type === 'user') {
       if (!(await scope.users.get(id))) throw missing('user');
@@ -62,7 +62,7 @@ export class AssignmentService {
     roleId: string,
     input: unknown,
     actor: Actor,
-    where = 'body',
+    where = '',
   ): Promise<{ assignment: AssignmentView; created: boolean }> {
     await requireTenant(this.db, tenantId);
     const body = parseInput(AssignmentInput, input, where);

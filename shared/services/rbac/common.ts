@@ -34,6 +34,9 @@ export function reservedScopeProblem(permission: string): string | undefined {
   return undefined;
 }
 
+/** `body.resource` on the admin API (where `body`), `resource` at the CLI (where ''), whose flags name the fields. */
+export const at = (where: string, name: string) => (where ? `${where}.${name}` : name);
+
 /** A 400 naming the field (`body.resource`, `body.permissions.2`), with its code. */
 export function fieldError(status: number, code: string, field: string, message: string): ApiError {
   return new ApiError(status, code, `${field}: ${message}`, { details: [{ field, message }] });

@@ -11,7 +11,7 @@ import { TenantScope, type PermissionRow } from '../../repositories/index.js';
 import { PermissionInput, PermissionListQuery, type PermissionView } from '../../schemas/rbac.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
-import { fieldError, pageSize, requireTenant, reservedScopeProblem, staleCursor } from './common.js';
+import { at, fieldError, pageSize, requireTenant, reservedScopeProblem, staleCursor } from './common.js';
 
 const view = (p: PermissionRow): PermissionView => ({ ...p });
 
@@ -35,11 +35,11 @@ export class PermissionService {
    * tenant's clients registers; `permission` a scope token (RFC 6749 §3.3) that is not a
    * protocol or admin scope. A (resource, permission) pair the tenant has is 409.
    */
-  async create(tenantId: string, input: unknown, actor: Actor, where = 'body'): Promise<PermissionView> {
+  async create(tenantId: string, input: unknown, actor: Actor, where = ''): Promise<PermissionView> {
     await requireTenant(this.db, tenantId);
     const body = parseInput(PermissionInput, input, where);
     const reserved = reservedScopeProblem(body.permission);
-    if (reserved) throw fieldError(400, 'reserved_permission', `${where}.permission`, reserved);
+    if (reserved) throw fieldError(400, 'reserved_permission', at(where, 'permission'), reserved);
     const row: PermissionRow = {
       id: newId('perm'),
       resource: body.resource,
@@ -54,7 +54,7 @@ export class PermissionService {
           throw fieldError(
             400,
             'resource_not_registered',
-            `${where}.resource`,
+            at(where, 'resource'),
             `no client of the tenant registers "${body.resource}" among its resource_identifiers`,
           );
         if (await scope.resourcePermissions.byPair(row.resource, row.permission))

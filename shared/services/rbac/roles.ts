@@ -15,6 +15,7 @@ import { parseInput } from '../../schemas/validate.js';
 import { ifMatchSatisfied } from '../agents/terms.js';
 import { audit, type Actor } from '../audit.js';
 import {
+  at,
   fieldError,
   loadRole,
   pageSize,
@@ -67,7 +68,7 @@ export class RoleService {
   }
 
   /** POST …/roles. A name the tenant has (compared case-insensitively) is 409. */
-  async create(tenantId: string, input: unknown, actor: Actor, where = 'body'): Promise<RoleWithEtag> {
+  async create(tenantId: string, input: unknown, actor: Actor, where = ''): Promise<RoleWithEtag> {
     await requireTenant(this.db, tenantId);
     const body = parseInput(RoleInput, input, where);
     const now = Date.now();
@@ -83,7 +84,7 @@ export class RoleService {
     try {
       return await this.db.transaction(async (tx) => {
         const scope = new TenantScope(tx, tenantId);
-        await this.checkResource(scope, row.resource, `${where}.resource`);
+        await this.checkResource(scope, row.resource, at(where, 'resource'));
         if (await scope.roles.byName(row.name)) throw nameTaken(row.name);
         await scope.roles.insert(row);
         await audit(tx, actor, {
@@ -142,7 +143,7 @@ export class RoleService {
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<RoleWithEtag> {
     await requireTenant(this.db, tenantId);
-    const where = opts.where ?? 'body';
+    const where = opts.where ?? '';
     const body = parseInput(RolePatchInput, input, where);
     try {
       return await this.db.transaction(async (tx) => {
@@ -166,13 +167,13 @@ export class RoleService {
         )
           throw nameTaken(after.name);
         if (changes.resource && after.resource) {
-          await this.checkResource(scope, after.resource, `${where}.resource`);
+          await this.checkResource(scope, after.resource, at(where, 'resource'));
           const other = (await scope.roles.permissionsOf([roleId])).find((p) => p.resource !== after.resource);
           if (other)
             throw fieldError(
               400,
               'permission_resource_mismatch',
-              `${where}.resource`,
+              at(where, 'resource'),
               `the role holds ${other.permission} of ${other.resource}: remove it before scoping the role to ` +
                 'another resource',
             );
@@ -207,7 +208,7 @@ export class RoleService {
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<RoleWithEtag> {
     await requireTenant(this.db, tenantId);
-    const where = opts.where ?? 'body';
+    const where = opts.where ?? '';
     const body = parseInput(RolePermissionsInput, input, where);
     return this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
@@ -215,7 +216,7 @@ export class RoleService {
       if (opts.ifMatch !== undefined && !ifMatchSatisfied(opts.ifMatch, roleEtag(role.version))) throw stale();
       const chosen = new Map<string, PermissionRow>();
       for (const [i, sel] of body.permissions.entries()) {
-        const field = `${where}.permissions.${i}`;
+        const field = at(where, `permissions.${i}`);
         const p =
           typeof sel === 'string'
             ? await scope.resourcePermissions.get(sel)
