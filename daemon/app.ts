@@ -36,6 +36,7 @@ import { mailTemplateRoutes } from './routes/admin/mail-templates.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
 import { agentRoutes } from './routes/admin/agents.js';
+import { rbacRoutes } from './routes/admin/rbac.js';
 import { customClaimsRoutes } from './routes/admin/custom-claims.js';
 import { adminPasskeyRoutes } from './routes/admin/passkeys.js';
 import { adminSignInRoutes } from './routes/admin/sign-ins.js';
@@ -182,6 +183,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     pluginRoutes(deps, api),
     approvalRoutes(deps, api),
     agentRoutes(deps, api),
+    rbacRoutes(deps, api),
     userConsentRoutes(deps, api),
     accountDeviceRoutes(deps, api),
     accountSignInRoutes(deps, api),

@@ -44,6 +44,7 @@ import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
 import { ScopedRbacGrants } from './rbac-grants.js';
+import { ScopedResourcePermissions, ScopedRoleAssignments, ScopedRoles } from './rbac.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -86,6 +87,9 @@ export class TenantScope implements ScopeRef {
   #userTransfer?: ScopedUserTransfer;
   #mailTemplates?: ScopedMailTemplates;
   #rbacGrants?: ScopedRbacGrants;
+  #resourcePermissions?: ScopedResourcePermissions;
+  #roles?: ScopedRoles;
+  #roleAssignments?: ScopedRoleAssignments;
 
   constructor(
     readonly db: Db,
@@ -242,5 +246,17 @@ export class TenantScope implements ScopeRef {
   /** Read only: the permissions, roles and groups a token is issued from (docs/rbac-tokens.md). */
   get rbacGrants(): ScopedRbacGrants {
     return (this.#rbacGrants ??= new ScopedRbacGrants(this));
+  }
+  /** The permissions of the tenant's API resources (docs/rbac.md). */
+  get resourcePermissions(): ScopedResourcePermissions {
+    return (this.#resourcePermissions ??= new ScopedResourcePermissions(this));
+  }
+  /** Roles and their permissions (docs/rbac.md). */
+  get roles(): ScopedRoles {
+    return (this.#roles ??= new ScopedRoles(this));
+  }
+  /** Who holds which role: users, groups, clients (docs/rbac.md). */
+  get roleAssignments(): ScopedRoleAssignments {
+    return (this.#roleAssignments ??= new ScopedRoleAssignments(this));
   }
 }

@@ -170,6 +170,12 @@ export class ScopedUserErasure {
           WHERE tenant_id = ? AND ${side}_subject_type = 'user' AND ${side}_subject_id = ?`,
         [pseudonym, t, u],
       );
+    // The roles held directly (docs/rbac.md); a group's roles stay with the group.
+    await run(
+      'role_assignments',
+      "DELETE FROM role_assignments WHERE tenant_id = ? AND principal_type = 'user' AND principal_id = ?",
+      [t, u],
+    );
     await run(
       'operational_notification_states',
       "DELETE FROM operational_notification_states WHERE tenant_id = ? AND subject_type = 'user' AND subject_id = ?",

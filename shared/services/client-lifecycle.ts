@@ -300,13 +300,16 @@ export class ClientLifecycleService {
     await this.directory.requireTenant(tenantId);
     await this.ds.transaction(async (tx) => {
       const c = await this.load(tx, tenantId, ref);
-      await new TenantScope(tx, tenantId).clients.remove(c.id, c.client_id);
+      const scope = new TenantScope(tx, tenantId);
+      // Its roles (machine-to-machine RBAC, docs/rbac.md) go with it.
+      const roles = await scope.roleAssignments.removePrincipal('client', c.client_id);
+      await scope.clients.remove(c.id, c.client_id);
       await audit(tx, actor, {
         tenantId,
         action: 'client.delete',
         targetType: 'client',
         targetId: c.client_id,
-        summary: { name: c.name },
+        summary: { name: c.name, ...(roles ? { role_assignments_removed: roles } : {}) },
       });
     });
   }

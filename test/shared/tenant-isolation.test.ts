@@ -256,6 +256,53 @@ async function signedInB({ directory, b, scopeB, services }: World) {
 }
 
 /** One case per repository of TenantScope, keyed by its getter's name. */
+/**
+ * Tenant B's RBAC rows: a resource server, a permission, a role holding it, a group, and the role
+ * held by a user, the group (the user a member) and a machine client.
+ */
+async function rbacOfB({ directory, b, scopeB, services }: World) {
+  const api = 'https://rbac.example.test';
+  const now = Date.now();
+  const client = await directory.createClient(
+    b.id,
+    { name: 'rbac api', grant_types: ['client_credentials'], resource_identifiers: [api] },
+    actor,
+  );
+  const user = await directory.createUser(b.id, { email: 'b-rbac@example.com', name: 'B rbac' }, actor);
+  const group = 'grp_b_rbac';
+  await services.ds.query(
+    `INSERT INTO user_groups (id, tenant_id, display_name, display_name_key, version, created_at, updated_at)
+     VALUES (?, ?, 'G', 'g', 1, ?, ?)`,
+    [group, b.id, now, now],
+  );
+  await services.ds.query('INSERT INTO group_members (tenant_id, group_id, user_id, created_at) VALUES (?, ?, ?, ?)', [
+    b.id,
+    group,
+    user.id,
+    now,
+  ]);
+  const perm = { id: 'perm_b', resource: api, permission: 'invoices:read', description: null, created_at: now };
+  await scopeB.resourcePermissions.insert(perm);
+  const role = {
+    id: 'role_b',
+    name: 'Billing',
+    description: null,
+    resource: api,
+    version: 1,
+    created_at: now,
+    updated_at: now,
+  };
+  await scopeB.roles.insert(role);
+  await scopeB.roles.setPermissions(role.id, [perm.id], now);
+  for (const [type, id] of [
+    ['user', user.id],
+    ['group', group],
+    ['client', client.client.client_id],
+  ] as const)
+    await scopeB.roleAssignments.add({ role_id: role.id, principal_type: type, principal_id: id, created_at: now });
+  return { api, user, group, perm, role, clientId: client.client.client_id, now };
+}
+
 const cases: Record<string, (w: World) => Promise<void>> = {
   async tenantData(w) {
     // B with a user, a session, a client and a token family (signedInB), then A's counts and
@@ -1461,6 +1508,65 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.not(theirs.fetched_at, 1);
     t.is((await scopeB.federationEntities.liveByHash(hash)).length, 1);
     t.is((await scopeB.federationEntities.listLive('fts_b', 10, 0)).length, 1);
+  },
+  async resourcePermissions(w) {
+    const { t, scopeA, scopeB } = w;
+    const { api, perm, now } = await rbacOfB(w);
+    t.is(await scopeA.resourcePermissions.get(perm.id), undefined);
+    t.is(await scopeA.resourcePermissions.byPair(api, perm.permission), undefined);
+    t.deepEqual(await scopeA.resourcePermissions.list({ limit: 10 }), []);
+    t.deepEqual(await scopeA.resourcePermissions.rolesHolding(perm.id), []);
+    t.false(await scopeA.resourcePermissions.resourceRegistered(api), "B's client registers it, not A's");
+    t.is(await scopeA.resourcePermissions.remove(perm.id), 0);
+    // A's permission of the same pair is A's row.
+    await scopeA.resourcePermissions.insert({ ...perm, id: 'perm_a', created_at: now });
+    t.is((await scopeA.resourcePermissions.byPair(api, perm.permission))!.id, 'perm_a');
+    t.like(await scopeB.resourcePermissions.get(perm.id), { resource: api });
+    t.deepEqual(
+      (await scopeB.resourcePermissions.list({ limit: 10 })).map((p) => p.id),
+      [perm.id],
+    );
+    t.is((await scopeB.resourcePermissions.rolesHolding(perm.id)).length, 1);
+    t.true(await scopeB.resourcePermissions.resourceRegistered(api));
+  },
+  async roles(w) {
+    const { t, scopeA, scopeB } = w;
+    const { role, perm, now } = await rbacOfB(w);
+    t.is(await scopeA.roles.get(role.id), undefined);
+    t.is(await scopeA.roles.byName(role.name), undefined);
+    t.deepEqual(await scopeA.roles.list({ limit: 10 }), []);
+    t.deepEqual(await scopeA.roles.permissionsOf([role.id]), []);
+    t.is(await scopeA.roles.update({ ...role, name: 'A wrote', updated_at: now }), 0);
+    t.deepEqual(await scopeA.roles.setPermissions(role.id, [perm.id], now), { removed: 0, added: 0 });
+    t.deepEqual(await scopeA.roles.remove(role.id), { deleted: 0, assignments: 0, permissions: 0 });
+    t.like(await scopeB.roles.get(role.id), { name: 'Billing', version: 1 });
+    t.deepEqual(
+      (await scopeB.roles.list({ limit: 10 })).map((r) => r.id),
+      [role.id],
+    );
+    t.deepEqual(
+      (await scopeB.roles.permissionsOf([role.id])).map((p) => p.id),
+      [perm.id],
+    );
+    t.is((await scopeB.roleAssignments.list(role.id, { limit: 10 })).length, 3);
+  },
+  async roleAssignments(w) {
+    const { t, scopeA, scopeB } = w;
+    const { role, user, group, clientId, now } = await rbacOfB(w);
+    const a = { role_id: role.id, principal_type: 'user' as const, principal_id: 'usr_a', created_at: now };
+    t.false(await scopeA.roleAssignments.add(a), "no assignment to B's role");
+    t.is(await scopeA.roleAssignments.get(role.id, 'user', user.id), undefined);
+    t.deepEqual(await scopeA.roleAssignments.list(role.id, { limit: 10 }), []);
+    t.deepEqual(await scopeA.roleAssignments.clientsHolding(role.id), []);
+    t.false(await scopeA.roleAssignments.groupExists(group));
+    t.deepEqual(await scopeA.roleAssignments.ofUser(user.id), []);
+    t.is(await scopeA.roleAssignments.remove(role.id, 'user', user.id), 0);
+    t.is(await scopeA.roleAssignments.removePrincipal('client', clientId), 0);
+    t.is((await scopeB.roleAssignments.list(role.id, { limit: 10 })).length, 3);
+    t.is(await scopeB.roleAssignments.get(role.id, 'user', 'usr_a'), undefined);
+    t.deepEqual(await scopeB.roleAssignments.clientsHolding(role.id), [clientId]);
+    t.true(await scopeB.roleAssignments.groupExists(group));
+    t.deepEqual((await scopeB.roleAssignments.ofUser(user.id)).map((x) => x.principal_type).sort(), ['group', 'user']);
   },
   async userErasure(w) {
     const { t, scopeA, scopeB } = w;
