@@ -17,11 +17,8 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
-<<<<<<< HEAD
 import { RbacTokens } from './services/rbac-tokens.js';
-=======
 import { RbacService } from './services/rbac/index.js';
->>>>>>> area/roles
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -85,16 +82,15 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
   }
 
-<<<<<<< HEAD
   /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac-tokens.md). */
   get rbacTokens(): RbacTokens {
     return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
-=======
+  }
+
   /** API resource permissions, roles and their assignments (docs/rbac.md). */
   get rbac(): RbacService {
     const deps = { mappingSets: () => this.fieldMapping.mappingSets, userLifecycle: () => this.userLifecycle };
     return (this.#made.rbac ??= new RbacService(this.ds, this.config.secretKey, deps));
->>>>>>> area/roles
   }
 }
 
