@@ -24,6 +24,7 @@ import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
 import { userRoutes } from './routes/admin/users.js';
+import { groupRoutes } from './routes/admin/groups.js';
 import { userImportRoutes } from './routes/admin/users-import.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
@@ -158,6 +159,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
     userRoutes(deps, api),
+    groupRoutes(deps, api),
     userImportRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     tenantDirectoryRoutes(deps, api),

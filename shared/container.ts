@@ -17,6 +17,7 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
+import { GroupService } from './services/rbac/groups.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -78,6 +79,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
       branding: (tenantId: string) => this.branding.get(tenantId),
     };
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
+  }
+
+  /** Groups and their members, for the admin API, the CLI and SCIM /Groups (docs/rbac-groups.md). */
+  get groups(): GroupService {
+    const deps = { mappingSets: this.fieldMapping.mappingSets, userLifecycle: this.userLifecycle };
+    return (this.#made.groups ??= new GroupService(this.ds, this.config.secretKey, deps));
   }
 }
 

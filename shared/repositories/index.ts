@@ -72,6 +72,7 @@ export {
 } from './plugins.js';
 export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
 export type { RelationshipListRow, RelationshipRow } from './relationships.js';
+export type { GroupKeyset, GroupMemberRow, GroupRow } from './groups.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export type { LifecycleUser } from './user-erasure.js';
