@@ -293,8 +293,8 @@ export class GroupService {
   }
 
   /** POST …/members: adds users (at most 1000), each a user of the tenant (400 naming the others). */
-  async addMembers(tenantId: string, groupId: string, input: unknown, actor: Actor) {
-    const { user_ids } = parseInput(AddMembersInput, input, 'body');
+  async addMembers(tenantId: string, groupId: string, input: unknown, actor: Actor, where = 'body') {
+    const { user_ids } = parseInput(AddMembersInput, input, where);
     const { added } = await this.apply(tenantId, groupId, { add: user_ids }, actor, {});
     const after = await this.get(tenantId, groupId);
     return { group_id: groupId, added, already_members: new Set(user_ids).size - added, version: after.version };
