@@ -39,7 +39,7 @@ export interface GroupKeyset {
 }
 
 const COLUMNS = 'id, display_name, display_name_key, description, external_id, version, created_at, updated_at';
-const str = (v: unknown): string | null => (v === null || v === undefined ? null : String(v));
+const str = (v: unknown): string | null => (v === null || v === undefined ? null : `${v as string}`);
 const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connection);
 /** A LIKE pattern matching values that start with `prefix` (`!` escapes). */
 const startsWith = (prefix: string) => `${prefix.replace(/[!%_]/g, (c) => `!${c}`)}%`;
@@ -250,11 +250,11 @@ export class ScopedGroups {
 
   /** Whether the user is a member (the primary key). */
   async isMember(groupId: string, userId: string): Promise<boolean> {
-    const r = await one(this.s.db, 'SELECT 1 AS x FROM group_members WHERE tenant_id = ? AND group_id = ? AND user_id = ?', [
-      this.s.tenantId,
-      groupId,
-      userId,
-    ]);
+    const r = await one(
+      this.s.db,
+      'SELECT 1 AS x FROM group_members WHERE tenant_id = ? AND group_id = ? AND user_id = ?',
+      [this.s.tenantId, groupId, userId],
+    );
     return r !== undefined;
   }
 

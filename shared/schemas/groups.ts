@@ -73,7 +73,7 @@ export const RemoveMemberQuery = z.strictObject({
   revoke_tokens: z
     .enum(['true', 'false'])
     .optional()
-    .describe("true: also sign the user out everywhere (sessions and token families end); default false"),
+    .describe('true: also sign the user out everywhere (sessions and token families end); default false'),
 });
 
 export const GroupView = z.object({

@@ -52,7 +52,7 @@ test.after.always(async () => {
 const base = (tenant = s.tenantId) => `/api/admin/tenants/${tenant}/groups`;
 const call = (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) =>
   api(d.url, method, path, { token: admin, body, headers });
-const rows = async (q: string, p: unknown[]) => (await services.ds.query(q, p)) as Record<string, unknown>[];
+const rows = (q: string, p: unknown[]) => services.ds.query<Record<string, unknown>[]>(q, p);
 
 test.serial('create, show with a strong ETag, list by prefix and pages, PATCH under If-Match', async (t) => {
   const a = await call('POST', base(), { display_name: 'Engineering', description: 'builders', external_id: 'ext-1' });
@@ -92,7 +92,12 @@ test.serial('create, show with a strong ETag, list by prefix and pages, PATCH un
   t.is(stale.status, 412);
   t.is(stale.body.error, 'precondition_failed');
   t.is((await call('PATCH', `${base()}/${a.body.id}`, { display_name: 'sales' })).status, 409);
-  const ok = await call('PATCH', `${base()}/${a.body.id}`, { display_name: 'Eng', description: null }, { 'if-match': '"1"' });
+  const ok = await call(
+    'PATCH',
+    `${base()}/${a.body.id}`,
+    { display_name: 'Eng', description: null },
+    { 'if-match': '"1"' },
+  );
   t.is(ok.status, 200, ok.text);
   t.like(ok.body, { display_name: 'Eng', description: null, version: 2 });
   t.is(ok.headers.get('etag'), '"2"');
@@ -187,37 +192,42 @@ test.serial("another tenant's group is 404 under this tenant, for every route", 
   t.is((await call('GET', base(otherTenant))).status, 403);
 });
 
-test.serial('DELETE: 409 group_in_use while a SCIM mapping set names it; else members and roles go, audited', async (t) => {
-  const g = (await call('POST', base(), { display_name: 'Finance' })).body.id as string;
-  await call('POST', `${base()}/${g}/members`, { user_ids: [users[0], users[1]] });
-  const set = await call('POST', '/api/admin/field-mapping/sets', {
-    setKey: 'scim-finance',
-    displayName: 'SCIM finance',
-    sourceType: 'scim',
-    mappings: [{ source: 'department eq "Finance"', targetType: 'group', target: 'FINANCE' }],
-  });
-  t.is(set.status, 201, set.text);
-  const refused = await call('DELETE', `${base()}/${g}`);
-  t.is(refused.status, 409);
-  t.is(refused.body.error, 'group_in_use');
-  t.deepEqual(refused.body.mapping_sets, [{ id: set.body.result.id, set_key: 'scim-finance' }]);
-  t.regex(refused.body.message, /scim-finance/);
-  t.is((await call('DELETE', `/api/admin/field-mapping/sets/${set.body.result.id}`)).status, 204);
+test.serial(
+  'DELETE: 409 group_in_use while a SCIM mapping set names it; else members and roles go, audited',
+  async (t) => {
+    const g = (await call('POST', base(), { display_name: 'Finance' })).body.id as string;
+    await call('POST', `${base()}/${g}/members`, { user_ids: [users[0], users[1]] });
+    const set = await call('POST', '/api/admin/field-mapping/sets', {
+      setKey: 'scim-finance',
+      displayName: 'SCIM finance',
+      sourceType: 'scim',
+      mappings: [{ source: 'department eq "Finance"', targetType: 'group', target: 'FINANCE' }],
+    });
+    t.is(set.status, 201, set.text);
+    const refused = await call('DELETE', `${base()}/${g}`);
+    t.is(refused.status, 409);
+    t.is(refused.body.error, 'group_in_use');
+    t.deepEqual(refused.body.mapping_sets, [{ id: set.body.result.id, set_key: 'scim-finance' }]);
+    t.regex(refused.body.message, /scim-finance/);
+    t.is((await call('DELETE', `/api/admin/field-mapping/sets/${set.body.result.id}`)).status, 204);
 
-  await services.ds.query(
-    "INSERT INTO role_assignments (tenant_id, role_id, principal_type, principal_id, created_at) VALUES (?, 'role_x', 'group', ?, 1)",
-    [s.tenantId, g],
-  );
-  t.is((await call('DELETE', `${base()}/${g}`, undefined, { 'if-match': '"1"' })).status, 412);
-  const del = await call('DELETE', `${base()}/${g}`);
-  t.is(del.status, 200, del.text);
-  t.deepEqual(del.body, { id: g, deleted: true, members_removed: 2, role_assignments_removed: 1 });
-  t.is((await call('GET', `${base()}/${g}`)).status, 404);
-  t.deepEqual(await rows('SELECT 1 FROM group_members WHERE group_id = ?', [g]), []);
-  t.deepEqual(await rows('SELECT 1 FROM role_assignments WHERE principal_id = ?', [g]), []);
-  const ev = await rows("SELECT actor_id, summary FROM audit_events WHERE target_id = ? AND action = 'group.delete'", [
-    g,
-  ]);
-  t.is(ev[0].actor_id, s.tenantAdmin.clientId);
-  t.like(JSON.parse(String(ev[0].summary)), { members_removed: 2, role_assignments_removed: 1 });
-});
+    await services.ds.query(
+      'INSERT INTO role_assignments (tenant_id, role_id, principal_type, principal_id, created_at) ' +
+        "VALUES (?, 'role_x', 'group', ?, 1)",
+      [s.tenantId, g],
+    );
+    t.is((await call('DELETE', `${base()}/${g}`, undefined, { 'if-match': '"1"' })).status, 412);
+    const del = await call('DELETE', `${base()}/${g}`);
+    t.is(del.status, 200, del.text);
+    t.deepEqual(del.body, { id: g, deleted: true, members_removed: 2, role_assignments_removed: 1 });
+    t.is((await call('GET', `${base()}/${g}`)).status, 404);
+    t.deepEqual(await rows('SELECT 1 FROM group_members WHERE group_id = ?', [g]), []);
+    t.deepEqual(await rows('SELECT 1 FROM role_assignments WHERE principal_id = ?', [g]), []);
+    const ev = await rows(
+      "SELECT actor_id, summary FROM audit_events WHERE target_id = ? AND action = 'group.delete'",
+      [g],
+    );
+    t.is(ev[0].actor_id, s.tenantAdmin.clientId);
+    t.like(JSON.parse(String(ev[0].summary)), { members_removed: 2, role_assignments_removed: 1 });
+  },
+);

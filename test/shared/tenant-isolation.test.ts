@@ -1376,7 +1376,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     await scopeB.groups.insert(g);
     t.is(await scopeB.groups.addMember('grp_b', u.id, now), 1);
     await services.ds.query(
-      "INSERT INTO role_assignments (tenant_id, role_id, principal_type, principal_id, created_at) VALUES (?, 'role_b', 'group', 'grp_b', 1)",
+      'INSERT INTO role_assignments (tenant_id, role_id, principal_type, principal_id, created_at) ' +
+        "VALUES (?, 'role_b', 'group', 'grp_b', 1)",
       [b.id],
     );
     t.is(await scopeA.groups.get('grp_b'), undefined);

@@ -33,7 +33,9 @@ export default class GroupsDelete extends BaseCommand<typeof GroupsDelete> {
       if (typed === undefined) {
         if (this.jsonEnabled())
           throw new CliFailure('confirmation_required', '--json never prompts: pass --confirm <name> or --yes', 2);
-        typed = await readLine(`This deletes group ${g.display_name} and its ${g.member_count} memberships. Type its name: `);
+        typed = await readLine(
+          `This deletes group ${g.display_name} and its ${g.member_count} memberships. Type its name: `,
+        );
       }
       if (typed === undefined) throw new CliFailure('aborted', 'aborted: nothing was deleted');
       if (typed.trim().toLowerCase() !== g.display_name.toLowerCase())

@@ -222,7 +222,10 @@ export function groupRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       body: AddMembersInput,
       responses: {
         200: { description: 'how many were added', schema: AddMembersResult },
-        400: { description: 'invalid input, or ids that are no user of the tenant (unknown_users)', schema: ErrorObject },
+        400: {
+          description: 'invalid input, or ids that are no user of the tenant (unknown_users)',
+          schema: ErrorObject,
+        },
         ...bearerErrors('tenant'),
         404: e404,
       },
@@ -263,7 +266,7 @@ export function groupRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     {
       method: 'get',
       path: '/api/admin/tenants/:tenantId/users/:userId/groups',
-      summary: "The groups a user is a member of, by name (one indexed read: groups are flat)",
+      summary: 'The groups a user is a member of, by name (one indexed read: groups are flat)',
       ...common,
       params: UserParams,
       responses: {

@@ -305,7 +305,8 @@ export class GroupService {
     const removed = (await this.apply(tenantId, groupId, { remove: [userId] }, actor, {})).removed > 0;
     let families = 0;
     // After the delete: a token minted before the sign-out is revoked by it, one after lacks the group.
-    if (revokeTokens && removed) families = (await this.deps.userLifecycle.signOut(tenantId, userId, actor)).families_revoked;
+    if (revokeTokens && removed)
+      families = (await this.deps.userLifecycle.signOut(tenantId, userId, actor)).families_revoked;
     return { group_id: groupId, user_id: userId, removed, families_revoked: families };
   }
 
@@ -345,7 +346,7 @@ export class GroupService {
   private async allMemberIds(tx: Tx, tenantId: string, groupId: string): Promise<Set<string>> {
     const scope = new TenantScope(tx, tenantId).groups;
     const ids = new Set<string>();
-    for (let after: string | undefined; ; ) {
+    for (let after: string | undefined; ;) {
       const rows = await scope.members(groupId, { afterUserId: after, limit: 1000 });
       for (const r of rows) ids.add(r.user_id);
       if (rows.length < 1000) return ids;

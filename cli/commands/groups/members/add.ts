@@ -14,14 +14,21 @@ export default class GroupsMembersAdd extends BaseCommand<typeof GroupsMembersAd
   ];
   static override flags = {
     ...groupFlags,
-    user: Flags.string({ description: 'a user id (usr_…); repeat or separate by commas', required: true, multiple: true }),
+    user: Flags.string({
+      description: 'a user id (usr_…); repeat or separate by commas',
+      required: true,
+      multiple: true,
+    }),
   };
   static override fieldFlags = { user_ids: 'user' };
 
   async run() {
     const f = this.flags;
     await this.requireTenant(f.tenant);
-    const ids = f.user.flatMap((u) => u.split(',')).map((u) => u.trim()).filter(Boolean);
+    const ids = f.user
+      .flatMap((u) => u.split(','))
+      .map((u) => u.trim())
+      .filter(Boolean);
     const r = await this.services.groups.addMembers(f.tenant, f.group, { user_ids: ids }, this.actor, '');
     this.log(`Added ${r.added} member(s) to ${r.group_id}; ${r.already_members} already member(s).`);
     return r;
