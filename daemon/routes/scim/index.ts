@@ -6,12 +6,18 @@ import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { scimDiscoveryRoutes } from './discovery.js';
+import { scimUserRoutes } from './users.js';
 
 /** A resource area's routes: declared on `router` through `api.add` (see common.ts). */
 export type ScimRouteModule = (deps: AppDeps, api: ApiRegistry, router: Router<AppState>) => void;
 
 /** Every SCIM route module, in order. */
-export const SCIM_ROUTE_MODULES: ScimRouteModule[] = [scimDiscoveryRoutes];
+export const SCIM_ROUTE_MODULES: ScimRouteModule[] = [
+  scimDiscoveryRoutes,
+  // /Users (users.ts)
+  scimUserRoutes,
+  // /Groups: add its module below this line.
+];
 
 export function scimRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();

@@ -27,6 +27,9 @@
  *    invalidPath, readOnly: mutability) and applies it with scim-patch to `current`, your
  *    resource as GET renders it; pass the result to `checkBody`, then store it, in one
  *    transaction (the If-Match compare inside it: `checkIfMatch(header, etag)`, 412).
+ *    A resource too large to render whole (a group's 50,000 members) can instead call
+ *    `resolvePatchOps(rt, body)`: the same checks, each op resolved (`path.target`, the
+ *    compiled value filter `path.filter`), applied by the caller (members add/remove by SQL).
  * 5. Errors: throw `scimError(status, scimType, detail)` or the helpers of errors.ts
  *    (invalidFilter, invalidValue, uniqueness (409), noSuchResource (404),
  *    preconditionFailed (412)); the error renderer answers them as RFC 7644 §3.12's object on

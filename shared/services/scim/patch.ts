@@ -16,7 +16,7 @@
 import { scimPatch, ScimError, type ScimPatchOperation } from 'scim-patch';
 import { ApiError } from '../../errors.js';
 import { invalidPath, invalidSyntax, mutability, scimError, type ScimType } from './errors.js';
-import { parseFilter } from './filter.js';
+import { parseFilter, type ScimFilter } from './filter.js';
 import type { ScimResource } from './render.js';
 import { resolvePath, SCHEMA_PATCH, splitUrn, type ResolvedPath, type ScimResourceType } from './schema.js';
 
@@ -56,8 +56,18 @@ export function parsePatchBody(body: unknown): Op[] {
   });
 }
 
-/** A resolved PATCH path: the canonical text scim-patch gets, and the attribute it reaches. */
-function resolvePatchPath(rt: ScimResourceType, path: string): { text: string; target: ResolvedPath } {
+/** A resolved PATCH path: the canonical text scim-patch gets, the attribute it reaches, its value filter. */
+export interface PatchPath {
+  text: string;
+  target: ResolvedPath;
+  /**
+   * `members[value eq "u1"]`: the value filter, compiled; test one element `el` with
+   * `matches(filter, { [target.attr.name]: [el] })`.
+   */
+  filter?: ScimFilter;
+}
+
+function resolvePatchPath(rt: ScimResourceType, path: string): PatchPath {
   const { schema, extension, rest } = splitUrn(rt, path);
   const m = /^([^[\]]+)(?:\[(.+)\])?(?:\.([^[\].]+))?$/.exec(rest);
   if (!m) throw invalidPath(`The path ${path} is malformed.`);
@@ -70,11 +80,11 @@ function resolvePatchPath(rt: ScimResourceType, path: string): { text: string; t
   if (base.attr.type !== 'complex' || !base.attr.multiValued)
     throw invalidPath(`${base.path} is not multi-valued; it takes no [filter].`);
   // The value filter is checked like a list filter (its attributes are sub-attributes).
-  parseFilter(rt, `${prefix}${base.attr.name}[${filterText}]`);
+  const filter = parseFilter(rt, `${prefix}${base.attr.name}[${filterText}]`);
   const target = subAfter ? resolvePath(rt, `${prefix}${base.attr.name}.${subAfter}`) : base;
   if (!target) throw invalidPath(`${base.attr.name} has no sub-attribute ${subAfter}.`);
   const text = `${prefix}${base.attr.name}[${filterText}]${target.sub ? `.${target.sub.name}` : ''}`;
-  return { text, target };
+  return { text, target, filter };
 }
 
 const readOnly = (p: ResolvedPath) => p.attr.mutability === 'readOnly' || p.sub?.mutability === 'readOnly';
@@ -84,14 +94,22 @@ const readOnly = (p: ResolvedPath) => p.attr.mutability === 'readOnly' || p.sub?
  * dotted keys (`name.givenName`, as some clients send) expanded into their complex attribute,
  * and readOnly ones refused.
  */
-function canonicalValue(rt: ScimResourceType, value: unknown): Record<string, unknown> {
+function canonicalValue(
+  rt: ScimResourceType,
+  value: unknown,
+  current: Record<string, unknown>,
+): Record<string, unknown> {
   if (!value || typeof value !== 'object' || Array.isArray(value))
     throw scimError(400, 'invalidValue', 'An operation without path needs an object value.');
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value as Record<string, unknown>)) {
     const ext = rt.extensions.find((e) => e.schema.id.toLowerCase() === k.toLowerCase());
     if (ext) {
-      const inner = canonicalValue({ ...rt, schema: ext.schema, extensions: [] }, v);
+      const inner = canonicalValue(
+        { ...rt, schema: ext.schema, extensions: [] },
+        v,
+        (current[ext.schema.id] as Record<string, unknown> | undefined) ?? {},
+      );
       out[ext.schema.id] = { ...(out[ext.schema.id] ?? {}), ...inner };
       continue;
     }
@@ -101,7 +119,11 @@ function canonicalValue(rt: ScimResourceType, value: unknown): Record<string, un
       out[k] = v; // not in the schema: the resource decides (store or refuse, values.ts)
       continue;
     }
-    if (readOnly(p)) throw mutability(`${p.path} is readOnly (RFC 7643 §2.2).`);
+    if (readOnly(p)) {
+      // A client echoing a readOnly value unchanged (the id, in a whole-resource replace) changes nothing.
+      if (!p.sub && !p.extension && JSON.stringify(current[p.attr.name]) === JSON.stringify(v)) continue;
+      throw mutability(`${p.path} is readOnly (RFC 7643 §2.2).`);
+    }
     const target = p.extension ? ((out[p.schema] ??= {}) as Record<string, unknown>) : out;
     if (p.sub) {
       const parent = (target[p.attr.name] ??= {}) as Record<string, unknown>;
@@ -111,17 +133,42 @@ function canonicalValue(rt: ScimResourceType, value: unknown): Record<string, un
   return out;
 }
 
+/** One operation, checked and resolved: what a resource that applies operations itself reads. */
+export interface ResolvedPatchOp {
+  op: 'add' | 'replace' | 'remove';
+  /** Absent: a path-less add/replace whose `value` holds canonical attribute names. */
+  path?: PatchPath;
+  value?: unknown;
+}
+
+/**
+ * Checks a PatchOp body and resolves each operation's path (invalidPath, invalidFilter,
+ * mutability), without applying anything: for a resource that applies some operations
+ * itself (a group's `members` add/remove on 50,000 members, without rendering them all).
+ * `current` is needed only to let a path-less value echo an unchanged readOnly attribute.
+ */
+export function resolvePatchOps(
+  rt: ScimResourceType,
+  body: unknown,
+  current: Record<string, unknown> = {},
+): ResolvedPatchOp[] {
+  return parsePatchBody(body).map((o) => {
+    if (o.path === undefined) return { op: o.op, value: canonicalValue(rt, o.value, current) };
+    const path = resolvePatchPath(rt, o.path);
+    if (readOnly(path.target)) throw mutability(`${path.target.path} is readOnly (RFC 7643 §2.2).`);
+    return { op: o.op, path, ...(o.op === 'remove' && o.value === undefined ? {} : { value: o.value }) };
+  });
+}
+
 /**
  * Applies the operations to a copy of `current` (its SCIM representation, as GET renders it)
  * and returns the patched copy; `meta` and the other readOnly attributes are put back as they
  * were. The caller validates the result's values before storing it.
  */
 export function applyPatch(rt: ScimResourceType, current: ScimResource, body: unknown): ScimResource {
-  const ops = parsePatchBody(body);
-  const prepared: ScimPatchOperation[] = ops.map((o) => {
-    if (o.path === undefined) return { op: o.op, value: canonicalValue(rt, o.value) } as ScimPatchOperation;
-    const { text, target } = resolvePatchPath(rt, o.path);
-    if (readOnly(target)) throw mutability(`${target.path} is readOnly (RFC 7643 §2.2).`);
+  const prepared = resolvePatchOps(rt, body, current).map((o) => {
+    if (!o.path) return { op: o.op, value: o.value } as ScimPatchOperation;
+    const text = o.path.text;
     return {
       op: o.op,
       path: text,
