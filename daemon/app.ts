@@ -77,6 +77,7 @@ import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
+import { scimRoutes } from './routes/scim/index.js';
 
 export const VERSION = '0.1.0';
 
@@ -125,6 +126,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // The user API answers its errors with error_code and error_id, its unmatched paths too.
   api.area('/api/user', 'user');
   api.area('/api/account', 'user');
+  // SCIM 2.0 (docs/scim.md): every answer under /scim/v2, unmatched paths too, in RFC 7644 §3.12's error object.
+  api.area('/scim/v2', 'scim');
   let draining = false;
   configureCookies(app, { secure: deps.config.issuer.startsWith('https:') });
 
@@ -201,6 +204,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     landingRoutes(deps, api),
     changeAddressRoutes(deps, api),
     assetRoutes(api),
+    scimRoutes(deps, api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.
