@@ -7,6 +7,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { scimDiscoveryRoutes } from './discovery.js';
 import { scimUserRoutes } from './users.js';
+import { scimGroupRoutes } from './groups.js';
 
 /** A resource area's routes: declared on `router` through `api.add` (see common.ts). */
 export type ScimRouteModule = (deps: AppDeps, api: ApiRegistry, router: Router<AppState>) => void;
@@ -17,6 +18,7 @@ export const SCIM_ROUTE_MODULES: ScimRouteModule[] = [
   // /Users (users.ts)
   scimUserRoutes,
   // /Groups: add its module below this line.
+  scimGroupRoutes,
 ];
 
 export function scimRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {

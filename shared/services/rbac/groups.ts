@@ -34,6 +34,7 @@ import {
 } from '../../schemas/groups.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
+import { ScimGroups } from '../scim/groups.js';
 
 export const GROUP_ID_PREFIX = 'grp';
 
@@ -99,6 +100,13 @@ export class GroupService {
   ) {
     this.cursors = new CursorSigner(secretKey, 'groups');
     this.memberCursors = new CursorSigner(secretKey, 'group-members');
+  }
+
+  #scim?: ScimGroups;
+
+  /** SCIM /Groups over the same records (shared/services/scim/groups.ts). */
+  get scim(): ScimGroups {
+    return (this.#scim ??= new ScimGroups(this.db, this));
   }
 
   async requireTenant(tenantId: string): Promise<void> {

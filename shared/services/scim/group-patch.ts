@@ -41,7 +41,7 @@ export function memberIds(v: unknown, where: string): string[] {
     if (typeof value !== 'string' || value === '' || value.length > 40)
       throw invalidValue(`${where}[${i}].value must be a user id.`);
     const type = (m as { type?: unknown }).type;
-    if (type !== undefined && type !== null && String(type).toLowerCase() !== 'user')
+    if (type !== undefined && type !== null && (typeof type !== 'string' || type.toLowerCase() !== 'user'))
       throw invalidValue(`${where}[${i}].type: groups hold users only (no nesting).`);
     return value;
   });
