@@ -17,6 +17,7 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
+import { ScimUserService } from './services/scim/users.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -78,6 +79,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
       branding: (tenantId: string) => this.branding.get(tenantId),
     };
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
+  }
+
+  /** SCIM 2.0 /Users (docs/scim.md): the directory's users as a provisioning client sees them. */
+  get scimUsers(): ScimUserService {
+    const deps = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
+    return (this.#made.scimUsers ??= new ScimUserService(this.ds, deps));
   }
 }
 

@@ -43,6 +43,7 @@ import { ScopedUserTransfer } from './user-transfer.js';
 import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
+import { ScopedScimUsers } from './scim-users.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -84,6 +85,7 @@ export class TenantScope implements ScopeRef {
   #tenantData?: ScopedTenantData;
   #userTransfer?: ScopedUserTransfer;
   #mailTemplates?: ScopedMailTemplates;
+  #scimUsers?: ScopedScimUsers;
 
   constructor(
     readonly db: Db,
@@ -236,5 +238,9 @@ export class TenantScope implements ScopeRef {
   /** The tenant's mail template overrides (docs/email.md, "Templates"). */
   get mailTemplates(): ScopedMailTemplates {
     return (this.#mailTemplates ??= new ScopedMailTemplates(this));
+  }
+  /** The users as SCIM /Users reads and writes them (docs/scim.md). */
+  get scimUsers(): ScopedScimUsers {
+    return (this.#scimUsers ??= new ScopedScimUsers(this));
   }
 }
