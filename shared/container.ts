@@ -18,6 +18,7 @@ import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
 import { GroupService } from './services/rbac/groups.js';
+import { ScimUserService } from './services/scim/users.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -85,6 +86,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get groups(): GroupService {
     const deps = { mappingSets: this.fieldMapping.mappingSets, userLifecycle: this.userLifecycle };
     return (this.#made.groups ??= new GroupService(this.ds, this.config.secretKey, deps));
+  }
+
+  /** SCIM 2.0 /Users (docs/scim.md): the directory's users as a provisioning client sees them. */
+  get scimUsers(): ScimUserService {
+    const deps = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
+    return (this.#made.scimUsers ??= new ScimUserService(this.ds, deps));
   }
 }
 

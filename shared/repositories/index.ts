@@ -101,3 +101,4 @@ export {
 export type { AgentGrantRow } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';
 export { ScopedUserTransfer, type TransferClaimValue, type TransferLink, type TransferUser } from './user-transfer.js';
+export type { ScimUserRow, ScimUserWrite } from './scim-users.js';

@@ -44,6 +44,7 @@ import { ScopedFederationEntities } from './federation-entities.js';
 import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
 import { ScopedGroups } from './groups.js';
+import { ScopedScimUsers } from './scim-users.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -86,6 +87,7 @@ export class TenantScope implements ScopeRef {
   #userTransfer?: ScopedUserTransfer;
   #mailTemplates?: ScopedMailTemplates;
   #groups?: ScopedGroups;
+  #scimUsers?: ScopedScimUsers;
 
   constructor(
     readonly db: Db,
@@ -242,5 +244,9 @@ export class TenantScope implements ScopeRef {
   /** Groups and their members (docs/rbac-groups.md). */
   get groups(): ScopedGroups {
     return (this.#groups ??= new ScopedGroups(this));
+  }
+  /** The users as SCIM /Users reads and writes them (docs/scim.md). */
+  get scimUsers(): ScopedScimUsers {
+    return (this.#scimUsers ??= new ScopedScimUsers(this));
   }
 }

@@ -1532,6 +1532,35 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is((await scopeB.sessions.listLive(user.id, now, 10)).length, 1);
     t.is((await scopeB.tokens.family(familyId))!.revoked_at, null);
   },
+  async scimUsers({ t, directory, b, scopeA, scopeB }) {
+    const user = await directory.createUser(b.id, { email: 'scim-b@example.com', name: 'B' }, actor);
+    const w = {
+      email: 'scim-b@example.com',
+      name: 'B',
+      standard_claims: null,
+      user_name: 'scim-b',
+      external_id: 'ext-b',
+      scim_attributes: {},
+    };
+    t.is(await scopeB.scimUsers.update(user.id, w, 2), 1);
+    t.is(await scopeA.scimUsers.get(user.id), undefined);
+    t.deepEqual(await scopeA.scimUsers.byUserName('scim-b'), []);
+    t.is(await scopeA.scimUsers.byExternalId('ext-b'), undefined);
+    t.deepEqual(await scopeA.scimUsers.idsByEmail('scim-b@example.com'), []);
+    t.deepEqual(await scopeA.scimUsers.page(undefined, 10), []);
+    t.is(await scopeA.scimUsers.update(user.id, { ...w, name: 'A was here' }, 3), 0);
+    // A's insert is A's: the same userName, externalId and address in A, B's row untouched.
+    await scopeA.scimUsers.insert('usr_a_scim', w, 4);
+    t.deepEqual(
+      (await scopeA.scimUsers.page(undefined, 10)).map((u) => u.id),
+      ['usr_a_scim'],
+    );
+    t.like(await scopeB.scimUsers.get(user.id), { name: 'B', user_name: 'scim-b', external_id: 'ext-b' });
+    t.deepEqual(
+      (await scopeB.scimUsers.byUserName('SCIM-B')).map((u) => u.id),
+      [user.id],
+    );
+  },
   async userTransfer(w) {
     const { t, scopeA, scopeB } = w;
     const { user, provider } = await upstreamOfB(w);

@@ -50,3 +50,4 @@ export * from './list.js';
 export * from './patch.js';
 export * from './values.js';
 export * from './discovery.js';
+export * from './users.js';
