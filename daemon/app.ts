@@ -24,6 +24,7 @@ import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
 import { userRoutes } from './routes/admin/users.js';
+import { groupRoutes } from './routes/admin/groups.js';
 import { userImportRoutes } from './routes/admin/users-import.js';
 import { tenantLifecycleRoutes } from './routes/admin/tenant-lifecycle.js';
 import { tenantDirectoryRoutes } from './routes/admin/tenants.js';
@@ -77,6 +78,7 @@ import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
 import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
+import { scimRoutes } from './routes/scim/index.js';
 
 export const VERSION = '0.1.0';
 
@@ -125,6 +127,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // The user API answers its errors with error_code and error_id, its unmatched paths too.
   api.area('/api/user', 'user');
   api.area('/api/account', 'user');
+  // SCIM 2.0 (docs/scim.md): every answer under /scim/v2, unmatched paths too, in RFC 7644 §3.12's error object.
+  api.area('/scim/v2', 'scim');
   let draining = false;
   configureCookies(app, { secure: deps.config.issuer.startsWith('https:') });
 
@@ -159,6 +163,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
     userRoutes(deps, api),
+    groupRoutes(deps, api),
     userImportRoutes(deps, api),
     tenantLifecycleRoutes(deps, api),
     tenantDirectoryRoutes(deps, api),
@@ -201,6 +206,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     landingRoutes(deps, api),
     changeAddressRoutes(deps, api),
     assetRoutes(api),
+    scimRoutes(deps, api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.

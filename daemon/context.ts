@@ -42,7 +42,7 @@ export interface AppState {
   tenant?: string | null;
   /**
    * Set by the route's declared error style (ErrorStyle, route-declarations.ts); the error
-   * renderer reads it (koa-error-handler.ts).
+   * renderer reads it (koa-error-handler.ts). `scim`: RFC 7644 §3.12's error object (/scim/v2).
    */
-  errorStyle?: 'oauth' | 'user';
+  errorStyle?: 'oauth' | 'user' | 'scim';
 }

@@ -19,6 +19,8 @@ import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
 import { RbacTokens } from './services/rbac-tokens.js';
 import { RbacService } from './services/rbac/index.js';
+import { GroupService } from './services/rbac/groups.js';
+import { ScimUserService } from './services/scim/users.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -91,6 +93,18 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get rbac(): RbacService {
     const deps = { mappingSets: () => this.fieldMapping.mappingSets, userLifecycle: () => this.userLifecycle };
     return (this.#made.rbac ??= new RbacService(this.ds, this.config.secretKey, deps));
+  }
+
+  /** Groups and their members, for the admin API, the CLI and SCIM /Groups (docs/rbac-groups.md). */
+  get groups(): GroupService {
+    const deps = { mappingSets: this.fieldMapping.mappingSets, userLifecycle: this.userLifecycle };
+    return (this.#made.groups ??= new GroupService(this.ds, this.config.secretKey, deps));
+  }
+
+  /** SCIM 2.0 /Users (docs/scim.md): the directory's users as a provisioning client sees them. */
+  get scimUsers(): ScimUserService {
+    const deps = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
+    return (this.#made.scimUsers ??= new ScimUserService(this.ds, deps));
   }
 }
 

@@ -14,9 +14,20 @@ export const SCOPE_TENANT_ADMIN = 'iam.admin';
  */
 export const ADMIN_SCOPES = [SCOPE_PLATFORM, SCOPE_TENANT_ADMIN];
 
-/** Whether `scope` is an admin scope (ADMIN_SCOPES). */
+/**
+ * SCIM 2.0 provisioning (`/scim/v2/…`, docs/scim.md): an identity provider's directory pushing
+ * users and groups into the token's tenant. An admin scope for every rule above (refused on a
+ * client with another grant, at /authorize, on the consent page), but not in ADMIN_SCOPES,
+ * which is also the list the admin API accepts: a SCIM token reaches only /scim/v2.
+ */
+export const SCOPE_SCIM = 'scim';
+
+/** The scopes only a client_credentials client may hold: ADMIN_SCOPES and `scim`. */
+const SERVICE_ONLY_SCOPES = [...ADMIN_SCOPES, SCOPE_SCIM];
+
+/** Whether `scope` is an admin scope (ADMIN_SCOPES, or `scim`): only for client_credentials clients. */
 export function isAdminScope(scope: string): boolean {
-  return ADMIN_SCOPES.includes(scope);
+  return SERVICE_ONLY_SCOPES.includes(scope);
 }
 
 /**

@@ -134,8 +134,26 @@ export function renderError(ctx: ParameterizedContext<AppState>, raw: unknown): 
     ctx.state.log.debug({ status, error: body.error }, 'request refused');
   }
   ctx.status = status;
+  if (ctx.state.errorStyle === 'scim') {
+    // RFC 7644 §3.12: the SCIM endpoints answer every error in the SCIM error schema, status
+    // as a string; `scimType` is set by shared/services/scim/errors.ts (an ApiError's extra).
+    ctx.type = 'application/scim+json';
+    ctx.body = scimErrorBody(status, raw, body);
+    return;
+  }
   ctx.type = 'application/json';
   ctx.body = body;
+}
+
+/** The SCIM error object (RFC 7644 §3.12) of what renderError made of the error. */
+function scimErrorBody(status: number, raw: unknown, body: Record<string, unknown>): Record<string, unknown> {
+  const scimType = raw instanceof ApiError ? raw.extra.scimType : undefined;
+  return {
+    schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'],
+    status: String(status),
+    ...(typeof scimType === 'string' ? { scimType } : status === 400 ? { scimType: 'invalidSyntax' } : {}),
+    detail: typeof body.error_description === 'string' ? body.error_description : 'The request was refused.',
+  };
 }
 
 function httpError(status: number, err: HttpishError): [string, string] {

@@ -74,6 +74,7 @@ export {
 export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
 export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export type { AssignmentRow, PermissionRow, RolePermissionRow, RoleRow } from './rbac.js';
+export type { GroupKeyset, GroupMemberRow, GroupRow } from './groups.js';
 export { TenantScope } from './scope.js';
 export type { LoginUser } from './users.js';
 export type { LifecycleUser } from './user-erasure.js';
@@ -102,3 +103,4 @@ export {
 export type { AgentGrantRow } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';
 export { ScopedUserTransfer, type TransferClaimValue, type TransferLink, type TransferUser } from './user-transfer.js';
+export type { ScimUserRow, ScimUserWrite } from './scim-users.js';

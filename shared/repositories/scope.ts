@@ -45,6 +45,8 @@ import { ScopedTenantData } from './tenant-directory.js';
 import { ScopedMailTemplates } from './mail-templates.js';
 import { ScopedRbacGrants } from './rbac-grants.js';
 import { ScopedResourcePermissions, ScopedRoleAssignments, ScopedRoles } from './rbac.js';
+import { ScopedGroups } from './groups.js';
+import { ScopedScimUsers } from './scim-users.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -90,6 +92,8 @@ export class TenantScope implements ScopeRef {
   #resourcePermissions?: ScopedResourcePermissions;
   #roles?: ScopedRoles;
   #roleAssignments?: ScopedRoleAssignments;
+  #groups?: ScopedGroups;
+  #scimUsers?: ScopedScimUsers;
 
   constructor(
     readonly db: Db,
@@ -258,5 +262,13 @@ export class TenantScope implements ScopeRef {
   /** Who holds which role: users, groups, clients (docs/rbac.md). */
   get roleAssignments(): ScopedRoleAssignments {
     return (this.#roleAssignments ??= new ScopedRoleAssignments(this));
+  }
+  /** Groups and their members (docs/rbac-groups.md). */
+  get groups(): ScopedGroups {
+    return (this.#groups ??= new ScopedGroups(this));
+  }
+  /** The users as SCIM /Users reads and writes them (docs/scim.md). */
+  get scimUsers(): ScopedScimUsers {
+    return (this.#scimUsers ??= new ScopedScimUsers(this));
   }
 }

@@ -187,6 +187,7 @@ export class ScopedUserErasure {
       t,
       `%${u}%`,
     ]);
+    await run('group_members', 'DELETE FROM group_members WHERE tenant_id = ? AND user_id = ?', [t, u]);
     await run('users', 'DELETE FROM users WHERE tenant_id = ? AND id = ?', [t, u]);
     return n;
   }

@@ -1409,6 +1409,64 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.deepEqual(await scopeB.relationships.subjectsToward(y.id, 'manager_of', now), [x.id]);
   },
 
+  async groups({ t, b, directory, services, scopeA, scopeB }) {
+    const u = await directory.createUser(b.id, { email: 'grp-u@example.com', name: 'U' }, actor);
+    const now = Date.now();
+    const g = {
+      id: 'grp_b',
+      display_name: 'B group',
+      display_name_key: 'b group',
+      description: null,
+      external_id: 'ext-b',
+      created_at: now,
+      updated_at: now,
+    };
+    await scopeB.groups.insert(g);
+    t.is(await scopeB.groups.addMember('grp_b', u.id, now), 1);
+    await services.ds.query(
+      'INSERT INTO role_assignments (tenant_id, role_id, principal_type, principal_id, created_at) ' +
+        "VALUES (?, 'role_b', 'group', 'grp_b', 1)",
+      [b.id],
+    );
+    t.is(await scopeA.groups.get('grp_b'), undefined);
+    t.is(await scopeA.groups.get('grp_b', { forUpdate: true }), undefined);
+    t.is(await scopeA.groups.byNameKey('b group'), undefined);
+    t.is(await scopeA.groups.byExternalId('ext-b'), undefined);
+    t.deepEqual(await scopeA.groups.list({ limit: 100 }), []);
+    t.deepEqual(await scopeA.groups.list({ limit: 100, nameKeyPrefix: 'b', modifiedAfter: 0 }), []);
+    t.is(await scopeA.groups.count({ nameKeyPrefix: 'b' }), 0);
+    t.is(await scopeA.groups.count(), 0);
+    const fields = { display_name: 'A', display_name_key: 'a', description: null, external_id: null };
+    t.is(await scopeA.groups.update('grp_b', fields, now), 0);
+    t.is(await scopeA.groups.touch('grp_b', now), 0);
+    t.is(await scopeA.groups.isMember('grp_b', u.id), false);
+    t.deepEqual(await scopeA.groups.members('grp_b', { limit: 10 }), []);
+    t.is(await scopeA.groups.memberCount('grp_b'), 0);
+    t.deepEqual(await scopeA.groups.ofUser(u.id), []);
+    t.deepEqual([...(await scopeA.groups.existingUsers([u.id]))], []);
+    t.is(await scopeA.groups.removeMember('grp_b', u.id), 0);
+    t.is(await scopeA.groups.removeAllMembers('grp_b'), 0);
+    t.is(await scopeA.groups.deleteRoleAssignments('grp_b'), 0);
+    t.is(await scopeA.groups.delete('grp_b'), 0);
+    // Group ids are global (random): the service adds a member only to a group its scope found,
+    // and an add through A's scope leaves B's row as it was.
+    await scopeA.groups.addMember('grp_b', u.id, now);
+    t.is(await scopeB.groups.memberCount('grp_b'), 1);
+    t.deepEqual(await scopeA.groups.members('grp_b', { limit: 10 }), []);
+    t.like(await scopeB.groups.get('grp_b'), { display_name: 'B group', version: 1 });
+    t.deepEqual(
+      (await scopeB.groups.members('grp_b', { limit: 10 })).map((m) => [m.user_id, m.email]),
+      [[u.id, 'grp-u@example.com']],
+    );
+    t.deepEqual(
+      (await scopeB.groups.ofUser(u.id)).map((x) => x.id),
+      ['grp_b'],
+    );
+    t.true(await scopeB.groups.isMember('grp_b', u.id));
+    t.is(await scopeB.groups.count(), 1);
+    t.is(await scopeB.groups.deleteRoleAssignments('grp_b'), 1);
+  },
+
   async approvals({ t, b, directory, services, scopeA, scopeB }) {
     const req = await directory.createUser(b.id, { email: 'apr-req@example.com', name: 'Req' }, actor);
     const apv = await directory.createUser(b.id, { email: 'apr-apv@example.com', name: 'Apv' }, actor);
@@ -1580,6 +1638,35 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.like(await scopeB.userErasure.lock(user.id), { id: user.id, status: 'active' });
     t.is((await scopeB.sessions.listLive(user.id, now, 10)).length, 1);
     t.is((await scopeB.tokens.family(familyId))!.revoked_at, null);
+  },
+  async scimUsers({ t, directory, b, scopeA, scopeB }) {
+    const user = await directory.createUser(b.id, { email: 'scim-b@example.com', name: 'B' }, actor);
+    const w = {
+      email: 'scim-b@example.com',
+      name: 'B',
+      standard_claims: null,
+      user_name: 'scim-b',
+      external_id: 'ext-b',
+      scim_attributes: {},
+    };
+    t.is(await scopeB.scimUsers.update(user.id, w, 2), 1);
+    t.is(await scopeA.scimUsers.get(user.id), undefined);
+    t.deepEqual(await scopeA.scimUsers.byUserName('scim-b'), []);
+    t.is(await scopeA.scimUsers.byExternalId('ext-b'), undefined);
+    t.deepEqual(await scopeA.scimUsers.idsByEmail('scim-b@example.com'), []);
+    t.deepEqual(await scopeA.scimUsers.page(undefined, 10), []);
+    t.is(await scopeA.scimUsers.update(user.id, { ...w, name: 'A was here' }, 3), 0);
+    // A's insert is A's: the same userName, externalId and address in A, B's row untouched.
+    await scopeA.scimUsers.insert('usr_a_scim', w, 4);
+    t.deepEqual(
+      (await scopeA.scimUsers.page(undefined, 10)).map((u) => u.id),
+      ['usr_a_scim'],
+    );
+    t.like(await scopeB.scimUsers.get(user.id), { name: 'B', user_name: 'scim-b', external_id: 'ext-b' });
+    t.deepEqual(
+      (await scopeB.scimUsers.byUserName('SCIM-B')).map((u) => u.id),
+      [user.id],
+    );
   },
   async userTransfer(w) {
     const { t, scopeA, scopeB } = w;
