@@ -17,7 +17,7 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
-import { ScimUserService } from './services/scim/users.js';
+import { scimServices, type ScimServices } from './services/scim/services.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -81,10 +81,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
   }
 
-  /** SCIM 2.0 /Users (docs/scim.md): the directory's users as a provisioning client sees them. */
-  get scimUsers(): ScimUserService {
-    const deps = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
-    return (this.#made.scimUsers ??= new ScimUserService(this.ds, deps));
+  /** SCIM 2.0 (docs/scim.md): /Users, the directory's users as a provisioning client sees them; long-lived tokens. */
+  get scim(): ScimServices {
+    const d = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
+    const t = { tokens: this.tokens, oauth: this.oauth, issuer: this.config.issuer };
+    return (this.#made.scim ??= scimServices(this.ds, { ...d, ...t }));
   }
 }
 

@@ -106,6 +106,25 @@ function scimBodyReader(deps: AppDeps): Middleware<AppState> {
   };
 }
 
+/**
+ * The admin API's bearer check (a client_credentials token of an active client in an active
+ * tenant, RFC 6750 challenges) with the scope `scim`, and one more: a long-lived SCIM token
+ * whose jti the operator revoked (`iam scim token revoke`) is 401 invalid_token.
+ */
+function scimBearer(deps: AppDeps): Middleware<AppState> {
+  const check = bearer(deps, [SCOPE_SCIM]);
+  return async function scimAuth(ctx, next) {
+    await check(ctx, async () => {
+      const claims = ctx.state.auth!;
+      if (await deps.scim.tokens.isRevoked(String(claims.tenant_id), String(claims.jti))) {
+        ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="invalid_token"');
+        throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
+      }
+      await next();
+    });
+  };
+}
+
 /** The declaration parts every SCIM route shares; the route adds method, path, summary, responses. */
 export interface ScimDeclaration {
   security: 'bearer';
@@ -124,7 +143,7 @@ export function scimDeclaration(deps: AppDeps): ScimDeclaration {
     scopes: [SCOPE_SCIM],
     tags: ['scim'],
     errors: 'scim',
-    authenticate: bearer(deps, [SCOPE_SCIM]),
+    authenticate: scimBearer(deps),
     parser: { read: scimBodyReader(deps) },
   };
 }

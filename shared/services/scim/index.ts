@@ -51,3 +51,4 @@ export * from './patch.js';
 export * from './values.js';
 export * from './discovery.js';
 export * from './users.js';
+export * from './tokens.js';
