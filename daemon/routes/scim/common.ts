@@ -81,10 +81,12 @@ function scimBodyReader(deps: AppDeps): Middleware<AppState> {
   const limit = deps.config.bodyLimitBytes;
   const read = koaBody({
     json: true,
-    urlencoded: false,
+    // Read (so a body that does not decode is 400, as on every route), then refused below.
+    urlencoded: true,
     multipart: false,
     text: false,
     jsonLimit: limit,
+    formLimit: limit,
     jsonStrict: true,
     jsonTypes: ['application/json', SCIM_MEDIA_TYPE],
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
@@ -94,13 +96,13 @@ function scimBodyReader(deps: AppDeps): Middleware<AppState> {
   }) as unknown as Middleware<AppState>;
   const depth = bodyDepthLimit();
   return async function scimBody(ctx, next) {
-    if (ctx.request.length && !ctx.is('application/json', SCIM_MEDIA_TYPE))
-      throw new ApiError(
-        415,
-        'unsupported_media_type',
-        `The request body must be ${SCIM_MEDIA_TYPE} or application/json.`,
-      );
     await read(ctx, async () => {
+      if (ctx.request.length && !ctx.is('application/json', SCIM_MEDIA_TYPE))
+        throw new ApiError(
+          415,
+          'unsupported_media_type',
+          `The request body must be ${SCIM_MEDIA_TYPE} or application/json.`,
+        );
       await depth(ctx, next);
     });
   };
