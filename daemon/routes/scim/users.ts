@@ -29,7 +29,7 @@ import {
 
 /** The list parameters (RFC 7644 §3.4.2); checked by the SCIM layer (invalidFilter, invalidValue). */
 const ListQuery = z.object({
-  filter: z.string().max(4096).optional().describe('RFC 7644 §3.4.2.2 filter, e.g. userName eq "bjensen"'),
+  filter: z.string().optional().describe('RFC 7644 §3.4.2.2 filter, e.g. userName eq "bjensen"'),
   startIndex: z.string().max(12).optional().describe('1-based index of the first result (default 1)'),
   count: z.string().max(12).optional().describe('results per page: default 100, at most 200'),
   attributes: z.string().max(2048).optional(),
