@@ -79,6 +79,7 @@ import { passkeyLoginRoutes } from './routes/oauth/passkey-login.js';
 import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
 import { scimRoutes } from './routes/scim/index.js';
+import { scimSettingsRoutes } from './routes/admin/scim-settings.js';
 
 export const VERSION = '0.1.0';
 
@@ -207,6 +208,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     changeAddressRoutes(deps, api),
     assetRoutes(api),
     scimRoutes(deps, api),
+    scimSettingsRoutes(deps, api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.

@@ -30,8 +30,9 @@ export type BodyParser = 'json' | 'form' | 'oauth-form' | 'none' | { read: Middl
  * How errors raised on the route are rendered (koa-error-handler.ts): `oauth` is the error
  * object of RFC 6749 §5.2 with `message` beside it for ApiErrors (every endpoint but the user
  * API); `user` adds the stable `error_code` and an `error_id` that is also in the log (the end
- * user's API, /api/user and /api/account). The pages render their own HTML error pages in the
- * handler (views/html.ts); what they throw is rendered as `oauth`.
+ * user's API, /api/user and /api/account); `scim` is RFC 7644 §3.12's SCIM error object in
+ * application/scim+json (/scim/v2, docs/scim.md). The pages render their own HTML error pages
+ * in the handler (views/html.ts); what they throw is rendered as `oauth`.
  */
 export type ErrorStyle = NonNullable<AppState['errorStyle']>;
 

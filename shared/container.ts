@@ -20,7 +20,7 @@ import { MailTemplateService } from './services/mail-templates.js';
 import { RbacTokens } from './services/rbac-tokens.js';
 import { RbacService } from './services/rbac/index.js';
 import { GroupService } from './services/rbac/groups.js';
-import { ScimUserService } from './services/scim/users.js';
+import { scimServices, type ScimServices } from './services/scim/services.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -101,10 +101,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     return (this.#made.groups ??= new GroupService(this.ds, this.config.secretKey, deps));
   }
 
-  /** SCIM 2.0 /Users (docs/scim.md): the directory's users as a provisioning client sees them. */
-  get scimUsers(): ScimUserService {
-    const deps = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
-    return (this.#made.scimUsers ??= new ScimUserService(this.ds, deps));
+  /** SCIM 2.0 (docs/scim.md): /Users, the directory's users as a provisioning client sees them; long-lived tokens. */
+  get scim(): ScimServices {
+    const d = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
+    const t = { tokens: this.tokens, oauth: this.oauth, issuer: this.config.issuer };
+    return (this.#made.scim ??= scimServices(this.ds, { ...d, ...t }));
   }
 }
 

@@ -62,6 +62,20 @@ function authenticatedOps(doc: Doc): { method: string; path: string; scheme: str
   return out;
 }
 
+/**
+ * The `error` of an answer. The SCIM routes answer RFC 7644 §3.12's error object instead
+ * (docs/scim.md), whose `status` stands for it: 400, 401 and 415 are the only ones walked here.
+ */
+const SCIM_CODES: Record<string, string> = {
+  '400': 'invalid_request',
+  '401': 'invalid_token',
+  '415': 'unsupported_media_type',
+};
+function errorCode(body: { error?: string; schemas?: string[]; status?: string }): string | undefined {
+  if (body.schemas?.includes('urn:ietf:params:scim:api:messages:2.0:Error')) return SCIM_CODES[body.status ?? ''];
+  return body.error;
+}
+
 test('every authenticated operation in /openapi.json: no credentials and an empty body get 401', async (t) => {
   const ops = authenticatedOps(await document());
   // The walk must see the surfaces it is meant to cover, or it proves nothing.
@@ -84,7 +98,7 @@ test('every authenticated operation in /openapi.json: no credentials and an empt
       // The error object, or for the server-rendered account page its signed-out page.
       const html = (r.headers.get('content-type') ?? '').startsWith('text/html');
       const body = (html ? { error: 'page' } : await r.json().catch(() => ({}))) as { error?: string };
-      if (r.status !== 401 || !body.error) wrong.push(`${method.toUpperCase()} ${path} (${type}): ${r.status}`);
+      if (r.status !== 401 || !errorCode(body)) wrong.push(`${method.toUpperCase()} ${path} (${type}): ${r.status}`);
     }
   }
   t.deepEqual(wrong, []);
@@ -159,7 +173,8 @@ test('a body that does not decode, or an unknown Content-Encoding, gets 400 or 4
           body: new Uint8Array(bad.body),
           redirect: 'manual',
         });
-        const body = (await r.json().catch(() => ({}))) as { error?: string };
+        const raw = (await r.json().catch(() => ({}))) as { error?: string };
+        const body = { error: errorCode(raw) };
         const expected = bad.status[0] === 415 ? 'unsupported_media_type' : 'invalid_request';
         // /introspect reads only a form (RFC 7662 §2.1) and leaves any other body unread, so its
         // encoding is never looked at: that request is refused for what it is, still a 4xx.

@@ -22,6 +22,9 @@ export interface ScimEnv {
   token: string;
   /** A tenant admin's token (iam.admin): refused by /scim/v2. */
   adminToken: string;
+  /** The client_id of the client holding scim, and of the tenant admin. */
+  idpClientId: string;
+  adminClientId: string;
   scim: (method: string, path: string, body?: unknown, headers?: Record<string, string>) => Promise<ApiAnswer>;
   stop: () => Promise<void>;
 }
@@ -55,6 +58,8 @@ export async function startScim(): Promise<ScimEnv> {
     tenantId,
     token,
     adminToken,
+    idpClientId: idp.clientId,
+    adminClientId: admin.clientId,
     scim,
     stop: async () => {
       await d.stop();

@@ -81,6 +81,7 @@ test.serial('filters: malformed, unknown attribute, wrong comparison → 400 inv
     'active gt true',
   ])
     scimError(t, await e.scim('GET', `/Users?filter=${encodeURIComponent(f)}`), 400, 'invalidFilter');
+  scimError(t, await e.scim('GET', `/Users?filter=${'x'.repeat(5000)}`), 400, 'invalidFilter');
   scimError(t, await e.scim('GET', '/Users?count=abc'), 400, 'invalidValue');
   scimError(t, await e.scim('GET', '/Users?attributes=nosuch'), 400, 'invalidValue');
 });
@@ -165,6 +166,18 @@ test.serial(
     const admin = await api(e.d.url, 'GET', '/scim/v2/Users', { token: e.adminToken });
     scimError(t, admin, 403);
     t.regex(admin.headers.get('www-authenticate') ?? '', /insufficient_scope/);
+    // scim is an admin scope: refused on a client that may act for users (docs/scopes.md).
+    const client = await api(e.d.url, 'POST', `/api/admin/tenants/${e.tenantId}/clients`, {
+      token: e.adminToken,
+      body: {
+        name: 'web',
+        grant_types: ['authorization_code'],
+        redirect_uris: ['https://a.example/cb'],
+        scopes: ['scim'],
+      },
+    });
+    t.is(client.status, 400);
+    t.regex(client.text, /scim/);
     // And the SCIM token does not open the admin API.
     const other = await api(e.d.url, 'GET', `/api/admin/tenants/${e.tenantId}/users`, { token: e.token });
     t.is(other.status, 403);

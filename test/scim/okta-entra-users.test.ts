@@ -6,7 +6,7 @@
  */
 import test from 'ava';
 import { SCIM_ENTERPRISE, SCIM_LIST, SCIM_PATCH_OP, SCIM_USER, startScim, type ScimEnv } from '../helpers/scim.js';
-import type { ApiAnswer } from '../helpers/api.js';
+import { api, type ApiAnswer } from '../helpers/api.js';
 
 let e: ScimEnv;
 test.before(async () => {
@@ -168,5 +168,80 @@ test.serial(
     const gone = await e.scim('GET', `/Users/${id}`);
     t.is(gone.status, 404);
     t.is(gone.body.status, '404');
+  },
+);
+
+test.serial(
+  'attribute mapping: claims from the enterprise extension and a custom schema; unmapped attributes refused',
+  async (t) => {
+    const admin = (method: string, path: string, body?: unknown) =>
+      api(e.d.url, method, path, { token: e.adminToken, body });
+    for (const key of ['department', 'cost_code']) {
+      const c = await admin('POST', '/api/admin/custom-claims', {
+        field_key: key,
+        display_label: key,
+        field_type: 'string',
+      });
+      t.is(c.status, 201, c.text);
+    }
+    const profile = await admin('POST', '/api/admin/field-mapping/source-profiles', {
+      sourceType: 'scim',
+      profileKey: 'okta',
+      displayName: 'Okta',
+      versionLabel: 'v1',
+      schema: {},
+      parserOptions: { unmappedAttributes: 'refuse' },
+    });
+    t.is(profile.status, 201, profile.text);
+    const set = await admin('POST', '/api/admin/field-mapping/sets', {
+      setKey: 'okta-users',
+      displayName: 'Okta users',
+      sourceType: 'scim',
+      sourceProfileId: profile.body.id,
+      lifecycleState: 'active',
+      mappings: [
+        { source: `${SCIM_ENTERPRISE}:department`, targetType: 'claim', target: 'department' },
+        {
+          source: 'urn:example:scim:custom:1.0:User:costCode',
+          targetType: 'claim',
+          target: 'cost_code',
+          transform: 'uppercase',
+        },
+        { source: 'name.givenName', targetType: 'user', target: 'given_name' },
+        { source: 'urn:example:scim:custom:1.0:User:team eq "blue"', targetType: 'group', target: 'Sales' },
+      ],
+    });
+    t.is(set.status, 201, set.text);
+
+    const body = {
+      schemas: [SCIM_USER, SCIM_ENTERPRISE, 'urn:example:scim:custom:1.0:User'],
+      userName: 'mapped@example.com',
+      name: { givenName: 'Mia', familyName: 'Mapped' },
+      [SCIM_ENTERPRISE]: { department: 'Sales', employeeNumber: '42' },
+      'urn:example:scim:custom:1.0:User': { costCode: 'cc-7', team: 'blue' },
+    };
+    // An attribute outside the known schemas that no mapping names: refused, nothing written.
+    const refused = await e.scim('POST', '/Users', { ...body, shoeSize: 44 });
+    t.is(refused.status, 400);
+    t.is(refused.body.scimType, 'invalidValue');
+    t.regex(refused.body.detail, /shoeSize/);
+    isList(t, await e.scim('GET', q('userName eq "mapped@example.com"')), 0);
+
+    const created = await e.scim('POST', '/Users', body);
+    isUser(t, created, 201);
+    // The extension and the custom schema are kept and returned.
+    t.is(created.body[SCIM_ENTERPRISE].employeeNumber, '42');
+    t.deepEqual(created.body['urn:example:scim:custom:1.0:User'], { costCode: 'cc-7', team: 'blue' });
+    const claims = await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${created.body.id}/claims`);
+    t.like(claims.body.claims, { department: 'Sales', cost_code: 'CC-7' });
+
+    // A PATCH of the extension moves the claim with it.
+    const moved = await e.scim('PATCH', `/Users/${created.body.id}`, {
+      schemas: [SCIM_PATCH_OP],
+      Operations: [{ op: 'Replace', path: `${SCIM_ENTERPRISE}:department`, value: 'Support' }],
+    });
+    isUser(t, moved, 200);
+    const after = await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${created.body.id}/claims`);
+    t.is(after.body.claims.department, 'Support');
   },
 );

@@ -112,6 +112,13 @@ test('paging a filtered list: totalResults counts every match, the page holds co
   t.like(all.body, { totalResults: USERS.length, startIndex: 1, itemsPerPage: USERS.length });
   // attributes=userName: userName, and id, schemas, meta (always returned, RFC 7643 §7).
   t.deepEqual(Object.keys(all.body.Resources[0]).sort(), ['id', 'meta', 'schemas', 'userName']);
+  // An extension's URN names all of its attributes.
+  const jim = await e.scim(
+    'GET',
+    `/Users?filter=${encodeURIComponent('userName eq "Jim"')}&excludedAttributes=${SCIM_ENTERPRISE}`,
+  );
+  t.is(jim.body.Resources[0][SCIM_ENTERPRISE], undefined);
+  t.deepEqual(jim.body.Resources[0].schemas, [SCIM_USER]);
   const noEmails = await e.scim('GET', `/Users?count=1&excludedAttributes=emails,name`);
   t.is(noEmails.body.Resources[0].emails, undefined);
   t.truthy(noEmails.body.Resources[0].userName);

@@ -81,10 +81,12 @@ function scimBodyReader(deps: AppDeps): Middleware<AppState> {
   const limit = deps.config.bodyLimitBytes;
   const read = koaBody({
     json: true,
-    urlencoded: false,
+    // Read (so a body that does not decode is 400, as on every route), then refused below.
+    urlencoded: true,
     multipart: false,
     text: false,
     jsonLimit: limit,
+    formLimit: limit,
     jsonStrict: true,
     jsonTypes: ['application/json', SCIM_MEDIA_TYPE],
     parsedMethods: [HttpMethodEnum.POST, HttpMethodEnum.PUT, HttpMethodEnum.PATCH],
@@ -94,14 +96,33 @@ function scimBodyReader(deps: AppDeps): Middleware<AppState> {
   }) as unknown as Middleware<AppState>;
   const depth = bodyDepthLimit();
   return async function scimBody(ctx, next) {
-    if (ctx.request.length && !ctx.is('application/json', SCIM_MEDIA_TYPE))
-      throw new ApiError(
-        415,
-        'unsupported_media_type',
-        `The request body must be ${SCIM_MEDIA_TYPE} or application/json.`,
-      );
     await read(ctx, async () => {
+      if (ctx.request.length && !ctx.is('application/json', SCIM_MEDIA_TYPE))
+        throw new ApiError(
+          415,
+          'unsupported_media_type',
+          `The request body must be ${SCIM_MEDIA_TYPE} or application/json.`,
+        );
       await depth(ctx, next);
+    });
+  };
+}
+
+/**
+ * The admin API's bearer check (a client_credentials token of an active client in an active
+ * tenant, RFC 6750 challenges) with the scope `scim`, and one more: a long-lived SCIM token
+ * whose jti the operator revoked (`iam scim token revoke`) is 401 invalid_token.
+ */
+function scimBearer(deps: AppDeps): Middleware<AppState> {
+  const check = bearer(deps, [SCOPE_SCIM]);
+  return async function scimAuth(ctx, next) {
+    await check(ctx, async () => {
+      const claims = ctx.state.auth!;
+      if (await deps.scim.tokens.isRevoked(String(claims.tenant_id), String(claims.jti))) {
+        ctx.set('WWW-Authenticate', 'Bearer realm="iam", error="invalid_token"');
+        throw new ApiError(401, 'invalid_token', 'The access token has been revoked.');
+      }
+      await next();
     });
   };
 }
@@ -124,7 +145,7 @@ export function scimDeclaration(deps: AppDeps): ScimDeclaration {
     scopes: [SCOPE_SCIM],
     tags: ['scim'],
     errors: 'scim',
-    authenticate: bearer(deps, [SCOPE_SCIM]),
+    authenticate: scimBearer(deps),
     parser: { read: scimBodyReader(deps) },
   };
 }

@@ -29,7 +29,7 @@ import {
 
 /** The list parameters (RFC 7644 §3.4.2); checked by the SCIM layer (invalidFilter, invalidValue). */
 const ListQuery = z.object({
-  filter: z.string().max(4096).optional().describe('RFC 7644 §3.4.2.2 filter, e.g. userName eq "bjensen"'),
+  filter: z.string().optional().describe('RFC 7644 §3.4.2.2 filter, e.g. userName eq "bjensen"'),
   startIndex: z.string().max(12).optional().describe('1-based index of the first result (default 1)'),
   count: z.string().max(12).optional().describe('results per page: default 100, at most 200'),
   attributes: z.string().max(2048).optional(),
@@ -60,7 +60,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       query: ListQuery,
       responses: { 200: ok('a ListResponse'), ...SCIM_ERRORS },
     },
-    async (ctx) => send(ctx, 200, await deps.scimUsers.list(ctx.state.tenant, ctx.state.guard.query, base)),
+    async (ctx) => send(ctx, 200, await deps.scim.users.list(ctx.state.tenant, ctx.state.guard.query, base)),
   );
 
   api.add(
@@ -78,7 +78,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       const q: Record<string, unknown> = { ...body };
       for (const k of ['attributes', 'excludedAttributes'])
         if (Array.isArray(body[k])) q[k] = (body[k] as unknown[]).map(String).join(',');
-      send(ctx, 200, await deps.scimUsers.list(ctx.state.tenant, q, base));
+      send(ctx, 200, await deps.scim.users.list(ctx.state.tenant, q, base));
     },
   );
 
@@ -96,7 +96,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       responses: { 200: ok('the user', SCIM_ETAG), 304: { description: 'not modified' }, ...SCIM_ERRORS, 404: E404 },
     },
     async (ctx) => {
-      const r = await deps.scimUsers.get(ctx.state.tenant, ctx.state.guard.params.id, base);
+      const r = await deps.scim.users.get(ctx.state.tenant, ctx.state.guard.params.id, base);
       const p = parseProjection(USER_TYPE, ctx.state.guard.query.attributes, ctx.state.guard.query.excludedAttributes);
       const shown = project(USER_TYPE, r, p);
       sendResource(ctx, 200, { ...shown, meta: r.meta });
@@ -114,7 +114,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       responses: { 201: ok('the new user', SCIM_LOCATION), ...SCIM_ERRORS, 409: E409 },
     },
     async (ctx) => {
-      const r = await deps.scimUsers.create(ctx.state.tenant, ctx.request.body, base, scimActor(ctx));
+      const r = await deps.scim.users.create(ctx.state.tenant, ctx.request.body, base, scimActor(ctx));
       sendResource(ctx, 201, r, { created: true });
     },
   );
@@ -136,7 +136,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       sendResource(
         ctx,
         200,
-        await deps.scimUsers.replace(ctx.state.tenant, ctx.state.guard.params.id, ctx.request.body, o),
+        await deps.scim.users.replace(ctx.state.tenant, ctx.state.guard.params.id, ctx.request.body, o),
       );
     },
   );
@@ -158,7 +158,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
       sendResource(
         ctx,
         200,
-        await deps.scimUsers.patch(ctx.state.tenant, ctx.state.guard.params.id, ctx.request.body, o),
+        await deps.scim.users.patch(ctx.state.tenant, ctx.state.guard.params.id, ctx.request.body, o),
       );
     },
   );
@@ -179,7 +179,7 @@ export function scimUserRoutes(deps: AppDeps, api: ApiRegistry, router: Router<A
     },
     async (ctx) => {
       const o = { base, actor: scimActor(ctx), ...ifMatch(ctx.get('If-Match')) };
-      await deps.scimUsers.delete(ctx.state.tenant, ctx.state.guard.params.id, o);
+      await deps.scim.users.delete(ctx.state.tenant, ctx.state.guard.params.id, o);
       ctx.status = 204;
     },
   );

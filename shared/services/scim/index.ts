@@ -41,6 +41,11 @@
  *    method, path: `${SCIM_PREFIX}/Groups/:id`, summary, operationId, responses: { 200: ok(…),
  *    ...SCIM_ERRORS, 404: E404 } }, handler)`; answer with `sendResource(ctx, status, r,
  *    { created })` (ETag, Location, If-None-Match → 304) or `send(ctx, status, body)`.
+ *    The bearer check also refuses a revoked long-lived SCIM token (tokens.ts); the body is
+ *    in `ctx.request.body` (no zod body schema: SCIM's errors, not the guard's).
+ * 7. A user as SCIM renders it: `userResource(row, base)` (user-map.ts); the readOnly `groups`
+ *    attribute of a user is not rendered yet: a groups module that wants it adds it there.
+ *    The services are `deps.scim.users` and `deps.scim.tokens` (services.ts).
  */
 export * from './errors.js';
 export * from './schema.js';
@@ -51,3 +56,5 @@ export * from './patch.js';
 export * from './values.js';
 export * from './discovery.js';
 export * from './users.js';
+export * from './tokens.js';
+export * from './user-map.js';

@@ -101,10 +101,13 @@ export function parseProjection(rt: ScimResourceType, attributes?: string, exclu
   const list = (s: string | undefined, name: string) =>
     s === undefined || s.trim() === ''
       ? undefined
-      : s.split(',').map((p) => {
+      : s.split(',').flatMap((p) => {
+          // An extension's URN alone names all of its attributes.
+          const ext = rt.extensions.find((e) => e.schema.id.toLowerCase() === p.trim().toLowerCase());
+          if (ext) return ext.schema.attributes.map((a) => resolvePath(rt, `${ext.schema.id}:${a.name}`)!);
           const r = resolvePath(rt, p.trim());
           if (!r) throw invalidValue(`${name}: unknown attribute ${p.trim()}.`);
-          return r;
+          return [r];
         });
   return { attributes: list(attributes, 'attributes'), excluded: list(excluded, 'excludedAttributes') };
 }

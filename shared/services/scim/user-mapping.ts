@@ -16,14 +16,18 @@ import { invalidValue } from './errors.js';
 import { resolvePath, USER_TYPE, valuesAt } from './schema.js';
 
 export interface ScimMapping {
+  /** The `claim` and `user` mappings, applied here. */
   mappings: FieldMapping[];
+  /** Every mapping's source, lower-cased (group and role ones too): what counts as mapped. */
+  sources: string[];
   refuseUnmapped: boolean;
 }
 
 /** The tenant's active SCIM mappings and unmapped-attribute policy. */
 export async function scimMapping(fm: FieldMappingServices, tenantId: string): Promise<ScimMapping> {
   const sets = await fm.mappingSets.activeOf(tenantId, 'scim');
-  const mappings = sets.flatMap((s) => s.mappings).filter((m) => m.targetType === 'claim' || m.targetType === 'user');
+  const all = sets.flatMap((s) => s.mappings);
+  const mappings = all.filter((m) => m.targetType === 'claim' || m.targetType === 'user');
   // The profile: the one an active SCIM set names, else the tenant's first active `scim` profile.
   const named = sets.find((s) => s.sourceProfileId)?.sourceProfileId;
   let options: Record<string, unknown> | undefined;
@@ -32,7 +36,8 @@ export async function scimMapping(fm: FieldMappingServices, tenantId: string): P
     const profiles = await fm.sourceProfiles.list(tenantId, 500);
     options = profiles.find((p) => p.sourceType === 'scim' && p.lifecycleState === 'active')?.version?.parserOptions;
   }
-  return { mappings, refuseUnmapped: options?.unmappedAttributes === 'refuse' };
+  const sources = all.map((m) => m.source.toLowerCase());
+  return { mappings, sources, refuseUnmapped: options?.unmappedAttributes === 'refuse' };
 }
 
 /** The values at a mapping's `source` in a SCIM representation (custom-schema paths included). */
@@ -54,18 +59,32 @@ export function sourceValues(resource: Record<string, unknown>, source: string):
 /** 400 invalidValue naming the unknown attributes no mapping names, when the profile refuses them. */
 export function refuseUnmapped(m: ScimMapping, unknown: Record<string, unknown>): void {
   if (!m.refuseUnmapped) return;
-  const sources = m.mappings.map((x) => x.source.toLowerCase());
+  const sources = m.sources;
   const names: string[] = [];
   for (const [k, v] of Object.entries(unknown)) {
     const leaves =
       k.toLowerCase().startsWith('urn:') && v && typeof v === 'object' && !Array.isArray(v)
         ? Object.keys(v).map((sub) => `${k}:${sub}`)
         : [k];
-    for (const leaf of leaves)
-      if (!sources.some((s) => s === leaf.toLowerCase() || s.startsWith(`${leaf.toLowerCase()}.`))) names.push(leaf);
+    // A source names the attribute as a path (`claim`, `user`), or inside a filter (`group`,
+    // `role`: `urn:…:team eq "blue"`).
+    for (const leaf of leaves) {
+      const l = leaf.toLowerCase();
+      if (!sources.some((s) => s === l || s.startsWith(`${l}.`) || s.startsWith(`${l} `) || s.startsWith(`${l}[`)))
+        names.push(leaf);
+    }
   }
   if (names.length)
     throw invalidValue(`Attributes outside the known schemas that no SCIM mapping names: ${names.join(', ')}.`);
+}
+
+/** A mapping's `transform` (docs/federation.md): on text values; others pass as they are. */
+function transformed(transform: string | undefined, v: unknown): unknown {
+  if (typeof v !== 'string') return v;
+  if (transform === 'lowercase') return v.toLowerCase();
+  if (transform === 'uppercase') return v.toUpperCase();
+  if (transform === 'trim') return v.trim();
+  return v;
 }
 
 const USER_CLAIMS = new Set(['given_name', 'family_name', 'preferred_username', 'locale', 'phone_number']);
@@ -81,8 +100,8 @@ export function applyMappings(
 ): Record<string, unknown> {
   const claims: Record<string, unknown> = {};
   for (const x of m.mappings) {
-    const values = sourceValues(resource, x.source);
-    const value = x.multiValued ? (values.length ? values : null) : (values[0] ?? null);
+    const values = sourceValues(resource, x.source).map((v) => transformed(x.transform, v));
+    const value = x.multiValued && x.transform !== 'first' ? (values.length ? values : null) : (values[0] ?? null);
     if (x.targetType === 'claim') {
       claims[x.target] = value;
       continue;

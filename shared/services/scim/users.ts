@@ -11,6 +11,9 @@ import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
 import { TenantRepository, TenantScope, type ScimUserRow, type ScimUserWrite } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
+import { ScimSettingsInput } from '../../schemas/scim.js';
+import { parseInput } from '../../schemas/validate.js';
+import { updateSettingsSection } from '../tenant-settings.js';
 import type { CustomClaimsService } from '../custom-claims.js';
 import type { FieldMappingServices } from '../federation/index.js';
 import type { UserLifecycleService } from '../user-lifecycle.js';
@@ -134,6 +137,17 @@ export class ScimUserService {
     if (doc === undefined) throw new ApiError(404, 'not_found', `Tenant ${tenantId} not found.`);
     const s = (doc?.[SCIM_SETTINGS_SECTION] ?? {}) as { delete?: unknown };
     return { scim_delete: s.delete === 'deactivate' || s.delete === 'erase' ? s.delete : DEFAULT_SCIM_DELETE };
+  }
+
+  /** PUT …/scim-settings: replaces `settings.scim` (audited as tenant.scim_settings.update). */
+  async setSettings(tenantId: string, input: unknown, actor: Actor): Promise<{ scim_delete: ScimDeleteMode }> {
+    const v = parseInput(ScimSettingsInput, input);
+    const after = await updateSettingsSection(
+      this.db,
+      { tenantId, section: SCIM_SETTINGS_SECTION, action: 'tenant.scim_settings.update', actor },
+      (doc) => ({ before: doc[SCIM_SETTINGS_SECTION] ?? null, after: { delete: v.scim_delete } }),
+    );
+    return { scim_delete: after.delete };
   }
 
   private async update(
