@@ -241,7 +241,13 @@ function wrong(o: Outcome): string | undefined {
     return `${o.what}: ${o.status} is not JSON: ${o.body.slice(0, 120)}`;
   }
   const described = typeof b.error_description === 'string' || typeof b.message === 'string';
-  if (typeof b.error !== 'string' || !described)
+  // Under /scim/v2 the error object is RFC 7644 §3.12's: schemas, status (a string), detail.
+  const scim =
+    Array.isArray(b.schemas) &&
+    b.schemas.includes('urn:ietf:params:scim:api:messages:2.0:Error') &&
+    b.status === String(o.status) &&
+    typeof b.detail === 'string';
+  if (!scim && (typeof b.error !== 'string' || !described))
     return `${o.what}: ${o.status} not the error object: ${o.body.slice(0, 120)}`;
   if (/call stack|RangeError|TypeError|Cannot read prop/i.test(o.body))
     return `${o.what}: ${o.status} leaks ${o.body.slice(0, 160)}`;

@@ -4,7 +4,8 @@
  * roles a user holds through a group (left out of `scope` otherwise, RFC 6749 §3.3), the
  * consent page listing only what will be granted, a refresh after a removed membership,
  * machine-to-machine RBAC, introspection's `scope`, and the `roles` and `groups` claims only
- * where bound. The RBAC tables are seeded with SQL (test/helpers/rbac.ts).
+ * where bound. The RBAC tables are seeded with SQL (test/helpers/rbac.ts); the user leaves the
+ * group through SCIM (PATCH /scim/v2/Groups, as Entra ID sends it).
  */
 import test from 'ava';
 import * as oidc from 'openid-client';
@@ -21,7 +22,9 @@ import {
   REDIRECT,
   sql,
 } from '../helpers/oauth.js';
-import { credentialsClient, openServices } from '../helpers/seed.js';
+import { api } from '../helpers/api.js';
+import { clientCredentialsToken, credentialsClient, openServices } from '../helpers/seed.js';
+import { SCOPE_SCIM } from '../../shared/scopes.js';
 import { seedRbac } from '../helpers/rbac.js';
 
 /** The API the env's resource server serves, and a second resource of the tenant. */
@@ -31,6 +34,7 @@ const R2 = 'https://billing.example.test';
 let env: LoginEnv;
 let rp: { clientId: string; secret: string };
 let m2m: { clientId: string; secret: string };
+let idp: { clientId: string; secret: string };
 let user: { id: string; email: string };
 let accounting: string;
 
@@ -50,6 +54,7 @@ test.before(async () => {
     actor,
   );
   rp = { clientId: c.client.client_id, secret: c.client_secret! };
+  idp = await credentialsClient(directory, env.app.tenantId, { name: 'Entra ID', scopes: [SCOPE_SCIM] });
   m2m = await credentialsClient(directory, env.app.tenantId, {
     name: 'Billing worker',
     scopes: ['invoices:read', 'invoices:write'],
@@ -112,7 +117,7 @@ async function postForm(path: string, body: Record<string, string>, jar: CookieJ
 
 test.serial(
   'a group role grants invoices:read on R and nothing else; consent lists only it; ' +
-    'the next refresh after leaving the group lacks it',
+    'the next refresh after SCIM removes the user from the group lacks it',
   async (t) => {
     const config = await relyingParty();
     const checks = { verifier: oidc.randomPKCECodeVerifier(), nonce: oidc.randomNonce(), state: oidc.randomState() };
@@ -182,11 +187,21 @@ test.serial(
     const wider = await t.throwsAsync(() => oidc.refreshTokenGrant(config, tokens.refresh_token!, { resource: R2 }));
     t.is((wider as { error?: string }).error, 'invalid_target');
 
-    // Out of the group: the next refresh is recomputed without the permission (nothing revoked).
-    await sql(env.db.url, env.db.dir, 'DELETE FROM group_members WHERE group_id = ? AND user_id = ?', [
+    // Out of the group through SCIM, as Entra ID sends it (RFC 7644 §3.5.2.2, a value array):
+    // the next refresh is recomputed without the permission (nothing revoked).
+    const removed = await api(env.d.url, 'PATCH', `/scim/v2/Groups/${accounting}`, {
+      token: await clientCredentialsToken(env.d.url, idp.clientId, idp.secret, SCOPE_SCIM),
+      headers: { 'content-type': 'application/scim+json' },
+      raw: JSON.stringify({
+        schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'],
+        Operations: [{ op: 'Remove', path: 'members', value: [{ value: user.id }] }],
+      }),
+    });
+    t.true(removed.status === 200 || removed.status === 204, `SCIM PATCH: ${removed.status}`);
+    const left = await sql(env.db.url, env.db.dir, 'SELECT user_id FROM group_members WHERE group_id = ?', [
       accounting,
-      user.id,
     ]);
+    t.deepEqual(left, [], 'the SCIM PATCH removed the membership');
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, { resource: R });
     t.is(refreshed.scope, 'openid roles');
     const next = decodeJwt(refreshed.access_token);

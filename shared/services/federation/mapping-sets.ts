@@ -15,6 +15,7 @@ import {
 } from '../../schemas/federation.js';
 import { parseInput } from '../../schemas/validate.js';
 import { audit, type Actor } from '../audit.js';
+import { checkMembershipSource } from '../scim/mapped-memberships.js';
 
 export const MAPPING_SET_PREFIX = 'fms';
 export const MAPPING_SETS_DEFAULT_LIMIT = 100;
@@ -254,8 +255,18 @@ export class FieldMappingSetService {
         if (RESERVED_CLAIMS.has(m.target)) throw fail(field, `${m.target} is set by the service and cannot be mapped`);
       }
       // A group or role is held while a SCIM filter matches the provisioned user: only SCIM sets.
-      if ((m.targetType === 'group' || m.targetType === 'role') && sourceType !== 'scim')
-        throw fail(`body.mappings.${i}.targetType`, `${m.targetType} targets are for sourceType scim only`);
+      if (m.targetType === 'group' || m.targetType === 'role') {
+        if (sourceType !== 'scim')
+          throw fail(`body.mappings.${i}.targetType`, `${m.targetType} targets are for sourceType scim only`);
+        try {
+          checkMembershipSource(m.source);
+        } catch (e) {
+          throw fail(
+            `body.mappings.${i}.source`,
+            `must be a SCIM filter over the User schema: ${(e as Error).message}`,
+          );
+        }
+      }
       const key = `${m.targetType}:${m.target}`;
       const prior = seen.get(key);
       if (prior !== undefined) throw fail(field, `${m.target} is already filled by mappings.${prior}`);

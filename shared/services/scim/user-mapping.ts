@@ -3,7 +3,7 @@
  * mapping sets of source type `scim` map SCIM attribute paths (`source`: core, enterprise
  * extension or custom schema paths, e.g. `urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department`)
  * to custom claims (`claim`) and user fields (`user`); `group` and `role` targets are applied
- * by the groups side and ignored here. Attributes outside the known schemas that no mapping
+ * after the write (mapped-memberships.ts). Attributes outside the known schemas that no mapping
  * names are kept or refused as the tenant's SCIM source profile says (its active version's
  * parserOptions `unmappedAttributes`: `store`, the default, or `refuse`).
  */
@@ -13,11 +13,14 @@ import type { ScimUserWrite } from '../../repositories/index.js';
 import type { FieldMappingServices } from '../federation/index.js';
 import type { FieldMapping } from '../../repositories/index.js';
 import { invalidValue } from './errors.js';
+import { membershipMappings } from './mapped-memberships.js';
 import { resolvePath, USER_TYPE, valuesAt } from './schema.js';
 
 export interface ScimMapping {
   /** The `claim` and `user` mappings, applied here. */
   mappings: FieldMapping[];
+  /** The `group` and `role` mappings (mapped-memberships.ts). */
+  memberships: FieldMapping[];
   /** Every mapping's source, lower-cased (group and role ones too): what counts as mapped. */
   sources: string[];
   refuseUnmapped: boolean;
@@ -37,7 +40,12 @@ export async function scimMapping(fm: FieldMappingServices, tenantId: string): P
     options = profiles.find((p) => p.sourceType === 'scim' && p.lifecycleState === 'active')?.version?.parserOptions;
   }
   const sources = all.map((m) => m.source.toLowerCase());
-  return { mappings, sources, refuseUnmapped: options?.unmappedAttributes === 'refuse' };
+  return {
+    mappings,
+    memberships: membershipMappings(all),
+    sources,
+    refuseUnmapped: options?.unmappedAttributes === 'refuse',
+  };
 }
 
 /** The values at a mapping's `source` in a SCIM representation (custom-schema paths included). */

@@ -23,7 +23,8 @@ import { parseListQuery, scanPage } from './list.js';
 import { applyPatch } from './patch.js';
 import { checkIfMatch, etagOf, listResponse, project, type ScimResource } from './render.js';
 import { USER_TYPE } from './schema.js';
-import { applyMappings, refuseUnmapped, scimMapping } from './user-mapping.js';
+import { applyMembershipMappings } from './mapped-memberships.js';
+import { applyMappings, refuseUnmapped, scimMapping, type ScimMapping } from './user-mapping.js';
 import { userResource, userWrite } from './user-map.js';
 import { checkBody } from './values.js';
 
@@ -100,12 +101,13 @@ export class ScimUserService {
       await this.checkUnique(scope, write, undefined);
       await scope.scimUsers.insert(id, write, Date.now());
       await this.storeClaims(scope, id, claims);
+      const memberships = await this.applyMemberships(scope, id, mapping, base);
       await audit(tx, actor, {
         tenantId,
         action: 'user.create',
         targetType: 'user',
         targetId: id,
-        summary: { via: 'scim' },
+        summary: { via: 'scim', ...memberships },
       });
     });
     if (active === false) await this.deps.lifecycle.disable(tenantId, id, actor);
@@ -174,12 +176,13 @@ export class ScimUserService {
       await this.checkUnique(scope, w.write, id);
       await scope.scimUsers.update(id, w.write, Date.now());
       await this.storeClaims(scope, id, claims);
+      const memberships = await this.applyMemberships(scope, id, mapping, o.base);
       await audit(tx, o.actor, {
         tenantId,
         action: 'user.update',
         targetType: 'user',
         targetId: id,
-        summary: { via: 'scim' },
+        summary: { via: 'scim', ...memberships },
       });
     });
     // The admin API's moves: a disable ends every session and token family at once.
@@ -206,6 +209,14 @@ export class ScimUserService {
       throw uniqueness(`Another user of this tenant has the externalId ${w.external_id}.`);
     if (other(await scope.scimUsers.idsByEmail(w.email)))
       throw uniqueness('Another user of this tenant has this email as sign-in address.');
+  }
+
+  /** The groups and roles held by mapping, from the user as just written; the changes for the audit. */
+  private async applyMemberships(scope: TenantScope, id: string, mapping: ScimMapping, base: string) {
+    if (!mapping.memberships.length) return {};
+    const row = await scope.scimUsers.get(id);
+    const changes = await applyMembershipMappings(scope, id, userResource(row!, base), mapping.memberships, Date.now());
+    return changes.added.length || changes.removed.length ? { memberships: changes } : {};
   }
 
   /** The mapped custom claims, merged (a claim the schema refuses is 400 invalidValue, nothing written). */
