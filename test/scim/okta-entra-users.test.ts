@@ -208,17 +208,38 @@ test.serial(
           transform: 'uppercase',
         },
         { source: 'name.givenName', targetType: 'user', target: 'given_name' },
-        { source: 'urn:example:scim:custom:1.0:User:team eq "blue"', targetType: 'group', target: 'Sales' },
+        // Held while the filter matches the user as stored (docs/scim.md, "Attribute mapping").
+        { source: `${SCIM_ENTERPRISE}:department eq "Sales"`, targetType: 'group', target: 'Sales' },
+        { source: `${SCIM_ENTERPRISE}:department eq "Sales"`, targetType: 'role', target: 'Sales rep' },
       ],
     });
     t.is(set.status, 201, set.text);
+    const group = await e.scim('POST', '/Groups', {
+      schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
+      displayName: 'Sales',
+    });
+    t.is(group.status, 201, group.text);
+    const role = await admin('POST', `/api/admin/tenants/${e.tenantId}/roles`, { name: 'Sales rep' });
+    t.is(role.status, 201, role.text);
+    const held = async (id: string) => ({
+      groups: (
+        (await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${id}/groups`)).body.groups as {
+          display_name: string;
+        }[]
+      ).map((g) => g.display_name),
+      roles: (
+        (await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${id}/roles`)).body.roles as {
+          name: string;
+        }[]
+      ).map((r) => r.name),
+    });
 
     const body = {
       schemas: [SCIM_USER, SCIM_ENTERPRISE, 'urn:example:scim:custom:1.0:User'],
       userName: 'mapped@example.com',
       name: { givenName: 'Mia', familyName: 'Mapped' },
       [SCIM_ENTERPRISE]: { department: 'Sales', employeeNumber: '42' },
-      'urn:example:scim:custom:1.0:User': { costCode: 'cc-7', team: 'blue' },
+      'urn:example:scim:custom:1.0:User': { costCode: 'cc-7' },
     };
     // An attribute outside the known schemas that no mapping names: refused, nothing written.
     const refused = await e.scim('POST', '/Users', { ...body, shoeSize: 44 });
@@ -231,7 +252,8 @@ test.serial(
     isUser(t, created, 201);
     // The extension and the custom schema are kept and returned.
     t.is(created.body[SCIM_ENTERPRISE].employeeNumber, '42');
-    t.deepEqual(created.body['urn:example:scim:custom:1.0:User'], { costCode: 'cc-7', team: 'blue' });
+    t.deepEqual(created.body['urn:example:scim:custom:1.0:User'], { costCode: 'cc-7' });
+    t.deepEqual(await held(created.body.id), { groups: ['Sales'], roles: ['Sales rep'] });
     const claims = await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${created.body.id}/claims`);
     t.like(claims.body.claims, { department: 'Sales', cost_code: 'CC-7' });
 
@@ -243,5 +265,10 @@ test.serial(
     isUser(t, moved, 200);
     const after = await admin('GET', `/api/admin/tenants/${e.tenantId}/users/${created.body.id}/claims`);
     t.is(after.body.claims.department, 'Support');
+    // Out of Sales: the mapped group and role are no longer held.
+    t.deepEqual(await held(created.body.id), { groups: [], roles: [] });
+    // The role a mapping set names cannot be deleted (409 naming the set).
+    const del = await admin('DELETE', `/api/admin/tenants/${e.tenantId}/roles/${role.body.id}`);
+    t.is(del.status, 409, del.text);
   },
 );
