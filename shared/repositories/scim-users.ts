@@ -116,6 +116,27 @@ export class ScopedScimUsers {
     return rows.map(toRow);
   }
 
+  /** The tenant's number of users (SCIM totalResults of an unfiltered list). */
+  async count(): Promise<number> {
+    const r = await one<{ n: unknown }>(this.s.db, 'SELECT COUNT(*) AS n FROM users WHERE tenant_id = ?', [
+      this.s.tenantId,
+    ]);
+    return num(r?.n ?? 0);
+  }
+
+  /**
+   * Users `offset` to `offset + limit` in (created_at, id) order (ix_users_tenant_created): an
+   * unfiltered list's page (RFC 7644 §3.4.2.4 pages by a 1-based index, not a cursor).
+   */
+  async slice(offset: number, limit: number): Promise<ScimUserRow[]> {
+    const rows = await all<Record<string, unknown>>(
+      this.s.db,
+      `SELECT ${COLUMNS} FROM users WHERE tenant_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      [this.s.tenantId, limit, offset],
+    );
+    return rows.map(toRow);
+  }
+
   /** A new active user (the address not verified: the provisioning client vouches for it, not the user). */
   async insert(id: string, u: ScimUserWrite, now: number): Promise<void> {
     await exec(

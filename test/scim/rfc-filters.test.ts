@@ -110,6 +110,16 @@ test('paging a filtered list: totalResults counts every match, the page holds co
   t.like(r.body, { totalResults: 3, startIndex: 2, itemsPerPage: 1 });
   const all = await e.scim('GET', '/Users?startIndex=0&count=1000&attributes=userName');
   t.like(all.body, { totalResults: USERS.length, startIndex: 1, itemsPerPage: USERS.length });
+  // Unfiltered pages (a COUNT and an indexed slice): consecutive, in the same order as the whole list.
+  const names = all.body.Resources.map((u: { userName: string }) => u.userName);
+  const second = await e.scim('GET', '/Users?startIndex=3&count=2&attributes=userName');
+  t.like(second.body, { totalResults: USERS.length, startIndex: 3, itemsPerPage: 2 });
+  t.deepEqual(
+    second.body.Resources.map((u: { userName: string }) => u.userName),
+    names.slice(2, 4),
+  );
+  const beyond = await e.scim('GET', `/Users?startIndex=${USERS.length + 1}&count=5`);
+  t.like(beyond.body, { totalResults: USERS.length, itemsPerPage: 0 });
   // attributes=userName: userName, and id, schemas, meta (always returned, RFC 7643 §7).
   t.deepEqual(Object.keys(all.body.Resources[0]).sort(), ['id', 'meta', 'schemas', 'userName']);
   // An extension's URN names all of its attributes.

@@ -1655,6 +1655,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(await scopeA.scimUsers.byExternalId('ext-b'), undefined);
     t.deepEqual(await scopeA.scimUsers.idsByEmail('scim-b@example.com'), []);
     t.deepEqual(await scopeA.scimUsers.page(undefined, 10), []);
+    t.deepEqual(await scopeA.scimUsers.slice(0, 10), []);
+    t.is(await scopeB.scimUsers.count(), (await scopeB.scimUsers.slice(0, 1000)).length);
     t.is(await scopeA.scimUsers.update(user.id, { ...w, name: 'A was here' }, 3), 0);
     // A's insert is A's: the same userName, externalId and address in A, B's row untouched.
     await scopeA.scimUsers.insert('usr_a_scim', w, 4);

@@ -28,6 +28,7 @@ import {
   preconditionFailed,
   project,
   scanPage,
+  slicePage,
   SCHEMA_GROUP,
   scimError,
   uniqueness,
@@ -218,7 +219,15 @@ export class ScimGroups {
       const member = memberEq(f);
       if (member !== undefined) return fromRows(await scope.groups.ofUser(member), member);
     }
-    const after = f ? modifiedAfter(f) : undefined;
+    if (!f) {
+      const source = {
+        count: () => scope.groups.count(),
+        slice: (offset: number, limit: number) => scope.groups.list({ offset, limit }),
+      };
+      const { total, page } = await slicePage(source, (g) => this.render(scope, g, base, false), q);
+      return finish(page, total);
+    }
+    const after = modifiedAfter(f);
     const { total, page } = await scanPage<GroupRow>(
       (last, limit) =>
         scope.groups.list({

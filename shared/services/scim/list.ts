@@ -56,6 +56,29 @@ export function parseListQuery(rt: ScimResourceType, q: Record<string, unknown>)
   };
 }
 
+/** A tenant's rows counted and sliced by their index, for a list without a filter. */
+export interface SliceSource<Row> {
+  count(): Promise<number>;
+  slice(offset: number, limit: number): Promise<Row[]>;
+}
+
+/**
+ * A list without a filter (what Okta's and Entra ID's imports page through): totalResults is
+ * a COUNT and the page one indexed slice, so a page costs the same in a tenant of any size
+ * rather than a scan of every row (RFC 7644 §3.4.2.4: 1-based `startIndex`).
+ */
+export async function slicePage<Row>(
+  source: SliceSource<Row>,
+  toResource: (row: Row) => ScimResource | Promise<ScimResource>,
+  q: Pick<ListQuery, 'startIndex' | 'count'>,
+): Promise<{ total: number; page: ScimResource[] }> {
+  const total = await source.count();
+  const rows = q.count > 0 && q.startIndex <= total ? await source.slice(q.startIndex - 1, q.count) : [];
+  const page: ScimResource[] = [];
+  for (const row of rows) page.push(await toResource(row));
+  return { total, page };
+}
+
 /** One batch of a tenant's rows in a stable order, after the cursor; `next` is the cursor of the last row. */
 export type BatchSource<Row> = (after: Row | undefined, limit: number) => Promise<Row[]>;
 

@@ -19,7 +19,7 @@ import type { FieldMappingServices } from '../federation/index.js';
 import type { UserLifecycleService } from '../user-lifecycle.js';
 import { noSuchResource, scimError, uniqueness } from './errors.js';
 import { indexedEq, matches } from './filter.js';
-import { parseListQuery, scanPage } from './list.js';
+import { parseListQuery, scanPage, slicePage } from './list.js';
 import { applyPatch } from './patch.js';
 import { checkIfMatch, etagOf, listResponse, project, type ScimResource } from './render.js';
 import { USER_TYPE } from './schema.js';
@@ -74,6 +74,8 @@ export class ScimUserService {
       const found = rows.flatMap((r) => (r ? [userResource(r, base)] : [])).filter((r) => matches(q.filter!, r));
       total = found.length;
       page = found.slice(q.startIndex - 1, q.startIndex - 1 + q.count);
+    } else if (!q.filter) {
+      ({ total, page } = await slicePage(users, (row) => userResource(row, base), q));
     } else {
       ({ total, page } = await scanPage<ScimUserRow>(
         (after, limit) => users.page(after, limit),
