@@ -9,7 +9,7 @@
 // Left out here, because running them again on MariaDB would test nothing new (they run in
 // `npm test`; docs/architecture.md, "Start-up and CI"):
 // - files that never open the service's database (rules, parsers, crypto, outbound HTTP, the
-//   bench's helpers) or test SQLite itself (group commit): NO_DATABASE below. Each was run with
+//   bench's helpers) or test SQLite itself (group commit, query plans): NO_DATABASE below. Each was run with
 //   IAM_TEST_DATABASE_URL naming a server that does not exist, and passed.
 // - the CLI's own files (flags, output, prompts, exit codes): its commands call the services
 //   whose SQL the service and HTTP tests run here. Kept: test/cli/cli.test.js (`db migrate`,
@@ -36,6 +36,7 @@ const NO_DATABASE = [
   'shared/introspection-cache',
   'shared/jcs',
   'shared/outbound',
+  'shared/rbac-query-plans',
   'shared/secret-key-race',
   'shared/sqlite-group-commit',
   'shared/typeorm-statements',

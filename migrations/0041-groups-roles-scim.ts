@@ -9,8 +9,15 @@ import { isMysql, runAll, tableSuffix } from './dialect.js';
  *   so a user's groups are one indexed read). `display_name_key` is the lower-cased name, unique
  *   per tenant; `external_id` is the provisioning client's id (RFC 7643 §3.1), unique per tenant
  *   (several NULLs are allowed by both databases). `version` is the weak ETag's counter.
- * - `group_members`: one row per (group, user). The primary key answers "is u a member of g" and
- *   a member add or remove; `ix_group_members_user` answers "the groups of u" at token time.
+ * - `group_members`: one row per (group, user). The primary key answers "is u a member of g", a
+ *   member add or remove, a group's member count and pages; `ix_group_members_user` answers "the
+ *   groups of u" at token time. The join tables' primary keys lead with tenant_id: every read
+ *   goes through a tenant scope (`tenant_id = ? AND group_id = ?`), and a key on group_id alone
+ *   ties with the (tenant_id, …) index on one equality column, so SQLite's planner took the
+ *   tenant-wide index and walked every membership of the tenant (bench/scim-groups.ts). For the
+ *   same reason the secondary indexes carry the column the read wants (`group_id`, `role_id`,
+ *   `resource`): a covering index on two equality columns beats the covering primary key on one.
+ *   test/shared/rbac-query-plans.test.ts checks the plans.
  * - `resource_permissions`: the permissions (scope strings, `invoices:read`) an API resource
  *   owns; `resource` is a resource identifier (RFC 8707) of one of the tenant's clients.
  *   `ix_resource_permissions_scope` answers "is this scope a permission of any resource", which
@@ -51,9 +58,9 @@ export class GroupsRolesScim1763769600041 implements MigrationInterface {
         group_id VARCHAR(40) NOT NULL,
         user_id VARCHAR(40) NOT NULL,
         created_at BIGINT NOT NULL,
-        PRIMARY KEY (group_id, user_id)
+        PRIMARY KEY (tenant_id, group_id, user_id)
       )${x}`,
-      'CREATE INDEX ix_group_members_user ON group_members (tenant_id, user_id)',
+      'CREATE INDEX ix_group_members_user ON group_members (tenant_id, user_id, group_id)',
       `CREATE TABLE resource_permissions (
         id VARCHAR(40) NOT NULL PRIMARY KEY,
         tenant_id VARCHAR(40) NOT NULL,
@@ -63,7 +70,7 @@ export class GroupsRolesScim1763769600041 implements MigrationInterface {
         created_at BIGINT NOT NULL
       )${x}`,
       'CREATE UNIQUE INDEX ux_resource_permissions ON resource_permissions (tenant_id, resource, permission)',
-      'CREATE INDEX ix_resource_permissions_scope ON resource_permissions (tenant_id, permission)',
+      'CREATE INDEX ix_resource_permissions_scope ON resource_permissions (tenant_id, permission, resource)',
       `CREATE TABLE roles (
         id VARCHAR(40) NOT NULL PRIMARY KEY,
         tenant_id VARCHAR(40) NOT NULL,
@@ -80,18 +87,18 @@ export class GroupsRolesScim1763769600041 implements MigrationInterface {
         role_id VARCHAR(40) NOT NULL,
         permission_id VARCHAR(40) NOT NULL,
         created_at BIGINT NOT NULL,
-        PRIMARY KEY (role_id, permission_id)
+        PRIMARY KEY (tenant_id, role_id, permission_id)
       )${x}`,
-      'CREATE INDEX ix_role_permissions_permission ON role_permissions (tenant_id, permission_id)',
+      'CREATE INDEX ix_role_permissions_permission ON role_permissions (tenant_id, permission_id, role_id)',
       `CREATE TABLE role_assignments (
         tenant_id VARCHAR(40) NOT NULL,
         role_id VARCHAR(40) NOT NULL,
         principal_type VARCHAR(8) NOT NULL,
         principal_id VARCHAR(128) NOT NULL,
         created_at BIGINT NOT NULL,
-        PRIMARY KEY (role_id, principal_type, principal_id)
+        PRIMARY KEY (tenant_id, role_id, principal_type, principal_id)
       )${x}`,
-      'CREATE INDEX ix_role_assignments_principal ON role_assignments (tenant_id, principal_type, principal_id)',
+      'CREATE INDEX ix_role_assignments_principal ON role_assignments (tenant_id, principal_type, principal_id, role_id)',
       'ALTER TABLE users ADD COLUMN user_name VARCHAR(320) NULL',
       'ALTER TABLE users ADD COLUMN user_name_key VARCHAR(320) NULL',
       'ALTER TABLE users ADD COLUMN external_id VARCHAR(255) NULL',

@@ -288,14 +288,18 @@ export class ScopedGroups {
     return num(r?.n ?? 0);
   }
 
-  /** The groups the user is a member of, by name (ix_group_members_user). */
+  /**
+   * The groups the user is a member of, by name: from ix_group_members_user, then each group by
+   * its key (CROSS JOIN keeps that order in SQLite; left free, its planner walked the tenant's
+   * groups in name order and probed each for the user: test/shared/rbac-query-plans.test.ts).
+   */
   async ofUser(userId: string): Promise<GroupRow[]> {
     const rows = await all<Record<string, unknown>>(
       this.s.db,
       `SELECT g.id, g.display_name, g.display_name_key, g.description, g.external_id, g.version,
               g.created_at, g.updated_at
          FROM group_members m
-         JOIN user_groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
+         CROSS JOIN user_groups g ON g.tenant_id = m.tenant_id AND g.id = m.group_id
         WHERE m.tenant_id = ? AND m.user_id = ?
         ORDER BY g.display_name_key`,
       [this.s.tenantId, userId],

@@ -25,12 +25,20 @@ export interface ResourcePermission {
 
 const marks = (n: number) => Array.from({ length: n }, () => '?').join(', ');
 
+/*
+ * CROSS JOIN fixes the join order in SQLite (left to right; in MySQL it is an inner join, which
+ * its optimizer orders with statistics): from the user's or client's rows outwards, each step
+ * on an index (ix_group_members_user, ix_role_assignments_principal, the primary keys). Left
+ * free, SQLite's planner (no statistics) started from every role or role assignment of the
+ * tenant and probed the user's: test/shared/rbac-query-plans.test.ts checks the plans.
+ */
+
 /** The role ids a user holds directly or through one of their groups (two indexed reads, one statement). */
 const USER_ROLE_IDS = `SELECT ra.role_id FROM role_assignments ra
     WHERE ra.tenant_id = ? AND ra.principal_type = 'user' AND ra.principal_id = ?
   UNION
   SELECT ra.role_id FROM group_members gm
-    JOIN role_assignments ra
+    CROSS JOIN role_assignments ra
       ON ra.tenant_id = gm.tenant_id AND ra.principal_type = 'group' AND ra.principal_id = gm.group_id
     WHERE gm.tenant_id = ? AND gm.user_id = ?`;
 
@@ -56,9 +64,9 @@ export class ScopedRbacGrants {
     return all<ResourcePermission>(
       this.s.db,
       `SELECT DISTINCT p.resource, p.permission FROM (${roleIds}) h
-         JOIN roles r ON r.tenant_id = ? AND r.id = h.role_id
-         JOIN role_permissions rp ON rp.tenant_id = r.tenant_id AND rp.role_id = r.id
-         JOIN resource_permissions p ON p.tenant_id = rp.tenant_id AND p.id = rp.permission_id
+         CROSS JOIN roles r ON r.tenant_id = ? AND r.id = h.role_id
+         CROSS JOIN role_permissions rp ON rp.tenant_id = r.tenant_id AND rp.role_id = r.id
+         CROSS JOIN resource_permissions p ON p.tenant_id = rp.tenant_id AND p.id = rp.permission_id
        WHERE p.permission IN (${marks(permissions.length)}) AND (r.resource IS NULL OR r.resource = p.resource)`,
       [...ids, this.s.tenantId, ...permissions],
     );
@@ -80,7 +88,7 @@ export class ScopedRbacGrants {
     const t = this.s.tenantId;
     const rows = await all<{ name: string }>(
       this.s.db,
-      `SELECT DISTINCT r.name FROM (${USER_ROLE_IDS}) h JOIN roles r ON r.tenant_id = ? AND r.id = h.role_id
+      `SELECT DISTINCT r.name FROM (${USER_ROLE_IDS}) h CROSS JOIN roles r ON r.tenant_id = ? AND r.id = h.role_id
        WHERE r.resource IS NULL${resources.length ? ` OR r.resource IN (${marks(resources.length)})` : ''}
        ORDER BY r.name`,
       [t, userId, t, userId, t, ...resources],

@@ -385,17 +385,22 @@ export class ScopedRoleAssignments {
 
   /**
    * The assignments a user holds, directly and through the groups the user is a member of
-   * (flat groups: one read of `ix_group_members_user`), by `ix_role_assignments_principal`.
+   * (flat groups: one read of `ix_group_members_user`), by `ix_role_assignments_principal`: two
+   * branches, each starting from the user (an OR across them let SQLite's planner walk every
+   * assignment of the tenant; test/shared/rbac-query-plans.test.ts).
    */
   async ofUser(userId: string): Promise<AssignmentRow[]> {
     const t = this.s.tenantId;
     const rows = await all<Record<string, unknown>>(
       this.s.db,
       `SELECT role_id, principal_type, principal_id, created_at FROM role_assignments
-        WHERE tenant_id = ? AND ((principal_type = 'user' AND principal_id = ?)
-           OR (principal_type = 'group' AND principal_id IN
-                (SELECT group_id FROM group_members WHERE tenant_id = ? AND user_id = ?)))
-        ORDER BY role_id, principal_type, principal_id`,
+        WHERE tenant_id = ? AND principal_type = 'user' AND principal_id = ?
+       UNION ALL
+       SELECT ra.role_id, ra.principal_type, ra.principal_id, ra.created_at FROM group_members gm
+         CROSS JOIN role_assignments ra
+           ON ra.tenant_id = gm.tenant_id AND ra.principal_type = 'group' AND ra.principal_id = gm.group_id
+        WHERE gm.tenant_id = ? AND gm.user_id = ?
+       ORDER BY 1, 2, 3`,
       [t, userId, t, userId],
     );
     return rows.map(toAssignment);

@@ -201,7 +201,13 @@ test.serial(
       setKey: 'scim-finance',
       displayName: 'SCIM finance',
       sourceType: 'scim',
-      mappings: [{ source: 'department eq "Finance"', targetType: 'group', target: 'FINANCE' }],
+      mappings: [
+        {
+          source: 'urn:ietf:params:scim:schemas:extension:enterprise:2.0:User:department eq "Finance"',
+          targetType: 'group',
+          target: 'FINANCE',
+        },
+      ],
     });
     t.is(set.status, 201, set.text);
     const refused = await call('DELETE', `${base()}/${g}`);
