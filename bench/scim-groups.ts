@@ -6,7 +6,7 @@
  * rows read, rendered with meta and ETag): a member add and a member remove as Entra ID and Okta
  * send them (PATCH, each a single-row INSERT or DELETE on the primary key of group_members),
  * `displayName eq`, `members[value eq "…"]` (ix_group_members_user), GET of the largest group
- * (members omitted above 1,000, docs/scim-groups.md), and a page of an unfiltered /Users list
+ * (members omitted above 1,000, docs/scim.md), and a page of an unfiltered /Users list
  * deep into the tenant (a COUNT and an indexed slice). An operation answered from an index costs
  * about the same in both tenants; one that scanned would cost about 100 times more in the large.
  *
@@ -183,7 +183,7 @@ ${row('GET /Users, unfiltered, 100 from near the end (COUNT + indexed slice)', s
 
 The largest group's GET: members rendered ${s.bigGroupRenderedMembers} (small, ${n(SMALL.users / 2)}
 members) and ${l.bigGroupRenderedMembers} (large, ${n(LARGE.users / 2)} members): above 1,000 members
-\`members\` is omitted (docs/scim-groups.md, "Large groups"); deciding that reads at most 1,001
+\`members\` is omitted (docs/scim.md, "Large groups"); deciding that reads at most 1,001
 member rows, so a group's GET and a \`members[value eq]\` hit on the largest group cost that bounded
 read in the large tenant, not one that grows with the group. Member changes are single-row
 statements on group_members' primary key and never read the member list, so their cost does not

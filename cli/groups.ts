@@ -1,4 +1,4 @@
-/** What the `iam groups …` commands share: their flags and a group's printout (docs/rbac-groups.md). */
+/** What the `iam groups …` commands share: their flags and a group's printout (docs/rbac.md). */
 import { Flags } from '@oclif/core';
 import { fields, time } from './format.js';
 import { tenantFlag } from './federation.js';

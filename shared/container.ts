@@ -84,7 +84,7 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
   }
 
-  /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac-tokens.md). */
+  /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac.md). */
   get rbacTokens(): RbacTokens {
     return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
   }
@@ -95,7 +95,7 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     return (this.#made.rbac ??= new RbacService(this.ds, this.config.secretKey, deps));
   }
 
-  /** Groups and their members, for the admin API, the CLI and SCIM /Groups (docs/rbac-groups.md). */
+  /** Groups and their members, for the admin API, the CLI and SCIM /Groups (docs/rbac.md). */
   get groups(): GroupService {
     const deps = { mappingSets: this.fieldMapping.mappingSets, userLifecycle: this.userLifecycle };
     return (this.#made.groups ??= new GroupService(this.ds, this.config.secretKey, deps));

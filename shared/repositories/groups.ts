@@ -1,5 +1,5 @@
 /**
- * A tenant's groups and their members (docs/rbac-groups.md), reached through TenantScope
+ * A tenant's groups and their members (docs/rbac.md), reached through TenantScope
  * (`groups`). Groups are flat: a user's groups are one read of `ix_group_members_user`.
  *
  * Membership changes are single-row statements: an add is one INSERT that ignores a row already

@@ -1,6 +1,6 @@
 /**
  * What the token endpoints read of a tenant's roles, groups and API resource permissions
- * (migration 0041; docs/rbac-tokens.md). Read only: the admin API for these tables is
+ * (migration 0041; docs/rbac.md). Read only: the admin API for these tables is
  * elsewhere. Each method is one statement on the indexes 0041 made for it:
  *
  * - `permissionsAmong`: ix_resource_permissions_scope (tenant_id, permission), "which of these

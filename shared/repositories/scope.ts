@@ -247,7 +247,7 @@ export class TenantScope implements ScopeRef {
   get mailTemplates(): ScopedMailTemplates {
     return (this.#mailTemplates ??= new ScopedMailTemplates(this));
   }
-  /** Read only: the permissions, roles and groups a token is issued from (docs/rbac-tokens.md). */
+  /** Read only: the permissions, roles and groups a token is issued from (docs/rbac.md). */
   get rbacGrants(): ScopedRbacGrants {
     return (this.#rbacGrants ??= new ScopedRbacGrants(this));
   }
@@ -263,7 +263,7 @@ export class TenantScope implements ScopeRef {
   get roleAssignments(): ScopedRoleAssignments {
     return (this.#roleAssignments ??= new ScopedRoleAssignments(this));
   }
-  /** Groups and their members (docs/rbac-groups.md). */
+  /** Groups and their members (docs/rbac.md). */
   get groups(): ScopedGroups {
     return (this.#groups ??= new ScopedGroups(this));
   }

@@ -1,5 +1,5 @@
 /**
- * The admin API's groups and their members (docs/rbac-groups.md): request bodies, list queries
+ * The admin API's groups and their members (docs/rbac.md): request bodies, list queries
  * (every parameter bounded) and the answers, snake_case like the users API.
  */
 import { z } from 'zod';

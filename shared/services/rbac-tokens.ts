@@ -1,5 +1,5 @@
 /**
- * Permissions in tokens (docs/rbac-tokens.md): which of the requested scopes a user or a client
+ * Permissions in tokens (docs/rbac.md): which of the requested scopes a user or a client
  * is granted for the token's target resources, by the roles they hold, and the `roles` and
  * `groups` claims. Read only: the roles, groups and permissions are written by their admin API.
  *

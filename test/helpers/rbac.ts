@@ -1,6 +1,6 @@
 /**
  * Seeds migration 0041's RBAC tables (resource permissions, roles, assignments, groups and their
- * members) straight with SQL, for the token tests (docs/rbac-tokens.md): they read these tables
+ * members) straight with SQL, for the token tests (docs/rbac.md): they read these tables
  * and do not depend on the admin API that writes them.
  */
 import { randomBytes } from 'node:crypto';

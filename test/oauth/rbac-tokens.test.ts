@@ -1,5 +1,5 @@
 /**
- * Permissions in tokens (docs/rbac-tokens.md), with openid-client as the relying party: RFC 8707
+ * Permissions in tokens (docs/rbac.md), with openid-client as the relying party: RFC 8707
  * resource indicators on the authorization and token requests, governed scopes granted by the
  * roles a user holds through a group (left out of `scope` otherwise, RFC 6749 §3.3), the
  * consent page listing only what will be granted, a refresh after a removed membership,

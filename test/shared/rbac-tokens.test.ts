@@ -1,5 +1,5 @@
 /**
- * The rules of docs/rbac-tokens.md at the service level, without a daemon: governed scopes per
+ * The rules of docs/rbac.md at the service level, without a daemon: governed scopes per
  * target resource (a role scoped to a resource grants only there, a tenant-wide one each
  * permission on its own resource, a direct assignment as well as a group's), and the `roles` and
  * `groups` claims emitted only where their bindings say (token type and granted scope).

@@ -9,7 +9,7 @@ export default class GroupsCreate extends BaseCommand<typeof GroupsCreate> {
   static override description =
     'Groups are flat (they hold users, not groups) and their names are unique in the tenant without regard to ' +
     'case (a taken name exits 1 with conflict). A role assigned to the group reaches every member. SCIM ' +
-    '/Groups serves the same records. See docs/rbac-groups.md.';
+    '/Groups serves the same records. See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --name Engineering',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --name Finance --description "Accounts team" --json',

@@ -10,7 +10,7 @@ export default class GroupsDelete extends BaseCommand<typeof GroupsDelete> {
     'In one transaction, audited with the counts. Refused (exit 1, group_in_use) while a SCIM field-mapping ' +
     'set maps to the group. Tokens already issued are not revoked: the next refresh gets the reduced ' +
     "permissions. Type the group's name to confirm, or pass --confirm <name> (or --yes) in a script; --json " +
-    'never prompts. See docs/rbac-groups.md.';
+    'never prompts. See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456',
     {

@@ -9,7 +9,7 @@ export default class GroupsList extends BaseCommand<typeof GroupsList> {
   static override description =
     'Oldest first (created_at, then id), one page at a time; --name-prefix narrows it (without regard to ' +
     'case). When there are more groups the cursor of the next page is printed on stderr (give it back with ' +
-    '--cursor). See docs/rbac-groups.md.';
+    '--cursor). See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123',
     "<%= config.bin %> <%= command.id %> --tenant ten_123 --name-prefix eng --json | jq -r '.[].id'",

@@ -1,5 +1,5 @@
 /**
- * A tenant's groups and their members (docs/rbac-groups.md): create, list (keyset, name
+ * A tenant's groups and their members (docs/rbac.md): create, list (keyset, name
  * prefix), show with a strong ETag, PATCH under an optional If-Match, delete (409 while a SCIM
  * mapping set names the group), members add, list and remove (optionally revoking the user's
  * tokens), and a user's groups. The same records SCIM /Groups serves.

@@ -1,5 +1,5 @@
 /**
- * Role assignments (docs/rbac.md, "Assignments"), on the router of rbac.ts: list, assign
+ * Role assignments (docs/rbac.md, "Rules"), on the router of rbac.ts: list, assign
  * (idempotent: 201 when added, 200 when the principal held it), unassign (idempotent; with
  * `?revoke_tokens=true` a user is signed out everywhere), and a user's effective roles.
  */

@@ -236,7 +236,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     }
     // The governed scopes (permissions of the tenant's API resources) the user holds no role for
     // on the target resources are left out here, before the consent page, so the page lists and
-    // the consent records only what will be granted (RFC 6749 §3.3; docs/rbac-tokens.md).
+    // the consent records only what will be granted (RFC 6749 §3.3; docs/rbac.md).
     const principal = { type: 'user' as const, id: session.user.id };
     const targets = targetsOf(client, p.resource);
     p = { ...p, scope: await deps.rbacTokens.grantedScope(client.tenant_id, principal, p.scope, targets) };

@@ -1,5 +1,5 @@
 /**
- * SCIM /Groups (RFC 7644 §3; docs/scim-groups.md): the service's groups, one record with the
+ * SCIM /Groups (RFC 7644 §3; docs/scim.md): the service's groups, one record with the
  * admin API's. Members are user ids; a group of more than 1,000 members is rendered without
  * `members` (the documented large-group rule); PATCH of members inserts and deletes rows.
  */
@@ -42,7 +42,7 @@ const ListQuery = z.strictObject({
 const ProjectionQuery = z.strictObject(Projection);
 const E409_DELETE = {
   ...E409,
-  description: 'a SCIM field-mapping set names the group (docs/rbac-groups.md, "Deleting a group")',
+  description: 'a SCIM field-mapping set names the group (docs/rbac.md, "Deleting a group")',
 };
 
 export function scimGroupRoutes(deps: AppDeps, api: ApiRegistry, router: Router<AppState>): void {
@@ -97,7 +97,7 @@ export function scimGroupRoutes(deps: AppDeps, api: ApiRegistry, router: Router<
       path: `${path}/:id`,
       operationId: 'scimGetGroup',
       summary:
-        'A group (RFC 7644 §3.4.1); members left out above 1,000 members (docs/scim-groups.md); If-None-Match: 304',
+        'A group (RFC 7644 §3.4.1); members left out above 1,000 members (docs/scim.md); If-None-Match: 304',
       params: IdParam,
       query: ProjectionQuery,
       headers: [SCIM_IF_NONE_MATCH],

@@ -52,7 +52,7 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
     s.audience = audience.includes(deps.issuer) ? audience : [...audience, deps.issuer];
   };
 
-  // Machine-to-machine RBAC (docs/rbac-tokens.md): a governed scope is granted only when a role
+  // Machine-to-machine RBAC (docs/rbac.md): a governed scope is granted only when a role
   // assigned to the client holds it for one of the targets; left out of `scope` otherwise
   // (RFC 6749 §3.3). Other scopes, the admin scopes among them, are decided above as ever.
   const narrowScope: Step<State> = async (s) => {

@@ -55,7 +55,7 @@ export function userTokens(deps: GrantDeps) {
 
   return async (p: UserTokenInput, db: Db): Promise<TokenResponseBody> => {
     // Access token audience: the resources asked for, else the client's registered ones, else
-    // this issuer (RFC 8707 §2; docs/rbac-tokens.md).
+    // this issuer (RFC 8707 §2; docs/rbac.md).
     const targets = targetsOf(p.client, p.resource);
     // The governed scopes are recomputed from the user's roles and groups at every issue,
     // within what was granted (`p.scope`): a removed role is gone from the next token.

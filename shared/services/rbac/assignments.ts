@@ -1,5 +1,5 @@
 /**
- * Role assignments (docs/rbac.md, "Assignments"): a role held by a user, a group of the
+ * Role assignments (docs/rbac.md, "Rules"): a role held by a user, a group of the
  * tenant, or a client_credentials client (machine-to-machine RBAC, by its client_id). Assigning
  * is idempotent; unassigning revokes nothing already issued unless the caller asks
  * (`revoke_tokens`, a user only: the user is signed out everywhere, through the same service as

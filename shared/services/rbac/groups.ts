@@ -1,6 +1,6 @@
 /**
- * Groups and their members (docs/rbac-groups.md), for the admin API, `iam groups …` and SCIM
- * /Groups (docs/scim-groups.md): one record per group, whichever surface made it.
+ * Groups and their members (docs/rbac.md), for the admin API, `iam groups …` and SCIM
+ * /Groups (docs/scim.md): one record per group, whichever surface made it.
  *
  * - Names are unique per tenant without regard to case (`display_name_key`, the lower-cased
  *   name, under a unique index): a taken name is 409 `conflict` naming `display_name`.

@@ -1,5 +1,5 @@
 /**
- * The permissions an API resource owns (docs/rbac.md, "Permissions"): a scope token
+ * The permissions an API resource owns (docs/rbac.md, "Rules"): a scope token
  * (`invoices:read`) of one resource identifier that a client of the tenant registers. Created,
  * listed and deleted; a permission a role holds is not deleted (409 naming the roles).
  */

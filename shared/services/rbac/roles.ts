@@ -1,5 +1,5 @@
 /**
- * Roles (docs/rbac.md, "Roles"): a named set of permissions, tenant-wide or scoped to one
+ * Roles (docs/rbac.md, "Rules"): a named set of permissions, tenant-wide or scoped to one
  * resource. Create, read (with a strong ETag on `version`), PATCH and the permissions PUT under
  * an optional If-Match, and delete: refused while a client holds the role or a SCIM mapping set
  * names it (409 `role_in_use`), otherwise the role, its permissions and its user and group

@@ -2,7 +2,7 @@
  * A SCIM PATCH of a Group (RFC 7644 §3.5.2) read as a change of the stored group: its name,
  * its externalId, and member rows to insert and delete. The member list is never rebuilt and
  * written back (scim-patch over the whole representation would do that): each member named by
- * an operation becomes one INSERT or DELETE (docs/scim-groups.md, "PATCH"), so two concurrent
+ * an operation becomes one INSERT or DELETE (docs/scim.md, "PATCH"), so two concurrent
  * PATCHes of one group's members both take effect.
  *
  * The forms read, `op` compared without case ("Add", "Replace", "Remove" as Entra ID sends):

@@ -1,5 +1,5 @@
 /**
- * SCIM /Groups (RFC 7644 §3; docs/scim-groups.md): the service's groups, one record whichever
+ * SCIM /Groups (RFC 7644 §3; docs/scim.md): the service's groups, one record whichever
  * surface made it (the admin API, `iam groups`, SCIM). Writes go through the group service
  * (shared/services/rbac/groups.ts: audit, version, If-Match with the row locked, member rows
  * inserted and deleted one by one); reads render the stored rows.
@@ -9,7 +9,7 @@
  *   members (MEMBERS_INLINE_MAX, 1,000) is rendered without `members`, on GET by id and in
  *   lists alike, so no answer carries 50,000 members; `GET /Groups?filter=members[value eq
  *   "<user id>"]` answers "is this user a member" from an index, PATCH adds and removes members
- *   of any group, and the admin API pages the member list (docs/scim-groups.md).
+ *   of any group, and the admin API pages the member list (docs/scim.md).
  * - Filters: `id`, `displayName`, `externalId` `eq` and `members[value eq "…"]` are read from an
  *   index; `meta.lastModified gt|ge` narrows the keyset scan; anything else is evaluated over
  *   keyset-paged batches (shared/services/scim/list.ts).
@@ -39,7 +39,7 @@ import {
   type ScimResource,
 } from './index.js';
 
-/** Above this many members a group is rendered without `members` (docs/scim-groups.md). */
+/** Above this many members a group is rendered without `members` (docs/scim.md). */
 export const MEMBERS_INLINE_MAX = 1000;
 
 /** What SCIM needs of the group service (structural: shared/services/rbac/groups.ts). */

@@ -7,7 +7,7 @@ export default class GroupsMembersAdd extends BaseCommand<typeof GroupsMembersAd
   static override description =
     'Names 1 to 1000 users (--user, repeated or comma-separated). Each must be a user of the tenant, else ' +
     'nothing is added and the unknown ids are named (exit 1, unknown_users); a user already a member is left ' +
-    'as it is. See docs/rbac-groups.md.';
+    'as it is. See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456 --user usr_a --user usr_b',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456 --user usr_a,usr_b --json',

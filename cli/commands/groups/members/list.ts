@@ -8,7 +8,7 @@ export default class GroupsMembersList extends BaseCommand<typeof GroupsMembersL
   static override summary = "List a group's members.";
   static override description =
     'In user id order, one page at a time; when there are more the next cursor is printed on stderr (give it ' +
-    'back with --cursor). See docs/rbac-groups.md.';
+    'back with --cursor). See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456',
     "<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456 --json | jq -r '.[].email'",

@@ -7,7 +7,7 @@ export default class GroupsMembersRemove extends BaseCommand<typeof GroupsMember
   static override description =
     'Tokens already issued stay valid until they expire or refresh (the next refresh gets the reduced ' +
     'permissions) unless --revoke-tokens, which signs the user out everywhere: every session and token ' +
-    'family of the user ends, as `iam users signout` does. See docs/rbac-groups.md.';
+    'family of the user ends, as `iam users signout` does. See docs/rbac.md.';
   static override examples = [
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456 --user usr_a',
     '<%= config.bin %> <%= command.id %> --tenant ten_123 --group grp_456 --user usr_a --revoke-tokens --json',
