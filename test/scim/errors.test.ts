@@ -79,6 +79,9 @@ test.serial('filters: malformed, unknown attribute, wrong comparison → 400 inv
     'nosuch eq "a"',
     'name.nosuch eq "a"',
     'active gt true',
+    // A User is rendered without `groups` (readOnly, docs/scim.md): refused, not an empty list.
+    'groups.value eq "grp_1"',
+    'userName eq "a" and groups pr',
   ])
     scimError(t, await e.scim('GET', `/Users?filter=${encodeURIComponent(f)}`), 400, 'invalidFilter');
   scimError(t, await e.scim('GET', `/Users?filter=${'x'.repeat(5000)}`), 400, 'invalidFilter');

@@ -234,3 +234,16 @@ export function indexedEq(f: ScimFilter, indexed: string[]): { attribute: string
   if (f.op !== 'eq' || f.inner || f.path.extension || f.path.sub || typeof f.value !== 'string') return undefined;
   return indexed.includes(f.path.attr.name) ? { attribute: f.path.attr.name, value: f.value } : undefined;
 }
+
+/** Whether any term of `f` tests the core attribute `name` (e.g. a User's `groups`). */
+export function mentions(f: ScimFilter, name: string): boolean {
+  switch (f.op) {
+    case 'and':
+    case 'or':
+      return f.filters.some((x) => mentions(x, name));
+    case 'not':
+      return mentions(f.filter, name);
+    default:
+      return !f.path.extension && f.path.attr.name === name;
+  }
+}

@@ -17,8 +17,8 @@ import { updateSettingsSection } from '../tenant-settings.js';
 import type { CustomClaimsService } from '../custom-claims.js';
 import type { FieldMappingServices } from '../federation/index.js';
 import type { UserLifecycleService } from '../user-lifecycle.js';
-import { noSuchResource, scimError, uniqueness } from './errors.js';
-import { indexedEq, matches } from './filter.js';
+import { invalidFilter, noSuchResource, scimError, uniqueness } from './errors.js';
+import { indexedEq, matches, mentions } from './filter.js';
 import { parseListQuery, scanPage, slicePage } from './list.js';
 import { applyPatch } from './patch.js';
 import { checkIfMatch, etagOf, listResponse, project, type ScimResource } from './render.js';
@@ -60,6 +60,10 @@ export class ScimUserService {
   /** GET /Users and POST /Users/.search: a ListResponse (RFC 7644 §3.4.2). */
   async list(tenantId: string, query: Record<string, unknown>, base: string) {
     const q = parseListQuery(USER_TYPE, query);
+    // A User is rendered without its readOnly `groups` (docs/scim.md, "Users"): a filter on it
+    // would match nobody, silently. Membership is the indexed member filter of /Groups.
+    if (q.filter && mentions(q.filter, 'groups'))
+      throw invalidFilter('groups is not filterable on /Users: use GET /Groups?filter=members[value eq "<user id>"].');
     const users = new TenantScope(this.db, tenantId).scimUsers;
     let total: number;
     let page: ScimResource[];
