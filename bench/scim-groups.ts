@@ -45,7 +45,10 @@ const scimGroups = services.groups.scim;
 const uid = (tag: string, i: number) => `usr_${tag}${String(i).padStart(8, '0')}`;
 const gid = (tag: string, i: number) => `grp_${tag}${String(i).padStart(6, '0')}`;
 
-/** A tenant of `size`: users, groups, the first group with the first half of the users, the others 20 each from that half (the second half, in no group, is what the timed adds add). */
+/**
+ * A tenant of `size`: users, groups, the first group with the first half of the users, the
+ * others 20 each from that half (the second half, in no group, is what the timed adds add).
+ */
 async function seedTenant(tag: string, size: { users: number; groups: number }) {
   const tenant = await activeTenant(provisioning, { name: `SCIM groups ${tag}` }, actor);
   const started = performance.now();

@@ -98,7 +98,8 @@ export class GroupsRolesScim1763769600041 implements MigrationInterface {
         created_at BIGINT NOT NULL,
         PRIMARY KEY (tenant_id, role_id, principal_type, principal_id)
       )${x}`,
-      'CREATE INDEX ix_role_assignments_principal ON role_assignments (tenant_id, principal_type, principal_id, role_id)',
+      `CREATE INDEX ix_role_assignments_principal
+        ON role_assignments (tenant_id, principal_type, principal_id, role_id)`,
       'ALTER TABLE users ADD COLUMN user_name VARCHAR(320) NULL',
       'ALTER TABLE users ADD COLUMN user_name_key VARCHAR(320) NULL',
       'ALTER TABLE users ADD COLUMN external_id VARCHAR(255) NULL',
