@@ -96,8 +96,7 @@ export function scimGroupRoutes(deps: AppDeps, api: ApiRegistry, router: Router<
       method: 'get',
       path: `${path}/:id`,
       operationId: 'scimGetGroup',
-      summary:
-        'A group (RFC 7644 §3.4.1); members left out above 1,000 members (docs/scim.md); If-None-Match: 304',
+      summary: 'A group (RFC 7644 §3.4.1); members left out above 1,000 members (docs/scim.md); If-None-Match: 304',
       params: IdParam,
       query: ProjectionQuery,
       headers: [SCIM_IF_NONE_MATCH],
