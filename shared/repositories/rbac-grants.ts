@@ -14,7 +14,7 @@
  *
  * A role scoped to a resource (`roles.resource`) grants only that resource's permissions.
  */
-import { all } from '../db/sql.js';
+import { all, one } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
 /** A permission (scope string) of an API resource (RFC 8707 resource identifier). */
@@ -47,6 +47,14 @@ const CLIENT_ROLE_IDS = `SELECT ra.role_id FROM role_assignments ra
 
 export class ScopedRbacGrants {
   constructor(private readonly s: ScopeRef) {}
+
+  /** Whether the tenant has any API resource permission at all (ux_resource_permissions, one row). */
+  async anyPermission(): Promise<boolean> {
+    const r = await one(this.s.db, 'SELECT 1 AS x FROM resource_permissions WHERE tenant_id = ? LIMIT 1', [
+      this.s.tenantId,
+    ]);
+    return r !== undefined;
+  }
 
   /** The (resource, permission) pairs of the tenant whose permission is one of `scopes`. */
   async permissionsAmong(scopes: readonly string[]): Promise<ResourcePermission[]> {

@@ -79,12 +79,30 @@ export const targetsOf = (client: Client, resources: readonly string[] | null | 
 
 export type Principal = { type: 'user' | 'client'; id: string };
 
+/**
+ * How long a daemon remembers that a tenant has no API resource permission at all, so that the
+ * token requests of a tenant that does not use roles (most of them, and every machine-to-machine
+ * token asking for a scope of its own) read nothing. The cost: a tenant's very first permission
+ * governs tokens on every daemon within this time, not at once (docs/rbac.md, "Cost on the hot
+ * path"). A tenant with permissions is read on every request: no other change waits.
+ */
+export const NO_PERMISSIONS_TTL_MS = 5_000;
+/** Beyond this many remembered tenants the memory starts over (a bound, not an LRU). */
+const MAX_REMEMBERED = 10_000;
+
 export class RbacTokens {
-  constructor(private readonly ds: Db) {}
+  /** Tenant id → until when it is known to have no permission. */
+  private readonly none = new Map<string, number>();
+
+  constructor(
+    private readonly ds: Db,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   /**
    * `scope` less the governed scopes `principal` does not hold for one of `targets` (order
-   * kept). At most two indexed reads, none when no scope could be governed.
+   * kept). At most two indexed reads; none when no scope could be governed, or when the tenant
+   * was found to have no permission in the last NO_PERMISSIONS_TTL_MS.
    */
   async grantedScope(
     tenantId: string,
@@ -95,9 +113,16 @@ export class RbacTokens {
   ): Promise<string[]> {
     const candidates = scope.filter(mayBeGoverned);
     if (!candidates.length) return [...scope];
+    if ((this.none.get(tenantId) ?? 0) > this.now()) return [...scope];
     const repo = new TenantScope(db, tenantId).rbacGrants;
     const governed = await repo.permissionsAmong(candidates);
-    if (!governed.length) return [...scope];
+    if (!governed.length) {
+      if (!(await repo.anyPermission())) {
+        if (this.none.size >= MAX_REMEMBERED) this.none.clear();
+        this.none.set(tenantId, this.now() + NO_PERMISSIONS_TTL_MS);
+      }
+      return [...scope];
+    }
     // (a) a permission of one of the target resources at all; (c) held there through a role.
     const wanted = [...new Set(governed.filter((g) => targets.includes(g.resource)).map((g) => g.permission))];
     const held =

@@ -53,6 +53,7 @@ test('point reads and member changes of groups, roles and SCIM users use an inde
     'scimUsers.byUserName': () => s.scimUsers.byUserName('alice@example.com'),
     'scimUsers.byExternalId': () => s.scimUsers.byExternalId('ext-1'),
     'rbacGrants.permissionsAmong': () => s.rbacGrants.permissionsAmong(['invoices:read']),
+    'rbacGrants.anyPermission': () => s.rbacGrants.anyPermission(),
     'rbacGrants.heldByUser': () => s.rbacGrants.heldByUser('usr_1', ['invoices:read']),
     'rbacGrants.heldByClient': () => s.rbacGrants.heldByClient('app', ['invoices:read']),
     'rbacGrants.roleNamesOfUser': () => s.rbacGrants.roleNamesOfUser('usr_1', ['https://api.example.test']),

@@ -7,7 +7,7 @@
 import test from 'ava';
 import { ClaimsService } from '../../shared/services/claims.js';
 import { CustomClaimsService } from '../../shared/services/custom-claims.js';
-import { RbacTokens } from '../../shared/services/rbac-tokens.js';
+import { NO_PERMISSIONS_TTL_MS, RbacTokens } from '../../shared/services/rbac-tokens.js';
 import { testDatabase } from '../helpers/db.js';
 import { seedRbacIn } from '../helpers/rbac.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -72,4 +72,22 @@ test('governed scopes follow the roles for the target resources; roles and group
     (await claims.userinfo((await directory.scope(tenant.id).users.find(user.id))!, ['openid', 'groups'])).groups,
     ['Accounting', 'Everyone'],
   );
+});
+
+test('a tenant without permissions is remembered for a while: its tokens read nothing, its first permission governs after that', async (t) => {
+  const db = await testDatabase(t);
+  const { ds, provisioning } = await openServices(db.url, db.dir);
+  t.teardown(() => ds.destroy());
+  const tenant = await activeTenant(provisioning, { name: 'No RBAC' }, actor);
+  const app = { type: 'client' as const, id: 'worker' };
+  let now = 1_000_000;
+  const rbac = new RbacTokens(ds, () => now);
+  t.deepEqual(await rbac.grantedScope(tenant.id, app, ['api'], [R]), ['api'], 'no permission: not governed');
+  // The tenant's first permission, held by no role: remembered "none" until the time runs out.
+  await seedRbacIn(ds, tenant.id, { permissions: { [R]: ['api'] } });
+  t.deepEqual(await rbac.grantedScope(tenant.id, app, ['api'], [R]), ['api'], 'still remembered');
+  now += NO_PERMISSIONS_TTL_MS + 1;
+  t.deepEqual(await rbac.grantedScope(tenant.id, app, ['api'], [R]), [], 'governed, and no role holds it');
+  // A tenant with permissions is read every time: nothing is remembered for it.
+  t.deepEqual(await new RbacTokens(ds, () => now).grantedScope(tenant.id, app, ['api'], [R]), []);
 });

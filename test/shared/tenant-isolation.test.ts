@@ -1717,6 +1717,8 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     });
     const perm = [{ resource: R, permission: 'invoices:read' }];
     t.deepEqual(await scopeA.rbacGrants.permissionsAmong(['invoices:read']), []);
+    t.false(await scopeA.rbacGrants.anyPermission());
+    t.true(await scopeB.rbacGrants.anyPermission());
     t.deepEqual(await scopeA.rbacGrants.heldByUser(user.id, ['invoices:read']), []);
     t.deepEqual(await scopeA.rbacGrants.heldByClient('cl_b', ['invoices:read']), []);
     t.deepEqual(await scopeA.rbacGrants.roleNamesOfUser(user.id, [R]), []);
