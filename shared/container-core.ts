@@ -25,6 +25,7 @@ import { SignInService } from './services/auth/sign-in.js';
 import { Throttle } from './services/auth/throttle.js';
 import { ClaimRenameService } from './services/claim-rename.js';
 import { ClaimsService } from './services/claims.js';
+import { RbacTokens } from './services/rbac-tokens.js';
 import { ClientAuthenticator } from './services/client-auth.js';
 import { CustomClaimsService } from './services/custom-claims.js';
 import { DirectoryService } from './services/directory.js';
@@ -321,11 +322,16 @@ export abstract class CoreServices<L extends Logger | undefined = Logger | undef
     return (this.#made.claims ??= new ClaimsService(this));
   }
 
+  /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac.md); one per daemon. */
+  get rbacTokens(): RbacTokens {
+    return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
+  }
+
   /** The grants of /token (shared/services/grants/), each issued and recorded in one transaction. */
   get grants(): GrantService {
     return (this.#made.grants ??= new GrantService({
       ...pick(this, 'ds', 'tokens', 'oauth', 'claims', 'directory', 'agentGrants', 'tokenExchangeSettings'),
-      ...pick(this, 'issuerKeys', 'jtis'),
+      ...pick(this, 'issuerKeys', 'jtis', 'rbacTokens'),
       issuer: this.config.issuer,
       secretKey: this.config.secretKey,
     }));

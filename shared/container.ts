@@ -17,7 +17,6 @@ import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
-import { RbacTokens } from './services/rbac-tokens.js';
 import { RbacService } from './services/rbac/index.js';
 import { GroupService } from './services/rbac/groups.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
@@ -82,11 +81,6 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
       branding: (tenantId: string) => this.branding.get(tenantId),
     };
     return (this.#made.mailTemplates ??= new MailTemplateService(this.ds, opts));
-  }
-
-  /** Permissions in tokens: the governed scopes a user or client holds by role (docs/rbac.md). */
-  get rbacTokens(): RbacTokens {
-    return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
   }
 
   /** API resource permissions, roles and their assignments (docs/rbac.md). */

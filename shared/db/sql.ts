@@ -104,6 +104,12 @@ export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promi
   return db.query<T[]>(sql, params);
 }
 
+/** Whether `db` is MySQL/MariaDB (row locks with FOR UPDATE, INSERT IGNORE); else SQLite. */
+export const onMysql = (db: Db): boolean => dataSourceOf(db).options.type === 'mysql';
+
+/** The dialect's "insert unless the key is there": a no-op, not an error, for a row already present. */
+export const insertIgnore = (db: Db): string => (onMysql(db) ? 'INSERT IGNORE' : 'INSERT OR IGNORE');
+
 /** BIGINT and INTEGER columns may come back as strings from mysql2; JSON columns as text. */
 export const num = (v: unknown): number => (v === null || v === undefined ? (v as never) : Number(v));
 export const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));

@@ -7,9 +7,7 @@
  * the group's `version` in the same transaction. Nothing reads a member list to write it back,
  * so two concurrent changes of one group's members never lose each other's rows.
  */
-import type { DataSource } from 'typeorm';
-import type { Db } from '../db/index.js';
-import { all, exec, num, one } from '../db/sql.js';
+import { all, exec, insertIgnore, num, one, onMysql } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
 export interface GroupRow {
@@ -40,7 +38,6 @@ export interface GroupKeyset {
 
 const COLUMNS = 'id, display_name, display_name_key, description, external_id, version, created_at, updated_at';
 const str = (v: unknown): string | null => (v === null || v === undefined ? null : `${v as string}`);
-const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connection);
 /** A LIKE pattern matching values that start with `prefix` (`!` escapes). */
 const startsWith = (prefix: string) => `${prefix.replace(/[!%_]/g, (c) => `!${c}`)}%`;
 
@@ -79,7 +76,7 @@ export class ScopedGroups {
 
   /** One group; `forUpdate` locks its row on MySQL (SQLite's gate serialises transactions). */
   async get(id: string, opts: { forUpdate?: boolean } = {}): Promise<GroupRow | undefined> {
-    const lock = opts.forUpdate && dataSourceOf(this.s.db).options.type === 'mysql' ? ' FOR UPDATE' : '';
+    const lock = opts.forUpdate && onMysql(this.s.db) ? ' FOR UPDATE' : '';
     const r = await one<Record<string, unknown>>(
       this.s.db,
       `SELECT ${COLUMNS} FROM user_groups WHERE tenant_id = ? AND id = ?${lock}`,
@@ -214,7 +211,7 @@ export class ScopedGroups {
    * so a concurrent add of the same user is a no-op too). Returns 1 when the row is new, else 0.
    */
   addMember(groupId: string, userId: string, now: number): Promise<number> {
-    const ignore = dataSourceOf(this.s.db).options.type === 'mysql' ? 'INSERT IGNORE' : 'INSERT OR IGNORE';
+    const ignore = insertIgnore(this.s.db);
     return exec(
       this.s.db,
       `${ignore} INTO group_members (tenant_id, group_id, user_id, created_at) VALUES (?, ?, ?, ?)`,

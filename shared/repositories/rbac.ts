@@ -5,13 +5,9 @@
  * tenant's, so an id of another tenant's role or permission writes nothing, whatever the caller
  * checked before. The token side reads these tables through a read-only repository of its own.
  */
-import type { DataSource } from 'typeorm';
-import type { Db } from '../db/index.js';
-import { all, exec, one } from '../db/sql.js';
+import { all, exec, insertIgnore, one, onMysql } from '../db/sql.js';
 import type { ScopeRef } from './common.js';
 
-const dataSourceOf = (db: Db): DataSource => ('manager' in db ? db : db.connection);
-const isMysql = (db: Db) => dataSourceOf(db).options.type === 'mysql';
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
 export interface PermissionRow {
@@ -183,7 +179,7 @@ export class ScopedRoles {
 
   /** The role; `forUpdate` locks its row for the transaction on MySQL (SQLite's gate serialises). */
   async get(id: string, opts: { forUpdate?: boolean } = {}): Promise<RoleRow | undefined> {
-    const lock = opts.forUpdate && isMysql(this.s.db) ? ' FOR UPDATE' : '';
+    const lock = opts.forUpdate && onMysql(this.s.db) ? ' FOR UPDATE' : '';
     const r = await one<Record<string, unknown>>(
       this.s.db,
       `SELECT ${ROLE_COLUMNS} FROM roles WHERE tenant_id = ? AND id = ?${lock}`,
@@ -301,7 +297,7 @@ export class ScopedRoleAssignments {
    */
   async add(a: AssignmentRow): Promise<boolean> {
     const t = this.s.tenantId;
-    const ignore = isMysql(this.s.db) ? 'INSERT IGNORE' : 'INSERT OR IGNORE';
+    const ignore = insertIgnore(this.s.db);
     return (
       (await exec(
         this.s.db,

@@ -8,17 +8,20 @@ import type { Db } from '../db/index.js';
 import { TenantScope, type LoginUser } from '../repositories/index.js';
 import type { CustomClaimsService } from './custom-claims.js';
 import type { DirectoryService } from './directory.js';
-import { RbacTokens } from './rbac-tokens.js';
+import type { RbacTokens } from './rbac-tokens.js';
 
 /** The token's target resources (RFC 8707), for the `roles` claim; none: tenant-wide roles only. */
 type Targets = readonly string[];
 
 export class ClaimsService {
-  private readonly rbac: RbacTokens;
-
-  constructor(private readonly o: { ds: Db; customClaims: CustomClaimsService; directory: DirectoryService }) {
-    this.rbac = new RbacTokens(o.ds);
-  }
+  constructor(
+    private readonly o: {
+      ds: Db;
+      customClaims: CustomClaimsService;
+      directory: DirectoryService;
+      rbacTokens: RbacTokens;
+    },
+  ) {}
 
   /**
    * Custom claims bound to access tokens (docs/claims.md, "Bindings"), then the computed `roles`
@@ -38,7 +41,7 @@ export class ClaimsService {
     });
     return Object.assign(
       claims,
-      await this.rbac.claims(tenantId, userId, { tokenType: 'access_token', scopes, targets, db }),
+      await this.o.rbacTokens.claims(tenantId, userId, { tokenType: 'access_token', scopes, targets, db }),
     );
   }
 
@@ -57,14 +60,20 @@ export class ClaimsService {
     const user = await new TenantScope(db, tenantId).users.find(userId);
     if (!user) return {};
     const claims = await this.o.customClaims.claimsForToken(tenantId, userId, { tokenType: 'id_token', scopes, db });
-    Object.assign(claims, await this.rbac.claims(tenantId, userId, { tokenType: 'id_token', scopes, targets, db }));
+    Object.assign(
+      claims,
+      await this.o.rbacTokens.claims(tenantId, userId, { tokenType: 'id_token', scopes, targets, db }),
+    );
     return Object.assign(claims, await this.o.directory.standardClaimsFor(user, scopes, db));
   }
 
   /** OIDC Core §5.3.2: UserInfo's claims for `user` (read by the caller, who checked it is active). */
   async userinfo(user: LoginUser, scopes: readonly string[], targets: Targets = []): Promise<Record<string, unknown>> {
     const custom = await this.o.customClaims.claimsForToken(user.tenant_id, user.id, { tokenType: 'userinfo', scopes });
-    Object.assign(custom, await this.rbac.claims(user.tenant_id, user.id, { tokenType: 'userinfo', scopes, targets }));
+    Object.assign(
+      custom,
+      await this.o.rbacTokens.claims(user.tenant_id, user.id, { tokenType: 'userinfo', scopes, targets }),
+    );
     return { ...custom, sub: user.id, ...(await this.o.directory.standardClaimsFor(user, scopes)) };
   }
 }

@@ -5,6 +5,7 @@
  * families so introspection answers active: false. A refused PATCH changes nothing.
  */
 import test from 'ava';
+import { RbacTokens } from '../../shared/services/rbac-tokens.js';
 import { decodeJwt } from 'jose';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
@@ -482,6 +483,7 @@ test.serial(
         directory,
         tokens: new TokenService(config.issuer, keys),
         agentGrants: new Probe(ds, new Outbox(ds, TEST_SECRET_KEY)),
+        rbacTokens: new RbacTokens(ds),
       } as Partial<GrantDeps> as GrantDeps);
       const client = (await directory.resolveClient(a.agent.clientId))!.client;
       const params = new TokenParams({ grant_type: 'client_credentials', agent_grant_id: id });

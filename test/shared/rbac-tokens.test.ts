@@ -57,7 +57,7 @@ test('governed scopes follow the roles for the target resources; roles and group
     'custom:thing',
   ]);
 
-  const claims = new ClaimsService({ ds, customClaims: new CustomClaimsService(ds), directory });
+  const claims = new ClaimsService({ ds, customClaims: new CustomClaimsService(ds), directory, rbacTokens: rbac });
   const id = await claims.idToken(tenant.id, user.id, ['openid', 'groups'], ds, [R]);
   t.deepEqual(id.groups, ['Accounting', 'Everyone']);
   t.false('roles' in id, 'roles is bound to the roles scope, not granted here');

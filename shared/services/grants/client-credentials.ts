@@ -11,7 +11,7 @@
 import type { Tx } from '../../db/index.js';
 import { InvalidGrant, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
-import { RbacTokens, targetsOf } from '../rbac-tokens.js';
+import { targetsOf } from '../rbac-tokens.js';
 import type { IssuedToken } from '../tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, IssueStep, Step, TokenRequest } from './grant.js';
@@ -27,7 +27,6 @@ interface State extends TokenRequest {
 }
 
 export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
-  const rbac = new RbacTokens(deps.ds);
   const checkClient: Step<State> = (s) => {
     // RFC 6749 §4.4: only confidential clients.
     if (s.client.client_type !== 'confidential' || !s.client.grant_types.includes('client_credentials'))
@@ -57,7 +56,7 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
   // (RFC 6749 §3.3). Other scopes, the admin scopes among them, are decided above as ever.
   const narrowScope: Step<State> = async (s) => {
     const principal = { type: 'client' as const, id: s.client.client_id };
-    s.scope = await rbac.grantedScope(s.client.tenant_id, principal, s.scope, s.targets);
+    s.scope = await deps.rbacTokens.grantedScope(s.client.tenant_id, principal, s.scope, s.targets);
   };
   const readAgentGrant: Step<State> = (s) => {
     s.grantId = s.params.single('agent_grant_id');

@@ -6,6 +6,7 @@ import type { ClaimsService } from '../claims.js';
 import type { DirectoryService } from '../directory.js';
 import type { IssuerKeys, JtiStore } from '../token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../token-exchange/settings.js';
+import type { RbacTokens } from '../rbac-tokens.js';
 import type { TokenService } from '../tokens.js';
 
 export interface GrantDeps {
@@ -23,4 +24,6 @@ export interface GrantDeps {
   /** ID-JAG issuers' metadata and keys, and the ID-JAG jti replay store. */
   issuerKeys: IssuerKeys;
   jtis: JtiStore;
+  /** The governed scopes a user or client holds by role (docs/rbac.md): the daemon's one instance. */
+  rbacTokens: RbacTokens;
 }

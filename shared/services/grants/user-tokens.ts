@@ -9,7 +9,7 @@ import type { Db } from '../../db/index.js';
 import { InvalidRequest, InvalidTarget } from '../../errors.js';
 import type { TokenParams } from '../../token-params.js';
 import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../auth/policy.js';
-import { MAX_RESOURCES, RbacTokens, targetsOf } from '../rbac-tokens.js';
+import { MAX_RESOURCES, targetsOf } from '../rbac-tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { TokenResponseBody } from './grant.js';
 
@@ -51,7 +51,6 @@ export function tokenResources(requested: string[], granted: string[] | null, cl
 
 export function userTokens(deps: GrantDeps) {
   const sidOf = sessionSid(deps.secretKey);
-  const rbac = new RbacTokens(deps.ds);
 
   return async (p: UserTokenInput, db: Db): Promise<TokenResponseBody> => {
     // Access token audience: the resources asked for, else the client's registered ones, else
@@ -59,7 +58,13 @@ export function userTokens(deps: GrantDeps) {
     const targets = targetsOf(p.client, p.resource);
     // The governed scopes are recomputed from the user's roles and groups at every issue,
     // within what was granted (`p.scope`): a removed role is gone from the next token.
-    const scope = await rbac.grantedScope(p.client.tenant_id, { type: 'user', id: p.userId }, p.scope, targets, db);
+    const scope = await deps.rbacTokens.grantedScope(
+      p.client.tenant_id,
+      { type: 'user', id: p.userId },
+      p.scope,
+      targets,
+      db,
+    );
     // Custom claims bound to access tokens; the protocol claims are set after them, and no
     // custom key may take a protocol claim's name anyway.
     const atClaims = await deps.claims.accessToken(p.client.tenant_id, p.userId, scope, db, targets);
