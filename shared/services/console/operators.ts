@@ -18,6 +18,8 @@ import type { Database } from '../../db/index.js';
 import { ApiError } from '../../errors.js';
 import { ServiceMetaRepository, TenantRepository, TenantScope } from '../../repositories/index.js';
 import { audit, type Actor } from '../audit.js';
+import { ensureFirstPartyClient } from '../auth/account-console.js';
+import type { Client } from '../../db/entities.js';
 import type { DirectoryService } from '../directory.js';
 import type { ProvisioningService } from '../provisioning/service.js';
 import type { RbacService } from '../rbac/index.js';
@@ -72,6 +74,21 @@ export class OperatorService {
   /** The platform tenant's id, if one was created. */
   platformTenantId(): Promise<string | undefined> {
     return new ServiceMetaRepository(this.db).get(PLATFORM_TENANT_META);
+  }
+
+  /**
+   * The console's own client in the platform tenant (a first-party public client, code flow with
+   * PKCE, like the account page's); undefined before the platform tenant exists.
+   */
+  async consoleClient(issuer: string): Promise<Client | undefined> {
+    const platform = await this.platformTenantId();
+    if (!platform) return undefined;
+    return ensureFirstPartyClient(this.db, platform, {
+      clientId: `console.${platform}`,
+      name: 'Console',
+      redirectUri: `${issuer}/console/callback`,
+      actorId: 'console',
+    });
   }
 
   /** The platform tenant, created (provisioned, then recorded) when there is none yet. */

@@ -1,0 +1,133 @@
+/**
+ * The operator console over HTTP against one daemon (docs/console.md): the sign-in starts the
+ * code flow with the platform tenant's console client; an operator's session (an email-code
+ * sign-in with that client, as the login page makes) sees the pages its role allows, a tenant
+ * administrator's other tenant answers 404, a signed-in non-operator gets 403; pages refuse
+ * framing and carry a nonce CSP without 'unsafe-inline'; IAM_CONSOLE=off answers 404.
+ */
+import test from 'ava';
+import type { Database } from '../../shared/db/index.js';
+import { iamJson } from '../helpers/cli.js';
+import { createTestDatabase, type TestDb } from '../helpers/db.js';
+import { startDaemon, startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
+import { codeFrom, CookieJar, get, postJson } from '../helpers/oauth.js';
+import { activeTenant, openServices } from '../helpers/seed.js';
+import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+
+const actor = { type: 'system' as const, id: 'test' };
+let db: TestDb;
+let d: Daemon;
+let sink: SmtpSink;
+let ds: Database;
+let acme = '';
+let other = '';
+let consoleClient = '';
+
+/** A browser signed in as `email` with the console's client (the session the login page would leave). */
+async function signIn(email: string): Promise<CookieJar> {
+  const jar = new CookieJar();
+  const earlier = new Set(sink.messages);
+  const sent = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: consoleClient, email });
+  if (sent.status !== 200) throw new Error(`send ${sent.status} ${await sent.text()}`);
+  const code = codeFrom((await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000)).text);
+  const r = await postJson(
+    `${d.url}/api/v1/auth/direct/email-code/verify`,
+    { client_id: consoleClient, email, code },
+    jar,
+  );
+  if (r.status !== 200) throw new Error(`verify ${r.status} ${await r.text()}`);
+  return jar;
+}
+
+const page = async (path: string, jar?: CookieJar) => {
+  const r = await get(`${d.url}${path}`, jar);
+  return { status: r.status, text: await r.text(), headers: r.headers };
+};
+
+test.before(async () => {
+  db = await createTestDatabase();
+  sink = await startSmtpSink();
+  const services = await openServices(db.url, db.dir);
+  ds = services.ds;
+  acme = (await activeTenant(services.provisioning, { name: 'Acme' }, actor)).id;
+  other = (await activeTenant(services.provisioning, { name: 'Other' }, actor)).id;
+  await iamJson(db, ['operators', 'add', '--email', 'ada@example.com', '--role', 'platform-admin']);
+  await iamJson(db, ['operators', 'add', '--email', 'bob@example.com', '--role', 'tenant-admin', '--tenant', acme]);
+  const [meta] = await ds.query<{ value: string }[]>(
+    "SELECT value FROM service_meta WHERE name = 'platform_tenant_id'",
+  );
+  // Someone of the platform tenant who holds no operator role.
+  await services.directory.createUser(meta.value, { email: 'dave@example.com', name: 'Dave' }, actor);
+  ({ d } = await startLocalhostDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' }));
+  const start = await get(`${d.url}/console/sign-in`);
+  const to = new URL(start.headers.get('location') ?? '');
+  consoleClient = to.searchParams.get('client_id') ?? '';
+  if (consoleClient !== `console.${meta.value}`) throw new Error(`console client ${consoleClient}`);
+});
+
+test.after.always(async () => {
+  await d?.stop();
+  await sink?.close();
+  await ds?.destroy();
+  await db?.drop();
+});
+
+test('signed out: /console sends to the sign-in, which starts the code flow with PKCE', async (t) => {
+  const r = await page('/console');
+  t.is(r.status, 303);
+  t.is(r.headers.get('location'), '/console/sign-in');
+  const s = await get(`${d.url}/console/sign-in`);
+  t.is(s.status, 303);
+  const to = new URL(s.headers.get('location') ?? '');
+  t.is(to.pathname, '/authorize');
+  t.is(to.searchParams.get('client_id'), consoleClient);
+  t.is(to.searchParams.get('code_challenge_method'), 'S256');
+  t.is(
+    to.searchParams.get('redirect_uri'),
+    `${new URL(d.url).origin.replace('127.0.0.1', 'localhost')}/console/callback`,
+  );
+  t.regex(s.headers.getSetCookie().join('\n'), /console_signin=.*HttpOnly/i);
+  // A callback without this browser's state is refused.
+  t.is((await page('/console/callback?state=x&code=y')).status, 400);
+});
+
+test('a platform administrator sees every tenant; pages refuse framing under a nonce CSP', async (t) => {
+  const jar = await signIn('ada@example.com');
+  const r = await page('/console', jar);
+  t.is(r.status, 200, r.text);
+  t.is(r.headers.get('x-frame-options'), 'DENY');
+  const csp = r.headers.get('content-security-policy') ?? '';
+  t.regex(csp, /frame-ancestors 'none'/);
+  t.regex(csp, /style-src 'nonce-/);
+  t.notRegex(csp, /unsafe-inline/);
+  t.notRegex(r.text, /<script/);
+  t.regex(r.text, /platform administrator/);
+  const list = await page('/console/tenants?sort=-name', jar);
+  t.is(list.status, 200);
+  t.true(list.text.indexOf('>Other<') < list.text.indexOf('>Acme<'), 'sorted by name, descending');
+  t.is((await page(`/console/tenants/${other}`, jar)).status, 200);
+});
+
+test("a tenant administrator sees only their tenant: another tenant's page is 404", async (t) => {
+  const jar = await signIn('bob@example.com');
+  const list = await page('/console/tenants', jar);
+  t.is(list.status, 200);
+  t.regex(list.text, new RegExp(acme));
+  t.notRegex(list.text, new RegExp(other));
+  t.is((await page(`/console/tenants/${acme}`, jar)).status, 200);
+  t.is((await page(`/console/tenants/${other}`, jar)).status, 404);
+});
+
+test('a signed-in person who is no operator gets the 403 page', async (t) => {
+  const jar = await signIn('dave@example.com');
+  const r = await page('/console', jar);
+  t.is(r.status, 403);
+  t.regex(r.text, /holds no operator role/);
+});
+
+test('IAM_CONSOLE=off: /console is 404', async (t) => {
+  const off = await startDaemon(db.url, db.dir, { IAM_CONSOLE: 'off' });
+  t.teardown(() => off.stop());
+  t.is((await get(`${off.url}/console`)).status, 404);
+  t.is((await get(`${off.url}/console/sign-in`)).status, 404);
+});
