@@ -3,7 +3,10 @@
  * code flow with the platform tenant's console client; an operator's session (an email-code
  * sign-in with that client, as the login page makes) sees the pages its role allows, a tenant
  * administrator's other tenant answers 404, a signed-in non-operator gets 403; pages refuse
- * framing and carry a nonce CSP without 'unsafe-inline'; IAM_CONSOLE=off answers 404.
+ * framing and carry a nonce CSP without 'unsafe-inline'; suspend/resume (the first dangerous
+ * move): an auditor's post 403, another tenant's 404, a bad CSRF token 403, a sign-in older than
+ * five minutes 403 asking for a fresh one, and a done move audited under the operator's user id;
+ * IAM_CONSOLE=off answers 404.
  */
 import test from 'ava';
 import type { Database } from '../../shared/db/index.js';
@@ -53,6 +56,7 @@ test.before(async () => {
   other = (await activeTenant(services.provisioning, { name: 'Other' }, actor)).id;
   await iamJson(db, ['operators', 'add', '--email', 'ada@example.com', '--role', 'platform-admin']);
   await iamJson(db, ['operators', 'add', '--email', 'bob@example.com', '--role', 'tenant-admin', '--tenant', acme]);
+  await iamJson(db, ['operators', 'add', '--email', 'carol@example.com', '--role', 'auditor']);
   const [meta] = await ds.query<{ value: string }[]>(
     "SELECT value FROM service_meta WHERE name = 'platform_tenant_id'",
   );
@@ -123,6 +127,55 @@ test('a signed-in person who is no operator gets the 403 page', async (t) => {
   const r = await page('/console', jar);
   t.is(r.status, 403);
   t.regex(r.text, /holds no operator role/);
+});
+
+/** The confirmation form's fields, posted back as a browser would (`change` edits them first). */
+async function submit(jar: CookieJar, tenantId: string, move: string, change: Record<string, string> = {}) {
+  const form = await page(`/console/tenants/${tenantId}/${move}`, jar);
+  if (form.status !== 200) return { status: form.status, text: form.text };
+  const fields: Record<string, string> = { reason: 'test' };
+  for (const m of form.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]] = m[2];
+  const r = await fetch(`${d.url}/console/tenants/${tenantId}/${move}`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ ...fields, ...change }).toString(),
+  });
+  return { status: r.status, text: await r.text() };
+}
+
+test('suspend and resume: roles, CSRF, step-up, and the audit names the operator', async (t) => {
+  const carol = await signIn('carol@example.com');
+  t.is((await page(`/console/tenants/${acme}`, carol)).status, 200, 'an auditor reads');
+  const ro = await submit(carol, acme, 'suspend');
+  t.is(ro.status, 403);
+  t.regex(ro.text, /changes nothing/);
+
+  const bob = await signIn('bob@example.com');
+  t.is((await submit(bob, other, 'suspend')).status, 404);
+  t.is((await submit(bob, acme, 'suspend', { csrf: 'forged' })).status, 403);
+  // A sign-in older than five minutes: asked for a fresh one, nothing moved.
+  // (Every session of Bob's: the tests of this file run at once, and another signs him in too.)
+  const [bobUser] = await ds.query<{ id: string }[]>("SELECT id FROM users WHERE email = 'bob@example.com'");
+  await ds.query('UPDATE sessions SET auth_time = ? WHERE user_id = ?', [Date.now() - 6 * 60_000, bobUser.id]);
+  const stale = await submit(bob, acme, 'suspend');
+  t.is(stale.status, 403);
+  t.regex(stale.text, /\/console\/sign-in\?fresh=1/);
+  const [still] = await ds.query<{ lifecycle_state: string }[]>('SELECT lifecycle_state FROM tenants WHERE id = ?', [
+    acme,
+  ]);
+  t.is(still.lifecycle_state, 'active');
+
+  const ada = await signIn('ada@example.com');
+  t.is((await submit(ada, acme, 'suspend')).status, 303);
+  t.is((await submit(ada, acme, 'resume')).status, 303);
+  const [adaUser] = await ds.query<{ id: string }[]>("SELECT id FROM users WHERE email = 'ada@example.com'");
+  const events = await ds.query<{ action: string; actor_type: string; actor_id: string }[]>(
+    'SELECT action, actor_type, actor_id FROM audit_events WHERE target_id = ? AND actor_type = ? ORDER BY created_at',
+    [acme, 'user'],
+  );
+  t.true(events.length >= 2, JSON.stringify(events));
+  t.true(events.every((e) => e.actor_id === adaUser.id));
 });
 
 test('IAM_CONSOLE=off: /console is 404', async (t) => {

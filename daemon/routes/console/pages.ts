@@ -11,7 +11,7 @@ import type { ParameterizedContext } from 'koa';
 import type { Tenant } from '../../../shared/db/entities.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { FoundSession } from '../../../shared/services/auth/sessions.js';
-import { mayRead, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
+import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
@@ -81,6 +81,16 @@ const NO_TENANTS =
   'No tenants to show. A platform administrator creates one with <code>iam tenants create --name …</code>; ' +
   'a tenant administrator sees the tenants named by <code>iam operators add --role tenant-admin --tenant …</code>.';
 
+/** The lifecycle move a writer may make from the tenant's page (tenant-moves.ts). */
+const moves = (a: OperatorAccess, t: Tenant) => {
+  if (!mayWrite(a, t.id)) return '';
+  const move = t.lifecycle_state === 'active' ? 'suspend' : t.lifecycle_state === 'suspended' ? 'resume' : '';
+  return move
+    ? `<p><a class="button secondary" href="/console/tenants/${encodeURIComponent(t.id)}/${move}">` +
+        `${move === 'suspend' ? 'Suspend' : 'Resume'} tenant…</a></p>`
+    : '';
+};
+
 export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
 
@@ -138,7 +148,7 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       current: '/console/tenants',
       user: op.user,
       body: `<dl><dt>Id</dt><dd><code>${esc(t.id)}</code></dd><dt>State</dt><dd>${esc(t.lifecycle_state)}</dd>
-<dt>Created</dt><dd>${esc(new Date(t.created_at).toISOString())}</dd></dl>`,
+<dt>Created</dt><dd>${esc(new Date(t.created_at).toISOString())}</dd></dl>${moves(op.access, t)}`,
     });
   });
 
