@@ -95,6 +95,23 @@ test('signed out: /console sends to the sign-in, which starts the code flow with
   t.is((await page('/console/callback?state=x&code=y')).status, 400);
 });
 
+test("the callback redeems the code of this browser's session and lands on /console", async (t) => {
+  const flow = new CookieJar();
+  const start = await get(`${d.url}/console/sign-in`, flow);
+  // The browser signs in on the login page meanwhile (here: the same session, made by the API).
+  const jar = await signIn('ada@example.com');
+  for (const [k, v] of flow.cookies) jar.cookies.set(k, v);
+  const authorized = await get(start.headers.get('location') ?? '', jar);
+  t.is(authorized.status, 302); // RFC 6749 §4.1.2
+  const back = new URL(authorized.headers.get('location') ?? '');
+  t.is(back.pathname, '/console/callback');
+  const cb = await get(`${d.url}${back.pathname}${back.search}`, jar);
+  t.is(cb.status, 303, await cb.text());
+  t.is(cb.headers.get('location'), '/console');
+  // The same code twice: refused (the flow cookie is spent, and so is the code).
+  t.is((await get(`${d.url}${back.pathname}${back.search}`, jar)).status, 400);
+});
+
 test('a platform administrator sees every tenant; pages refuse framing under a nonce CSP', async (t) => {
   const jar = await signIn('ada@example.com');
   const r = await page('/console', jar);
