@@ -19,6 +19,7 @@ export interface ConsoleUser {
 const NAV: [string, string][] = [
   ['/console', 'Overview'],
   ['/console/tenants', 'Tenants'],
+  ['/console/audit', 'Audit log'],
 ];
 
 /** One console page: navigation (the current page marked for assistive technology), then `body`. */

@@ -204,6 +204,24 @@ test('suspend and resume: roles, CSRF, step-up, and the audit names the operator
   t.true(events.every((e) => e.actor_id === adaUser.id));
 });
 
+test("the audit log: filters and detail; a tenant administrator reads only their tenants' events", async (t) => {
+  const ada = await signIn('ada@example.com');
+  const all = await page('/console/audit?action=operator.add', ada);
+  t.is(all.status, 200, all.text);
+  t.regex(all.text, /<code>operator\.add<\/code>/);
+  t.regex(all.text, /<details><summary>Detail<\/summary>/);
+  t.notRegex(all.text, /<code>role\.assign<\/code>/, 'the action filter applies');
+  const none = await page('/console/audit?action=no.such.action', ada);
+  t.regex(none.text, /No events match these filters/);
+  t.is((await page('/console/audit?cursor=forged', ada)).status, 400);
+
+  const bob = await signIn('bob@example.com');
+  const own = await page('/console/audit', bob);
+  t.is(own.status, 200);
+  t.notRegex(own.text, /operator\.add/, "the platform tenant's events are not a tenant administrator's");
+  t.is((await page(`/console/audit?tenant=${other}`, bob)).status, 404);
+});
+
 test('IAM_CONSOLE=off: /console is 404', async (t) => {
   const off = await startDaemon(db.url, db.dir, { IAM_CONSOLE: 'off' });
   t.teardown(() => off.stop());
