@@ -132,6 +132,9 @@ test('a platform administrator sees every tenant; pages refuse framing under a n
   t.notRegex(csp, /unsafe-inline/);
   t.notRegex(r.text, /<script/);
   t.regex(r.text, /platform administrator/);
+  t.regex(r.text, /<h2>Provisioning blocked<\/h2>\n<p class="empty">None\./);
+  t.regex(r.text, /<h2>Open notification states<\/h2>/);
+  t.regex(r.text, /<h2>Outbox backlog<\/h2>/);
   const list = await page('/console/tenants?sort=-name', jar);
   t.is(list.status, 200);
   t.true(list.text.indexOf('>Other<') < list.text.indexOf('>Acme<'), 'sorted by name, descending');
@@ -140,6 +143,9 @@ test('a platform administrator sees every tenant; pages refuse framing under a n
 
 test("a tenant administrator sees only their tenant: another tenant's page is 404", async (t) => {
   const jar = await signIn('bob@example.com');
+  const overview = await page('/console', jar);
+  t.regex(overview.text, /<td>active<\/td><td>1<\/td>|<td>suspended<\/td><td>1<\/td>/, 'their one tenant');
+  t.notRegex(overview.text, /Outbox backlog/, "the platform's figure is not a tenant administrator's");
   const list = await page('/console/tenants', jar);
   t.is(list.status, 200);
   t.regex(list.text, new RegExp(acme));

@@ -91,6 +91,53 @@ const moves = (a: OperatorAccess, t: Tenant) => {
     : '';
 };
 
+/** At most this many open notification states are counted per tenant on the overview. */
+const OPEN_STATES_MAX = 100;
+
+/**
+ * The overview's other figures, each from the service the admin API reads: provisioning
+ * operations blocked (a tenant still provisioning whose latest operation is `blocked`), open
+ * operational notification states per tenant, and (for those who see every tenant: it is the
+ * platform's) the outbox backlog by kind and status.
+ */
+async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant[]): Promise<string> {
+  const blocked: Tenant[] = [];
+  const open: [Tenant, number][] = [];
+  for (const t of tenants) {
+    if (
+      t.lifecycle_state === 'provisioning' &&
+      (await deps.provisioning.latest(t.id).catch(() => undefined))?.status === 'blocked'
+    )
+      blocked.push(t);
+    const n = (await deps.fieldMapping.notifications.list(t.id, { state: 'open' }, OPEN_STATES_MAX)).length;
+    if (n) open.push([t, n]);
+  }
+  const link = (t: Tenant) => `<a href="/console/tenants/${encodeURIComponent(t.id)}">${esc(t.name)}</a>`;
+  const list = (items: string[], empty: string) =>
+    items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : `<p class="empty">${empty}</p>`;
+  let out =
+    `<h2>Provisioning blocked</h2>\n${list(
+      blocked.map(link),
+      'None. A blocked operation shows here with its tenant; retry it with <code>iam provisioning retry</code>.',
+    )}` +
+    `\n<h2>Open notification states</h2>\n${list(
+      open.map(([t, n]) => `${link(t)}: ${n}${n === OPEN_STATES_MAX ? ' or more' : ''}`),
+      'None open.',
+    )}`;
+  if (seesAll(a)) {
+    const rows = await deps.outbox.backlog();
+    out += `\n<h2>Outbox backlog</h2>\n${list(
+      rows.map(
+        (r) =>
+          `<code>${esc(r.kind)}</code> ${esc(r.status)}: ${r.count}` +
+          (r.oldestDueSeconds === undefined ? '' : ` (oldest due ${Math.round(r.oldestDueSeconds)} s ago)`),
+      ),
+      'Empty: every message was delivered.',
+    )}`;
+  }
+  return out;
+}
+
 export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
 
@@ -107,11 +154,12 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
           .map(([s, n]) => `<tr><td>${esc(s)}</td><td>${n}</td></tr>`)
           .join('')}</tbody></table>`
       : `<p class="empty">${NO_TENANTS}</p>`;
+    const figures = await overviewFigures(deps, op.access, tenants);
     consolePage(ctx, {
       title: 'Overview',
       current: '/console',
       user: op.user,
-      body: `<h2>Tenants by state</h2>\n${states}\n<p><a href="/console/tenants">All tenants</a></p>`,
+      body: `<h2>Tenants by state</h2>\n${states}\n<p><a href="/console/tenants">All tenants</a></p>\n${figures}`,
     });
   });
 
