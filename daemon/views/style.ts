@@ -66,6 +66,7 @@ export const STYLE = `
     margin-bottom: 1rem; border-bottom: 1px solid var(--line); }
   nav.console a[aria-current=page] { font-weight: 700; text-decoration: none; }
   nav.console .hint { margin-left: auto; }
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
   nav.paging { display: flex; gap: 1rem; justify-content: space-between; margin-top: .6rem; }
   @media (max-width: 40rem) {
     table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
