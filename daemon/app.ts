@@ -72,6 +72,10 @@ import { accountProfileRoutes } from './routes/account/profile.js';
 import { accountProfileApiRoutes } from './routes/account/profile-api.js';
 import { accountDeleteRoutes } from './routes/account/delete.js';
 import { accountConsoleRoutes } from './routes/account/sign-in.js';
+import { consoleAuditRoutes } from './routes/console/audit.js';
+import { consolePageRoutes } from './routes/console/pages.js';
+import { consoleSignInRoutes } from './routes/console/sign-in.js';
+import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -204,6 +208,15 @@ export function buildApp(deps: AppDeps): BuiltApp {
     accountProfileApiRoutes(deps, api),
     accountDeleteRoutes(deps, api),
     accountConsoleRoutes(deps, api),
+    // The operator console (docs/console.md); IAM_CONSOLE=off leaves /console unrouted: 404.
+    ...(deps.config.console === false
+      ? []
+      : [
+          consoleSignInRoutes(deps, api),
+          consolePageRoutes(deps, api),
+          consoleTenantMoveRoutes(deps, api),
+          consoleAuditRoutes(deps, api),
+        ]),
     landingRoutes(deps, api),
     changeAddressRoutes(deps, api),
     assetRoutes(api),

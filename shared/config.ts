@@ -111,6 +111,8 @@ export interface Config {
   metricsPort: number | undefined;
   /** IAM_METRICS_HOST: its address, 127.0.0.1 by default (the series show the traffic's shape). */
   metricsHost: string;
+  /** IAM_CONSOLE: `off` removes the operator console (/console answers 404; docs/console.md). */
+  console?: boolean;
 }
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -271,5 +273,6 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, cwd = process.c
     trustedProxies: parseTrustedProxies(env.IAM_TRUSTED_PROXIES),
     throttle: throttleConfig(env),
     ...metricsListenerConfig(env, port),
+    console: env.IAM_CONSOLE?.trim().toLowerCase() !== 'off',
   };
 }

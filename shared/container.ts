@@ -19,6 +19,7 @@ import { BrandingService } from './services/branding.js';
 import { MailTemplateService } from './services/mail-templates.js';
 import { RbacService } from './services/rbac/index.js';
 import { GroupService } from './services/rbac/groups.js';
+import { OperatorService } from './services/console/operators.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
@@ -100,6 +101,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
     const d = { lifecycle: this.userLifecycle, customClaims: this.customClaims, fieldMapping: this.fieldMapping };
     const t = { tokens: this.tokens, oauth: this.oauth, issuer: this.config.issuer };
     return (this.#made.scim ??= scimServices(this.ds, { ...d, ...t }));
+  }
+
+  /** Console operators: the platform tenant and its operator roles (docs/console.md). */
+  get operators(): OperatorService {
+    const d = { directory: () => this.directory, provisioning: () => this.provisioning, rbac: () => this.rbac };
+    return (this.#made.operators ??= new OperatorService(this.ds, d));
   }
 }
 

@@ -62,6 +62,12 @@ export const STYLE = `
   td ul { margin: 0; padding-left: 1.1rem; }
   .badge { display: inline-block; font-size: .8rem; font-weight: 600; padding: .05rem .45rem; border-radius: 999px;
     border: 1px solid var(--ok); color: var(--ok); margin-left: .3rem; }
+  nav.console { display: flex; flex-wrap: wrap; gap: .4rem 1rem; align-items: baseline; padding-bottom: .6rem;
+    margin-bottom: 1rem; border-bottom: 1px solid var(--line); }
+  nav.console a[aria-current=page] { font-weight: 700; text-decoration: none; }
+  nav.console .hint { margin-left: auto; }
+  pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
+  nav.paging { display: flex; gap: 1rem; justify-content: space-between; margin-top: .6rem; }
   @media (max-width: 40rem) {
     table.stack thead { position: absolute; width: 1px; height: 1px; overflow: hidden; clip-path: inset(50%); }
     table.stack, table.stack tbody, table.stack tr, table.stack td { display: block; width: 100%; }

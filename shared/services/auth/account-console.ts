@@ -25,14 +25,31 @@ export const accountConsoleRedirectUri = (issuer: string): string => `${issuer}/
  * The tenant's console client, created (and audited as the system's act) when missing, its
  * redirect URI brought in line with the issuer if that changed. Undefined for no such tenant.
  */
-export async function ensureAccountConsoleClient(
+export function ensureAccountConsoleClient(
   db: Database,
   tenantId: string,
   issuer: string,
 ): Promise<Client | undefined> {
+  return ensureFirstPartyClient(db, tenantId, {
+    clientId: accountConsoleClientId(tenantId),
+    name: 'Account',
+    redirectUri: accountConsoleRedirectUri(issuer),
+    actorId: 'account-console',
+  });
+}
+
+/**
+ * A first-party public client of the service's own pages (the account page's, the operator
+ * console's: docs/console.md), as above: created on first use, its one redirect URI kept in
+ * line with the issuer.
+ */
+export async function ensureFirstPartyClient(
+  db: Database,
+  tenantId: string,
+  spec: { clientId: string; name: string; redirectUri: string; actorId: string },
+): Promise<Client | undefined> {
   if (!(await new TenantRepository(db).get(tenantId))) return undefined;
-  const clientId = accountConsoleClientId(tenantId);
-  const redirectUri = accountConsoleRedirectUri(issuer);
+  const { clientId, redirectUri } = spec;
   const scope = new TenantScope(db, tenantId);
   const found = await scope.clients.getByClientId(clientId);
   if (found) {
@@ -44,7 +61,7 @@ export async function ensureAccountConsoleClient(
   const row: Omit<Client, 'tenant_id'> = {
     id: newId('cli'),
     client_id: clientId,
-    name: 'Account',
+    name: spec.name,
     client_type: 'public',
     redirect_uris: [redirectUri],
     grant_types: ['authorization_code'],
@@ -71,7 +88,7 @@ export async function ensureAccountConsoleClient(
       const saved = await new TenantScope(tx, tenantId).clients.insert(row);
       await audit(
         tx,
-        { type: 'system', id: 'account-console' },
+        { type: 'system', id: spec.actorId },
         {
           tenantId,
           action: 'client.create',
