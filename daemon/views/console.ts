@@ -20,7 +20,40 @@ const NAV: [string, string][] = [
   ['/console', 'Overview'],
   ['/console/tenants', 'Tenants'],
   ['/console/audit', 'Audit log'],
+  ['/console/operators', 'Operators'],
 ];
+
+/**
+ * A tenant's sections, each a page under /console/tenants/:tenantId (docs/console.md, "Pages").
+ * The empty path is the tenant's summary.
+ */
+export const TENANT_SECTIONS: [string, string][] = [
+  ['', 'Summary'],
+  ['/users', 'Users'],
+  ['/applications', 'Applications'],
+  ['/identity-providers', 'Identity providers'],
+  ['/claims', 'Custom claims'],
+  ['/plugins', 'Plugins'],
+  ['/federation', 'Federation'],
+  ['/notifications', 'Notifications'],
+  ['/approvals', 'Approvals'],
+  ['/agent-grants', 'Agent grants'],
+  ['/token-exchange', 'Token exchange'],
+  ['/email', 'Email'],
+];
+
+/**
+ * The tenant's section links above a tenant page's body, `section` (one of TENANT_SECTIONS'
+ * paths) marked current. Wraps on a narrow screen.
+ */
+export function tenantTabs(tenant: { id: string; name: string }, section: string): string {
+  const base = `/console/tenants/${encodeURIComponent(tenant.id)}`;
+  const links = TENANT_SECTIONS.map(
+    ([path, label]) =>
+      `<a href="${esc(base + path)}"${path === section ? ' aria-current="page"' : ''}>${esc(label)}</a>`,
+  ).join('');
+  return `<nav class="tabs" aria-label="${esc(tenant.name)}">${links}</nav>`;
+}
 
 /** One console page: navigation (the current page marked for assistive technology), then `body`. */
 export function consolePage(

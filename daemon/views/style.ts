@@ -66,6 +66,8 @@ export const STYLE = `
     margin-bottom: 1rem; border-bottom: 1px solid var(--line); }
   nav.console a[aria-current=page] { font-weight: 700; text-decoration: none; }
   nav.console .hint { margin-left: auto; }
+  nav.tabs { display: flex; flex-wrap: wrap; gap: .3rem .9rem; margin: -.4rem 0 1rem; font-size: .95rem; }
+  nav.tabs a[aria-current=page] { font-weight: 700; text-decoration: none; }
   pre { white-space: pre-wrap; overflow-wrap: anywhere; margin: 0; }
   nav.paging { display: flex; gap: 1rem; justify-content: space-between; margin-top: .6rem; }
   @media (max-width: 40rem) {

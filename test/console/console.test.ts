@@ -9,80 +9,24 @@
  * IAM_CONSOLE=off answers 404.
  */
 import test from 'ava';
-import type { Database } from '../../shared/db/index.js';
-import { iamJson } from '../helpers/cli.js';
-import { createTestDatabase, type TestDb } from '../helpers/db.js';
-import { startDaemon, startLocalhostDaemon, type Daemon } from '../helpers/daemon.js';
-import { codeFrom, CookieJar, get, postJson } from '../helpers/oauth.js';
-import { activeTenant, openServices } from '../helpers/seed.js';
-import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
+import { startConsole, type ConsoleHarness } from '../helpers/console.js';
+import { startDaemon } from '../helpers/daemon.js';
+import { CookieJar, get } from '../helpers/oauth.js';
 
-const actor = { type: 'system' as const, id: 'test' };
-let db: TestDb;
-let d: Daemon;
-let sink: SmtpSink;
-let ds: Database;
+let h: ConsoleHarness;
+let d: ConsoleHarness['d'];
 let acme = '';
 let other = '';
-let consoleClient = '';
-
-/** One sign-in at a time: the tests run at once, and two codes for one address would cross. */
-let queue: Promise<unknown> = Promise.resolve();
-
-/** A browser signed in as `email` with the console's client (the session the login page would leave). */
-function signIn(email: string): Promise<CookieJar> {
-  const next = queue.then(() => signInNow(email));
-  queue = next.catch(() => undefined);
-  return next;
-}
-
-async function signInNow(email: string): Promise<CookieJar> {
-  const jar = new CookieJar();
-  const earlier = new Set(sink.messages);
-  const sent = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: consoleClient, email });
-  if (sent.status !== 200) throw new Error(`send ${sent.status} ${await sent.text()}`);
-  const code = codeFrom((await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000)).text);
-  const r = await postJson(
-    `${d.url}/api/v1/auth/direct/email-code/verify`,
-    { client_id: consoleClient, email, code },
-    jar,
-  );
-  if (r.status !== 200) throw new Error(`verify ${r.status} ${await r.text()}`);
-  return jar;
-}
-
-const page = async (path: string, jar?: CookieJar) => {
-  const r = await get(`${d.url}${path}`, jar);
-  return { status: r.status, text: await r.text(), headers: r.headers };
-};
+const signIn = (email: string) => h.signIn(email);
+const page = (path: string, jar?: CookieJar) => h.page(path, jar);
 
 test.before(async () => {
-  db = await createTestDatabase();
-  sink = await startSmtpSink();
-  const services = await openServices(db.url, db.dir);
-  ds = services.ds;
-  acme = (await activeTenant(services.provisioning, { name: 'Acme' }, actor)).id;
-  other = (await activeTenant(services.provisioning, { name: 'Other' }, actor)).id;
-  await iamJson(db, ['operators', 'add', '--email', 'ada@example.com', '--role', 'platform-admin']);
-  await iamJson(db, ['operators', 'add', '--email', 'bob@example.com', '--role', 'tenant-admin', '--tenant', acme]);
-  await iamJson(db, ['operators', 'add', '--email', 'carol@example.com', '--role', 'auditor']);
-  const [meta] = await ds.query<{ value: string }[]>(
-    "SELECT value FROM service_meta WHERE name = 'platform_tenant_id'",
-  );
-  // Someone of the platform tenant who holds no operator role.
-  await services.directory.createUser(meta.value, { email: 'dave@example.com', name: 'Dave' }, actor);
-  ({ d } = await startLocalhostDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' }));
-  const start = await get(`${d.url}/console/sign-in`);
-  const to = new URL(start.headers.get('location') ?? '');
-  consoleClient = to.searchParams.get('client_id') ?? '';
-  if (consoleClient !== `console.${meta.value}`) throw new Error(`console client ${consoleClient}`);
+  h = await startConsole();
+  ({ d, acme, other } = h);
 });
 
 test.after.always(async () => {
-  await d?.stop();
-  await sink?.close();
-  await ds?.destroy();
-  await db?.drop();
+  await h?.close();
 });
 
 test('signed out: /console sends to the sign-in, which starts the code flow with PKCE', async (t) => {
@@ -93,7 +37,7 @@ test('signed out: /console sends to the sign-in, which starts the code flow with
   t.is(s.status, 303);
   const to = new URL(s.headers.get('location') ?? '');
   t.is(to.pathname, '/authorize');
-  t.is(to.searchParams.get('client_id'), consoleClient);
+  t.is(to.searchParams.get('client_id'), h.consoleClient);
   t.is(to.searchParams.get('code_challenge_method'), 'S256');
   t.is(
     to.searchParams.get('redirect_uri'),
@@ -161,20 +105,9 @@ test('a signed-in person who is no operator gets the 403 page', async (t) => {
   t.regex(r.text, /holds no operator role/);
 });
 
-/** The confirmation form's fields, posted back as a browser would (`change` edits them first). */
-async function submit(jar: CookieJar, tenantId: string, move: string, change: Record<string, string> = {}) {
-  const form = await page(`/console/tenants/${tenantId}/${move}`, jar);
-  if (form.status !== 200) return { status: form.status, text: form.text };
-  const fields: Record<string, string> = { reason: 'test' };
-  for (const m of form.text.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g)) fields[m[1]] = m[2];
-  const r = await fetch(`${d.url}/console/tenants/${tenantId}/${move}`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: new URLSearchParams({ ...fields, ...change }).toString(),
-  });
-  return { status: r.status, text: await r.text() };
-}
+/** The confirmation form of `move`, posted back as a browser would (`change` edits it first). */
+const submit = (jar: CookieJar, tenantId: string, move: string, change: Record<string, string> = {}) =>
+  h.submit(jar, `/console/tenants/${tenantId}/${move}`, { reason: 'test', ...change });
 
 test('suspend and resume: roles, CSRF, step-up, and the audit names the operator', async (t) => {
   const carol = await signIn('carol@example.com');
@@ -188,12 +121,11 @@ test('suspend and resume: roles, CSRF, step-up, and the audit names the operator
   t.is((await submit(bob, acme, 'suspend', { csrf: 'forged' })).status, 403);
   // A sign-in older than five minutes: asked for a fresh one, nothing moved.
   // (Every session of Bob's: the tests of this file run at once, and another signs him in too.)
-  const [bobUser] = await ds.query<{ id: string }[]>("SELECT id FROM users WHERE email = 'bob@example.com'");
-  await ds.query('UPDATE sessions SET auth_time = ? WHERE user_id = ?', [Date.now() - 6 * 60_000, bobUser.id]);
+  await h.ageSignIn('bob@example.com');
   const stale = await submit(bob, acme, 'suspend');
   t.is(stale.status, 403);
   t.regex(stale.text, /\/console\/sign-in\?fresh=1/);
-  const [still] = await ds.query<{ lifecycle_state: string }[]>('SELECT lifecycle_state FROM tenants WHERE id = ?', [
+  const [still] = await h.ds.query<{ lifecycle_state: string }[]>('SELECT lifecycle_state FROM tenants WHERE id = ?', [
     acme,
   ]);
   t.is(still.lifecycle_state, 'active');
@@ -201,8 +133,8 @@ test('suspend and resume: roles, CSRF, step-up, and the audit names the operator
   const ada = await signIn('ada@example.com');
   t.is((await submit(ada, acme, 'suspend')).status, 303);
   t.is((await submit(ada, acme, 'resume')).status, 303);
-  const [adaUser] = await ds.query<{ id: string }[]>("SELECT id FROM users WHERE email = 'ada@example.com'");
-  const events = await ds.query<{ action: string; actor_type: string; actor_id: string }[]>(
+  const [adaUser] = await h.ds.query<{ id: string }[]>("SELECT id FROM users WHERE email = 'ada@example.com'");
+  const events = await h.ds.query<{ action: string; actor_type: string; actor_id: string }[]>(
     'SELECT action, actor_type, actor_id FROM audit_events WHERE target_id = ? AND actor_type = ? ORDER BY created_at',
     [acme, 'user'],
   );
@@ -229,7 +161,7 @@ test("the audit log: filters and detail; a tenant administrator reads only their
 });
 
 test('IAM_CONSOLE=off: /console is 404', async (t) => {
-  const off = await startDaemon(db.url, db.dir, { IAM_CONSOLE: 'off' });
+  const off = await startDaemon(h.db.url, h.db.dir, { IAM_CONSOLE: 'off' });
   t.teardown(() => off.stop());
   t.is((await get(`${off.url}/console`)).status, 404);
   t.is((await get(`${off.url}/console/sign-in`)).status, 404);

@@ -14,7 +14,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { consolePage } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { operatorOf } from './pages.js';
+import { operatorOf } from './kit.js';
 
 const PAGE_SIZE = 50;
 const FIELD = /^[\w.:@+-]{1,200}$/;

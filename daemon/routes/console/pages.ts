@@ -7,50 +7,16 @@
  * service is decided here.
  */
 import Router from '@koa/router';
-import type { ParameterizedContext } from 'koa';
 import type { Tenant } from '../../../shared/db/entities.js';
-import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
-import type { FoundSession } from '../../../shared/services/auth/sessions.js';
 import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, notOperatorPage, table, type Column, type ConsoleUser } from '../../views/console.js';
+import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-
-type Ctx = ParameterizedContext<AppState>;
+import { operatorOf } from './kit.js';
 
 /** At most this many tenants are listed (a platform of more pages them on the admin API). */
 const TENANT_LIST_MAX = 1000;
-
-export interface Operator {
-  found: FoundSession;
-  access: OperatorAccess;
-  user: ConsoleUser;
-}
-
-const roleWords = (a: OperatorAccess) =>
-  a.platformAdmin
-    ? 'platform administrator'
-    : a.auditor
-      ? 'auditor'
-      : `tenant administrator of ${a.tenants.length} tenant${a.tenants.length === 1 ? '' : 's'}`;
-
-/** The signed-in operator, or undefined when the answer (303 or 403) is already set. */
-export async function operatorOf(deps: AppDeps, ctx: Ctx): Promise<Operator | undefined> {
-  const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-  if (!found) {
-    ctx.status = 303;
-    ctx.redirect('/console/sign-in');
-    return undefined;
-  }
-  const access = await deps.operators.access(found.session.tenant_id, found.user.id);
-  if (!access) {
-    notOperatorPage(ctx, found.user.email);
-    return undefined;
-  }
-  return { found, access, user: { email: found.user.email, role: roleWords(access) } };
-}
 
 /** The tenants the operator may see. */
 async function visibleTenants(deps: AppDeps, a: OperatorAccess): Promise<Tenant[]> {
@@ -195,7 +161,8 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       title: t.name,
       current: '/console/tenants',
       user: op.user,
-      body: `<dl><dt>Id</dt><dd><code>${esc(t.id)}</code></dd><dt>State</dt><dd>${esc(t.lifecycle_state)}</dd>
+      body: `${tenantTabs(t, '')}
+<dl><dt>Id</dt><dd><code>${esc(t.id)}</code></dd><dt>State</dt><dd>${esc(t.lifecycle_state)}</dd>
 <dt>Created</dt><dd>${esc(new Date(t.created_at).toISOString())}</dd></dl>${moves(op.access, t)}`,
     });
   });

@@ -1,0 +1,175 @@
+/**
+ * What every console page and form shares (docs/console.md): who the operator is, the tenant a
+ * page is about (404 for one the operator may not see), and the checks of a form post in their
+ * one order:
+ *
+ * 1. the tenant visible to the operator, else 404 (never 403: another tenant's id answers like
+ *    an unknown one, as the admin API does);
+ * 2. the CSRF token, bound to the session (daemon/csrf.ts), else 403;
+ * 3. a role that writes (an auditor changes nothing), else 403;
+ * 4. for a dangerous move, a sign-in within the last five minutes (the account page's
+ *    STEP_UP_MAX_AGE_MS; NIST SP 800-63B §4.1.3 re-authentication), else 403 with "Sign in
+ *    again" (`prompt=login`);
+ * 5. where the CLI asks for a typed confirmation, the same text typed in the form's `confirm`
+ *    field (compared in constant time), else 400 and nothing done.
+ *
+ * Then the move is the service's, audited with the operator's user id (`actor`). A refusal by
+ * the service (an ApiError under 500) is shown in the service's own sentence (`failed`).
+ */
+import { timingSafeEqual } from 'node:crypto';
+import type { ParameterizedContext } from 'koa';
+import type { Tenant } from '../../../shared/db/entities.js';
+import { ApiError } from '../../../shared/errors.js';
+import type { Actor } from '../../../shared/services/audit.js';
+import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkey-contract.js';
+import type { FoundSession } from '../../../shared/services/auth/sessions.js';
+import { mayRead, mayWrite, type OperatorAccess } from '../../../shared/services/console/operators.js';
+import type { AppDeps, AppState } from '../../context.js';
+import { readCookie } from '../../cookies.js';
+import { sessionCsrf } from '../../csrf.js';
+import { consolePage, notOperatorPage, type ConsoleUser } from '../../views/console.js';
+import { esc } from '../../views/html.js';
+
+export type Ctx = ParameterizedContext<AppState, { params: Record<string, string> }>;
+
+/** The purpose the console's CSRF tokens are derived for (not the account page's). */
+export const CONSOLE_CSRF_PURPOSE = 'console-csrf';
+
+export interface Operator {
+  found: FoundSession;
+  access: OperatorAccess;
+  user: ConsoleUser;
+}
+
+const roleWords = (a: OperatorAccess) =>
+  a.platformAdmin
+    ? 'platform administrator'
+    : a.auditor
+      ? 'auditor'
+      : `tenant administrator of ${a.tenants.length} tenant${a.tenants.length === 1 ? '' : 's'}`;
+
+/** The signed-in operator, or undefined when the answer (303 or 403) is already set. */
+export async function operatorOf(deps: AppDeps, ctx: ParameterizedContext<AppState>): Promise<Operator | undefined> {
+  const found = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+  if (!found) {
+    ctx.status = 303;
+    ctx.redirect('/console/sign-in');
+    return undefined;
+  }
+  const access = await deps.operators.access(found.session.tenant_id, found.user.id);
+  if (!access) {
+    notOperatorPage(ctx, found.user.email);
+    return undefined;
+  }
+  return { found, access, user: { email: found.user.email, role: roleWords(access) } };
+}
+
+/** The operator as the audit log's actor. */
+export const actorOf = (op: Operator): Actor => ({ type: 'user', id: op.access.userId });
+
+/** The form field that carries the CSRF token of the operator's session. */
+export type CsrfField = (op: Operator) => string;
+
+export interface GuardOptions {
+  /** A dangerous move: needs a sign-in within the last five minutes (step-up). */
+  dangerous?: boolean;
+  /** The text the operator must type in the `confirm` field (where the CLI asks for one). */
+  confirm?: string;
+  /** The navigation entry the refusal page marks as current. */
+  current: string;
+}
+
+export interface ConsoleKit {
+  csrfField: CsrfField;
+  /** A console page whose body is one alert sentence (`html` is trusted markup). */
+  refuse(ctx: Ctx, op: Operator, status: number, title: string, html: string, current: string): void;
+  /**
+   * The tenant of `ctx.params.tenantId`, or undefined with the 404 page set: one the operator
+   * may not see, an unknown id and the platform tenant alike.
+   */
+  tenantOf(ctx: Ctx, op: Operator, current?: string): Promise<Tenant | undefined>;
+  /**
+   * A form post's checks 2 to 5 (the caller did 1 with tenantOf). True when the move may go on;
+   * false with the refusal page set. Throttles form posts by address first.
+   */
+  guard(ctx: Ctx, op: Operator, tenantId: string, opts: GuardOptions): Promise<boolean>;
+  /** A service refusal (ApiError < 500) as a page in its own words; anything else rethrown. */
+  failed(ctx: Ctx, op: Operator, e: unknown, title: string, current: string): void;
+}
+
+/** Inputs of a typed confirmation: what to type, shown in the label. */
+export const confirmField = (expected: string, what: string) =>
+  `<label for="confirm">Type ${esc(what)} <code>${esc(expected)}</code> to confirm</label>
+<input id="confirm" name="confirm" type="text" required autocomplete="off" spellcheck="false">`;
+
+const sameText = (a: string, b: string) => {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+};
+
+/** The form body as a record (a form post's parsed fields). */
+export const formOf = (ctx: Ctx) => (ctx.request.body ?? {}) as Record<string, unknown>;
+/** One trimmed text field of the form, '' when absent. */
+export const field = (b: Record<string, unknown>, name: string) =>
+  typeof b[name] === 'string' ? (b[name]).trim() : '';
+
+export function consoleKit(deps: AppDeps): ConsoleKit {
+  const csrf = sessionCsrf(deps.config.secretKey, CONSOLE_CSRF_PURPOSE);
+  const refuse: ConsoleKit['refuse'] = (ctx, op, status, title, html, current) =>
+    consolePage(ctx, { status, title, current, user: op.user, body: `<p role="alert">${html}</p>` });
+  return {
+    csrfField: (op) => `<input type="hidden" name="csrf" value="${esc(csrf.tokenFor(op.found.session.id))}">`,
+    refuse,
+    async tenantOf(ctx, op, current = '/console/tenants') {
+      const id = ctx.params.tenantId ?? '';
+      const t = mayRead(op.access, id) ? await deps.directory.requireTenant(id).catch(() => undefined) : undefined;
+      if (!t || t.id === (await deps.operators.platformTenantId())) {
+        refuse(ctx, op, 404, 'Tenant not found', 'No such tenant among those you administer.', current);
+        return undefined;
+      }
+      return t;
+    },
+    async guard(ctx, op, tenantId, opts) {
+      await deps.throttle.formPost(ctx.ip);
+      const b = formOf(ctx);
+      if (!csrf.verify(op.found.session.id, b.csrf)) {
+        refuse(ctx, op, 403, 'Form expired', 'This form has expired: reload the page and try again.', opts.current);
+        return false;
+      }
+      if (!mayWrite(op.access, tenantId)) {
+        refuse(ctx, op, 403, 'Read only', 'Your operator role reads; it changes nothing.', opts.current);
+        return false;
+      }
+      if (opts.dangerous && !(Date.now() - op.found.session.auth_time <= STEP_UP_MAX_AGE_MS)) {
+        refuse(
+          ctx,
+          op,
+          403,
+          'Sign in again',
+          `This move needs a sign-in within the last ${STEP_UP_MAX_AGE_MS / 60_000} minutes. ` +
+            '<a href="/console/sign-in?fresh=1">Sign in again</a>, then repeat it.',
+          opts.current,
+        );
+        return false;
+      }
+      if (opts.confirm !== undefined && !sameText(field(b, 'confirm'), opts.confirm)) {
+        refuse(
+          ctx,
+          op,
+          400,
+          'Not confirmed',
+          'What was typed does not match, so nothing was done. Go back and type it exactly.',
+          opts.current,
+        );
+        return false;
+      }
+      return true;
+    },
+    failed(ctx, op, e, title, current) {
+      if (e instanceof ApiError && e.status < 500) return refuse(ctx, op, e.status, title, esc(e.message), current);
+      throw e;
+    },
+  };
+}

@@ -1,0 +1,163 @@
+/**
+ * The operator console over HTTP (docs/console.md): one daemon on a loopback issuer with a mail
+ * sink, the tenants `acme` and `other`, and four people of the platform tenant: Ada
+ * (platform-admin), Bob (tenant-admin of acme), Carol (auditor) and Dave (no operator role).
+ * `signIn` leaves the session the login page would (an email-code sign-in with the console's
+ * client); `submit` reads a form page and posts its hidden fields back, as a browser would.
+ */
+import type { Database } from '../../shared/db/index.js';
+import { iamJson } from './cli.js';
+import { createTestDatabase, type TestDb } from './db.js';
+import { startLocalhostDaemon, type Daemon } from './daemon.js';
+import { codeFrom, CookieJar, get, postJson } from './oauth.js';
+import { activeTenant, openServices } from './seed.js';
+import { startSmtpSink, type SmtpSink } from './smtp-sink.js';
+
+export const OPERATORS = {
+  ada: 'ada@example.com',
+  bob: 'bob@example.com',
+  carol: 'carol@example.com',
+  dave: 'dave@example.com',
+} as const;
+
+export interface ConsoleHarness {
+  db: TestDb;
+  d: Daemon;
+  sink: SmtpSink;
+  ds: Database;
+  services: Awaited<ReturnType<typeof openServices>>;
+  acme: string;
+  other: string;
+  platform: string;
+  consoleClient: string;
+  signIn(email: string): Promise<CookieJar>;
+  page(path: string, jar?: CookieJar): Promise<{ status: number; text: string; headers: Headers }>;
+  /**
+   * GET `formPath`, then POST its hidden fields (plus `change`, which wins) to `postPath`
+   * (default the form's own `action`, else `formPath`). A form page that is not 200 is returned.
+   */
+  submit(
+    jar: CookieJar,
+    formPath: string,
+    change?: Record<string, string>,
+    postPath?: string,
+  ): Promise<{ status: number; text: string; location: string | null }>;
+  /** The CSRF token of `jar`'s session, read from the form page `formPath`. */
+  csrf(jar: CookieJar, formPath: string): Promise<string>;
+  /** POST `fields` to `path` as a form, as they are (add `csrf` yourself). */
+  post(
+    jar: CookieJar,
+    path: string,
+    fields: Record<string, string>,
+  ): Promise<{ status: number; text: string; location: string | null }>;
+  /** Every session of `email` signed in six minutes ago: a dangerous move asks for a fresh sign-in. */
+  ageSignIn(email: string): Promise<void>;
+  close(): Promise<void>;
+}
+
+const actor = { type: 'system' as const, id: 'test' };
+
+export async function startConsole(env: Record<string, string> = {}): Promise<ConsoleHarness> {
+  const db = await createTestDatabase();
+  const sink = await startSmtpSink();
+  const services = await openServices(db.url, db.dir);
+  const ds = services.ds;
+  const acme = (await activeTenant(services.provisioning, { name: 'Acme' }, actor)).id;
+  const other = (await activeTenant(services.provisioning, { name: 'Other' }, actor)).id;
+  await iamJson(db, ['operators', 'add', '--email', OPERATORS.ada, '--role', 'platform-admin']);
+  await iamJson(db, ['operators', 'add', '--email', OPERATORS.bob, '--role', 'tenant-admin', '--tenant', acme]);
+  await iamJson(db, ['operators', 'add', '--email', OPERATORS.carol, '--role', 'auditor']);
+  const [meta] = await ds.query<{ value: string }[]>(
+    "SELECT value FROM service_meta WHERE name = 'platform_tenant_id'",
+  );
+  const platform = meta.value;
+  await services.directory.createUser(platform, { email: OPERATORS.dave, name: 'Dave' }, actor);
+  const { d } = await startLocalhostDaemon(db.url, db.dir, {
+    IAM_SMTP_URL: sink.url,
+    IAM_EMAIL_CODE_RESEND_SECONDS: '0',
+    ...env,
+  });
+  const start = await get(`${d.url}/console/sign-in`);
+  const consoleClient = new URL(start.headers.get('location') ?? '').searchParams.get('client_id') ?? '';
+  if (consoleClient !== `console.${platform}`) throw new Error(`console client ${consoleClient}`);
+
+  // One sign-in at a time: tests of a file run at once, and two codes for one address would cross.
+  let queue: Promise<unknown> = Promise.resolve();
+  const signInNow = async (email: string) => {
+    const jar = new CookieJar();
+    const earlier = new Set(sink.messages);
+    const sent = await postJson(`${d.url}/api/v1/auth/direct/email-code/send`, { client_id: consoleClient, email });
+    if (sent.status !== 200) throw new Error(`send ${sent.status} ${await sent.text()}`);
+    const code = codeFrom((await sink.waitFor((m) => !earlier.has(m) && m.to.includes(email), 15_000)).text);
+    const r = await postJson(
+      `${d.url}/api/v1/auth/direct/email-code/verify`,
+      { client_id: consoleClient, email, code },
+      jar,
+    );
+    if (r.status !== 200) throw new Error(`verify ${r.status} ${await r.text()}`);
+    return jar;
+  };
+  const page: ConsoleHarness['page'] = async (path, jar) => {
+    const r = await get(`${d.url}${path}`, jar);
+    return { status: r.status, text: await r.text(), headers: r.headers };
+  };
+  const postForm = async (jar: CookieJar, path: string, fields: Record<string, string>) => {
+    const r = await fetch(`${d.url}${path}`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+      body: new URLSearchParams(fields).toString(),
+    });
+    return { status: r.status, text: await r.text(), location: r.headers.get('location') };
+  };
+  const hidden = (html: string) => {
+    const fields: Record<string, string> = {};
+    for (const m of html.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]*)">/g))
+      fields[m[1]] = m[2]
+        .replace(/&quot;/g, '"')
+        .replace(/&#39;/g, "'")
+        .replace(/&lt;/g, '<')
+        .replace(/&gt;/g, '>')
+        .replace(/&amp;/g, '&');
+    return fields;
+  };
+  return {
+    db,
+    d,
+    sink,
+    ds,
+    services,
+    acme,
+    other,
+    platform,
+    consoleClient,
+    signIn(email) {
+      const next = queue.then(() => signInNow(email));
+      queue = next.catch(() => undefined);
+      return next;
+    },
+    page,
+    async submit(jar, formPath, change = {}, postPath) {
+      const form = await page(formPath, jar);
+      if (form.status !== 200) return { status: form.status, text: form.text, location: null };
+      const action = /<form method="post" action="([^"]+)"/.exec(form.text)?.[1]?.replace(/&amp;/g, '&');
+      return postForm(jar, postPath ?? action ?? formPath, { ...hidden(form.text), ...change });
+    },
+    async csrf(jar, formPath) {
+      const token = hidden((await page(formPath, jar)).text).csrf;
+      if (!token) throw new Error(`no csrf field on ${formPath}`);
+      return token;
+    },
+    post: postForm,
+    async ageSignIn(email) {
+      const [u] = await ds.query<{ id: string }[]>('SELECT id FROM users WHERE email = ?', [email]);
+      await ds.query('UPDATE sessions SET auth_time = ? WHERE user_id = ?', [Date.now() - 6 * 60_000, u.id]);
+    },
+    async close() {
+      await d.stop();
+      await sink.close();
+      await ds.destroy();
+      await db.drop();
+    },
+  };
+}
