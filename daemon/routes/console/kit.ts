@@ -112,8 +112,7 @@ const sameText = (a: string, b: string) => {
 /** The form body as a record (a form post's parsed fields). */
 export const formOf = (ctx: Ctx) => (ctx.request.body ?? {}) as Record<string, unknown>;
 /** One trimmed text field of the form, '' when absent. */
-export const field = (b: Record<string, unknown>, name: string) =>
-  typeof b[name] === 'string' ? (b[name]).trim() : '';
+export const field = (b: Record<string, unknown>, name: string) => (typeof b[name] === 'string' ? b[name].trim() : '');
 
 export function consoleKit(deps: AppDeps): ConsoleKit {
   const csrf = sessionCsrf(deps.config.secretKey, CONSOLE_CSRF_PURPOSE);
