@@ -24,7 +24,7 @@ import type { Actor } from '../../../shared/services/audit.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import { STEP_UP_MAX_AGE_MS } from '../../../shared/services/auth/passkey-contract.js';
 import type { FoundSession } from '../../../shared/services/auth/sessions.js';
-import { mayRead, mayWrite, type OperatorAccess } from '../../../shared/services/console/operators.js';
+import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import { sessionCsrf } from '../../csrf.js';
@@ -91,9 +91,17 @@ export interface ConsoleKit {
   tenantOf(ctx: Ctx, op: Operator, current?: string): Promise<Tenant | undefined>;
   /**
    * A form post's checks 2 to 5 (the caller did 1 with tenantOf). True when the move may go on;
-   * false with the refusal page set. Throttles form posts by address first.
+   * false with the refusal page set. Throttles form posts by address first. `tenantId` null is
+   * a move of the platform's own (create a tenant, add an operator): a platform administrator's
+   * alone. Call it before looking up anything under the tenant, so that an auditor's post is 403
+   * whatever ids it names.
    */
-  guard(ctx: Ctx, op: Operator, tenantId: string, opts: GuardOptions): Promise<boolean>;
+  guard(ctx: Ctx, op: Operator, tenantId: string | null, opts: GuardOptions): Promise<boolean>;
+  /**
+   * A page of the platform's own (operators): every operator who sees every tenant reads it; a
+   * tenant administrator gets the 404 page (undefined is returned after setting it).
+   */
+  platformPage(ctx: Ctx, op: Operator, current: string): boolean;
   /** A service refusal (ApiError < 500) as a page in its own words; anything else rethrown. */
   failed(ctx: Ctx, op: Operator, e: unknown, title: string, current: string): void;
 }
@@ -137,7 +145,7 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
         refuse(ctx, op, 403, 'Form expired', 'This form has expired: reload the page and try again.', opts.current);
         return false;
       }
-      if (!mayWrite(op.access, tenantId)) {
+      if (!(tenantId === null ? op.access.platformAdmin : mayWrite(op.access, tenantId))) {
         refuse(ctx, op, 403, 'Read only', 'Your operator role reads; it changes nothing.', opts.current);
         return false;
       }
@@ -165,6 +173,11 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
         return false;
       }
       return true;
+    },
+    platformPage(ctx, op, current) {
+      if (seesAll(op.access)) return true;
+      refuse(ctx, op, 404, 'Not found', 'No such page among those you administer.', current);
+      return false;
     },
     failed(ctx, op, e, title, current) {
       if (e instanceof ApiError && e.status < 500) return refuse(ctx, op, e.status, title, esc(e.message), current);
