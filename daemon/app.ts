@@ -72,6 +72,8 @@ import { accountProfileRoutes } from './routes/account/profile.js';
 import { accountProfileApiRoutes } from './routes/account/profile-api.js';
 import { accountDeleteRoutes } from './routes/account/delete.js';
 import { accountConsoleRoutes } from './routes/account/sign-in.js';
+import { consoleApplicationMoveRoutes } from './routes/console/applications-moves.js';
+import { consoleApplicationRoutes } from './routes/console/applications.js';
 import { consoleAuditRoutes } from './routes/console/audit.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
@@ -215,6 +217,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleSignInRoutes(deps, api),
           consolePageRoutes(deps, api),
           consoleTenantMoveRoutes(deps, api),
+          consoleApplicationRoutes(deps, api),
+          consoleApplicationMoveRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),

@@ -35,6 +35,10 @@ export const STYLE = `
   input[type=email], input[type=text] { width: 100%; font-size: 1.1rem; padding: .6rem; border-radius: 6px;
     border: 1px solid var(--line); background: var(--bg); color: var(--fg); }
   input[aria-invalid=true] { border: 2px solid var(--error); }
+  textarea, select { width: 100%; font: inherit; padding: .6rem; border-radius: 6px; border: 1px solid var(--line);
+    background: var(--bg); color: var(--fg); } textarea[aria-invalid=true] { border: 2px solid var(--error); }
+  fieldset { border: 1px solid var(--line); border-radius: 6px; margin-top: 1rem; }
+  label.check { font-weight: 400; margin: .4rem 0; }
   button, a.button { display: block; margin-top: 1.2rem; width: 100%; font-size: 1.05rem; padding: .7rem;
     border-radius: 6px; border: 1px solid transparent; background: var(--brand, #1a56db);
     color: var(--brand-text, #ffffff); cursor: pointer; text-align: center; text-decoration: none;
