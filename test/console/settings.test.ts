@@ -148,6 +148,7 @@ test('plugin configuration: step-up, inline refusal, secrets never shown, audite
   t.is(bad.status, 400);
   t.regex(bad.text, /<p class="error" role="alert" id="form-error">config\.url: /);
   t.false(bad.text.includes(SECRET), 'the refused form does not echo the secret');
+  t.regex(bad.text, /value="http:\/\/hooks\.example\.com\/mail"/, 'what was typed is kept');
 
   const ok = await h.submit(ada, form, change);
   t.is(ok.status, 303, ok.text);

@@ -130,7 +130,15 @@ ${fields}${prov}${links}
     }),
   );
 
-  const configureForm = (ctx: Ctx, op: Operator, t: Tenant, p: PluginDetail, error?: string, status?: number) => {
+  /** The form; after a refusal, `typed` (the post) refills the plain fields (never a secret's). */
+  const configureForm = (
+    ctx: Ctx,
+    op: Operator,
+    t: Tenant,
+    p: PluginDetail,
+    refusal?: { error: string; status: number; typed?: Record<string, unknown> },
+  ) => {
+    const error = refusal?.error;
     const here = hereOf(t, p);
     const own = ownConfig(p);
     const inputs = p.plugin.fields
@@ -149,7 +157,8 @@ ${fields}${prov}${links}
           }`;
         }
         const v = own ? p.config[f.name] : undefined;
-        const value = v === undefined || v === null ? '' : text(v);
+        const typed = refusal?.typed?.[f.name];
+        const value = typeof typed === 'string' ? typed : v === undefined || v === null ? '' : text(v);
         return `${label}
 <input id="${esc(id)}" name="${esc(f.name)}" type="text" value="${esc(value)}" autocomplete="off"${describedBy(error)}>
 <p class="hint">Left empty, the field is removed.</p>`;
@@ -163,7 +172,7 @@ ${inputs}
 <button type="submit">Save configuration</button>
 </form>
 <p><a href="${esc(here)}">Cancel</a></p>`;
-    s.show(ctx, op, t, SECTION, `Configure ${p.plugin.name}`, body, status);
+    s.show(ctx, op, t, SECTION, `Configure ${p.plugin.name}`, body, refusal?.status);
   };
 
   api.page(
@@ -183,12 +192,14 @@ ${inputs}
       const p = await pluginOf(ctx, t);
       if (!p) return s.missing(ctx, op, 'Plugin');
       const patch = configPatch(deps, p, formOf(ctx));
-      if (!Object.keys(patch).length) return configureForm(ctx, op, t, p, 'Nothing was changed.', 400);
+      if (!Object.keys(patch).length)
+        return configureForm(ctx, op, t, p, { error: 'Nothing was changed.', status: 400 });
       try {
         await deps.plugins.configure(p.pluginId, t.id, patch, actorOf(op));
       } catch (e) {
         // The plugin's schema refused a field: the form again, with the service's sentence.
-        if (e instanceof ApiError && e.status < 500) return configureForm(ctx, op, t, p, e.message, e.status);
+        if (e instanceof ApiError && e.status < 500)
+          return configureForm(ctx, op, t, p, { error: e.message, status: e.status, typed: formOf(ctx) });
         throw e;
       }
       ctx.status = 303; // RFC 9110 §15.4.4
