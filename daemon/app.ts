@@ -78,6 +78,7 @@ import { consoleAuditRoutes } from './routes/console/audit.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
+import { consoleSettingsRoutes } from './routes/console/settings.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -219,6 +220,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleTenantMoveRoutes(deps, api),
           consoleApplicationRoutes(deps, api),
           consoleApplicationMoveRoutes(deps, api),
+          consoleSettingsRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),
