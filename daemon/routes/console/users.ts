@@ -109,7 +109,6 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     page(200, `${searchForm(t.id, q)}\n${note}\n${rows}`);
   });
 
-  // Before …/:userId, which would otherwise take "new" for an id.
   const renderCreate = (
     ctx: Ctx,
     op: Operator,
@@ -132,6 +131,7 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       )}`,
     });
 
+  // Registered before …/:userId, which would otherwise take "new" for an id.
   api.page(router, { method: 'get', path: `${base}/new` }, async (ctx) => {
     const op = await operatorOf(deps, ctx);
     if (!op) return;
