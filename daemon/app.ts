@@ -79,6 +79,7 @@ import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
 import { consoleSettingsRoutes } from './routes/console/settings.js';
+import { consoleUserRoutes } from './routes/console/users.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -221,6 +222,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleApplicationRoutes(deps, api),
           consoleApplicationMoveRoutes(deps, api),
           consoleSettingsRoutes(deps, api),
+          consoleUserRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),
