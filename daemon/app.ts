@@ -73,6 +73,7 @@ import { accountProfileApiRoutes } from './routes/account/profile-api.js';
 import { accountDeleteRoutes } from './routes/account/delete.js';
 import { accountConsoleRoutes } from './routes/account/sign-in.js';
 import { consoleAuditRoutes } from './routes/console/audit.js';
+import { consoleOperatorRoutes } from './routes/console/operators.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
@@ -215,6 +216,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleSignInRoutes(deps, api),
           consolePageRoutes(deps, api),
           consoleTenantMoveRoutes(deps, api),
+          consoleOperatorRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),
