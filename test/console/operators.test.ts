@@ -4,7 +4,8 @@
  * and removes (typed confirmation of the address) operator roles, each move audited with the
  * administrator's user id; an auditor reads without the forms' links; a tenant administrator gets
  * 404; a sign-in older than five minutes is asked for again; the last platform administrator's
- * role is refused with 409. Serial: the step-up test ages Ada's sessions.
+ * role is refused with 409, and of two removing each other at once one stays. Serial: the
+ * step-up test ages Ada's sessions, and the last test may take Ada's role away.
  */
 import test from 'ava';
 import { OPERATORS, startConsole, type ConsoleHarness } from '../helpers/console.js';
@@ -110,4 +111,26 @@ test.serial('a sign-in older than five minutes is asked for again before an oper
   t.is(stale.status, 403);
   t.regex(stale.text, /\/console\/sign-in\?fresh=1/);
   t.is(await userId('gus@example.com'), undefined);
+});
+
+test.serial('two platform administrators removing each other at once: one platform administrator stays', async (t) => {
+  const ada = await h.signIn(OPERATORS.ada);
+  const fay = 'fay@example.com';
+  t.is((await h.submit(ada, '/console/operators/new', { email: fay, role: 'platform-admin' })).status, 303);
+  const fayJar = await h.signIn(fay);
+  const [adaId, fayId] = [(await userId(OPERATORS.ada))!, (await userId(fay))!];
+  const answers = await Promise.all([
+    h.submit(ada, `/console/operators/${fayId}/remove?role=platform-admin`, { confirm: fay }),
+    h.submit(fayJar, `/console/operators/${adaId}/remove?role=platform-admin`, { confirm: OPERATORS.ada }),
+  ]);
+  // One wins; the other is refused by the service (409) or, when the winner committed before it
+  // was read, is no operator any more (403). Never both removed.
+  const [first, second] = answers.map((a) => a.status).sort();
+  t.true((first === 303 && second === 403) || (first === 303 && second === 409), `${first} ${second}`);
+  const left = await h.ds.query<{ n: number }[]>(
+    `SELECT COUNT(*) AS n FROM role_assignments ra JOIN roles r ON r.id = ra.role_id AND r.tenant_id = ra.tenant_id
+      WHERE ra.tenant_id = ? AND r.name = 'platform-admin'`,
+    [h.platform],
+  );
+  t.is(Number(left[0].n), 1);
 });
