@@ -8,7 +8,8 @@
  *   A refusal of the service (a tenant-admin without a tenant, an address that is not one) is
  *   shown next to its field, the form kept, status the service's (400).
  * - GET/POST /console/operators/:userId/remove?role=…&tenant=…: take one role away, confirmed by
- *   typing the operator's address (as `iam operators remove` is a move to think twice about).
+ *   typing the operator's address (a role taken away by mistake locks a person out; the CLI's
+ *   `--email` is that address typed already).
  *   The last platform administrator's role is refused by the service (409
  *   `last_platform_admin`), shown in its own sentence.
  *
