@@ -75,6 +75,7 @@ import { accountConsoleRoutes } from './routes/account/sign-in.js';
 import { consoleApplicationMoveRoutes } from './routes/console/applications-moves.js';
 import { consoleApplicationRoutes } from './routes/console/applications.js';
 import { consoleAuditRoutes } from './routes/console/audit.js';
+import { consoleOperatorRoutes } from './routes/console/operators.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
@@ -223,6 +224,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleApplicationMoveRoutes(deps, api),
           consoleSettingsRoutes(deps, api),
           consoleUserRoutes(deps, api),
+          consoleOperatorRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),

@@ -159,7 +159,10 @@ export class OperatorService {
     return { ...view, created };
   }
 
-  /** Takes the operator role away; `removed` false when it was not held. The user stays. */
+  /**
+   * Takes the operator role away; `removed` false when it was not held. The user stays. The last
+   * platform administrator's role is not taken away (409 `last_platform_admin`), whoever asks.
+   */
   async remove(
     input: { email: string; role: string; tenantId?: string },
     actor: Actor,
@@ -172,9 +175,24 @@ export class OperatorService {
     const view: OperatorView = { user_id: user.id, email: user.email, role, tenant_id: input.tenantId ?? null };
     const found = await scope.roles.byName(roleName(role, input.tenantId));
     if (!found) return { ...view, removed: false };
+    // The platform keeps a platform administrator: without one nobody could add operators or
+    // create tenants in the console (docs/console.md, "Operators"). Checked with the role row
+    // locked, so two administrators removing each other at once cannot both succeed.
+    const lastAdmin =
+      role === 'platform-admin'
+        ? async (tx: TenantScope) => {
+            const holders = await tx.roleAssignments.list(found.id, { type: 'user', limit: 2 });
+            if (holders.length === 1 && holders[0].principal_id === user.id)
+              throw new ApiError(
+                409,
+                'last_platform_admin',
+                `${user.email} is the last platform administrator: add another one before removing this role.`,
+              );
+          }
+        : undefined;
     const { removed } = await this.deps
       .rbac()
-      .assignments.unassign(platform, found.id, { type: 'user', id: user.id }, actor);
+      .assignments.unassign(platform, found.id, { type: 'user', id: user.id }, actor, { precondition: lastAdmin });
     if (removed)
       await audit(this.db, actor, {
         tenantId: platform,

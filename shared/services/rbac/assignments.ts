@@ -121,13 +121,17 @@ export class AssignmentService {
    * was none). Without `revokeTokens` nothing already issued is revoked: the next refresh gets
    * the reduced scope. With it (a user only) the user is signed out everywhere after the
    * removal commits, by UserLifecycleService.signOut, audited as `user.sign_out`.
+   * `precondition` (a caller's rule: the last platform administrator, docs/console.md) runs in
+   * the removal's transaction with the role row locked (FOR UPDATE on MySQL; SQLite's gate
+   * serialises), so two concurrent removals of the same role cannot both pass it; it throws to
+   * refuse, and nothing is removed.
    */
   async unassign(
     tenantId: string,
     roleId: string,
     principal: { type: PrincipalType; id: string },
     actor: Actor,
-    opts: { revokeTokens?: boolean } = {},
+    opts: { revokeTokens?: boolean; precondition?: (scope: TenantScope) => Promise<void> } = {},
   ): Promise<UnassignResult> {
     await requireTenant(this.db, tenantId);
     if (opts.revokeTokens && principal.type !== 'user')
@@ -139,7 +143,8 @@ export class AssignmentService {
       );
     const removed = await this.db.transaction(async (tx) => {
       const scope = new TenantScope(tx, tenantId);
-      await loadRole(scope, roleId);
+      await loadRole(scope, roleId, !!opts.precondition);
+      await opts.precondition?.(scope);
       const n = await scope.roleAssignments.remove(roleId, principal.type, principal.id);
       if (n)
         await audit(tx, actor, {
