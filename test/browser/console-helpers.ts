@@ -139,14 +139,15 @@ export async function shoot(page: Page, name: string): Promise<void> {
 }
 
 /**
- * A console path's shape: each segment that is an id (it has a digit, `_` or `.`; the
- * console's own words are lowercase letters and dashes) becomes `:id`. Two pages of one shape are
- * one template over other rows.
+ * A console path's shape: each segment that is an id becomes `:id`. The console's own words are
+ * lowercase letters and dashes, shorter than 20; an id has another character (`ten_…`,
+ * `usr_…`, `console.…`) or is longer (a client_id is 24 random base64url characters, which may
+ * happen to be letters alone). Two pages of one shape are one template over other rows.
  */
 export const shapeOf = (path: string) =>
   path
     .split('/')
-    .map((s) => (/[\d_.%]/.test(s) ? ':id' : s))
+    .map((s) => (/[^a-z-]/.test(s) || s.length >= 20 ? ':id' : s))
     .join('/');
 
 /** Query parameters that only re-order, page or continue a list: a link differing by them alone is the same page. */

@@ -159,7 +159,7 @@ test.serial(
 
     t.is(await move(page, h.acme, 'Suspend'), 303);
     t.is(new URL(page.url()).pathname, `/console/tenants/${h.acme}`);
-    t.regex(await page.locator('dl').innerText(), /suspended/);
+    t.regex(await page.locator('dl').first().innerText(), /suspended/);
     t.is(await tenantState(h.acme), 'suspended');
     t.is(await move(page, h.acme, 'Resume'), 303);
     t.is(await tenantState(h.acme), 'active');
@@ -233,14 +233,12 @@ test.serial(
     const missing = visited.filter((v) => v.status !== 200).map((v) => `${v.shape} (${v.status})`);
     if (missing.length) t.log(`not built yet: ${missing.join(' ')}`);
     // The walk found the pages built so far (a broken link or walk would leave them out).
-    for (const shape of [
-      '/console',
-      '/console/tenants',
-      '/console/tenants/:id',
-      '/console/tenants/:id/suspend',
-      '/console/audit',
-    ])
+    for (const shape of ['/console', '/console/tenants', '/console/tenants/:id', '/console/audit'])
       t.true(pages.includes(shape), `the walk reached ${shape}`);
+    t.true(
+      pages.includes('/console/tenants/:id/suspend') || pages.includes('/console/tenants/:id/resume'),
+      "the walk reached a tenant's confirmation form",
+    );
     t.true(shapeOf(`/console/tenants/${h.acme}`) === '/console/tenants/:id', 'tenant ids are ids to the walk');
   },
 );
