@@ -117,7 +117,8 @@ export function table<R>(
     if (sort) u.set('sort', sort);
     if (n > 1) u.set('page', String(n));
     const s = u.toString();
-    return `${base}${s ? `?${s}` : ''}`;
+    // `base` may carry a page's own filters (its query): the sort and page join them.
+    return `${base}${s ? `${base.includes('?') ? '&' : '?'}${s}` : ''}`;
   };
   const sortNow = col ? rawSort : '';
   const head = columns
