@@ -76,6 +76,9 @@ import { consoleAuditRoutes } from './routes/console/audit.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
+import { consoleTenantAdminRoutes } from './routes/console/tenants-admin.js';
+import { consoleOperationRoutes } from './routes/console/operations.js';
+import { consoleApprovalRoutes } from './routes/console/operations-approvals.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -213,8 +216,12 @@ export function buildApp(deps: AppDeps): BuiltApp {
       ? []
       : [
           consoleSignInRoutes(deps, api),
+          // Before the pages: /console/tenants/new is matched ahead of /console/tenants/:tenantId.
+          consoleTenantAdminRoutes(deps, api),
           consolePageRoutes(deps, api),
           consoleTenantMoveRoutes(deps, api),
+          consoleOperationRoutes(deps, api),
+          consoleApprovalRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),
