@@ -79,6 +79,7 @@ import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
 import { consoleTenantAdminRoutes } from './routes/console/tenants-admin.js';
 import { consoleOperationRoutes } from './routes/console/operations.js';
 import { consoleApprovalRoutes } from './routes/console/operations-approvals.js';
+import { consoleAgentGrantRoutes } from './routes/console/operations-agents.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -222,6 +223,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleTenantMoveRoutes(deps, api),
           consoleOperationRoutes(deps, api),
           consoleApprovalRoutes(deps, api),
+          consoleAgentGrantRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),

@@ -3,7 +3,7 @@
  * page 200 for a platform administrator and 404 for a tenant administrator on another tenant (page
  * and post), an auditor's posts 403; a notification state resolved through the admin API's
  * service, audited under the operator's user id; an approval step decided; a trust source polled
- * now; the overview's federation and job lag figures, linking to their pages.
+ * now; an agent grant narrowed; the overview's federation and job lag figures, linking to their pages.
  */
 import test from 'ava';
 import { buildServices, type Services } from '../../shared/container.js';
@@ -164,4 +164,54 @@ test('federation: sources with their polling state, "Poll now", and the overview
   );
   t.regex(overview.text, /<h2>Job lag<\/h2>\n<p>Federation polls overdue by \d+ s/);
   t.regex(overview.text, new RegExp(`href="/console/tenants/${h.acme}/notifications"|<h2>Open notification states`));
+});
+
+test('agent grants: listed, and narrowed through the PATCH (generation up, consent needed again)', async (t) => {
+  const d = svc.directory;
+  const client = async (name: string) =>
+    (await d.createClient(h.acme, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, system)).client
+      .client_id;
+  const [agent, machine] = [await client('agent'), await client('machine')];
+  const grantor = await d.createUser(h.acme, { email: 'grantor@acme.test', name: 'G' }, system);
+  const g = await svc.agentGrants.create(
+    h.acme,
+    {
+      client_id: agent,
+      grantor_user_id: grantor.id,
+      machine_principal_id: machine,
+      authorization_details: [{ type: 'docs', actions: ['read', 'write'] }],
+      purpose: 'summarise documents',
+      expires_at: Date.now() + 86_400_000,
+      scopes: ['tools'],
+      ceilings: {
+        updater: { docs: ['*'] },
+        grantor: { docs: ['read', 'write'] },
+        machine_principal: { docs: ['read', 'write'] },
+      },
+    },
+    system,
+  );
+  const list = `/console/tenants/${h.acme}/agent-grants`;
+  const narrow = `${list}/${g.grant_id}/narrow`;
+  const ada = await h.signIn(OPERATORS.ada);
+  const page = await h.page(list, ada);
+  t.is(page.status, 200);
+  t.regex(page.text, /<code>docs<\/code>: read, write/);
+  t.regex(page.text, new RegExp(`<a href="${narrow}">Narrow…</a>`));
+  t.deepEqual(await otherTenant404((x) => `/console/tenants/${x}/agent-grants/${g.grant_id}/narrow`), [404, 404]);
+  t.is((await h.submit(await h.signIn(OPERATORS.carol), narrow, { keep: '0:read' })).status, 403);
+  t.is((await h.submit(ada, narrow, { keep: '1:admin' })).status, 400, 'nothing the grant holds is kept');
+
+  const done = await h.submit(ada, narrow, { keep: '0:read' });
+  t.is(done.status, 303, done.text);
+  const after = await svc.agentGrants.get(h.acme, g.grant_id);
+  t.deepEqual(after.authorization_details, [{ type: 'docs', actions: ['read'] }]);
+  t.is(after.generation, 2);
+  t.true(after.consent_required);
+  const [ev] = await h.ds.query<{ actor_id: string }[]>(
+    "SELECT actor_id FROM audit_events WHERE action = 'agent_grant.update' AND target_id = ?",
+    [g.grant_id],
+  );
+  t.is(ev?.actor_id, await adaId());
+  t.regex((await h.page(list, ada)).text, /waits for the grantor’s consent/);
 });
