@@ -81,6 +81,10 @@ import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
 import { consoleSettingsRoutes } from './routes/console/settings.js';
 import { consoleUserRoutes } from './routes/console/users.js';
+import { consoleTenantAdminRoutes } from './routes/console/tenants-admin.js';
+import { consoleOperationRoutes } from './routes/console/operations.js';
+import { consoleApprovalRoutes } from './routes/console/operations-approvals.js';
+import { consoleAgentGrantRoutes } from './routes/console/operations-agents.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -218,6 +222,8 @@ export function buildApp(deps: AppDeps): BuiltApp {
       ? []
       : [
           consoleSignInRoutes(deps, api),
+          // Before the pages: /console/tenants/new is matched ahead of /console/tenants/:tenantId.
+          consoleTenantAdminRoutes(deps, api),
           consolePageRoutes(deps, api),
           consoleTenantMoveRoutes(deps, api),
           consoleApplicationRoutes(deps, api),
@@ -225,6 +231,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleSettingsRoutes(deps, api),
           consoleUserRoutes(deps, api),
           consoleOperatorRoutes(deps, api),
+          consoleOperationRoutes(deps, api),
+          consoleApprovalRoutes(deps, api),
+          consoleAgentGrantRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
     landingRoutes(deps, api),

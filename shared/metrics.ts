@@ -313,6 +313,11 @@ export class Metrics implements IntrospectionObserver, JobObserver, FederationPo
     this.jobLagGauge.set({ job }, Math.max(0, seconds));
   }
 
+  /** Each job's last lag as iam_job_lag_seconds shows it (the console's overview reads it). */
+  async jobLags(): Promise<{ job: string; seconds: number }[]> {
+    return (await this.jobLagGauge.get()).values.map((v) => ({ job: String(v.labels.job), seconds: v.value }));
+  }
+
   // ---- federation metadata poller ----
 
   federationPollLateness(seconds: number): void {

@@ -95,6 +95,16 @@ export class ScopedAgentGrants {
     return r ? toGrant(r) : undefined;
   }
 
+  /** The tenant's grants, newest first (the console's list). */
+  async list(limit: number): Promise<AgentGrantRow[]> {
+    const rows = await all<Row>(
+      this.s.db,
+      'SELECT * FROM agent_grants WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ?',
+      [this.s.tenantId, limit],
+    );
+    return rows.map(toGrant);
+  }
+
   /**
    * The PATCH's write: new terms, generation and consent version raised by one, guarded by the
    * generation read (optimistic: 0 when a concurrent update got there first).

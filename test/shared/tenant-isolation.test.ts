@@ -808,6 +808,7 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     );
     const a = scopeA.agentGrants;
     t.is(await a.get(row.id), undefined);
+    t.deepEqual(await a.list(100), []);
     t.false(await a.hasLiveConsent(row.id, 1));
     t.deepEqual(await a.consents(row.id), []);
     t.is(await a.bump(row.id, 1, { authorization_details: [], purpose: 'x', expires_at: now }, now), 0);
@@ -817,6 +818,10 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     await a.revokeToken(`jti_iso_${now}`, now + 60_000, now);
     const b = scopeB.agentGrants;
     t.is((await b.get(row.id))!.generation, 1);
+    t.deepEqual(
+      (await b.list(100)).map((g) => g.id),
+      [row.id],
+    );
     t.true(await b.hasLiveConsent(row.id, 1));
     t.is(await b.countLiveBelow(row.id, 5, now), 1, "A's revocation did not touch B's token family");
     // Introspection's revocation statement reads the grant's generation within the token's tenant only.

@@ -136,6 +136,15 @@ export class AgentGrantService {
     return toView(g, await scope.agentGrants.hasLiveConsent(id, g.consent_version));
   }
 
+  /** The tenant's grants, newest first, at most `limit` (1–500), each with its consent state. */
+  async list(tenantId: string, limit = 100): Promise<AgentGrantView[]> {
+    const scope = new TenantScope(this.ds, tenantId);
+    const rows = await scope.agentGrants.list(Math.min(Math.max(Math.trunc(limit), 1), 500));
+    const out: AgentGrantView[] = [];
+    for (const g of rows) out.push(toView(g, await scope.agentGrants.hasLiveConsent(g.id, g.consent_version)));
+    return out;
+  }
+
   /**
    * Records the grantor's renewed consent for the current consent version (what a PATCH makes
    * required). Only the grantor may give it: `grantorUserId` is the user of the caller's own

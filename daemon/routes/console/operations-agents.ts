@@ -1,0 +1,169 @@
+/**
+ * A tenant's agent grants in the console (docs/console.md, "Operations"; docs/agents.md): the
+ * list, and narrowing a grant's authorization_details (RFC 9396) by unticking actions or entries.
+ *
+ * Narrowing is the admin API's PATCH (AgentGrantService.update) with the narrowed details and the
+ * grant's ETag as read by the form (If-Match, RFC 9110 §13.1.1: a grant changed meanwhile is
+ * 412). The service decides what is allowed (every ceiling again, nothing beyond the consented
+ * terms) and does what a PATCH does: the generation goes up, so every token of the grant stops at
+ * once, and the grantor must consent again. Revoking a grant is not offered: the service has no
+ * such move (`revoked` is reserved, docs/agents.md).
+ */
+import Router from '@koa/router';
+import { agentGrantEtag, type AgentGrantView } from '../../../shared/services/agents/grants.js';
+import type { AppDeps, AppState } from '../../context.js';
+import type { ApiRegistry } from '../../openapi.js';
+import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
+import { esc } from '../../views/html.js';
+import { actorOf, consoleKit, field, formOf, operatorOf } from './kit.js';
+import { CURRENT, found, sectionOf, when } from './operations.js';
+
+const LIST_MAX = 500;
+
+type Detail = Record<string, unknown> & { type?: unknown; actions?: unknown };
+const actionsOf = (d: Detail) =>
+  Array.isArray(d.actions) ? d.actions.filter((a): a is string => typeof a === 'string') : undefined;
+const typeOf = (d: Detail) => (typeof d.type === 'string' ? d.type : '?');
+const detailsText = (g: AgentGrantView) =>
+  (g.authorization_details as Detail[])
+    .map((d) => {
+      const a = actionsOf(d);
+      return `<code>${esc(typeOf(d))}</code>${a ? `: ${a.map(esc).join(', ')}` : ''}`;
+    })
+    .join('<br>');
+
+/** The form's ticked boxes (`keep`, repeated): one value or several. */
+const ticked = (v: unknown) => new Set((Array.isArray(v) ? v : [v]).filter((x): x is string => typeof x === 'string'));
+
+export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
+  const router = new Router<AppState>();
+  const kit = consoleKit(deps);
+  const grants = deps.agentGrants;
+
+  api.page(router, { method: 'get', path: '/console/tenants/:tenantId/agent-grants' }, async (ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return;
+    const t = await kit.tenantOf(ctx, op);
+    if (!t) return;
+    const base = sectionOf(t.id, '/agent-grants');
+    const columns: Column<AgentGrantView>[] = [
+      { key: 'id', label: 'Grant', cell: (g) => `<code>${esc(g.grant_id)}</code>`, sort: (g) => g.grant_id },
+      { key: 'client', label: 'Agent', cell: (g) => `<code>${esc(g.client_id)}</code>`, sort: (g) => g.client_id },
+      {
+        key: 'grantor',
+        label: 'Grantor',
+        cell: (g) => `<code>${esc(g.grantor_user_id)}</code>`,
+        sort: (g) => g.grantor_user_id,
+      },
+      { key: 'details', label: 'Allows', cell: detailsText },
+      {
+        key: 'state',
+        label: 'State',
+        cell: (g) =>
+          `${esc(g.status)}, generation ${g.generation}` +
+          (g.consent_required ? '<br>waits for the grantor’s consent' : ''),
+        sort: (g) => g.status,
+      },
+      { key: 'expires', label: 'Expires (UTC)', cell: (g) => when(g.expires_at), sort: (g) => g.expires_at },
+      {
+        key: 'act',
+        label: 'Action',
+        cell: (g) =>
+          g.status === 'active'
+            ? `<a href="${esc(`${base}/${encodeURIComponent(g.grant_id)}/narrow`)}">Narrow…</a>`
+            : '',
+      },
+    ];
+    consolePage(ctx, {
+      title: `${t.name}: agent grants`,
+      current: CURRENT,
+      user: op.user,
+      body: `${tenantTabs(t, '/agent-grants')}
+${table(ctx.query, base, columns, await grants.list(t.id, LIST_MAX), {
+  caption: 'Agent grants, newest first',
+  empty:
+    'No agent grants. A grant is created through the admin API or <code>iam agent-grants create</code> ' +
+    '(docs/agents.md).',
+})}`,
+    });
+  });
+
+  const path = '/console/tenants/:tenantId/agent-grants/:grantId/narrow';
+  api.page(router, { method: 'get', path }, async (ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return;
+    const t = await kit.tenantOf(ctx, op);
+    if (!t) return;
+    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+    if (!g) return;
+    const back = sectionOf(t.id, '/agent-grants');
+    const boxes = (g.authorization_details as Detail[])
+      .map((d, i) => {
+        const a = actionsOf(d);
+        const items = (a && a.length ? a : ['']).map((action, j) => {
+          const id = `keep-${i}-${j}`;
+          const label = action ? `<code>${esc(typeOf(d))}</code>: ${esc(action)}` : `<code>${esc(typeOf(d))}</code>`;
+          return `<input id="${id}" name="keep" type="checkbox" value="${esc(`${i}:${action}`)}" checked>
+<label for="${id}">${label}</label>`;
+        });
+        return `<fieldset><legend>Entry ${i + 1}</legend>${items.join('\n')}</fieldset>`;
+      })
+      .join('\n');
+    consolePage(ctx, {
+      title: 'Narrow agent grant',
+      current: CURRENT,
+      user: op.user,
+      body: `<p>Narrow grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
+<code>${esc(g.grantor_user_id)}</code>: untick what to take away (an entry with nothing left is removed). Every
+token of the grant stops at once, and the agent gets no new one until the grantor consents again.</p>
+<form method="post" action="${esc(`${back}/${encodeURIComponent(g.grant_id)}/narrow`)}">
+${kit.csrfField(op)}
+<input type="hidden" name="if_match" value="${esc(agentGrantEtag(g.generation, !g.consent_required))}">
+${boxes}
+<button type="submit">Narrow grant</button>
+</form>
+<p><a href="${esc(back)}">Cancel</a></p>`,
+    });
+  });
+
+  api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return;
+    const t = await kit.tenantOf(ctx, op);
+    if (!t) return;
+    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
+    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+    if (!g) return;
+    const b = formOf(ctx);
+    const keep = ticked(b.keep);
+    const before = g.authorization_details as Detail[];
+    // Only what the grant holds can be kept: a value the form did not offer selects nothing.
+    const after = before.flatMap((d, i) => {
+      const a = actionsOf(d);
+      if (!a || !a.length) return keep.has(`${i}:`) ? [d] : [];
+      const left = a.filter((x) => keep.has(`${i}:${x}`));
+      return left.length ? [{ ...d, actions: left }] : [];
+    });
+    const same = JSON.stringify(after) === JSON.stringify(before);
+    if (same || !after.length)
+      return kit.refuse(
+        ctx,
+        op,
+        400,
+        'Narrow agent grant',
+        same ? 'Nothing was unticked, so nothing changed.' : 'Keep at least one action: a grant allows something.',
+        CURRENT,
+      );
+    const ifMatch = field(b, 'if_match');
+    try {
+      await grants.update(t.id, g.grant_id, { authorization_details: after }, actorOf(op), ifMatch ? { ifMatch } : {});
+    } catch (e) {
+      // A ceiling or the consented terms refuse it (403), or it changed meanwhile (409/412).
+      return kit.failed(ctx, op, e, 'Narrow agent grant', CURRENT);
+    }
+    ctx.status = 303; // RFC 9110 §15.4.4
+    ctx.redirect(sectionOf(t.id, '/agent-grants'));
+  });
+
+  return router;
+}
