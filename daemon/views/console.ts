@@ -66,7 +66,7 @@ export function consolePage(
   renderPage(ctx, {
     status: p.status,
     title: `${p.title} · Console`,
-    body: `<div class="wide">
+    body: `<div class="wide console-frame">
 <nav class="console" aria-label="Console">${nav}
 <span class="hint">${esc(p.user.email)} (${esc(p.user.role)})</span></nav>
 <h1>${esc(p.title)}</h1>

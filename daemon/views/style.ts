@@ -10,7 +10,9 @@
  *   text on it is `var(--brand-text)` (white unless the branding says otherwise), so a light
  *   brand colour can keep its buttons legible. Links use `--link`, not the brand colour, since a
  *   brand colour chosen for white pages may be unreadable on the dark page.
- * - `main.wide` (or a `main` whose content is a `div.wide`) is the account page's wider column,
+ * - `main.wide` (or a `main` whose content is a `div.wide`) is the account page's wider column;
+ *   the console's frame (`div.console-frame`) is wider still on a desktop, its details in two
+ *   columns and its buttons their own width (on a phone, as everywhere, one column);
  *   and `table.stack` turns each table row into a card on a narrow screen (its cells labelled by
  *   their `data-label`).
  */
@@ -28,6 +30,13 @@ export const STYLE = `
   main { width: 100%; max-width: 26rem; padding: clamp(1rem, 5vw, 2rem); border: 1px solid var(--line);
     border-radius: 12px; background: var(--bg); }
   main.wide, main:has(> .wide) { max-width: 48rem; }
+  main:has(> .console-frame) { max-width: 80rem; }
+  @media (min-width: 48rem) {
+    .console-frame dl { display: grid; grid-template-columns: minmax(8rem, max-content) 1fr; gap: .3rem 1.2rem; }
+    .console-frame dd { margin: 0; }
+    .console-frame a.button, .console-frame form button { display: inline-block; width: auto; min-width: 14rem;
+      margin-right: .6rem; padding: .55rem 1.2rem; }
+  }
   h1 { font-size: 1.4rem; margin-top: 0; }
   h2 { font-size: 1.15rem; margin-top: 2rem; }
   a { color: var(--link); }

@@ -17,7 +17,7 @@
  */
 import test from 'ava';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { OPERATORS, startConsole, type ConsoleHarness } from '../helpers/console.js';
+import { OPERATORS, seedOperations, startConsole, type ConsoleHarness } from '../helpers/console.js';
 import { REDIRECT } from '../helpers/oauth.js';
 import { launchBrowser } from './helpers.js';
 import {
@@ -54,6 +54,7 @@ test.before(async () => {
   for (const tenant of [h.acme, h.other]) {
     await h.services.directory.createUser(tenant, { email: 'grace@example.com', name: 'Grace' }, actor);
     await h.services.directory.createClient(tenant, { name: 'Web shop', redirect_uris: [REDIRECT] }, actor);
+    await seedOperations(h, tenant);
   }
 });
 

@@ -5,7 +5,9 @@
  * `signIn` leaves the session the login page would (an email-code sign-in with the console's
  * client); `submit` reads a form page and posts its hidden fields back, as a browser would.
  */
+import { buildServices } from '../../shared/container.js';
 import type { Database } from '../../shared/db/index.js';
+import { NotificationStates } from '../../shared/services/notification-states.js';
 import { iamJson } from './cli.js';
 import { createTestDatabase, type TestDb } from './db.js';
 import { startLocalhostDaemon, type Daemon } from './daemon.js';
@@ -160,4 +162,70 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
       await db.drop();
     },
   };
+}
+
+/**
+ * One of everything the operations pages list, in `tenantId`: an open notification state, a
+ * pending approval, a federation trust source, an agent grant (so a walk over the console's
+ * links reaches their detail and form pages too).
+ */
+export async function seedOperations(h: ConsoleHarness, tenantId: string): Promise<void> {
+  const svc = buildServices(h.ds, h.services.config, undefined, { role: 'cli' });
+  const system = { type: 'system' as const, id: 'test' };
+  const d = svc.directory;
+  await new NotificationStates(h.ds).raise(tenantId, 'metadata_expiring', {
+    type: 'federation_trust_source',
+    id: 'fts_seeded',
+  });
+  const [req, tgt, apv, grantor] = await Promise.all(
+    ['req', 'tgt', 'apv', 'grantor'].map((n) => d.createUser(tenantId, { email: `${n}@seed.test`, name: n }, system)),
+  );
+  await svc.approvals.create(
+    tenantId,
+    {
+      requester_subject_id: req.id,
+      target_subject_id: tgt.id,
+      requested_action: 'read_mailbox',
+      resource_class: 'mailbox',
+      audience: 'https://mail.example.test',
+      steps: [{ step_key: 'manager', subject_id: apv.id }],
+    },
+    system,
+    'cli',
+  );
+  await svc.fieldMapping.trustSources.create(
+    tenantId,
+    {
+      sourceType: 'saml_aggregate',
+      sourceKey: 'seeded-fed',
+      displayName: 'Seeded Federation',
+      protocolPayload: {
+        metadataUrl: 'https://mds.example.invalid/metadata.xml',
+        polling: { mode: 'manual', intervalSeconds: 3600 },
+      },
+    },
+    system,
+  );
+  const client = async (name: string) =>
+    (await d.createClient(tenantId, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, system)).client
+      .client_id;
+  const [agent, machine] = [await client('agent'), await client('machine')];
+  await svc.agentGrants.create(
+    tenantId,
+    {
+      client_id: agent,
+      grantor_user_id: grantor.id,
+      machine_principal_id: machine,
+      authorization_details: [{ type: 'docs', actions: ['read', 'write'] }],
+      purpose: 'summarise documents',
+      expires_at: Date.now() + 86_400_000,
+      scopes: ['tools'],
+      ceilings: {
+        updater: { docs: ['*'] },
+        grantor: { docs: ['read', 'write'] },
+        machine_principal: { docs: ['read', 'write'] },
+      },
+    },
+    system,
+  );
 }
