@@ -28,7 +28,7 @@ import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import { sessionCsrf } from '../../csrf.js';
-import { consolePage, notOperatorPage, type ConsoleUser } from '../../views/console.js';
+import { consolePage, notOperatorPage, tenantTabs, type ConsoleUser } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 
 export type Ctx = ParameterizedContext<AppState, { params: Record<string, string> }>;
@@ -104,6 +104,59 @@ export interface ConsoleKit {
   platformPage(ctx: Ctx, op: Operator, current: string): boolean;
   /** A service refusal (ApiError < 500) as a page in its own words; anything else rethrown. */
   failed(ctx: Ctx, op: Operator, e: unknown, title: string, current: string): void;
+  /** A tenant page's GET handler: the operator, then the tenant (404), then `h`. */
+  read: (h: TenantHandler) => (ctx: Ctx) => Promise<void>;
+  /**
+   * A tenant form's POST handler: the operator, the tenant (404), the form's checks (`guard`,
+   * before any sub-resource is looked up), then `h`. `confirm` names the text to type, from the
+   * request (the path's ids), where the CLI asks for one.
+   */
+  write: (opts: WriteOptions, h: TenantHandler) => (ctx: Ctx) => Promise<void>;
+  /** A tenant page: the section tabs, then `body`. */
+  show: (ctx: Ctx, op: Operator, t: Tenant, section: string, title: string, body: string, status?: number) => void;
+  /**
+   * A confirmation page that says what will happen: `intro` (trusted markup), a form posting to
+   * `action` with the CSRF token, `fields` (trusted markup: inputs, a typed confirmation), the
+   * `button`, and Cancel back to `back`.
+   */
+  confirm: (ctx: Ctx, op: Operator, t: Tenant, page: ConfirmPage) => void;
+  /** A sub-resource that is not the tenant's (or not at all): the 404 page. */
+  missing: (ctx: Ctx, op: Operator, what: string) => void;
+  /** A move done: 303 to `location` (RFC 9110 §15.4.4). */
+  done: (ctx: Ctx, location: string) => void;
+}
+
+/** The navigation entry of every tenant page. */
+export const TENANTS = '/console/tenants';
+
+export type TenantHandler = (ctx: Ctx, op: Operator, t: Tenant) => Promise<void> | void;
+
+export interface WriteOptions {
+  dangerous?: boolean;
+  /** The text the operator must type, from the request. */
+  confirm?: (ctx: Ctx) => string;
+  /** A move of the platform's own on this tenant (create, retry, offboard): platform administrators'. */
+  platform?: boolean;
+}
+
+export interface ConfirmPage {
+  section: string;
+  title: string;
+  intro: string;
+  action: string;
+  fields?: string;
+  button: string;
+  back: string;
+}
+
+/** What the service found, or undefined where it answers 404 (unknown, or another tenant's). */
+export async function found<T>(p: Promise<T>): Promise<T | undefined> {
+  try {
+    return await p;
+  } catch (e) {
+    if (e instanceof ApiError && e.status === 404) return undefined;
+    throw e;
+  }
 }
 
 /** Inputs of a typed confirmation: what to type, shown in the label. */
@@ -126,7 +179,13 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
   const csrf = sessionCsrf(deps.config.secretKey, CONSOLE_CSRF_PURPOSE);
   const refuse: ConsoleKit['refuse'] = (ctx, op, status, title, html, current) =>
     consolePage(ctx, { status, title, current, user: op.user, body: `<p role="alert">${html}</p>` });
-  return {
+  const opened = async (ctx: Ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return undefined;
+    const t = await kit.tenantOf(ctx, op);
+    return t ? { op, t } : undefined;
+  };
+  const kit: ConsoleKit = {
     csrfField: (op) => `<input type="hidden" name="csrf" value="${esc(csrf.tokenFor(op.found.session.id))}">`,
     refuse,
     async tenantOf(ctx, op, current = '/console/tenants') {
@@ -179,9 +238,46 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
       refuse(ctx, op, 404, 'Not found', 'No such page among those you administer.', current);
       return false;
     },
+    read: (h) => async (ctx) => {
+      const o = await opened(ctx);
+      if (o) await h(ctx, o.op, o.t);
+    },
+    write: (w, h) => async (ctx) => {
+      const o = await opened(ctx);
+      if (!o) return;
+      const opts = { dangerous: w.dangerous, confirm: w.confirm?.(ctx), current: TENANTS };
+      if (!(await kit.guard(ctx, o.op, w.platform ? null : o.t.id, opts))) return;
+      await h(ctx, o.op, o.t);
+    },
+    show(ctx, op, t, section, title, body, status) {
+      consolePage(ctx, { status, title, current: TENANTS, user: op.user, body: `${tenantTabs(t, section)}\n${body}` });
+    },
+    confirm(ctx, op, t, p) {
+      kit.show(
+        ctx,
+        op,
+        t,
+        p.section,
+        p.title,
+        `<p>${p.intro}</p>
+<form method="post" action="${esc(p.action)}">
+${kit.csrfField(op)}
+${p.fields ? `${p.fields}\n` : ''}<button type="submit">${esc(p.button)}</button>
+</form>
+<p><a href="${esc(p.back)}">Cancel</a></p>`,
+      );
+    },
+    missing(ctx, op, what) {
+      refuse(ctx, op, 404, `${what} not found`, `No such ${what.toLowerCase()} in this tenant.`, TENANTS);
+    },
+    done(ctx, location) {
+      ctx.status = 303; // RFC 9110 §15.4.4
+      ctx.redirect(location);
+    },
     failed(ctx, op, e, title, current) {
       if (e instanceof ApiError && e.status < 500) return refuse(ctx, op, e.status, title, esc(e.message), current);
       throw e;
     },
   };
+  return kit;
 }

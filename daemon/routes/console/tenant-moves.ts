@@ -11,9 +11,8 @@
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, operatorOf } from './kit.js';
+import { actorOf, consoleKit, field, formOf, TENANTS } from './kit.js';
 
 type Move = 'suspend' | 'resume';
 
@@ -30,8 +29,6 @@ const WHAT: Record<Move, { title: string; happens: string }> = {
   },
 };
 
-const CURRENT = '/console/tenants';
-
 export function consoleTenantMoveRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const kit = consoleKit(deps);
@@ -40,53 +37,48 @@ export function consoleTenantMoveRoutes(deps: AppDeps, api: ApiRegistry): Router
     const path = `/console/tenants/:tenantId/${move}`;
     const what = WHAT[move];
 
-    api.page(router, { method: 'get', path }, async (ctx) => {
-      const op = await operatorOf(deps, ctx);
-      if (!op) return;
-      const t = await kit.tenantOf(ctx, op);
-      if (!t) return;
-      const back = `/console/tenants/${encodeURIComponent(t.id)}`;
-      consolePage(ctx, {
-        title: what.title,
-        current: CURRENT,
-        user: op.user,
-        body: `<p>${esc(what.title)} <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>, now
-${esc(t.lifecycle_state)}). ${esc(what.happens)}</p>
-<form method="post" action="${esc(back)}/${move}">
-${kit.csrfField(op)}
-<input type="hidden" name="expected_state" value="${esc(t.lifecycle_state)}">
+    api.page(
+      router,
+      { method: 'get', path },
+      kit.read((ctx, op, t) => {
+        const back = `/console/tenants/${encodeURIComponent(t.id)}`;
+        kit.confirm(ctx, op, t, {
+          section: '',
+          title: what.title,
+          intro: `${esc(what.title)} <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>, now
+${esc(t.lifecycle_state)}). ${esc(what.happens)}`,
+          action: `${back}/${move}`,
+          fields: `<input type="hidden" name="expected_state" value="${esc(t.lifecycle_state)}">
 <input type="hidden" name="expected_updated_at" value="${t.updated_at}">
 <label for="reason">Reason (kept in the audit log)</label>
-<input id="reason" name="reason" type="text" required maxlength="1000">
-<button type="submit">${esc(what.title)}</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-      });
-    });
+<input id="reason" name="reason" type="text" required maxlength="1000">`,
+          button: what.title,
+          back,
+        });
+      }),
+    );
 
-    api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
-      const op = await operatorOf(deps, ctx);
-      if (!op) return;
-      const t = await kit.tenantOf(ctx, op);
-      if (!t) return;
-      if (!(await kit.guard(ctx, op, t.id, { dangerous: true, current: CURRENT }))) return;
-      const b = formOf(ctx);
-      const req = {
-        expected_state: field(b, 'expected_state'),
-        expected_updated_at: Number(b.expected_updated_at),
-        reason: field(b, 'reason'),
-      };
-      if (!req.reason || !Number.isSafeInteger(req.expected_updated_at))
-        return kit.refuse(ctx, op, 400, what.title, 'A reason is needed. Go back and give one.', CURRENT);
-      try {
-        await deps.tenantLifecycle.move(t.id, move, req, actorOf(op));
-      } catch (e) {
-        // A stale precondition or a move that does not apply: the service's own sentence.
-        return kit.failed(ctx, op, e, what.title, CURRENT);
-      }
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(`/console/tenants/${encodeURIComponent(t.id)}`);
-    });
+    api.page(
+      router,
+      { method: 'post', path, parser: 'form' },
+      kit.write({ dangerous: true }, async (ctx, op, t) => {
+        const b = formOf(ctx);
+        const req = {
+          expected_state: field(b, 'expected_state'),
+          expected_updated_at: Number(b.expected_updated_at),
+          reason: field(b, 'reason'),
+        };
+        if (!req.reason || !Number.isSafeInteger(req.expected_updated_at))
+          return kit.refuse(ctx, op, 400, what.title, 'A reason is needed. Go back and give one.', TENANTS);
+        try {
+          await deps.tenantLifecycle.move(t.id, move, req, actorOf(op));
+        } catch (e) {
+          // A stale precondition or a move that does not apply: the service's own sentence.
+          return kit.failed(ctx, op, e, what.title, TENANTS);
+        }
+        kit.done(ctx, `/console/tenants/${encodeURIComponent(t.id)}`);
+      }),
+    );
   }
   return router;
 }
