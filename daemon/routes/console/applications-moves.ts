@@ -11,10 +11,9 @@ import { DEFAULT_OLD_SECRET_EXPIRES_IN_S } from '../../../shared/schemas/clients
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { appPath, secretOnce } from '../../views/console-apps.js';
-import { consolePage, tenantTabs } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { appOf, CURRENT } from './applications.js';
-import { actorOf, confirmField, consoleKit, field, formOf, operatorOf } from './kit.js';
+import { actorOf, confirmField, consoleKit, field, formOf } from './kit.js';
 
 type Move = 'rotate-secret' | 'disable' | 'enable' | 'delete';
 
@@ -60,81 +59,81 @@ export function consoleApplicationMoveRoutes(deps: AppDeps, api: ApiRegistry): R
     const path = `/console/tenants/:tenantId/applications/:clientId/${move}`;
     const what = WHAT[move];
 
-    api.page(router, { method: 'get', path }, async (ctx) => {
-      const op = await operatorOf(deps, ctx);
-      if (!op) return;
-      const t = await kit.tenantOf(ctx, op);
-      if (!t) return;
-      const app = await appOf(deps, kit, ctx, op, t);
-      if (!app) return;
-      const c = app.client;
-      const back = appPath(t.id, c.client_id);
-      const extra =
-        move === 'rotate-secret'
-          ? `<label for="old_secret_expires_in">The secrets it has now keep working</label>
+    api.page(
+      router,
+      { method: 'get', path },
+      kit.read(async (ctx, op, t) => {
+        const app = await appOf(deps, kit, ctx, op, t);
+        if (!app) return;
+        const c = app.client;
+        const back = appPath(t.id, c.client_id);
+        const extra =
+          move === 'rotate-secret'
+            ? `<label for="old_secret_expires_in">The secrets it has now keep working</label>
 <select id="old_secret_expires_in" name="old_secret_expires_in">${OVERLAPS.map(
-              ([s, label]) =>
-                `<option value="${s}"${s === DEFAULT_OLD_SECRET_EXPIRES_IN_S ? ' selected' : ''}>${label}</option>`,
-            ).join('')}</select>\n`
-          : move === 'delete'
-            ? `${confirmField(c.client_id, 'the client_id')}\n`
-            : '';
-      consolePage(ctx, {
-        title: what.title,
-        current: CURRENT,
-        user: op.user,
-        body: `${tenantTabs(t, '/applications')}
-<p><strong>${esc(c.name)}</strong> (<code>${esc(c.client_id)}</code>, now ${esc(c.status)}): ${esc(what.happens)}</p>
-<form method="post" action="${esc(back)}/${move}">
-${kit.csrfField(op)}
-${extra}<button type="submit">${esc(what.title)}</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-      });
-    });
+                ([s, label]) =>
+                  `<option value="${s}"${s === DEFAULT_OLD_SECRET_EXPIRES_IN_S ? ' selected' : ''}>${label}</option>`,
+              ).join('')}</select>\n`
+            : move === 'delete'
+              ? `${confirmField(c.client_id, 'the client_id')}\n`
+              : '';
+        kit.confirm(ctx, op, t, {
+          section: '/applications',
+          title: what.title,
+          intro:
+            `<strong>${esc(c.name)}</strong> (<code>${esc(c.client_id)}</code>, now ${esc(c.status)}): ` +
+            esc(what.happens),
+          action: `${back}/${move}`,
+          fields: extra.trimEnd(),
+          button: what.title,
+          back,
+        });
+      }),
+    );
 
-    api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
-      const op = await operatorOf(deps, ctx);
-      if (!op) return;
-      const t = await kit.tenantOf(ctx, op);
-      if (!t) return;
-      // The typed client_id is the one the form posts to (its action names the client_id).
-      const confirm = move === 'delete' ? (ctx.params.clientId ?? '') : undefined;
-      if (!(await kit.guard(ctx, op, t.id, { dangerous: true, confirm, current: CURRENT }))) return;
-      const app = await appOf(deps, kit, ctx, op, t);
-      if (!app) return;
-      const ref = app.client.client_id;
-      const actor = actorOf(op);
-      try {
-        if (move === 'rotate-secret') {
-          const overlap = Number(field(formOf(ctx), 'old_secret_expires_in') || DEFAULT_OLD_SECRET_EXPIRES_IN_S);
-          const s = await deps.clientLifecycle.addSecret(t.id, ref, { old_secret_expires_in: overlap }, actor);
-          const old =
-            s.old_secrets_expire_at === null
-              ? 'It had no other live secret.'
-              : s.old_secrets_expire_at <= Date.now()
-                ? 'The secrets it had stopped working now.'
-                : `The secrets it had keep working until ${new Date(s.old_secrets_expire_at).toISOString()}.`;
-          // 200, not 303: the secret is shown on this answer alone.
-          return consolePage(ctx, {
-            title: 'Secret rotated',
-            current: CURRENT,
-            user: op.user,
-            body: `${tenantTabs(t, '/applications')}
-${secretOnce(s.client_secret, `${app.client.name} has a new secret (${s.id}). ${old}`)}
+    // The typed client_id is the one the form posts to (its action names the client_id).
+    const confirm =
+      move === 'delete' ? (ctx: { params: Record<string, string> }) => ctx.params.clientId ?? '' : undefined;
+    api.page(
+      router,
+      { method: 'post', path, parser: 'form' },
+      kit.write({ dangerous: true, confirm }, async (ctx, op, t) => {
+        const app = await appOf(deps, kit, ctx, op, t);
+        if (!app) return;
+        const ref = app.client.client_id;
+        const actor = actorOf(op);
+        try {
+          if (move === 'rotate-secret') {
+            const overlap = Number(field(formOf(ctx), 'old_secret_expires_in') || DEFAULT_OLD_SECRET_EXPIRES_IN_S);
+            const s = await deps.clientLifecycle.addSecret(t.id, ref, { old_secret_expires_in: overlap }, actor);
+            const old =
+              s.old_secrets_expire_at === null
+                ? 'It had no other live secret.'
+                : s.old_secrets_expire_at <= Date.now()
+                  ? 'The secrets it had stopped working now.'
+                  : `The secrets it had keep working until ${new Date(s.old_secrets_expire_at).toISOString()}.`;
+            // 200, not 303: the secret is shown on this answer alone.
+            return kit.show(
+              ctx,
+              op,
+              t,
+              '/applications',
+              'Secret rotated',
+              `${secretOnce(s.client_secret, `${app.client.name} has a new secret (${s.id}). ${old}`)}
 <p><a href="${esc(appPath(t.id, ref))}">Open the application</a></p>`,
-          });
+            );
+          }
+          if (move === 'delete') await deps.clientLifecycle.delete(t.id, ref, actor);
+          else if (move === 'disable') await deps.clientLifecycle.disable(t.id, ref, actor);
+          else await deps.clientLifecycle.enable(t.id, ref, actor);
+        } catch (e) {
+          // Not a client with a secret, an overlap out of bounds: the service's own sentence.
+          return kit.failed(ctx, op, e, what.title, CURRENT);
         }
-        if (move === 'delete') await deps.clientLifecycle.delete(t.id, ref, actor);
-        else if (move === 'disable') await deps.clientLifecycle.disable(t.id, ref, actor);
-        else await deps.clientLifecycle.enable(t.id, ref, actor);
-      } catch (e) {
-        // Not a client with a secret, an overlap out of bounds: the service's own sentence.
-        return kit.failed(ctx, op, e, what.title, CURRENT);
-      }
-      ctx.status = 303; // RFC 9110 §15.4.4; a deleted application's page is gone: its list.
-      ctx.redirect(move === 'delete' ? appPath(t.id) : appPath(t.id, ref));
-    });
+        // A deleted application's page is gone: its list.
+        kit.done(ctx, move === 'delete' ? appPath(t.id) : appPath(t.id, ref));
+      }),
+    );
   }
   return router;
 }
