@@ -81,6 +81,7 @@ import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
 import { consoleSettingsRoutes } from './routes/console/settings.js';
 import { consoleUserRoutes } from './routes/console/users.js';
+import { consoleUserInviteRoutes } from './routes/console/users-invite.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -224,6 +225,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleApplicationMoveRoutes(deps, api),
           consoleSettingsRoutes(deps, api),
           consoleUserRoutes(deps, api),
+          consoleUserInviteRoutes(deps, api),
           consoleOperatorRoutes(deps, api),
           consoleAuditRoutes(deps, api),
         ]),
