@@ -74,10 +74,11 @@ ${csrf}
 ${input('email', 'Email', 'email', values.email, problems.email)}
 ${input('name', 'Name', 'text', values.name, problems.name)}
 <p class="hint">The user signs in with a code sent to this address; no password is set.</p>
-<label class="check" for="invite"><input type="checkbox" id="invite" name="invite" value="1" aria-describedby="invite-hint"${
+<label class="check" for="invite"><input type="checkbox" id="invite" name="invite" value="1"${
     values.invite ? ' checked' : ''
-  }> Send a sign-in link by email</label>
-<p id="invite-hint" class="hint">The mail links to the tenant's account page with the address filled in; it holds no secret.</p>
+  } aria-describedby="invite-hint"> Send a sign-in link by email</label>
+<p id="invite-hint" class="hint">The mail links to the tenant's account page with the address filled in; it
+holds no secret.</p>
 <button type="submit">Create user</button>
 </form>
 <p><a href="${esc(cancel)}">Cancel</a></p>`;

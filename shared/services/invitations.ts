@@ -75,7 +75,7 @@ export class InvitationService {
           'user_disabled',
           `User ${userId} is disabled and could not sign in: enable them first, then invite them.`,
         );
-      const claimed = user.standard_claims?.locale;
+      const claimed: unknown = user.standard_claims?.locale;
       const locale = typeof claimed === 'string' ? negotiateLocale(claimed) : undefined;
       const url = signInLink(opts.issuer, tenantId, user.email, locale);
       const mailId = await this.deps.outbox.enqueueEmail(tx, {

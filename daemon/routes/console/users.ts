@@ -227,9 +227,14 @@ async function detail(deps: AppDeps, kit: ConsoleKit, ctx: Ctx, op: Operator, t:
       ? `<p role="status">A sign-in link to ${esc(u.email)} is queued; the outbox delivers it.</p>\n`
       : '';
   const link = (move: string, text: string) => `<a class="button secondary" href="${esc(here)}/${move}">${text}</a>`;
+  // A disabled user could not sign in: no invitation is offered until they are enabled.
+  const status =
+    u.status === 'disabled'
+      ? link('enable', 'Enable user…')
+      : `${link('invite', 'Send a sign-in link…')}\n${link('disable', 'Disable user…')}`;
   const moves = mayWrite(op.access, t.id)
     ? `<h2>Actions</h2>
-${u.status === 'disabled' ? link('enable', 'Enable user…') : `${link('invite', 'Send a sign-in link…')}\n${link('disable', 'Disable user…')}`}
+${status}
 ${link('sign-out', 'Sign out everywhere…')}
 ${link('delete', 'Delete user…')}`
     : '';

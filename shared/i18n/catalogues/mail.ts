@@ -161,7 +161,8 @@ export const mail: AreaCatalogue = {
       'Sie erhalten einen Code an diese Adresse, mit dem Sie zeigen, dass sie Ihnen gehört; ein Passwort gibt es ' +
       'nicht. Wenn Sie das nicht erwartet haben, ignorieren Sie diese Nachricht.\n',
     'mail.invitation.html':
-      '<p>Eine Administratorin oder ein Administrator von {{tenant_name}} lädt Sie ein, sich an Ihrem Konto anzumelden.</p>' +
+      '<p>Eine Administratorin oder ein Administrator von {{tenant_name}} lädt Sie ein, ' +
+      'sich an Ihrem Konto anzumelden.</p>' +
       '<p><a href="{{sign_in_url}}" style="color:{{primary_color}}"><strong>Anmelden</strong></a> ' +
       'mit Ihrer Adresse {{email}}.</p>' +
       '<p>Sie erhalten einen Code an diese Adresse, mit dem Sie zeigen, dass sie Ihnen gehört; ein Passwort gibt es ' +
