@@ -85,6 +85,7 @@ import { consoleTenantAdminRoutes } from './routes/console/tenants-admin.js';
 import { consoleOperationRoutes } from './routes/console/operations.js';
 import { consoleApprovalRoutes } from './routes/console/operations-approvals.js';
 import { consoleAgentGrantRoutes } from './routes/console/operations-agents.js';
+import { consoleUserInviteRoutes } from './routes/console/users-invite.js';
 import { landingRoutes } from './routes/landing.js';
 import { changeAddressRoutes } from './routes/oauth/change-address.js';
 import { userLifecycleRoutes } from './routes/admin/user-lifecycle.js';
@@ -230,6 +231,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleApplicationMoveRoutes(deps, api),
           consoleSettingsRoutes(deps, api),
           consoleUserRoutes(deps, api),
+          consoleUserInviteRoutes(deps, api),
           consoleOperatorRoutes(deps, api),
           consoleOperationRoutes(deps, api),
           consoleApprovalRoutes(deps, api),

@@ -20,6 +20,7 @@ import { MailTemplateService } from './services/mail-templates.js';
 import { RbacService } from './services/rbac/index.js';
 import { GroupService } from './services/rbac/groups.js';
 import { OperatorService } from './services/console/operators.js';
+import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
@@ -107,6 +108,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get operators(): OperatorService {
     const d = { directory: () => this.directory, provisioning: () => this.provisioning, rbac: () => this.rbac };
     return (this.#made.operators ??= new OperatorService(this.ds, d));
+  }
+
+  /** Invitations: a user mailed a sign-in link to the tenant's account page (docs/directory.md). */
+  get invitations(): InvitationService {
+    const d = { outbox: this.outbox, templates: this.mailTemplates };
+    return (this.#made.invitations ??= new InvitationService(this.ds, d));
   }
 }
 

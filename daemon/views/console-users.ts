@@ -61,7 +61,7 @@ ${problem ? `<p id="${name}-error" class="error">${esc(problem)}</p>` : ''}`;
 export function createForm(
   action: string,
   csrf: string,
-  values: { email: string; name: string },
+  values: { email: string; name: string; invite?: boolean },
   problems: Record<string, string> = {},
   cancel: string,
 ): string {
@@ -74,6 +74,11 @@ ${csrf}
 ${input('email', 'Email', 'email', values.email, problems.email)}
 ${input('name', 'Name', 'text', values.name, problems.name)}
 <p class="hint">The user signs in with a code sent to this address; no password is set.</p>
+<label class="check" for="invite"><input type="checkbox" id="invite" name="invite" value="1"${
+    values.invite ? ' checked' : ''
+  } aria-describedby="invite-hint"> Send a sign-in link by email</label>
+<p id="invite-hint" class="hint">The mail links to the tenant's account page with the address filled in; it
+holds no secret.</p>
 <button type="submit">Create user</button>
 </form>
 <p><a href="${esc(cancel)}">Cancel</a></p>`;

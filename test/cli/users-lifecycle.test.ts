@@ -1,5 +1,6 @@
 /**
- * `iam users disable|enable|signout|delete` (docs/cli.md): the moves and their --json results;
+ * `iam users disable|enable|signout|delete|invite` (docs/cli.md): the moves and their --json results
+ * (an invitation of a disabled user refused);
  * a delete whose typed address is not the user's exits non-zero and deletes nothing; the
  * address typed on stdin confirms it.
  */
@@ -23,7 +24,13 @@ test('disable, enable, signout, and delete with typed confirmation', async (t) =
 
   t.like(await iamJson(db, ['users', 'disable', ...U]), { id: user.id, status: 'disabled', changed: true });
   t.is(await status(), 'disabled');
+  const refused = await iam(db, ['users', 'invite', ...U, '--json']);
+  t.is(refused.code, 1);
+  t.is(JSON.parse(refused.stdout).error, 'user_disabled');
   t.like(await iamJson(db, ['users', 'enable', ...U]), { status: 'active', changed: true });
+  const invited = await iamJson(db, ['users', 'invite', ...U]);
+  t.like(invited, { user_id: user.id, tenant_id: tenant.id });
+  t.regex(String(invited.sign_in_url), /\/account\/sign-in\?tenant=.+&login_hint=dora%40example\.com$/);
   t.like(await iamJson(db, ['users', 'signout', ...U]), { status: 'active', sessions_ended: 0 });
 
   const wrong = await iam(db, ['users', 'delete', ...U, '--confirm', 'someone@example.com', '--json']);
@@ -44,6 +51,7 @@ test('disable, enable, signout, and delete with typed confirmation', async (t) =
     'user.delete',
     'user.disable',
     'user.enable',
+    'user.invite',
     'user.sign_out',
   ]);
 });

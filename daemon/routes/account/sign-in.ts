@@ -7,7 +7,8 @@
  *   link an app gives its users), or the only tenant of a single-tenant deployment.
  * - GET /account/sign-in?tenant=…: a fresh `state` and code verifier in a short-lived HttpOnly
  *   cookie of this browser, then 303 to /authorize (a same-origin URL built here, never one
- *   taken from the request).
+ *   taken from the request). `login_hint` and `ui_locales`, when given (an invitation's link),
+ *   are passed on as the request's hints: the login page opens with the address filled in.
  * - GET /account/callback: the `state` must equal the cookie's (constant-time; RFC 6749
  *   §10.12, the CSRF defence of a redirect URI), the code is redeemed with the verifier, and
  *   the code's session must be this browser's own session cookie, which the sign-in just set:
@@ -31,6 +32,8 @@ const FLOW_COOKIE = 'account_signin';
 /** As long as a sign-in may take (the authorization request lives as long). */
 const FLOW_TTL_SECONDS = 15 * 60;
 const TENANT_ID = /^[A-Za-z0-9_-]{1,40}$/;
+/** A hint longer than /authorize keeps (320 characters of login_hint) is dropped, not cut. */
+const HINT_MAX = 320;
 
 const same = (a: string, b: string) => {
   const x = Buffer.from(a);
@@ -120,6 +123,12 @@ ${retry}`,
       code_challenge: pkceChallenge(verifier),
       code_challenge_method: 'S256',
     });
+    // An invitation's link (shared/services/invitations.ts) names the address and the language:
+    // passed on as OIDC Core §3.1.2.1 hints, which /authorize bounds and treats as preferences.
+    for (const hint of ['login_hint', 'ui_locales'] as const) {
+      const v = ctx.query[hint];
+      if (typeof v === 'string' && v && v.length <= HINT_MAX) q.set(hint, v);
+    }
     ctx.status = 303;
     // The issuer's own /authorize: same origin, built from configuration only.
     ctx.redirect(`${issuer}/authorize?${q}`);

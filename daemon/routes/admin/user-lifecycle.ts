@@ -1,6 +1,7 @@
 /**
  * A user's lifecycle moves for an operator (docs/directory.md, "Users: disable, sign out
- * everywhere, delete (erasure)"): disable, enable, sign out everywhere, erase. The tenant is in
+ * everywhere, delete (erasure)"): disable, enable, sign out everywhere, erase; and the
+ * invitation, a mail with a sign-in link (docs/directory.md, "Users: invite"). The tenant is in
  * the path: a tenant admin reaches its own tenant, a platform admin any; another tenant's user
  * is 404, as an unknown one.
  */
@@ -30,6 +31,13 @@ export const UserErasureView = z.object({
   deleted: z.literal(true),
   pseudonym: z.string().describe('the keyed pseudonym recorded in the audit event (docs/directory.md)'),
   erased: z.record(z.string(), z.number().int()).describe('rows deleted (or pseudonymised) per table'),
+});
+
+export const InvitationView = z.object({
+  user_id: z.string(),
+  tenant_id: z.string(),
+  mail_id: z.string().describe('the outbox entry of the mail (iam outbox list)'),
+  sign_in_url: z.string().describe("the link the mail carries: the account page's sign-in, no secret in it"),
 });
 
 const errors = {
@@ -79,6 +87,31 @@ export function userLifecycleRoutes(deps: AppDeps, api: ApiRegistry): Router<App
               : await s.signOut(tid, userId, actor);
       },
     );
+
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: `${userPath}/invite`,
+      summary:
+        "Mail a user a sign-in link to the tenant's account page, the address filled in (no secret in it: the " +
+        'user still proves the address with an email code); queued in the outbox, so 202',
+      ...common,
+      responses: {
+        202: { description: 'the mail is queued (the outbox delivers it)', schema: InvitationView },
+        ...errors,
+        409: {
+          description: 'the user is disabled (user_disabled), or the tenant is not active (tenant_not_active)',
+          schema: ErrorObject,
+        },
+      },
+    },
+    async (ctx) => {
+      const { tenantId: tid, userId } = ctx.state.guard.params;
+      ctx.body = await deps.invitations.invite(tid, userId, actorOf(ctx), { issuer: deps.config.issuer });
+      ctx.status = 202; // RFC 9110 §15.3.3: accepted; the outbox sends the mail after the commit
+    },
+  );
 
   api.add(
     router,

@@ -49,7 +49,7 @@ const WHAT: Record<Move, { title: string; happens: string }> = {
 };
 
 /** The user of the path in the tenant, or undefined (unknown, or another tenant's: alike). */
-async function userOf(deps: AppDeps, tenantId: string, userId: string): Promise<UserDetail | undefined> {
+export async function userOf(deps: AppDeps, tenantId: string, userId: string): Promise<UserDetail | undefined> {
   if (!USER_ID.test(userId)) return undefined;
   try {
     return (await deps.userDirectory.get(tenantId, userId)).user;

@@ -10,7 +10,8 @@
  *   read for that user: live sessions and their devices, passkeys, consents, sign-in history.
  * - GET/POST …/users/new: DirectoryService.createUser, as POST /api/admin/tenants/{id}/users,
  *   with the operator as the audited actor; a refusal is shown next to its field (status 400,
- *   409 for an address taken).
+ *   409 for an address taken). With "Send a sign-in link by email" checked, then
+ *   InvitationService.invite, as POST …/users/{id}/invite (users-invite.ts has the user page's move).
  */
 import Router from '@koa/router';
 import { ApiError } from '../../../shared/errors.js';
@@ -114,7 +115,7 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     op: Operator,
     t: { id: string; name: string },
     status: number,
-    values = { email: '', name: '' },
+    values: { email: string; name: string; invite?: boolean } = { email: '', name: '' },
     problems: Record<string, string> = {},
   ) =>
     consolePage(ctx, {
@@ -148,16 +149,20 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
     const b = formOf(ctx);
     const values = { email: field(b, 'email'), name: field(b, 'name') };
+    const invite = field(b, 'invite') === '1';
     let id: string;
     try {
       id = (await deps.directory.createUser(t.id, values, actorOf(op))).id;
     } catch (e) {
       // Inline validation: the service's own sentence next to the field it names.
-      if (e instanceof ApiError && e.status < 500) return renderCreate(ctx, op, t, e.status, values, problemsOf(e));
+      if (e instanceof ApiError && e.status < 500)
+        return renderCreate(ctx, op, t, e.status, { ...values, invite }, problemsOf(e));
       throw e;
     }
+    // Create, then invite (the admin API's two calls, in that order): the user exists either way.
+    if (invite && !(await inviteAfterCreate(deps, kit, ctx, op, t.id, id))) return;
     ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(userPath(t.id, id));
+    ctx.redirect(invite ? `${userPath(t.id, id)}?invited=1` : userPath(t.id, id));
   });
 
   api.page(router, { method: 'get', path: `${base}/:userId` }, async (ctx) => {
@@ -170,6 +175,32 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
 
   consoleUserMoveRoutes(deps, api, router, kit);
   return router;
+}
+
+/**
+ * The invitation of a user just created (InvitationService.invite, as POST …/users/{id}/invite).
+ * A refusal says the user was created all the same, with the service's sentence and a link to
+ * the user's page (where "Send a sign-in link…" can try again).
+ */
+async function inviteAfterCreate(
+  deps: AppDeps,
+  kit: ConsoleKit,
+  ctx: Ctx,
+  op: Operator,
+  tenantId: string,
+  userId: string,
+): Promise<boolean> {
+  try {
+    await deps.invitations.invite(tenantId, userId, actorOf(op), { issuer: deps.config.issuer });
+    return true;
+  } catch (e) {
+    if (!(e instanceof ApiError && e.status < 500)) throw e;
+    const html =
+      `The user was created, but no sign-in link was sent: ${esc(e.message)} ` +
+      `<a href="${esc(userPath(tenantId, userId))}">Open the user</a>.`;
+    kit.refuse(ctx, op, e.status, 'User created, not invited', html, CURRENT);
+    return false;
+  }
 }
 
 /** A user's page: each panel from the service that holds it. Another tenant's user is 404. */
@@ -190,10 +221,20 @@ async function detail(deps: AppDeps, kit: ConsoleKit, ctx: Ctx, op: Operator, t:
     `<p class="hint">The ${SIGN_INS_SHOWN} latest; ` +
     `<code>iam sign-ins list --tenant ${esc(t.id)} --user ${esc(u.id)}</code> pages further.</p>`;
   const here = userPath(t.id, u.id);
+  // After an invitation (303 here with ?invited=1): the mail is in the outbox, not yet delivered.
+  const invited =
+    ctx.query.invited === '1'
+      ? `<p role="status">A sign-in link to ${esc(u.email)} is queued; the outbox delivers it.</p>\n`
+      : '';
   const link = (move: string, text: string) => `<a class="button secondary" href="${esc(here)}/${move}">${text}</a>`;
+  // A disabled user could not sign in: no invitation is offered until they are enabled.
+  const status =
+    u.status === 'disabled'
+      ? link('enable', 'Enable user…')
+      : `${link('invite', 'Send a sign-in link…')}\n${link('disable', 'Disable user…')}`;
   const moves = mayWrite(op.access, t.id)
     ? `<h2>Actions</h2>
-${u.status === 'disabled' ? link('enable', 'Enable user…') : link('disable', 'Disable user…')}
+${status}
 ${link('sign-out', 'Sign out everywhere…')}
 ${link('delete', 'Delete user…')}`
     : '';
@@ -203,7 +244,7 @@ ${link('delete', 'Delete user…')}`
     user: op.user,
     body: `${tenantTabs(t, '/users')}
 <p><a href="${esc(userPath(t.id))}">All users</a></p>
-<h2>Profile</h2>
+${invited}<h2>Profile</h2>
 ${profilePanel(u)}
 <h2>Sessions and devices</h2>
 ${devicesPanel(devices)}

@@ -67,6 +67,18 @@ export const mail: AreaCatalogue = {
     'mail.data_export_ready.html':
       '<p>The export of your data you asked for ({{export_id}}) is ready.</p>' +
       '<p>Fetch it with GET /api/user/data-export/{{export_id}} within 24 hours; after that it is deleted.</p>',
+    'mail.invitation.subject': 'You are invited to sign in to {{tenant_name}}',
+    'mail.invitation.text':
+      'An administrator of {{tenant_name}} invites you to sign in to your account at {{issuer_host}}.\n\n' +
+      'Sign in here with your address, {{email}}:\n{{sign_in_url}}\n\n' +
+      'You will be sent a code to this address to prove it is yours; there is no password. ' +
+      'If you did not expect this, ignore this message.\n',
+    'mail.invitation.html':
+      '<p>An administrator of {{tenant_name}} invites you to sign in to your account.</p>' +
+      '<p><a href="{{sign_in_url}}" style="color:{{primary_color}}"><strong>Sign in</strong></a> ' +
+      'with your address, {{email}}.</p>' +
+      '<p>You will be sent a code to this address to prove it is yours; there is no password. ' +
+      'If you did not expect this, ignore this message.</p>',
   },
   de: {
     'mail.layout.support': 'Brauchen Sie Hilfe? Schreiben Sie uns:',
@@ -141,6 +153,20 @@ export const mail: AreaCatalogue = {
       '<p>Der von Ihnen angeforderte Export Ihrer Daten ({{export_id}}) ist bereit.</p>' +
       '<p>Rufen Sie ihn innerhalb von 24 Stunden mit GET ' +
       '/api/user/data-export/{{export_id}} ab; danach wird er gelöscht.</p>',
+    'mail.invitation.subject': 'Einladung zur Anmeldung bei {{tenant_name}}',
+    'mail.invitation.text':
+      'Eine Administratorin oder ein Administrator von {{tenant_name}} lädt Sie ein, sich bei ' +
+      '{{issuer_host}} an Ihrem Konto anzumelden.\n\n' +
+      'Melden Sie sich hier mit Ihrer Adresse {{email}} an:\n{{sign_in_url}}\n\n' +
+      'Sie erhalten einen Code an diese Adresse, mit dem Sie zeigen, dass sie Ihnen gehört; ein Passwort gibt es ' +
+      'nicht. Wenn Sie das nicht erwartet haben, ignorieren Sie diese Nachricht.\n',
+    'mail.invitation.html':
+      '<p>Eine Administratorin oder ein Administrator von {{tenant_name}} lädt Sie ein, ' +
+      'sich an Ihrem Konto anzumelden.</p>' +
+      '<p><a href="{{sign_in_url}}" style="color:{{primary_color}}"><strong>Anmelden</strong></a> ' +
+      'mit Ihrer Adresse {{email}}.</p>' +
+      '<p>Sie erhalten einen Code an diese Adresse, mit dem Sie zeigen, dass sie Ihnen gehört; ein Passwort gibt es ' +
+      'nicht. Wenn Sie das nicht erwartet haben, ignorieren Sie diese Nachricht.</p>',
   },
   fr: {
     'mail.layout.support': 'Besoin d’aide ? Contactez-nous :',
@@ -206,5 +232,17 @@ export const mail: AreaCatalogue = {
     'mail.data_export_ready.html':
       '<p>L’export de vos données que vous avez demandé ({{export_id}}) est prêt.</p>' +
       '<p>Récupérez-le avec GET /api/user/data-export/{{export_id}} dans les 24 heures ; il sera ensuite supprimé.</p>',
+    'mail.invitation.subject': 'Invitation à vous connecter à {{tenant_name}}',
+    'mail.invitation.text':
+      'Un administrateur de {{tenant_name}} vous invite à vous connecter à votre compte sur {{issuer_host}}.\n\n' +
+      'Connectez-vous ici avec votre adresse, {{email}} :\n{{sign_in_url}}\n\n' +
+      'Un code vous sera envoyé à cette adresse pour prouver qu’elle est la vôtre ; il n’y a pas de mot de passe. ' +
+      'Si vous ne vous y attendiez pas, ignorez ce message.\n',
+    'mail.invitation.html':
+      '<p>Un administrateur de {{tenant_name}} vous invite à vous connecter à votre compte.</p>' +
+      '<p><a href="{{sign_in_url}}" style="color:{{primary_color}}"><strong>Se connecter</strong></a> ' +
+      'avec votre adresse, {{email}}.</p>' +
+      '<p>Un code vous sera envoyé à cette adresse pour prouver qu’elle est la vôtre ; il n’y a pas de mot de passe. ' +
+      'Si vous ne vous y attendiez pas, ignorez ce message.</p>',
   },
 };

@@ -25,6 +25,7 @@ export const MAIL_KINDS = {
   email_changed_by_admin: ['new_email_masked'],
   approval_requested: ['action', 'resource_class', 'request_id', 'step_key', 'expires_at'],
   data_export_ready: ['export_id'],
+  invitation: ['sign_in_url', 'email'],
 } as const satisfies Record<string, readonly string[]>;
 
 export type MailKind = keyof typeof MAIL_KINDS;
@@ -181,4 +182,6 @@ export const SAMPLE_VARS: Record<string, string> = {
   step_key: 'security',
   expires_at: '2030-01-01T00:00:00.000Z',
   export_id: 'dex_sample',
+  sign_in_url: 'https://id.example.com/account/sign-in?tenant=ten_sample&login_hint=ada%40example.com',
+  email: 'ada@example.com',
 };
