@@ -11,7 +11,6 @@ import { ApiError } from '../../../shared/errors.js';
 import type { UserDetail } from '../../../shared/services/users.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, tenantTabs } from '../../views/console.js';
 import { userPath } from '../../views/console-users.js';
 import { esc } from '../../views/html.js';
 import { actorOf, confirmField, field, formOf, operatorOf, type ConsoleKit, type Ctx } from './kit.js';
@@ -72,29 +71,25 @@ export function consoleUserMoveRoutes(
     const path = `/console/tenants/:tenantId/users/:userId/${move}`;
     const what = WHAT[move];
 
-    api.page(router, { method: 'get', path }, async (ctx) => {
-      const op = await operatorOf(deps, ctx);
-      if (!op) return;
-      const t = await kit.tenantOf(ctx, op);
-      if (!t) return;
-      const u = await userOf(deps, t.id, ctx.params.userId ?? '');
-      if (!u) return notFound(ctx, op);
-      const back = userPath(t.id, u.id);
-      consolePage(ctx, {
-        title: what.title,
-        current: CURRENT,
-        user: op.user,
-        body: `${tenantTabs(t, '/users')}
-<p>${esc(what.title)} <strong>${esc(u.email)}</strong> (${esc(u.name)}, <code>${esc(u.id)}</code>, now
-${esc(u.status)}). ${esc(what.happens)}</p>
-<form method="post" action="${esc(back)}/${move}">
-${kit.csrfField(op)}
-${move === 'delete' ? confirmField(u.email, "the user's email address") : ''}
-<button type="submit">${esc(what.title)}</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-      });
-    });
+    api.page(
+      router,
+      { method: 'get', path },
+      kit.read(async (ctx, op, t) => {
+        const u = await userOf(deps, t.id, ctx.params.userId ?? '');
+        if (!u) return notFound(ctx, op);
+        const back = userPath(t.id, u.id);
+        kit.confirm(ctx, op, t, {
+          section: '/users',
+          title: what.title,
+          intro: `${esc(what.title)} <strong>${esc(u.email)}</strong> (${esc(u.name)}, <code>${esc(u.id)}</code>, now
+${esc(u.status)}). ${esc(what.happens)}`,
+          action: `${back}/${move}`,
+          fields: move === 'delete' ? confirmField(u.email, "the user's email address") : undefined,
+          button: what.title,
+          back,
+        });
+      }),
+    );
 
     api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
       const op = await operatorOf(deps, ctx);
@@ -125,8 +120,7 @@ ${move === 'delete' ? confirmField(u.email, "the user's email address") : ''}
         // Another tenant's user or one just erased: the service's 404, in its own sentence.
         return kit.failed(ctx, op, e, what.title, CURRENT);
       }
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(move === 'delete' ? userPath(t.id) : userPath(t.id, userId));
+      kit.done(ctx, move === 'delete' ? userPath(t.id) : userPath(t.id, userId));
     });
   }
 }
