@@ -124,6 +124,20 @@ export class ScopedAgentGrants {
     );
   }
 
+  /**
+   * The revoke's write: status `revoked` and the generation raised by one (every token of the
+   * grant is then below it, so introspection refuses them all at once), guarded by the
+   * generation read and the `active` status: 0 when a concurrent update or revoke got there first.
+   */
+  revoke(id: string, expectGeneration: number, now: number): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE agent_grants SET status = 'revoked', generation = generation + 1, updated_at = ?
+        WHERE tenant_id = ? AND id = ? AND generation = ? AND status = 'active'`,
+      [now, this.s.tenantId, id, expectGeneration],
+    );
+  }
+
   // ---- consents ----
 
   async insertConsent(grantId: string, version: number, now: number): Promise<void> {

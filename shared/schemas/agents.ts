@@ -90,6 +90,20 @@ const AgentGrantFields = z.object({
 export const AgentGrantView = AgentGrantFields.loose();
 export type AgentGrantView = z.output<typeof AgentGrantFields>;
 
+/**
+ * What a revoke answers (POST /api/admin/agent-grants/{id}/revoke, docs/agents.md "Revoke"):
+ * the grant as served, now `revoked` with its raised generation, and the revocation it queued.
+ */
+const AgentGrantRevokeFields = AgentGrantFields.extend({
+  token_families_pending_revocation: z
+    .number()
+    .int()
+    .describe('unexpired token families of the grant the outbox job will record as revoked'),
+  revocation_outbox_id: z.string().describe('the agent_grant.revoke_families outbox entry written with the revoke'),
+});
+export const AgentGrantRevokeResult = AgentGrantRevokeFields.loose();
+export type AgentGrantRevokeResult = z.output<typeof AgentGrantRevokeFields>;
+
 /** The spec's "Agent grant update result" (PATCH). */
 const AgentGrantUpdateFields = z.object({
   grant_id: z.string(),

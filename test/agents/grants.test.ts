@@ -2,7 +2,9 @@
  * Agent grants: POST, GET, PATCH per the interface (bounds, immutable fields, the four
  * ceilings), the one-transaction effects (generation, consent, revocation outbox entry,
  * audit), tokens bound to a grant, and the outbox job revoking the older generation's token
- * families so introspection answers active: false. A refused PATCH changes nothing.
+ * families so introspection answers active: false. A refused PATCH changes nothing. A revoke
+ * ends a grant for good: its tokens refused at once, at introspection and as a token exchange's
+ * subject, no new one issued.
  */
 import test from 'ava';
 import { RbacTokens } from '../../shared/services/rbac-tokens.js';
@@ -22,6 +24,7 @@ import { KeyService } from '../../shared/services/keys.js';
 import { TokenService } from '../../shared/services/tokens.js';
 import type { Tx } from '../../shared/db/index.js';
 import { until } from '../helpers/poll.js';
+import { AT, exchange, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -523,3 +526,96 @@ test.serial('auth purge deletes the records of expired agent grant tokens only',
     ['jti_purge_live'],
   );
 });
+
+test.serial(
+  'revoke: 200 revoked, every token inactive at once and refused as an exchange subject, no new token; ' +
+    "again 409; another tenant's grant 404",
+  async (t) => {
+    // An agent that may also exchange its tokens (RFC 8693), and a grant of another tenant.
+    const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+    const now = Date.now();
+    const other = (await provisioning.createTenant({ name: 'Other' }, { type: 'system', id: 'test' })).tenant.id;
+    const foreignId = `aag_foreign_${now}`;
+    const te = await directory.createClient(
+      s.tenantId,
+      { name: 'exchanging agent', grant_types: ['client_credentials', TE_GRANT], scopes: ['tools'] },
+      { type: 'system', id: 'test' },
+    );
+    await ds.query(
+      `INSERT INTO agent_grants (id, tenant_id, client_id, grantor_user_id, delegator_user_id, machine_principal_id,
+         authorization_details, purpose, expires_at, status, generation, consent_version, immutable_terms, ceilings,
+         created_at, updated_at)
+        VALUES (?, ?, 'x', 'usr_x', NULL, NULL, '[]', NULL, ?, 'active', 1, 1, '{}', '{}', ?, ?)`,
+      [foreignId, other, now + DAY, now, now],
+    );
+    await ds.destroy();
+    const agent = { clientId: te.client.client_id, secret: te.client_secret! };
+    await putSettings(d.url, admin, { enabled: true, allowedSubjectTokenTypes: ['access_token'] });
+    const id = await create({ client_id: agent.clientId });
+    const [tok1, tok2] = [
+      String((await agentToken(d.url, agent, id)).body.access_token),
+      String((await agentToken(d.url, agent, id)).body.access_token),
+    ];
+    t.true((await introspectAs(d.url, agent, tok1)).body.active, 'active, and cached');
+    const subject = { subject_token: tok2, subject_token_type: AT };
+    t.is((await exchange(d.url, agent, subject)).status, 200, 'exchangeable before the revoke');
+    // tok2's record is removed, so the outbox job never revokes its jti: only the raised
+    // generation can refuse it.
+    await sql(db.url, db.dir, 'DELETE FROM agent_grant_tokens WHERE jti = ?', [String(decodeJwt(tok2).jti)]);
+    const revoke = (gid: string, headers: Record<string, string> = {}) =>
+      api(d.url, 'POST', `/api/admin/agent-grants/${gid}/revoke`, { token: admin, headers });
+
+    const stale = await revoke(id, { 'if-match': '"g9-c1"' });
+    t.is(stale.status, 412);
+    const r = await revoke(id, { 'if-match': '"g1-c1"' });
+    t.is(r.status, 200, JSON.stringify(r.body));
+    t.like(r.body, { grant_id: id, status: 'revoked', generation: 2, consent_required: true });
+    t.is(r.body.token_families_pending_revocation, 1);
+    t.regex(r.body.revocation_outbox_id, /^obx_/);
+    t.is(r.headers.get('etag'), '"g2-c0"');
+
+    // At once, without waiting for the outbox job: introspection (through its cache) and the
+    // token exchange refuse the grant's tokens, and no new token is issued under it.
+    t.like((await introspectAs(d.url, agent, tok1)).body, { active: false });
+    const exchanged = await exchange(d.url, agent, subject);
+    t.is(exchanged.status, 400);
+    t.regex(String(exchanged.body.error_description), /agent grant that was revoked/);
+    const fresh = await agentToken(d.url, agent, id);
+    t.is(fresh.status, 400);
+    t.is(fresh.body.error, 'invalid_grant');
+    // Nothing moves a revoked grant: a second revoke, a PATCH and the grantor's consent are 409.
+    for (const again of [
+      await revoke(id),
+      await patch(id, { purpose: 'back' }),
+      await api(d.url, 'POST', `/api/account/agent-grants/${id}/consent`, {
+        headers: { cookie: await sessionCookie(db.url, db.dir, s.tenantId, a.grantor) },
+      }),
+    ]) {
+      t.is(again.status, 409);
+      t.is(again.body.error, 'agent_grant_not_active');
+    }
+    t.like((await api(d.url, 'GET', `/api/admin/agent-grants/${id}`, { token: admin })).body, {
+      status: 'revoked',
+      generation: 2,
+    });
+    t.is(
+      (await rows("SELECT id FROM audit_events WHERE action = 'agent_grant.revoke' AND target_id = ?", [id])).length,
+      1,
+    );
+    t.deepEqual(
+      await rows('SELECT consent_version FROM agent_grant_consents WHERE grant_id = ? AND revoked_at IS NULL', [id]),
+      [],
+    );
+    // The job then records tok1's revocation.
+    const jti1 = String(decodeJwt(tok1).jti);
+    t.true(
+      await until(async () => (await rows('SELECT jti FROM revoked_access_tokens WHERE jti = ?', [jti1])).length === 1),
+    );
+
+    // Another tenant's grant answers like an unknown one, and stays active.
+    t.is((await revoke(foreignId)).status, 404);
+    t.is((await grantRow(foreignId)).status, 'active');
+    t.is((await revoke('aag_nothing')).status, 404);
+    t.is((await revoke('grant_1')).status, 400);
+  },
+);

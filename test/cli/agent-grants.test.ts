@@ -1,6 +1,7 @@
 /**
- * `iam agent-grants create|update|show` with --json, against a real daemon: the agent's token
- * from before the update introspects active: false once the daemon's job revoked its family.
+ * `iam agent-grants create|update|show|revoke` with --json, against a real daemon: the agent's
+ * token from before the update introspects active: false once the daemon's job revoked its
+ * family; a revoked grant issues no token.
  */
 import test from 'ava';
 import { iam, iamJson } from '../helpers/cli.js';
@@ -27,7 +28,7 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-test.serial('create, show and update with --json; the old token is revoked by the daemon', async (t) => {
+test.serial('create, show, update and revoke with --json; the old token is revoked by the daemon', async (t) => {
   const T = ['--tenant', s.tenantId];
   const body = grantBody(a) as { ceilings: Record<string, unknown> };
   const created = await iamJson(db, [
@@ -97,4 +98,13 @@ test.serial('create, show and update with --json; the old token is revoked by th
   const missing = await iam(db, ['agent-grants', 'show', 'aag_nothing', ...T, '--json']);
   t.is(missing.code, 1);
   t.is(JSON.parse(missing.stdout).error, 'not_found');
+
+  // Revoke: the typed id must match; then the grant is revoked and issues no token.
+  const mismatch = await iam(db, ['agent-grants', 'revoke', id, ...T, '--confirm', 'aag_other', '--json']);
+  t.is(mismatch.code, 1);
+  t.is(JSON.parse(mismatch.stdout).error, 'confirmation_mismatch');
+  const revoked = await iamJson(db, ['agent-grants', 'revoke', id, ...T, '--confirm', id]);
+  t.like(revoked, { grant_id: id, status: 'revoked', generation: 3 });
+  t.regex(revoked.revocation_outbox_id, /^obx_/);
+  t.is((await agentToken(d.url, a.agent, id)).body.error, 'invalid_grant');
 });

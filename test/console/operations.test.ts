@@ -3,7 +3,7 @@
  * page 200 for a platform administrator and 404 for a tenant administrator on another tenant (page
  * and post), an auditor's posts 403; a notification state resolved through the admin API's
  * service, audited under the operator's user id; an approval step decided; a trust source polled
- * now; an agent grant narrowed; the overview's federation and job lag figures, linking to their pages.
+ * now; an agent grant narrowed and revoked; the overview's federation and job lag figures, linking to their pages.
  */
 import test from 'ava';
 import { buildServices, type Services } from '../../shared/container.js';
@@ -166,7 +166,7 @@ test('federation: sources with their polling state, "Poll now", and the overview
   t.regex(overview.text, new RegExp(`href="/console/tenants/${h.acme}/notifications"|<h2>Open notification states`));
 });
 
-test('agent grants: listed, and narrowed through the PATCH (generation up, consent needed again)', async (t) => {
+test('agent grants: listed, narrowed through the PATCH (generation up, consent needed again), then revoked', async (t) => {
   const d = svc.directory;
   const client = async (name: string) =>
     (await d.createClient(h.acme, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, system)).client
@@ -214,4 +214,31 @@ test('agent grants: listed, and narrowed through the PATCH (generation up, conse
   );
   t.is(ev?.actor_id, await adaId());
   t.regex((await h.page(list, ada)).text, /waits for the grantor’s consent/);
+
+  // Revoke: a dangerous move (a sign-in within five minutes) with the grant id typed.
+  const revoke = `${list}/${g.grant_id}/revoke`;
+  t.regex((await h.page(list, ada)).text, new RegExp(`<a href="${revoke}">Revoke…</a>`));
+  const aged = await h.signIn(OPERATORS.bob);
+  await h.ageSignIn(OPERATORS.bob);
+  t.is((await h.submit(aged, revoke, { confirm: g.grant_id })).status, 403, 'a sign-in over five minutes old');
+  const bob = await h.signIn(OPERATORS.bob);
+  const form = await h.page(revoke, bob);
+  t.regex(form.text, /Every token of the grant stops at once/);
+  t.is((await h.submit(bob, revoke, { confirm: 'aag_other' })).status, 400, 'the typed id must match');
+  t.is((await svc.agentGrants.get(h.acme, g.grant_id)).status, 'active');
+  const revoked = await h.submit(bob, revoke, { confirm: g.grant_id });
+  t.is(revoked.status, 303, revoked.text);
+  t.is(revoked.location, list);
+  t.is((await svc.agentGrants.get(h.acme, g.grant_id)).status, 'revoked');
+  const [rev] = await h.ds.query<{ actor_type: string; actor_id: string }[]>(
+    "SELECT actor_type, actor_id FROM audit_events WHERE action = 'agent_grant.revoke' AND target_id = ?",
+    [g.grant_id],
+  );
+  const [bobUser] = await h.ds.query<{ id: string }[]>('SELECT id FROM users WHERE email = ? AND tenant_id = ?', [
+    OPERATORS.bob,
+    h.platform,
+  ]);
+  t.deepEqual({ ...rev }, { actor_type: 'user', actor_id: bobUser.id });
+  t.notRegex((await h.page(list, ada)).text, /Revoke…/, 'nothing left to revoke or narrow');
+  t.is((await h.submit(bob, revoke, { confirm: g.grant_id })).status, 409, 'revoked already');
 });

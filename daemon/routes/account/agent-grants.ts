@@ -63,6 +63,7 @@ export function accountAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
         200: { description: 'the grant, consent_required false', schema: AgentGrantView, headers: ETAG_HEADER },
         ...errors,
         403: { description: 'cross-origin request', schema: ErrorObject },
+        409: { description: 'the grant was revoked (agent_grant_not_active)', schema: ErrorObject },
       },
     },
     async (ctx) => {

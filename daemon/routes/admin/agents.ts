@@ -3,6 +3,7 @@ import {
   AgentClientMetadataInput,
   AgentClientMetadataResult,
   AgentGrantIdParam,
+  AgentGrantRevokeResult,
   AgentGrantUpdateResult,
   AgentGrantView,
   ClientMetadataParam,
@@ -19,7 +20,7 @@ import { TenantQuery } from '../../route-declarations.js';
 import { actorOf } from './directory.js';
 
 /**
- * Agent grants (create, show, PATCH; the grantor's consent is renewed on the account surface,
+ * Agent grants (create, show, PATCH, revoke; the grantor's consent is renewed on the account surface,
  * routes/account/agent-grants.ts) and the agent-safe client metadata PUT
  * (docs/agents.md). Tenant: the token's own, or `?tenant_id=` for a platform admin.
  */
@@ -133,6 +134,51 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       // concurrent update 409; with it a client's stale read is 412 (RFC 9110 §13.1.1).
       const ifMatch = ctx.get('If-Match');
       const r = await deps.agentGrants.update(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx), {
+        ...(ifMatch ? { ifMatch } : {}),
+      });
+      ctx.set('ETag', agentGrantEtag(r.generation, !r.consent_required));
+      ctx.body = r;
+    },
+  );
+
+  api.add(
+    router,
+    {
+      method: 'post',
+      path: '/api/admin/agent-grants/:id/revoke',
+      operationId: 'revokeAgentGrant',
+      summary:
+        'Revoke an agent grant for good: status revoked and generation raised (every token of the grant ' +
+        'inactive at once), every consent revoked, the revocation outbox entry written, audited, in one ' +
+        'transaction. Optional If-Match header as for PATCH; the response carries the new ETag',
+      tags,
+      security: 'bearer',
+      tenant: 'query',
+      authenticate: auth,
+      scopes: ADMIN_SCOPES,
+      params: AgentGrantIdParam,
+      query: TenantQuery,
+      headers: [IF_MATCH_HEADER],
+      responses: {
+        200: {
+          description: 'the grant, status revoked, with the revocation it queued',
+          schema: AgentGrantRevokeResult,
+          headers: ETAG_HEADER,
+        },
+        400: e400,
+        ...bearerErrors('tenant'),
+        404: e404,
+        409: {
+          description: 'the grant is not active: already revoked (agent_grant_not_active); or a concurrent update',
+          schema: ErrorObject,
+        },
+        412: { description: 'If-Match does not match the current ETag (precondition_failed)', schema: ErrorObject },
+      },
+    },
+    async (ctx) => {
+      const t = ctx.state.tenant;
+      const ifMatch = ctx.get('If-Match');
+      const r = await deps.agentGrants.revoke(t, ctx.state.guard.params.id, actorOf(ctx), {
         ...(ifMatch ? { ifMatch } : {}),
       });
       ctx.set('ETag', agentGrantEtag(r.generation, !r.consent_required));

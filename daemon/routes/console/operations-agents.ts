@@ -6,8 +6,11 @@
  * grant's ETag as read by the form (If-Match, RFC 9110 §13.1.1: a grant changed meanwhile is
  * 412). The service decides what is allowed (every ceiling again, nothing beyond the consented
  * terms) and does what a PATCH does: the generation goes up, so every token of the grant stops at
- * once, and the grantor must consent again. Revoking a grant is not offered: the service has no
- * such move (`revoked` is reserved, docs/agents.md).
+ * once, and the grantor must consent again.
+ *
+ * Revoking is the admin API's revoke (AgentGrantService.revoke): a dangerous move (step-up) with
+ * the grant id typed to confirm, as `iam agent-grants revoke` asks for it. The grant is then
+ * `revoked` for good, every token of it stops at once and no new one is issued.
  */
 import Router from '@koa/router';
 import { agentGrantEtag, type AgentGrantView } from '../../../shared/services/agents/grants.js';
@@ -15,7 +18,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, operatorOf } from './kit.js';
+import { actorOf, confirmField, consoleKit, field, formOf, operatorOf } from './kit.js';
 import { CURRENT, found, sectionOf, when } from './operations.js';
 
 const LIST_MAX = 500;
@@ -61,17 +64,18 @@ export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
         label: 'State',
         cell: (g) =>
           `${esc(g.status)}, generation ${g.generation}` +
-          (g.consent_required ? '<br>waits for the grantor’s consent' : ''),
+          (g.status === 'active' && g.consent_required ? '<br>waits for the grantor’s consent' : ''),
         sort: (g) => g.status,
       },
       { key: 'expires', label: 'Expires (UTC)', cell: (g) => when(g.expires_at), sort: (g) => g.expires_at },
       {
         key: 'act',
         label: 'Action',
-        cell: (g) =>
-          g.status === 'active'
-            ? `<a href="${esc(`${base}/${encodeURIComponent(g.grant_id)}/narrow`)}">Narrow…</a>`
-            : '',
+        cell: (g) => {
+          if (g.status !== 'active') return '';
+          const at = `${base}/${encodeURIComponent(g.grant_id)}`;
+          return `<a href="${esc(`${at}/narrow`)}">Narrow…</a><br><a href="${esc(`${at}/revoke`)}">Revoke…</a>`;
+        },
       },
     ];
     consolePage(ctx, {
@@ -160,6 +164,56 @@ ${boxes}
     } catch (e) {
       // A ceiling or the consented terms refuse it (403), or it changed meanwhile (409/412).
       return kit.failed(ctx, op, e, 'Narrow agent grant', CURRENT);
+    }
+    ctx.status = 303; // RFC 9110 §15.4.4
+    ctx.redirect(sectionOf(t.id, '/agent-grants'));
+  });
+
+  const revokePath = '/console/tenants/:tenantId/agent-grants/:grantId/revoke';
+  api.page(router, { method: 'get', path: revokePath }, async (ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return;
+    const t = await kit.tenantOf(ctx, op);
+    if (!t) return;
+    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+    if (!g) return;
+    const back = sectionOf(t.id, '/agent-grants');
+    const state =
+      g.status === 'active'
+        ? ''
+        : `<p role="alert">This grant is ${esc(g.status)} already: revoking it again is refused.</p>\n`;
+    consolePage(ctx, {
+      title: 'Revoke agent grant',
+      current: CURRENT,
+      user: op.user,
+      body: `${state}<p>Revoke grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
+<code>${esc(g.grantor_user_id)}</code>, which allows:<br>${detailsText(g)}</p>
+<p>Every token of the grant stops at once and the agent gets no new one under it. The grantor’s consent is
+revoked with it. This cannot be undone: the agent needs a new grant to act again.</p>
+<form method="post" action="${esc(`${back}/${encodeURIComponent(g.grant_id)}/revoke`)}">
+${kit.csrfField(op)}
+${confirmField(g.grant_id, 'the grant id')}
+<button type="submit">Revoke grant</button>
+</form>
+<p><a href="${esc(back)}">Cancel</a></p>`,
+    });
+  });
+
+  api.page(router, { method: 'post', path: revokePath, parser: 'form' }, async (ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (!op) return;
+    const t = await kit.tenantOf(ctx, op);
+    if (!t) return;
+    // The typed id is checked against the path's, before the grant is looked up (kit.ts).
+    const confirm = ctx.params.grantId ?? '';
+    if (!(await kit.guard(ctx, op, t.id, { dangerous: true, confirm, current: CURRENT }))) return;
+    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+    if (!g) return;
+    try {
+      await grants.revoke(t.id, g.grant_id, actorOf(op));
+    } catch (e) {
+      // Already revoked (409 agent_grant_not_active), or revoked concurrently (409 conflict).
+      return kit.failed(ctx, op, e, 'Revoke agent grant', CURRENT);
     }
     ctx.status = 303; // RFC 9110 §15.4.4
     ctx.redirect(sectionOf(t.id, '/agent-grants'));

@@ -6,7 +6,8 @@
  * consent version go up (which revokes the older generations' tokens at introspection at once),
  * the prior consent is revoked, a revocation outbox entry for the token families of older
  * generations is written, and an audit event records it. Renewed consent comes only from the
- * grantor's own session (daemon/routes/account/agent-grants.ts).
+ * grantor's own session (daemon/routes/account/agent-grants.ts). A revoke (revoke.ts) ends the
+ * grant for good.
  *
  * This file is the grant's lifecycle (its transactions, consent, tokens and their revocation);
  * what the terms may be is checked in terms.ts, and the served shape is declared once in
@@ -16,55 +17,18 @@ import { newId } from '../../crypto.js';
 import type { Database, Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
 import { TenantScope, type AgentGrantRow } from '../../repositories/index.js';
-import type { AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
+import type { AgentGrantRevokeResult, AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
 import { audit, type Actor } from '../audit.js';
 import type { Outbox } from '../outbox.js';
-import {
-  agentGrantEtag,
-  bad,
-  checkCeilings,
-  checkConsented,
-  ifMatchSatisfied,
-  parseCreate,
-  parsePatch,
-} from './terms.js';
+import { enqueueRevoke, OUTBOX_KIND_AGENT_GRANT_REVOKE, revokeGrant, type RevokePayload } from './revoke.js';
+import { bad, checkCeilings, checkConsented, parseCreate, parsePatch } from './terms.js';
+import { requireIfMatch, toView } from './view.js';
 
-export type { AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
+export type { AgentGrantRevokeResult, AgentGrantUpdateResult, AgentGrantView } from '../../schemas/agents.js';
 export { AGENT_GRANT_LIMITS, IMMUTABLE_FIELDS, agentGrantEtag, exceeds, ifMatchSatisfied } from './terms.js';
+export { OUTBOX_KIND_AGENT_GRANT_REVOKE } from './revoke.js';
 
 export const AGENT_GRANT_ID = /^aag_[A-Za-z0-9_-]{1,60}$/;
-export const OUTBOX_KIND_AGENT_GRANT_REVOKE = 'agent_grant.revoke_families';
-
-/** What the revocation outbox entry carries (sealed like every outbox payload). */
-interface RevokePayload {
-  tenantId: string;
-  grantId: string;
-  /** Families issued under a generation below this one are revoked. */
-  belowGeneration: number;
-}
-
-/** The row as served: its consent state read beside it, the immutable terms flat. */
-function toView(g: AgentGrantRow, liveConsent: boolean): AgentGrantView {
-  return {
-    grant_id: g.id,
-    tenant_id: g.tenant_id,
-    client_id: g.client_id,
-    grantor_user_id: g.grantor_user_id,
-    delegator_user_id: g.delegator_user_id,
-    machine_principal_id: g.machine_principal_id,
-    authorization_details: g.authorization_details,
-    purpose: g.purpose,
-    expires_at: g.expires_at,
-    status: g.status,
-    generation: g.generation,
-    consent_version: g.consent_version,
-    consent_required: !liveConsent,
-    ...g.immutable_terms,
-    ceilings: g.ceilings,
-    created_at: g.created_at,
-    updated_at: g.updated_at,
-  };
-}
 
 export interface AgentGrantServiceOptions {
   /**
@@ -157,6 +121,8 @@ export class AgentGrantService {
       const scope = new TenantScope(tx, tenantId);
       const g = await scope.agentGrants.get(id);
       if (!g || g.grantor_user_id !== grantorUserId) throw notFound(`Agent grant ${id}`);
+      // A revoked grant has nothing left to consent to (its consents were revoked with it).
+      if (g.status !== 'active') throw new ApiError(409, 'agent_grant_not_active', `Agent grant ${id} is ${g.status}.`);
       if (!(await scope.agentGrants.hasLiveConsent(id, g.consent_version))) {
         const now = Date.now();
         await scope.agentGrants.revokeConsentsBelow(id, g.consent_version, now);
@@ -196,17 +162,8 @@ export class AgentGrantService {
       const scope = new TenantScope(tx, tenantId);
       const g = await scope.agentGrants.get(id);
       if (!g) throw notFound(`Agent grant ${id}`);
-      // RFC 9110 §13.2.1: the precondition is evaluated before the content is processed, against
-      // the state this transaction read (the generation guard of the write below keeps it).
-      if (opts.ifMatch !== undefined) {
-        const current = agentGrantEtag(g.generation, await scope.agentGrants.hasLiveConsent(id, g.consent_version));
-        if (!ifMatchSatisfied(opts.ifMatch, current))
-          throw new ApiError(
-            412,
-            'precondition_failed',
-            "If-Match does not match the agent grant's current ETag; read the grant again (RFC 9110 §13.1.1).",
-          );
-      }
+      // RFC 9110 §13.2.1: the precondition first, before the body is looked at.
+      await requireIfMatch(scope, g, opts.ifMatch);
       const { details, purpose, expiresAt, now } = parsePatch(raw);
       if (g.status !== 'active') throw new ApiError(409, 'agent_grant_not_active', `Agent grant ${id} is ${g.status}.`);
       const after = {
@@ -232,7 +189,7 @@ export class AgentGrantService {
       // as this transaction commits, also for a token issued concurrently under the old one.
       await scope.agentGrants.revokeConsentsBelow(id, consentVersion, now);
       const pending = await scope.agentGrants.countLiveBelow(id, generation, now);
-      const outboxId = await this.enqueueRevoke(tx, { tenantId, grantId: id, belowGeneration: generation });
+      const outboxId = await enqueueRevoke(this.outbox, tx, { tenantId, grantId: id, belowGeneration: generation });
       await audit(tx, actor, {
         tenantId,
         action: 'agent_grant.update',
@@ -265,8 +222,22 @@ export class AgentGrantService {
     if (this.opts.failAfter === step) throw new Error(`injected failure after ${step}`);
   }
 
-  private enqueueRevoke(tx: Tx, p: RevokePayload): Promise<string> {
-    return this.outbox.enqueueSealed(tx, { tenantId: p.tenantId, kind: OUTBOX_KIND_AGENT_GRANT_REVOKE, payload: p });
+  /**
+   * POST /api/admin/agent-grants/{id}/revoke (docs/agents.md, "Revoke"): status `revoked`, the
+   * generation raised, every consent revoked, the revocation outbox entry and the audit event
+   * `agent_grant.revoke`, in one transaction (revoke.ts). A grant not `active` is 409
+   * `agent_grant_not_active`; `ifMatch` as for {@link update}.
+   */
+  async revoke(
+    tenantId: string,
+    id: string,
+    actor: Actor,
+    opts: { ifMatch?: string } = {},
+  ): Promise<AgentGrantRevokeResult> {
+    this.requireId(id);
+    const r = await revokeGrant(this.ds, this.outbox, tenantId, id, actor, opts);
+    this.outbox.kick();
+    return r;
   }
 
   /**
@@ -297,6 +268,17 @@ export class AgentGrantService {
         authorization_details: g.authorization_details,
       },
     };
+  }
+
+  /**
+   * Whether a token issued under `grantId` at `generation` still acts under the grant: the grant
+   * exists, is `active` and has not moved on (the same test introspection makes by generation).
+   * For a token presented other than at introspection (a token exchange's subject or actor token).
+   */
+  async tokenCurrent(tenantId: string, grantId: string, generation: number): Promise<boolean> {
+    if (!AGENT_GRANT_ID.test(grantId)) return false;
+    const g = await new TenantScope(this.ds, tenantId).agentGrants.get(grantId);
+    return !!g && g.status === 'active' && g.generation === generation;
   }
 
   /**

@@ -46,6 +46,18 @@ export function ownTokens(deps: GrantDeps) {
     if (claims.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} belongs to another tenant.`);
     if (await deps.oauth.isAccessTokenRevoked(client.tenant_id, String(claims.jti), claims.fid))
       throw new InvalidRequest(`The ${role} has been revoked.`);
+    // A token issued under an agent grant acts under it no longer once the grant is revoked or
+    // changed (its generation raised): refused at once, as introspection refuses it, not only
+    // after the outbox job has recorded its jti (docs/agents.md, "Revocation").
+    if (
+      typeof claims.agent_grant_id === 'string' &&
+      !(await deps.agentGrants.tokenCurrent(
+        client.tenant_id,
+        claims.agent_grant_id,
+        Number.isSafeInteger(claims.agent_grant_gen) ? Number(claims.agent_grant_gen) : -1,
+      ))
+    )
+      throw new InvalidRequest(`The ${role} was issued under an agent grant that was revoked or changed since.`);
     // A token outlives neither its client's active state nor its tenant (as at the bearer APIs).
     const owner = (await deps.directory.resolveClient(String(claims.client_id)))?.client;
     if (owner?.status !== 'active' || owner.tenant_id !== client.tenant_id)
