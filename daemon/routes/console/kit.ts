@@ -142,6 +142,8 @@ export interface WriteOptions {
 export interface ConfirmPage {
   section: string;
   title: string;
+  /** Said first, as an alert (trusted markup): why the move would be refused now. */
+  alert?: string;
   intro: string;
   action: string;
   fields?: string;
@@ -259,7 +261,7 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
         t,
         p.section,
         p.title,
-        `<p>${p.intro}</p>
+        `${p.alert ? `<p role="alert">${p.alert}</p>\n` : ''}<p>${p.intro}</p>
 <form method="post" action="${esc(p.action)}">
 ${kit.csrfField(op)}
 ${p.fields ? `${p.fields}\n` : ''}<button type="submit">${esc(p.button)}</button>

@@ -16,10 +16,10 @@ import Router from '@koa/router';
 import { agentGrantEtag, type AgentGrantView } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
+import { table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, confirmField, consoleKit, field, formOf, operatorOf } from './kit.js';
-import { CURRENT, found, sectionOf, when } from './operations.js';
+import { actorOf, confirmField, consoleKit, field, formOf, TENANTS } from './kit.js';
+import { found, sectionOf, when } from './operations.js';
 
 const LIST_MAX = 500;
 
@@ -43,181 +43,174 @@ export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
   const kit = consoleKit(deps);
   const grants = deps.agentGrants;
 
-  api.page(router, { method: 'get', path: '/console/tenants/:tenantId/agent-grants' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const base = sectionOf(t.id, '/agent-grants');
-    const columns: Column<AgentGrantView>[] = [
-      { key: 'id', label: 'Grant', cell: (g) => `<code>${esc(g.grant_id)}</code>`, sort: (g) => g.grant_id },
-      { key: 'client', label: 'Agent', cell: (g) => `<code>${esc(g.client_id)}</code>`, sort: (g) => g.client_id },
-      {
-        key: 'grantor',
-        label: 'Grantor',
-        cell: (g) => `<code>${esc(g.grantor_user_id)}</code>`,
-        sort: (g) => g.grantor_user_id,
-      },
-      { key: 'details', label: 'Allows', cell: detailsText },
-      {
-        key: 'state',
-        label: 'State',
-        cell: (g) =>
-          `${esc(g.status)}, generation ${g.generation}` +
-          (g.status === 'active' && g.consent_required ? '<br>waits for the grantor’s consent' : ''),
-        sort: (g) => g.status,
-      },
-      { key: 'expires', label: 'Expires (UTC)', cell: (g) => when(g.expires_at), sort: (g) => g.expires_at },
-      {
-        key: 'act',
-        label: 'Action',
-        cell: (g) => {
-          if (g.status !== 'active') return '';
-          const at = `${base}/${encodeURIComponent(g.grant_id)}`;
-          return `<a href="${esc(`${at}/narrow`)}">Narrow…</a><br><a href="${esc(`${at}/revoke`)}">Revoke…</a>`;
+  api.page(
+    router,
+    { method: 'get', path: '/console/tenants/:tenantId/agent-grants' },
+    kit.read(async (ctx, op, t) => {
+      const base = sectionOf(t.id, '/agent-grants');
+      const columns: Column<AgentGrantView>[] = [
+        { key: 'id', label: 'Grant', cell: (g) => `<code>${esc(g.grant_id)}</code>`, sort: (g) => g.grant_id },
+        { key: 'client', label: 'Agent', cell: (g) => `<code>${esc(g.client_id)}</code>`, sort: (g) => g.client_id },
+        {
+          key: 'grantor',
+          label: 'Grantor',
+          cell: (g) => `<code>${esc(g.grantor_user_id)}</code>`,
+          sort: (g) => g.grantor_user_id,
         },
-      },
-    ];
-    consolePage(ctx, {
-      title: `${t.name}: agent grants`,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/agent-grants')}
-${table(ctx.query, base, columns, await grants.list(t.id, LIST_MAX), {
-  caption: 'Agent grants, newest first',
-  empty:
-    'No agent grants. A grant is created through the admin API or <code>iam agent-grants create</code> ' +
-    '(docs/agents.md).',
-})}`,
-    });
-  });
-
-  const path = '/console/tenants/:tenantId/agent-grants/:grantId/narrow';
-  api.page(router, { method: 'get', path }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
-    if (!g) return;
-    const back = sectionOf(t.id, '/agent-grants');
-    const boxes = (g.authorization_details as Detail[])
-      .map((d, i) => {
-        const a = actionsOf(d);
-        const items = (a && a.length ? a : ['']).map((action, j) => {
-          const id = `keep-${i}-${j}`;
-          const label = action ? `<code>${esc(typeOf(d))}</code>: ${esc(action)}` : `<code>${esc(typeOf(d))}</code>`;
-          return `<input id="${id}" name="keep" type="checkbox" value="${esc(`${i}:${action}`)}" checked>
-<label for="${id}">${label}</label>`;
-        });
-        return `<fieldset><legend>Entry ${i + 1}</legend>${items.join('\n')}</fieldset>`;
-      })
-      .join('\n');
-    consolePage(ctx, {
-      title: 'Narrow agent grant',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Narrow grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
-<code>${esc(g.grantor_user_id)}</code>: untick what to take away (an entry with nothing left is removed). Every
-token of the grant stops at once, and the agent gets no new one until the grantor consents again.</p>
-<form method="post" action="${esc(`${back}/${encodeURIComponent(g.grant_id)}/narrow`)}">
-${kit.csrfField(op)}
-<input type="hidden" name="if_match" value="${esc(agentGrantEtag(g.generation, !g.consent_required))}">
-${boxes}
-<button type="submit">Narrow grant</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
-
-  api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
-    if (!g) return;
-    const b = formOf(ctx);
-    const keep = ticked(b.keep);
-    const before = g.authorization_details as Detail[];
-    // Only what the grant holds can be kept: a value the form did not offer selects nothing.
-    const after = before.flatMap((d, i) => {
-      const a = actionsOf(d);
-      if (!a || !a.length) return keep.has(`${i}:`) ? [d] : [];
-      const left = a.filter((x) => keep.has(`${i}:${x}`));
-      return left.length ? [{ ...d, actions: left }] : [];
-    });
-    const same = JSON.stringify(after) === JSON.stringify(before);
-    if (same || !after.length)
-      return kit.refuse(
+        { key: 'details', label: 'Allows', cell: detailsText },
+        {
+          key: 'state',
+          label: 'State',
+          cell: (g) =>
+            `${esc(g.status)}, generation ${g.generation}` +
+            (g.status === 'active' && g.consent_required ? '<br>waits for the grantor’s consent' : ''),
+          sort: (g) => g.status,
+        },
+        { key: 'expires', label: 'Expires (UTC)', cell: (g) => when(g.expires_at), sort: (g) => g.expires_at },
+        {
+          key: 'act',
+          label: 'Action',
+          cell: (g) => {
+            if (g.status !== 'active') return '';
+            const at = `${base}/${encodeURIComponent(g.grant_id)}`;
+            return `<a href="${esc(`${at}/narrow`)}">Narrow…</a><br><a href="${esc(`${at}/revoke`)}">Revoke…</a>`;
+          },
+        },
+      ];
+      kit.show(
         ctx,
         op,
-        400,
-        'Narrow agent grant',
-        same ? 'Nothing was unticked, so nothing changed.' : 'Keep at least one action: a grant allows something.',
-        CURRENT,
+        t,
+        '/agent-grants',
+        `${t.name}: agent grants`,
+        table(ctx.query, base, columns, await grants.list(t.id, LIST_MAX), {
+          caption: 'Agent grants, newest first',
+          empty:
+            'No agent grants. A grant is created through the admin API or <code>iam agent-grants create</code> ' +
+            '(docs/agents.md).',
+        }),
       );
-    const ifMatch = field(b, 'if_match');
-    try {
-      await grants.update(t.id, g.grant_id, { authorization_details: after }, actorOf(op), ifMatch ? { ifMatch } : {});
-    } catch (e) {
-      // A ceiling or the consented terms refuse it (403), or it changed meanwhile (409/412).
-      return kit.failed(ctx, op, e, 'Narrow agent grant', CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(sectionOf(t.id, '/agent-grants'));
-  });
+    }),
+  );
+
+  const path = '/console/tenants/:tenantId/agent-grants/:grantId/narrow';
+  api.page(
+    router,
+    { method: 'get', path },
+    kit.read(async (ctx, op, t) => {
+      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      if (!g) return;
+      const back = sectionOf(t.id, '/agent-grants');
+      const boxes = (g.authorization_details as Detail[])
+        .map((d, i) => {
+          const a = actionsOf(d);
+          const items = (a && a.length ? a : ['']).map((action, j) => {
+            const id = `keep-${i}-${j}`;
+            const label = action ? `<code>${esc(typeOf(d))}</code>: ${esc(action)}` : `<code>${esc(typeOf(d))}</code>`;
+            return `<input id="${id}" name="keep" type="checkbox" value="${esc(`${i}:${action}`)}" checked>
+<label for="${id}">${label}</label>`;
+          });
+          return `<fieldset><legend>Entry ${i + 1}</legend>${items.join('\n')}</fieldset>`;
+        })
+        .join('\n');
+      kit.confirm(ctx, op, t, {
+        section: '/agent-grants',
+        title: 'Narrow agent grant',
+        intro: `Narrow grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
+<code>${esc(g.grantor_user_id)}</code>: untick what to take away (an entry with nothing left is removed). Every
+token of the grant stops at once, and the agent gets no new one until the grantor consents again.`,
+        action: `${back}/${encodeURIComponent(g.grant_id)}/narrow`,
+        fields: `<input type="hidden" name="if_match" value="${esc(agentGrantEtag(g.generation, !g.consent_required))}">
+${boxes}`,
+        button: 'Narrow grant',
+        back,
+      });
+    }),
+  );
+
+  api.page(
+    router,
+    { method: 'post', path, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      if (!g) return;
+      const b = formOf(ctx);
+      const keep = ticked(b.keep);
+      const before = g.authorization_details as Detail[];
+      // Only what the grant holds can be kept: a value the form did not offer selects nothing.
+      const after = before.flatMap((d, i) => {
+        const a = actionsOf(d);
+        if (!a || !a.length) return keep.has(`${i}:`) ? [d] : [];
+        const left = a.filter((x) => keep.has(`${i}:${x}`));
+        return left.length ? [{ ...d, actions: left }] : [];
+      });
+      const same = JSON.stringify(after) === JSON.stringify(before);
+      if (same || !after.length)
+        return kit.refuse(
+          ctx,
+          op,
+          400,
+          'Narrow agent grant',
+          same ? 'Nothing was unticked, so nothing changed.' : 'Keep at least one action: a grant allows something.',
+          TENANTS,
+        );
+      const ifMatch = field(b, 'if_match');
+      try {
+        await grants.update(
+          t.id,
+          g.grant_id,
+          { authorization_details: after },
+          actorOf(op),
+          ifMatch ? { ifMatch } : {},
+        );
+      } catch (e) {
+        // A ceiling or the consented terms refuse it (403), or it changed meanwhile (409/412).
+        return kit.failed(ctx, op, e, 'Narrow agent grant', TENANTS);
+      }
+      kit.done(ctx, sectionOf(t.id, '/agent-grants'));
+    }),
+  );
 
   const revokePath = '/console/tenants/:tenantId/agent-grants/:grantId/revoke';
-  api.page(router, { method: 'get', path: revokePath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
-    if (!g) return;
-    const back = sectionOf(t.id, '/agent-grants');
-    const state =
-      g.status === 'active'
-        ? ''
-        : `<p role="alert">This grant is ${esc(g.status)} already: revoking it again is refused.</p>\n`;
-    consolePage(ctx, {
-      title: 'Revoke agent grant',
-      current: CURRENT,
-      user: op.user,
-      body: `${state}<p>Revoke grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
+  api.page(
+    router,
+    { method: 'get', path: revokePath },
+    kit.read(async (ctx, op, t) => {
+      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      if (!g) return;
+      const back = sectionOf(t.id, '/agent-grants');
+      kit.confirm(ctx, op, t, {
+        section: '/agent-grants',
+        title: 'Revoke agent grant',
+        alert: g.status === 'active' ? '' : `This grant is ${esc(g.status)} already: revoking it again is refused.`,
+        intro: `Revoke grant <code>${esc(g.grant_id)}</code> of agent <code>${esc(g.client_id)}</code> for
 <code>${esc(g.grantor_user_id)}</code>, which allows:<br>${detailsText(g)}</p>
 <p>Every token of the grant stops at once and the agent gets no new one under it. The grantor’s consent is
-revoked with it. This cannot be undone: the agent needs a new grant to act again.</p>
-<form method="post" action="${esc(`${back}/${encodeURIComponent(g.grant_id)}/revoke`)}">
-${kit.csrfField(op)}
-${confirmField(g.grant_id, 'the grant id')}
-<button type="submit">Revoke grant</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+revoked with it. This cannot be undone: the agent needs a new grant to act again.`,
+        action: `${back}/${encodeURIComponent(g.grant_id)}/revoke`,
+        fields: confirmField(g.grant_id, 'the grant id'),
+        button: 'Revoke grant',
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: revokePath, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
+  api.page(
+    router,
+    { method: 'post', path: revokePath, parser: 'form' },
     // The typed id is checked against the path's, before the grant is looked up (kit.ts).
-    const confirm = ctx.params.grantId ?? '';
-    if (!(await kit.guard(ctx, op, t.id, { dangerous: true, confirm, current: CURRENT }))) return;
-    const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
-    if (!g) return;
-    try {
-      await grants.revoke(t.id, g.grant_id, actorOf(op));
-    } catch (e) {
-      // Already revoked (409 agent_grant_not_active), or revoked concurrently (409 conflict).
-      return kit.failed(ctx, op, e, 'Revoke agent grant', CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(sectionOf(t.id, '/agent-grants'));
-  });
+    kit.write({ dangerous: true, confirm: (ctx) => ctx.params.grantId ?? '' }, async (ctx, op, t) => {
+      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      if (!g) return;
+      try {
+        await grants.revoke(t.id, g.grant_id, actorOf(op));
+      } catch (e) {
+        // Already revoked (409 agent_grant_not_active), or revoked concurrently (409 conflict).
+        return kit.failed(ctx, op, e, 'Revoke agent grant', TENANTS);
+      }
+      kit.done(ctx, sectionOf(t.id, '/agent-grants'));
+    }),
+  );
 
   return router;
 }

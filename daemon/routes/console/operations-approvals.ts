@@ -12,10 +12,9 @@ import Router from '@koa/router';
 import type { ApprovalRequestOut } from '../../../shared/schemas/approvals.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, tenantTabs } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, operatorOf } from './kit.js';
-import { CURRENT, found, sectionOf, when } from './operations.js';
+import { actorOf, consoleKit, field, formOf, TENANTS } from './kit.js';
+import { found, sectionOf, when } from './operations.js';
 
 const STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 const LIST_MAX = 200;
@@ -49,114 +48,102 @@ export function consoleApprovalRoutes(deps: AppDeps, api: ApiRegistry): Router<A
   const kit = consoleKit(deps);
   const { approvals } = deps;
 
-  api.page(router, { method: 'get', path: '/console/tenants/:tenantId/approvals' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const asked = typeof ctx.query.status === 'string' ? ctx.query.status : 'pending';
-    const status = (STATUSES as readonly string[]).includes(asked) ? (asked as (typeof STATUSES)[number]) : 'pending';
-    const base = sectionOf(t.id, '/approvals');
-    const { items, total } = await approvals.list(t.id, { status }, LIST_MAX);
-    const form = `<form method="get" action="${esc(base)}" class="filters">
+  api.page(
+    router,
+    { method: 'get', path: '/console/tenants/:tenantId/approvals' },
+    kit.read(async (ctx, op, t) => {
+      const asked = typeof ctx.query.status === 'string' ? ctx.query.status : 'pending';
+      const status = (STATUSES as readonly string[]).includes(asked) ? (asked as (typeof STATUSES)[number]) : 'pending';
+      const base = sectionOf(t.id, '/approvals');
+      const { items, total } = await approvals.list(t.id, { status }, LIST_MAX);
+      const form = `<form method="get" action="${esc(base)}" class="filters">
 <label for="f-status">Status</label><select id="f-status" name="status">${STATUSES.map(
-      (s) => `<option value="${s}"${s === status ? ' selected' : ''}>${s}</option>`,
-    ).join('')}</select>
+        (s) => `<option value="${s}"${s === status ? ' selected' : ''}>${s}</option>`,
+      ).join('')}</select>
 <button type="submit" class="secondary">Filter</button></form>`;
-    const list = items.length
-      ? `<table class="stack"><caption class="sr-only">Approval requests, newest first</caption>
+      const list = items.length
+        ? `<table class="stack"><caption class="sr-only">Approval requests, newest first</caption>
 <thead><tr><th scope="col">Request</th><th scope="col">Asks</th><th scope="col">Requester</th>
 <th scope="col">Target</th><th scope="col">Steps</th></tr></thead>
 <tbody>${items.map((r) => requestCard(r, base)).join('\n')}</tbody></table>${
-          total > items.length ? `<p class="hint">The newest ${items.length} of ${total}.</p>` : ''
-        }`
-      : `<p class="empty">${
-          status === 'pending'
-            ? 'No approval request waits for a decision. Requests are opened through the admin API or ' +
-              '<code>iam approvals</code> (docs/approvals.md).'
-            : `No ${status} requests.`
-        }</p>`;
-    consolePage(ctx, {
-      title: `${t.name}: approvals`,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/approvals')}\n${form}\n${list}`,
-    });
-  });
+            total > items.length ? `<p class="hint">The newest ${items.length} of ${total}.</p>` : ''
+          }`
+        : `<p class="empty">${
+            status === 'pending'
+              ? 'No approval request waits for a decision. Requests are opened through the admin API or ' +
+                '<code>iam approvals</code> (docs/approvals.md).'
+              : `No ${status} requests.`
+          }</p>`;
+      kit.show(ctx, op, t, '/approvals', `${t.name}: approvals`, `${form}\n${list}`);
+    }),
+  );
 
   const path = '/console/tenants/:tenantId/approvals/:requestId/steps/:stepKey/decision';
-  api.page(router, { method: 'get', path }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
-    if (!r) return;
-    const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
-    if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', CURRENT);
-    const back = sectionOf(t.id, '/approvals');
-    consolePage(ctx, {
-      title: 'Decide an approval step',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Request <code>${esc(r.public_request_id)}</code> (${esc(r.status)}): <code>${esc(
-        r.requester_subject_id,
-      )}</code> asks <code>${esc(r.requested_action)}</code> on <code>${esc(r.resource_class)}</code> about
+  api.page(
+    router,
+    { method: 'get', path },
+    kit.read(async (ctx, op, t) => {
+      const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
+      if (!r) return;
+      const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
+      if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
+      const back = sectionOf(t.id, '/approvals');
+      kit.confirm(ctx, op, t, {
+        section: '/approvals',
+        title: 'Decide an approval step',
+        intro: `Request <code>${esc(r.public_request_id)}</code> (${esc(r.status)}): <code>${esc(
+          r.requester_subject_id,
+        )}</code> asks <code>${esc(r.requested_action)}</code> on <code>${esc(r.resource_class)}</code> about
 <code>${esc(r.target_subject_id)}</code> for ${esc(r.audience)}.</p>
 <p>You record the decision of step <code>${esc(step.step_key)}</code> for its approver <code>${esc(
-        step.subject_id,
-      )}</code>; the audit log names you. Approving the last pending step issues the grant; one denial ends the
-request.</p>
-<form method="post" action="${esc(
-        `${back}/${encodeURIComponent(r.id)}/steps/${encodeURIComponent(step.step_key)}/decision`,
-      )}">
-${kit.csrfField(op)}
-<label for="decision">Decision</label>
+          step.subject_id,
+        )}</code>; the audit log names you. Approving the last pending step issues the grant; one denial ends the
+request.`,
+        action: `${back}/${encodeURIComponent(r.id)}/steps/${encodeURIComponent(step.step_key)}/decision`,
+        fields: `<label for="decision">Decision</label>
 <select id="decision" name="decision" required><option value="approve">Approve</option>
 <option value="deny">Deny</option></select>
 <label for="reason_note">Note (kept with the decision)</label>
-<input id="reason_note" name="reason_note" type="text" maxlength="${NOTE_MAX}">
-<button type="submit">Record decision</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+<input id="reason_note" name="reason_note" type="text" maxlength="${NOTE_MAX}">`,
+        button: 'Record decision',
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
-    if (!r) return;
-    const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
-    if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', CURRENT);
-    const b = formOf(ctx);
-    const decision = field(b, 'decision');
-    const note = field(b, 'reason_note');
-    if ((decision !== 'approve' && decision !== 'deny') || note.length > NOTE_MAX)
-      return kit.refuse(
-        ctx,
-        op,
-        400,
-        'Decide an approval step',
-        `Choose approve or deny${note.length > NOTE_MAX ? `, with a note of at most ${NOTE_MAX} characters` : ''}.`,
-        CURRENT,
-      );
-    try {
-      await approvals.decide(
-        t.id,
-        r.id,
-        step.step_key,
-        { decision, actor_subject_id: step.subject_id, ...(note ? { reason_note: note } : {}) },
-        actorOf(op),
-      );
-    } catch (e) {
-      return kit.failed(ctx, op, e, 'Decide an approval step', CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(sectionOf(t.id, '/approvals'));
-  });
+  api.page(
+    router,
+    { method: 'post', path, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
+      if (!r) return;
+      const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
+      if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
+      const b = formOf(ctx);
+      const decision = field(b, 'decision');
+      const note = field(b, 'reason_note');
+      if ((decision !== 'approve' && decision !== 'deny') || note.length > NOTE_MAX)
+        return kit.refuse(
+          ctx,
+          op,
+          400,
+          'Decide an approval step',
+          `Choose approve or deny${note.length > NOTE_MAX ? `, with a note of at most ${NOTE_MAX} characters` : ''}.`,
+          TENANTS,
+        );
+      try {
+        await approvals.decide(
+          t.id,
+          r.id,
+          step.step_key,
+          { decision, actor_subject_id: step.subject_id, ...(note ? { reason_note: note } : {}) },
+          actorOf(op),
+        );
+      } catch (e) {
+        return kit.failed(ctx, op, e, 'Decide an approval step', TENANTS);
+      }
+      kit.done(ctx, sectionOf(t.id, '/approvals'));
+    }),
+  );
   return router;
 }

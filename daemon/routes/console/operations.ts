@@ -12,11 +12,10 @@ import type { TrustSourceView } from '../../../shared/services/federation/trust-
 import type { NotificationStateView } from '../../../shared/services/notification-states.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
+import { table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, operatorOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
+import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS } from './kit.js';
 
-export const CURRENT = '/console/tenants';
 /** At most this many rows are read for a section's table (the services' own page maxima). */
 const SOURCES_MAX = 500;
 const STATES_MAX = 200;
@@ -40,7 +39,7 @@ export async function found<T>(
   try {
     return await read();
   } catch (e) {
-    kit.failed(ctx, op, e, `${what} not found`, CURRENT);
+    kit.failed(ctx, op, e, `${what} not found`, TENANTS);
     return undefined;
   }
 }
@@ -57,165 +56,161 @@ export function consoleOperationRoutes(deps: AppDeps, api: ApiRegistry): Router<
 
   // ---- federation trust sources ----
 
-  api.page(router, { method: 'get', path: '/console/tenants/:tenantId/federation' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const base = sectionOf(t.id, '/federation');
-    const sources = await trustSources.list(t.id, SOURCES_MAX);
-    const columns: Column<TrustSourceView>[] = [
-      {
-        key: 'name',
-        label: 'Source',
-        cell: (s) => `${esc(s.displayName)} <code>${esc(s.sourceKey)}</code>`,
-        sort: (s) => s.displayName.toLowerCase(),
-      },
-      { key: 'lifecycle', label: 'Lifecycle', cell: (s) => esc(s.lifecycleState), sort: (s) => s.lifecycleState },
-      {
-        key: 'state',
-        label: 'Source state',
-        cell: (s) => esc(sourceState(s)),
-        sort: sourceState,
-      },
-      {
-        key: 'polled',
-        label: 'Last poll (UTC)',
-        cell: (s) => `${when(polling(s).lastAttemptAt)}<br>last good: ${when(polling(s).lastSuccessAt)}`,
-        sort: (s) => Number(polling(s).lastAttemptAt ?? 0),
-      },
-      {
-        key: 'errors',
-        label: 'Errors',
-        cell: (s) => {
-          const p = polling(s);
-          const n = Number(p.consecutiveFailures ?? 0);
-          const code = textOf(p.lastErrorCode, '');
-          return code ? `<code>${esc(code)}</code> (${n} in a row)` : 'none';
+  api.page(
+    router,
+    { method: 'get', path: '/console/tenants/:tenantId/federation' },
+    kit.read(async (ctx, op, t) => {
+      const base = sectionOf(t.id, '/federation');
+      const sources = await trustSources.list(t.id, SOURCES_MAX);
+      const columns: Column<TrustSourceView>[] = [
+        {
+          key: 'name',
+          label: 'Source',
+          cell: (s) => `${esc(s.displayName)} <code>${esc(s.sourceKey)}</code>`,
+          sort: (s) => s.displayName.toLowerCase(),
         },
-        sort: (s) => Number(polling(s).consecutiveFailures ?? 0),
-      },
-      {
-        key: 'poll',
-        label: 'Poll',
-        cell: (s) => `<a href="${esc(`${base}/${encodeURIComponent(s.id)}/poll`)}">Poll now…</a>`,
-      },
-    ];
-    consolePage(ctx, {
-      title: `${t.name}: federation`,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/federation')}
-${table(ctx.query, base, columns, sources, {
-  caption: 'Federation trust sources',
-  empty:
-    'No federation trust sources. Add one with <code>iam federation add</code> (docs/federation.md); its polling ' +
-    'state shows here.',
-})}`,
-    });
-  });
+        { key: 'lifecycle', label: 'Lifecycle', cell: (s) => esc(s.lifecycleState), sort: (s) => s.lifecycleState },
+        {
+          key: 'state',
+          label: 'Source state',
+          cell: (s) => esc(sourceState(s)),
+          sort: sourceState,
+        },
+        {
+          key: 'polled',
+          label: 'Last poll (UTC)',
+          cell: (s) => `${when(polling(s).lastAttemptAt)}<br>last good: ${when(polling(s).lastSuccessAt)}`,
+          sort: (s) => Number(polling(s).lastAttemptAt ?? 0),
+        },
+        {
+          key: 'errors',
+          label: 'Errors',
+          cell: (s) => {
+            const p = polling(s);
+            const n = Number(p.consecutiveFailures ?? 0);
+            const code = textOf(p.lastErrorCode, '');
+            return code ? `<code>${esc(code)}</code> (${n} in a row)` : 'none';
+          },
+          sort: (s) => Number(polling(s).consecutiveFailures ?? 0),
+        },
+        {
+          key: 'poll',
+          label: 'Poll',
+          cell: (s) => `<a href="${esc(`${base}/${encodeURIComponent(s.id)}/poll`)}">Poll now…</a>`,
+        },
+      ];
+      kit.show(
+        ctx,
+        op,
+        t,
+        '/federation',
+        `${t.name}: federation`,
+        table(ctx.query, base, columns, sources, {
+          caption: 'Federation trust sources',
+          empty:
+            'No federation trust sources. Add one with <code>iam federation add</code> (docs/federation.md); its ' +
+            'polling state shows here.',
+        }),
+      );
+    }),
+  );
 
   const pollPath = '/console/tenants/:tenantId/federation/:sourceId/poll';
-  api.page(router, { method: 'get', path: pollPath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
-    if (!s) return;
-    const back = sectionOf(t.id, '/federation');
-    consolePage(ctx, {
-      title: 'Poll now',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Poll <strong>${esc(s.displayName)}</strong> (<code>${esc(s.sourceKey)}</code>) now, whatever its
+  api.page(
+    router,
+    { method: 'get', path: pollPath },
+    kit.read(async (ctx, op, t) => {
+      const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
+      if (!s) return;
+      const back = sectionOf(t.id, '/federation');
+      kit.confirm(ctx, op, t, {
+        section: '/federation',
+        title: 'Poll now',
+        intro: `Poll <strong>${esc(s.displayName)}</strong> (<code>${esc(s.sourceKey)}</code>) now, whatever its
 schedule: its metadata is fetched, its signature checked against the pinned certificates and its entity inventory
-replaced; a failed poll keeps the last good copy. The source state afterwards shows on the federation page.</p>
-<form method="post" action="${esc(`${back}/${encodeURIComponent(s.id)}/poll`)}">
-${kit.csrfField(op)}
-<button type="submit">Poll now</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+replaced; a failed poll keeps the last good copy. The source state afterwards shows on the federation page.`,
+        action: `${back}/${encodeURIComponent(s.id)}/poll`,
+        button: 'Poll now',
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: pollPath, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
-    if (!s) return;
-    // The poller of `iam federation poll` (the container's, as the job's): a refused document is
-    // an outcome, recorded on the source, not an error of this page.
-    await deps.federationPoller.pollNow(t.id, s.id);
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(sectionOf(t.id, '/federation'));
-  });
+  api.page(
+    router,
+    { method: 'post', path: pollPath, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
+      if (!s) return;
+      // The poller of `iam federation poll` (the container's, as the job's): a refused document is
+      // an outcome, recorded on the source, not an error of this page.
+      await deps.federationPoller.pollNow(t.id, s.id);
+      kit.done(ctx, sectionOf(t.id, '/federation'));
+    }),
+  );
 
   // ---- operational notification states ----
 
-  api.page(router, { method: 'get', path: '/console/tenants/:tenantId/notifications' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const asked = typeof ctx.query.state === 'string' ? ctx.query.state : 'open';
-    const state = asked === 'resolved' || asked === 'all' ? asked : 'open';
-    const base = sectionOf(t.id, '/notifications');
-    const states = await notifications.list(t.id, state === 'all' ? {} : { state }, STATES_MAX);
-    const columns: Column<NotificationStateView>[] = [
-      {
-        key: 'condition',
-        label: 'Condition',
-        cell: (n) => `<code>${esc(n.condition)}</code>`,
-        sort: (n) => n.condition,
-      },
-      {
-        key: 'subject',
-        label: 'Subject',
-        cell: (n) => `${esc(n.subjectType)} <code>${esc(n.subjectId)}</code>`,
-        sort: (n) => n.subjectId,
-      },
-      {
-        key: 'state',
-        label: 'State',
-        cell: (n) => esc(n.state) + (n.resolution ? ` (${esc(n.resolution)})` : ''),
-        sort: (n) => n.state,
-      },
-      { key: 'seen', label: 'Occurrences', cell: (n) => String(n.occurrences), sort: (n) => n.occurrences },
-      { key: 'raised', label: 'Raised (UTC)', cell: (n) => when(n.raisedAt), sort: (n) => n.raisedAt },
-      {
-        key: 'details',
-        label: 'Details',
-        cell: (n) =>
-          `<details><summary>Details</summary><pre>${esc(JSON.stringify(n.details, null, 2))}</pre></details>`,
-      },
-      {
-        key: 'act',
-        label: 'Action',
-        cell: (n) =>
-          n.state === 'open' ? `<a href="${esc(`${base}/${encodeURIComponent(n.id)}/resolve`)}">Resolve…</a>` : '',
-      },
-    ];
-    const form = `<form method="get" action="${esc(base)}" class="filters">
+  api.page(
+    router,
+    { method: 'get', path: '/console/tenants/:tenantId/notifications' },
+    kit.read(async (ctx, op, t) => {
+      const asked = typeof ctx.query.state === 'string' ? ctx.query.state : 'open';
+      const state = asked === 'resolved' || asked === 'all' ? asked : 'open';
+      const base = sectionOf(t.id, '/notifications');
+      const states = await notifications.list(t.id, state === 'all' ? {} : { state }, STATES_MAX);
+      const columns: Column<NotificationStateView>[] = [
+        {
+          key: 'condition',
+          label: 'Condition',
+          cell: (n) => `<code>${esc(n.condition)}</code>`,
+          sort: (n) => n.condition,
+        },
+        {
+          key: 'subject',
+          label: 'Subject',
+          cell: (n) => `${esc(n.subjectType)} <code>${esc(n.subjectId)}</code>`,
+          sort: (n) => n.subjectId,
+        },
+        {
+          key: 'state',
+          label: 'State',
+          cell: (n) => esc(n.state) + (n.resolution ? ` (${esc(n.resolution)})` : ''),
+          sort: (n) => n.state,
+        },
+        { key: 'seen', label: 'Occurrences', cell: (n) => String(n.occurrences), sort: (n) => n.occurrences },
+        { key: 'raised', label: 'Raised (UTC)', cell: (n) => when(n.raisedAt), sort: (n) => n.raisedAt },
+        {
+          key: 'details',
+          label: 'Details',
+          cell: (n) =>
+            `<details><summary>Details</summary><pre>${esc(JSON.stringify(n.details, null, 2))}</pre></details>`,
+        },
+        {
+          key: 'act',
+          label: 'Action',
+          cell: (n) =>
+            n.state === 'open' ? `<a href="${esc(`${base}/${encodeURIComponent(n.id)}/resolve`)}">Resolve…</a>` : '',
+        },
+      ];
+      const form = `<form method="get" action="${esc(base)}" class="filters">
 <label for="f-state">Show</label><select id="f-state" name="state">${(
-      [
-        ['open', 'Open'],
-        ['resolved', 'Resolved'],
-        ['all', 'All'],
-      ] as const
-    )
-      .map(([v, l]) => `<option value="${v}"${v === state ? ' selected' : ''}>${l}</option>`)
-      .join('')}</select>
+        [
+          ['open', 'Open'],
+          ['resolved', 'Resolved'],
+          ['all', 'All'],
+        ] as const
+      )
+        .map(([v, l]) => `<option value="${v}"${v === state ? ' selected' : ''}>${l}</option>`)
+        .join('')}</select>
 <button type="submit" class="secondary">Filter</button></form>`;
-    consolePage(ctx, {
-      title: `${t.name}: notifications`,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/notifications')}
-${form}
+      kit.show(
+        ctx,
+        op,
+        t,
+        '/notifications',
+        `${t.name}: notifications`,
+        `${form}
 ${table(ctx.query, `${base}?state=${state}`, columns, states, {
   caption: 'Operational notification states, newest first',
   empty:
@@ -224,49 +219,45 @@ ${table(ctx.query, `${base}?state=${state}`, columns, states, {
         'a state here when one does.'
       : 'No states to show with this filter.',
 })}`,
-    });
-  });
+      );
+    }),
+  );
 
   const resolvePath = '/console/tenants/:tenantId/notifications/:stateId/resolve';
-  api.page(router, { method: 'get', path: resolvePath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const n = await found(kit, ctx, op, 'Notification state', () => notifications.get(t.id, ctx.params.stateId));
-    if (!n) return;
-    const back = sectionOf(t.id, '/notifications');
-    consolePage(ctx, {
-      title: 'Resolve notification state',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Resolve <code>${esc(n.condition)}</code> about ${esc(n.subjectType)} <code>${esc(n.subjectId)}</code>
+  api.page(
+    router,
+    { method: 'get', path: resolvePath },
+    kit.read(async (ctx, op, t) => {
+      const n = await found(kit, ctx, op, 'Notification state', () => notifications.get(t.id, ctx.params.stateId));
+      if (!n) return;
+      const back = sectionOf(t.id, '/notifications');
+      kit.confirm(ctx, op, t, {
+        section: '/notifications',
+        title: 'Resolve notification state',
+        intro: `Resolve <code>${esc(n.condition)}</code> about ${esc(n.subjectType)} <code>${esc(n.subjectId)}</code>
 (now ${esc(n.state)}). It leaves the open list; while the condition still holds it is not raised again for this
-subject until the condition has ended once.</p>
-<form method="post" action="${esc(`${back}/${encodeURIComponent(n.id)}/resolve`)}">
-${kit.csrfField(op)}
-<button type="submit">Resolve</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+subject until the condition has ended once.`,
+        action: `${back}/${encodeURIComponent(n.id)}/resolve`,
+        button: 'Resolve',
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: resolvePath, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    try {
-      // The admin API's resolve (POST …/operational-notification-states/{id}/resolve), audited
-      // notification_state.resolve with the operator as the actor; an unknown id is 404.
-      await notifications.resolve(t.id, ctx.params.stateId, undefined, actorOf(op));
-    } catch (e) {
-      return kit.failed(ctx, op, e, 'Notification state not found', CURRENT);
-    }
-    ctx.status = 303;
-    ctx.redirect(sectionOf(t.id, '/notifications'));
-  });
+  api.page(
+    router,
+    { method: 'post', path: resolvePath, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      try {
+        // The admin API's resolve (POST …/operational-notification-states/{id}/resolve), audited
+        // notification_state.resolve with the operator as the actor; an unknown id is 404.
+        await notifications.resolve(t.id, ctx.params.stateId, undefined, actorOf(op));
+      } catch (e) {
+        return kit.failed(ctx, op, e, 'Notification state not found', TENANTS);
+      }
+      kit.done(ctx, sectionOf(t.id, '/notifications'));
+    }),
+  );
 
   return router;
 }

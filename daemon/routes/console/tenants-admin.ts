@@ -18,9 +18,18 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { consolePage } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, confirmField, consoleKit, field, formOf, operatorOf, type Ctx, type Operator } from './kit.js';
+import {
+  actorOf,
+  confirmField,
+  consoleKit,
+  field,
+  formOf,
+  operatorOf,
+  type Ctx,
+  type Operator,
+  TENANTS,
+} from './kit.js';
 
-const CURRENT = '/console/tenants';
 const summaryOf = (id: string) => `/console/tenants/${encodeURIComponent(id)}`;
 
 export function consoleTenantAdminRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -32,7 +41,7 @@ export function consoleTenantAdminRoutes(deps: AppDeps, api: ApiRegistry): Route
     consolePage(ctx, {
       status,
       title: 'Create tenant',
-      current: CURRENT,
+      current: TENANTS,
       user: op.user,
       body: `<p>The tenant is created in the state <code>provisioning</code>; the provisioning job sets it up and
 makes it <code>active</code>, usually within seconds. Its summary shows each step.</p>
@@ -45,21 +54,21 @@ ${kit.csrfField(op)}
 ${error ? `<p id="name-error" class="error" role="alert">${esc(error)}</p>` : ''}
 <button type="submit">Create tenant</button>
 </form>
-<p><a href="${CURRENT}">Cancel</a></p>`,
+<p><a href="${TENANTS}">Cancel</a></p>`,
     });
 
   api.page(router, { method: 'get', path: '/console/tenants/new' }, async (ctx) => {
     const op = await operatorOf(deps, ctx);
     if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
+    if (!kit.platformPage(ctx, op, TENANTS)) return;
     createForm(ctx, op);
   });
 
   api.page(router, { method: 'post', path: '/console/tenants/new', parser: 'form' }, async (ctx) => {
     const op = await operatorOf(deps, ctx);
     if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    if (!(await kit.guard(ctx, op, null, { current: CURRENT }))) return;
+    if (!kit.platformPage(ctx, op, TENANTS)) return;
+    if (!(await kit.guard(ctx, op, null, { current: TENANTS }))) return;
     const name = field(formOf(ctx), 'name');
     let id: string;
     try {
@@ -69,93 +78,85 @@ ${error ? `<p id="name-error" class="error" role="alert">${esc(error)}</p>` : ''
     } catch (e) {
       // The service's own sentence beside the field it names (a blank or too long name).
       if (e instanceof ApiError && e.status === 400) return createForm(ctx, op, name, e.message, 400);
-      return kit.failed(ctx, op, e, 'Create tenant', CURRENT);
+      return kit.failed(ctx, op, e, 'Create tenant', TENANTS);
     }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(summaryOf(id));
+    kit.done(ctx, summaryOf(id));
   });
 
   const retryPath = '/console/tenants/:tenantId/provisioning/retry';
-  api.page(router, { method: 'get', path: retryPath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const back = summaryOf(t.id);
-    consolePage(ctx, {
-      title: 'Retry provisioning',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Retry the blocked provisioning of <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>). The
+  api.page(
+    router,
+    { method: 'get', path: retryPath },
+    kit.read((ctx, op, t) => {
+      const back = summaryOf(t.id);
+      kit.confirm(ctx, op, t, {
+        section: '',
+        title: 'Retry provisioning',
+        intro: `Retry the blocked provisioning of <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>). The
 operation is queued again from the step that failed; the steps already done are kept. Fix what the step's error
-names first, or it blocks again.</p>
-<form method="post" action="${esc(back)}/provisioning/retry">
-${kit.csrfField(op)}
-<button type="submit">Retry provisioning</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+names first, or it blocks again.`,
+        action: `${back}/provisioning/retry`,
+        button: 'Retry provisioning',
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: retryPath, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, null, { current: CURRENT }))) return;
-    try {
-      await deps.provisioning.retry(t.id, actorOf(op));
-    } catch (e) {
-      // Not blocked (409 provisioning_not_blocked) or no operation (404): the service's sentence.
-      return kit.failed(ctx, op, e, 'Retry provisioning', CURRENT);
-    }
-    ctx.status = 303;
-    ctx.redirect(summaryOf(t.id));
-  });
+  api.page(
+    router,
+    { method: 'post', path: retryPath, parser: 'form' },
+    kit.write({ platform: true }, async (ctx, op, t) => {
+      try {
+        await deps.provisioning.retry(t.id, actorOf(op));
+      } catch (e) {
+        // Not blocked (409 provisioning_not_blocked) or no operation (404): the service's sentence.
+        return kit.failed(ctx, op, e, 'Retry provisioning', TENANTS);
+      }
+      kit.done(ctx, summaryOf(t.id));
+    }),
+  );
 
   const offboardPath = '/console/tenants/:tenantId/offboard';
-  api.page(router, { method: 'get', path: offboardPath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const back = summaryOf(t.id);
-    consolePage(ctx, {
-      title: 'Offboard tenant',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Offboard <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>, now ${esc(t.lifecycle_state)}).
+  api.page(
+    router,
+    { method: 'get', path: offboardPath },
+    kit.read((ctx, op, t) => {
+      const back = summaryOf(t.id);
+      kit.confirm(ctx, op, t, {
+        section: '',
+        title: 'Offboard tenant',
+        intro: `Offboard <strong>${esc(t.name)}</strong> (<code>${esc(t.id)}</code>, now ${esc(t.lifecycle_state)}).
 Its users can no longer sign in and its tokens stop being accepted at once. After the grace period the purge deletes
 everything the tenant owns (the audit log stays); until then <code>iam tenants restore</code> brings it back. Take
-an export first (<code>iam tenants export</code>).</p>
-<form method="post" action="${esc(back)}/offboard">
-${kit.csrfField(op)}
-<label for="reason">Reason (kept in the audit log)</label>
+an export first (<code>iam tenants export</code>).`,
+        action: `${back}/offboard`,
+        fields: `<label for="reason">Reason (kept in the audit log)</label>
 <input id="reason" name="reason" type="text" maxlength="1000">
-${confirmField(t.id, 'the tenant id')}
-<button type="submit">Offboard tenant</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+${confirmField(t.id, 'the tenant id')}`,
+        button: 'Offboard tenant',
+        back,
+      });
+    }),
+  );
 
   api.page(router, { method: 'post', path: offboardPath, parser: 'form' }, async (ctx) => {
     const op = await operatorOf(deps, ctx);
     if (!op) return;
     const t = await kit.tenantOf(ctx, op);
     if (!t) return;
-    // The tenant id typed (docs/console.md, "Tenants": unique, unlike a name); checked by the kit.
-    if (!(await kit.guard(ctx, op, null, { dangerous: true, confirm: t.id, current: CURRENT }))) return;
+    // The tenant id typed (docs/console.md, "Tenants": unique, unlike a name); checked by the kit
+    // against the tenant's own id as stored (the page shows that one), not the path's spelling:
+    // hence not kit.write, whose typed text comes from the request.
+    if (!(await kit.guard(ctx, op, null, { dangerous: true, confirm: t.id, current: TENANTS }))) return;
     const reason = field(formOf(ctx), 'reason');
     try {
       // The service's own confirmation is the tenant's name: the operator confirmed this tenant by
       // its id above, on a page that named it, so its name is passed as read now.
       await deps.tenantDirectory.offboard(t.id, { confirm: t.name, ...(reason ? { reason } : {}) }, actorOf(op));
     } catch (e) {
-      return kit.failed(ctx, op, e, 'Offboard tenant', CURRENT);
+      return kit.failed(ctx, op, e, 'Offboard tenant', TENANTS);
     }
-    ctx.status = 303;
-    ctx.redirect(summaryOf(t.id));
+    kit.done(ctx, summaryOf(t.id));
   });
 
   return router;

@@ -9,13 +9,11 @@
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, tenantTabs } from '../../views/console.js';
 import { userPath } from '../../views/console-users.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, operatorOf } from './kit.js';
+import { actorOf, consoleKit, TENANTS } from './kit.js';
 import { USER_ID, userOf } from './users-moves.js';
 
-const CURRENT = '/console/tenants';
 const TITLE = 'Send a sign-in link';
 
 export function consoleUserInviteRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
@@ -23,53 +21,43 @@ export function consoleUserInviteRoutes(deps: AppDeps, api: ApiRegistry): Router
   const kit = consoleKit(deps);
   const path = '/console/tenants/:tenantId/users/:userId/invite';
 
-  api.page(router, { method: 'get', path }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const u = await userOf(deps, t.id, ctx.params.userId ?? '');
-    if (!u) return kit.refuse(ctx, op, 404, 'User not found', 'No such user in this tenant.', CURRENT);
-    const back = userPath(t.id, u.id);
-    const disabled =
-      u.status === 'active'
-        ? ''
-        : '<p role="alert">This user is disabled and could not sign in: enable them first.</p>\n';
-    consolePage(ctx, {
-      title: TITLE,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/users')}
-${disabled}<p>Send <strong>${esc(u.email)}</strong> (${esc(u.name)}, <code>${esc(u.id)}</code>) a mail with a link
+  api.page(
+    router,
+    { method: 'get', path },
+    kit.read(async (ctx, op, t) => {
+      const u = await userOf(deps, t.id, ctx.params.userId ?? '');
+      if (!u) return kit.missing(ctx, op, 'User');
+      const back = userPath(t.id, u.id);
+      kit.confirm(ctx, op, t, {
+        section: '/users',
+        title: TITLE,
+        alert: u.status === 'active' ? '' : 'This user is disabled and could not sign in: enable them first.',
+        intro: `Send <strong>${esc(u.email)}</strong> (${esc(u.name)}, <code>${esc(u.id)}</code>) a mail with a link
 to sign in to ${esc(t.name)}'s account page, the address filled in. The link holds no secret: they prove the
-address with a code sent to it, or a passkey. Nothing on their account changes.</p>
-<form method="post" action="${esc(back)}/invite">
-${kit.csrfField(op)}
-<button type="submit">${TITLE}</button>
-</form>
-<p><a href="${esc(back)}">Cancel</a></p>`,
-    });
-  });
+address with a code sent to it, or a passkey. Nothing on their account changes.`,
+        action: `${back}/invite`,
+        button: TITLE,
+        back,
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    // Before the user is looked at: an auditor's post is 403 whatever id it names.
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const userId = ctx.params.userId ?? '';
-    if (!USER_ID.test(userId))
-      return kit.refuse(ctx, op, 404, 'User not found', 'No such user in this tenant.', CURRENT);
-    try {
-      await deps.invitations.invite(t.id, userId, actorOf(op), { issuer: deps.config.issuer });
-    } catch (e) {
-      // Another tenant's user (404), a disabled one (409): the service's sentence.
-      return kit.failed(ctx, op, e, TITLE, CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(`${userPath(t.id, userId)}?invited=1`);
-  });
+  // kit.write's checks come before the user is looked at: an auditor's post is 403 whatever id it names.
+  api.page(
+    router,
+    { method: 'post', path, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const userId = ctx.params.userId ?? '';
+      if (!USER_ID.test(userId)) return kit.missing(ctx, op, 'User');
+      try {
+        await deps.invitations.invite(t.id, userId, actorOf(op), { issuer: deps.config.issuer });
+      } catch (e) {
+        // Another tenant's user (404), a disabled one (409): the service's sentence.
+        return kit.failed(ctx, op, e, TITLE, TENANTS);
+      }
+      kit.done(ctx, `${userPath(t.id, userId)}?invited=1`);
+    }),
+  );
 
   return router;
 }
