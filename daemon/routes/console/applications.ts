@@ -29,11 +29,12 @@ import {
   type AppField,
   type AppFormValues,
 } from '../../views/console-apps.js';
-import { consolePage, table, tenantTabs } from '../../views/console.js';
+import { table } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, operatorOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
+import { actorOf, consoleKit, field, formOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
 
 export const CURRENT = '/console/tenants';
+const SECTION = '/applications';
 /** At most this many applications are listed (the repository's page limit; the admin API pages further). */
 const APP_LIST_MAX = 1000;
 
@@ -137,107 +138,92 @@ export function consoleApplicationRoutes(deps: AppDeps, api: ApiRegistry): Route
   const router = new Router<AppState>();
   const kit = consoleKit(deps);
   const list = '/console/tenants/:tenantId/applications';
+  const show = (ctx: Ctx, op: Operator, t: Tenant, title: string, body: string, status?: number) =>
+    kit.show(ctx, op, t, SECTION, title, body, status);
 
-  api.page(router, { method: 'get', path: list }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const apps = await deps.directory.scope(t.id).clients.list({ limit: APP_LIST_MAX });
-    const create = mayWrite(op.access, t.id)
-      ? `<p><a class="button" href="${esc(appPath(t.id))}/new">Create application</a></p>\n`
-      : '';
-    consolePage(ctx, {
-      title: 'Applications',
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/applications')}\n${create}${table(ctx.query, appPath(t.id), appColumns(t.id), apps, {
-        caption: 'Applications',
-        empty: NO_APPS,
-      })}`,
-    });
-  });
+  api.page(
+    router,
+    { method: 'get', path: list },
+    kit.read(async (ctx, op, t) => {
+      const apps = await deps.directory.scope(t.id).clients.list({ limit: APP_LIST_MAX });
+      const create = mayWrite(op.access, t.id)
+        ? `<p><a class="button" href="${esc(appPath(t.id))}/new">Create application</a></p>\n`
+        : '';
+      const rows = table(ctx.query, appPath(t.id), appColumns(t.id), apps, { caption: 'Applications', empty: NO_APPS });
+      show(ctx, op, t, 'Applications', `${create}${rows}`);
+    }),
+  );
 
-  const csrf = (op: Operator) => kit.csrfField(op);
   const createForm = (ctx: Ctx, op: Operator, t: Tenant, values: AppFormValues, errors: AppErrors, status = 200) =>
-    consolePage(ctx, {
+    show(
+      ctx,
+      op,
+      t,
+      'Create application',
+      appForm({ tenantId: t.id, csrfField: kit.csrfField(op), values, errors }),
       status,
-      title: 'Create application',
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/applications')}\n${appForm({ tenantId: t.id, csrfField: csrf(op), values, errors })}`,
-    });
+    );
 
-  api.page(router, { method: 'get', path: `${list}/new` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    createForm(ctx, op, t, EMPTY, {});
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${list}/new` },
+    kit.read((ctx, op, t) => createForm(ctx, op, t, EMPTY, {})),
+  );
 
-  api.page(router, { method: 'post', path: `${list}/new`, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const b = formOf(ctx);
-    const v = typed(b, { ...EMPTY, grant_types: [] });
-    const type = field(b, 'type');
-    if (type !== 'confidential' && type !== 'public')
-      return createForm(ctx, op, t, v, { type: 'Choose confidential or public.' }, 400);
-    const scopes = wordsOf(v.scopes);
-    if (platformScopeRefused(op, scopes)) return createForm(ctx, op, t, v, { scopes: PLATFORM_SCOPE }, 403);
-    const origins = linesOf(v.allowed_origins);
-    const input = {
-      name: v.client_name,
-      public: type === 'public',
-      redirect_uris: linesOf(v.redirect_uris),
-      ...(origins.length ? { allowed_origins: origins } : {}),
-      // None checked, no scope typed: the registration's defaults (docs/console.md).
-      ...(v.grant_types.length ? { grant_types: v.grant_types } : {}),
-      ...(scopes.length ? { scopes } : {}),
-    };
-    let made: Awaited<ReturnType<AppDeps['directory']['createClient']>>;
-    try {
-      made = await deps.directory.createClient(t.id, input, actorOf(op));
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 400) return createForm(ctx, op, t, v, errorsOf(e), 400);
-      return kit.failed(ctx, op, e, 'Create application', CURRENT);
-    }
-    const { client, client_secret } = made;
-    // 200, not 303: the secret is shown on this answer alone (it is stored only as a hash).
-    consolePage(ctx, {
-      title: 'Application created',
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/applications')}
-${
-  client_secret
-    ? secretOnce(client_secret, `${client.name} was created. Its client_id is ${client.client_id}.`)
-    : `<p role="status">${esc(client.name)} was created with client_id <code>${esc(client.client_id)}</code>. ` +
-      'A public application has no secret.</p>'
-}
-<p><a href="${esc(appPath(t.id, client.client_id))}">Open the application</a></p>`,
-    });
-  });
+  api.page(
+    router,
+    { method: 'post', path: `${list}/new`, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const b = formOf(ctx);
+      const v = typed(b, { ...EMPTY, grant_types: [] });
+      const type = field(b, 'type');
+      if (type !== 'confidential' && type !== 'public')
+        return createForm(ctx, op, t, v, { type: 'Choose confidential or public.' }, 400);
+      const scopes = wordsOf(v.scopes);
+      if (platformScopeRefused(op, scopes)) return createForm(ctx, op, t, v, { scopes: PLATFORM_SCOPE }, 403);
+      const origins = linesOf(v.allowed_origins);
+      const input = {
+        name: v.client_name,
+        public: type === 'public',
+        redirect_uris: linesOf(v.redirect_uris),
+        ...(origins.length ? { allowed_origins: origins } : {}),
+        // None checked, no scope typed: the registration's defaults (docs/console.md).
+        ...(v.grant_types.length ? { grant_types: v.grant_types } : {}),
+        ...(scopes.length ? { scopes } : {}),
+      };
+      let made: Awaited<ReturnType<AppDeps['directory']['createClient']>>;
+      try {
+        made = await deps.directory.createClient(t.id, input, actorOf(op));
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 400) return createForm(ctx, op, t, v, errorsOf(e), 400);
+        return kit.failed(ctx, op, e, 'Create application', CURRENT);
+      }
+      const { client, client_secret } = made;
+      // 200, not 303: the secret is shown on this answer alone (it is stored only as a hash).
+      const said = client_secret
+        ? secretOnce(client_secret, `${client.name} was created. Its client_id is ${client.client_id}.`)
+        : `<p role="status">${esc(client.name)} was created with client_id <code>${esc(client.client_id)}</code>. ` +
+          'A public application has no secret.</p>';
+      show(
+        ctx,
+        op,
+        t,
+        'Application created',
+        `${said}\n<p><a href="${esc(appPath(t.id, client.client_id))}">Open the application</a></p>`,
+      );
+    }),
+  );
 
-  api.page(router, { method: 'get', path: `${list}/:clientId` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const app = await appOf(deps, kit, ctx, op, t);
-    if (!app) return;
-    const secrets = hasSecret(app.client) ? await deps.clientLifecycle.listSecrets(t.id, app.client.client_id) : [];
-    consolePage(ctx, {
-      title: app.client.name,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/applications')}\n${appDetail(t.id, app.client, secrets, mayWrite(op.access, t.id))}`,
-    });
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${list}/:clientId` },
+    kit.read(async (ctx, op, t) => {
+      const app = await appOf(deps, kit, ctx, op, t);
+      if (!app) return;
+      const secrets = hasSecret(app.client) ? await deps.clientLifecycle.listSecrets(t.id, app.client.client_id) : [];
+      show(ctx, op, t, app.client.name, appDetail(t.id, app.client, secrets, mayWrite(op.access, t.id)));
+    }),
+  );
 
   const editForm = (
     ctx: Ctx,
@@ -248,77 +234,74 @@ ${
     errors: AppErrors,
     status = 200,
   ) =>
-    consolePage(ctx, {
+    show(
+      ctx,
+      op,
+      t,
+      `Edit ${app.client.name}`,
+      appForm({ tenantId: t.id, csrfField: kit.csrfField(op), values, errors, client: app.client, etag: app.etag }),
       status,
-      title: `Edit ${app.client.name}`,
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/applications')}\n${appForm({
-        tenantId: t.id,
-        csrfField: kit.csrfField(op),
-        values,
-        errors,
-        client: app.client,
-        etag: app.etag,
-      })}`,
-    });
+    );
 
-  api.page(router, { method: 'get', path: `${list}/:clientId/edit` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const app = await appOf(deps, kit, ctx, op, t);
-    if (!app) return;
-    editForm(ctx, op, t, app, valuesOf(app.client), {});
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${list}/:clientId/edit` },
+    kit.read(async (ctx, op, t) => {
+      const app = await appOf(deps, kit, ctx, op, t);
+      if (app) editForm(ctx, op, t, app, valuesOf(app.client), {});
+    }),
+  );
 
-  api.page(router, { method: 'post', path: `${list}/:clientId/edit`, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const app = await appOf(deps, kit, ctx, op, t);
-    if (!app) return;
-    const b = formOf(ctx);
-    const v = typed(b, valuesOf(app.client));
-    const has = (k: string) => typeof b[k] === 'string';
-    // A field the post left out stays as it is; an empty one is emptied (as PATCH, docs/directory.md).
-    const patch = {
-      ...(has('client_name') ? { name: v.client_name } : {}),
-      ...(has('redirect_uris') ? { redirect_uris: linesOf(v.redirect_uris) } : {}),
-      ...(has('allowed_origins') ? { allowed_origins: linesOf(v.allowed_origins) } : {}),
-      ...(has('scopes') ? { scopes: wordsOf(v.scopes) } : {}),
-      ...(has('logo_uri') ? { logo_uri: v.logo_uri || null } : {}),
-      grant_types: v.grant_types,
-    };
-    // Unchecking every box would leave an application that can get no token at all: say so
-    // rather than save it (disabling is the move that stops an application).
-    if (!v.grant_types.length)
-      return editForm(ctx, op, t, app, v, { grant_types: 'Check at least one grant type.' }, 400);
-    if (platformScopeRefused(op, patch.scopes)) return editForm(ctx, op, t, app, v, { scopes: PLATFORM_SCOPE }, 403);
-    const etag = field(b, 'etag');
-    try {
-      // The ETag the form was drawn from, compared in the write transaction (RFC 9110 §13.1.1).
-      await deps.clientLifecycle.update(t.id, app.client.client_id, patch, actorOf(op), etag ? { ifMatch: etag } : {});
-    } catch (e) {
-      if (e instanceof ApiError && e.status === 400) return editForm(ctx, op, t, app, v, errorsOf(e), 400);
-      if (e instanceof ApiError && e.status === 412)
-        return kit.refuse(
-          ctx,
-          op,
-          412,
-          'Changed meanwhile',
-          'Someone changed this application after the form was opened, so nothing was saved. ' +
-            `<a href="${esc(appPath(t.id, app.client.client_id))}/edit">Open the form again</a> to see the change.`,
-          CURRENT,
+  api.page(
+    router,
+    { method: 'post', path: `${list}/:clientId/edit`, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const app = await appOf(deps, kit, ctx, op, t);
+      if (!app) return;
+      const b = formOf(ctx);
+      const v = typed(b, valuesOf(app.client));
+      const has = (k: string) => typeof b[k] === 'string';
+      // A field the post left out stays as it is; an empty one is emptied (as PATCH, docs/directory.md).
+      const patch = {
+        ...(has('client_name') ? { name: v.client_name } : {}),
+        ...(has('redirect_uris') ? { redirect_uris: linesOf(v.redirect_uris) } : {}),
+        ...(has('allowed_origins') ? { allowed_origins: linesOf(v.allowed_origins) } : {}),
+        ...(has('scopes') ? { scopes: wordsOf(v.scopes) } : {}),
+        ...(has('logo_uri') ? { logo_uri: v.logo_uri || null } : {}),
+        grant_types: v.grant_types,
+      };
+      // Unchecking every box would leave an application that can get no token at all: say so
+      // rather than save it (disabling is the move that stops an application).
+      if (!v.grant_types.length)
+        return editForm(ctx, op, t, app, v, { grant_types: 'Check at least one grant type.' }, 400);
+      if (platformScopeRefused(op, patch.scopes)) return editForm(ctx, op, t, app, v, { scopes: PLATFORM_SCOPE }, 403);
+      const etag = field(b, 'etag');
+      try {
+        // The ETag the form was drawn from, compared in the write transaction (RFC 9110 §13.1.1).
+        await deps.clientLifecycle.update(
+          t.id,
+          app.client.client_id,
+          patch,
+          actorOf(op),
+          etag ? { ifMatch: etag } : {},
         );
-      return kit.failed(ctx, op, e, 'Edit application', CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(appPath(t.id, app.client.client_id));
-  });
+      } catch (e) {
+        if (e instanceof ApiError && e.status === 400) return editForm(ctx, op, t, app, v, errorsOf(e), 400);
+        if (e instanceof ApiError && e.status === 412)
+          return kit.refuse(
+            ctx,
+            op,
+            412,
+            'Changed meanwhile',
+            'Someone changed this application after the form was opened, so nothing was saved. ' +
+              `<a href="${esc(appPath(t.id, app.client.client_id))}/edit">Open the form again</a> to see the change.`,
+            CURRENT,
+          );
+        return kit.failed(ctx, op, e, 'Edit application', CURRENT);
+      }
+      kit.done(ctx, appPath(t.id, app.client.client_id));
+    }),
+  );
 
   return router;
 }

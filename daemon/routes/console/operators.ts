@@ -54,6 +54,11 @@ interface AddValues {
 export function consoleOperatorRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const kit = consoleKit(deps);
+  /** A handler of these pages: the operator, then the platform's own pages' check (404 for a tenant administrator). */
+  const platformOnly = (h: (ctx: Ctx, op: Operator) => Promise<void>) => async (ctx: Ctx) => {
+    const op = await operatorOf(deps, ctx);
+    if (op && kit.platformPage(ctx, op, CURRENT)) await h(ctx, op);
+  };
 
   /** The tenants an operator role may name, by name (the platform tenant is no tenant administered). */
   const tenantNames = async () => {
@@ -93,26 +98,27 @@ export function consoleOperatorRoutes(deps: AppDeps, api: ApiRegistry): Router<A
       : []),
   ];
 
-  api.page(router, { method: 'get', path: CURRENT }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    const [operators, names] = await Promise.all([deps.operators.list(), tenantNames()]);
-    const add = op.access.platformAdmin
-      ? `<p><a class="button secondary" href="${CURRENT}/new">Add operator</a></p>\n`
-      : '';
-    consolePage(ctx, {
-      title: 'Operators',
-      current: CURRENT,
-      user: op.user,
-      body:
-        add +
-        table(ctx.query, CURRENT, columns(op, names), operators, {
-          caption: 'Operators',
-          empty: 'No operators yet. A platform administrator adds one here or with <code>iam operators add</code>.',
-        }),
-    });
-  });
+  api.page(
+    router,
+    { method: 'get', path: CURRENT },
+    platformOnly(async (ctx, op) => {
+      const [operators, names] = await Promise.all([deps.operators.list(), tenantNames()]);
+      const add = op.access.platformAdmin
+        ? `<p><a class="button secondary" href="${CURRENT}/new">Add operator</a></p>\n`
+        : '';
+      consolePage(ctx, {
+        title: 'Operators',
+        current: CURRENT,
+        user: op.user,
+        body:
+          add +
+          table(ctx.query, CURRENT, columns(op, names), operators, {
+            caption: 'Operators',
+            empty: 'No operators yet. A platform administrator adds one here or with <code>iam operators add</code>.',
+          }),
+      });
+    }),
+  );
 
   /** The add form, `v` filled in; `error` (the service's sentence) next to its field. */
   const addForm = (
@@ -159,41 +165,42 @@ ${err('tenant')}<button type="submit">Add operator</button>
     });
   };
 
-  api.page(router, { method: 'get', path: `${CURRENT}/new` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    addForm(ctx, op, await tenantNames(), { email: '', role: 'tenant-admin', tenant: '' });
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${CURRENT}/new` },
+    platformOnly(async (ctx, op) => {
+      addForm(ctx, op, await tenantNames(), { email: '', role: 'tenant-admin', tenant: '' });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: `${CURRENT}/new`, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    if (!(await kit.guard(ctx, op, null, { dangerous: true, current: CURRENT }))) return;
-    const b = formOf(ctx);
-    const v: AddValues = { email: field(b, 'email'), role: field(b, 'role'), tenant: field(b, 'tenant') };
-    try {
-      await deps.operators.add({ email: v.email, role: v.role, tenantId: v.tenant || undefined }, actorOf(op));
-    } catch (e) {
-      if (!(e instanceof ApiError) || e.status >= 500) throw e;
-      // The service's refusal next to the field it names (`field`, or a validation's details).
-      const named = [
-        typeof e.extra.field === 'string' ? e.extra.field : '',
-        ...((e.extra.details as { field?: string }[] | undefined) ?? []).map((d) => d.field ?? ''),
-      ].join(' ');
-      const f = /email/.test(named)
-        ? 'email'
-        : /role/.test(named)
-          ? 'role'
-          : /tenant/.test(named) || e.status === 404
-            ? 'tenant'
-            : '';
-      return addForm(ctx, op, await tenantNames(), v, { field: f, message: e.message, status: e.status });
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(CURRENT);
-  });
+  api.page(
+    router,
+    { method: 'post', path: `${CURRENT}/new`, parser: 'form' },
+    platformOnly(async (ctx, op) => {
+      if (!(await kit.guard(ctx, op, null, { dangerous: true, current: CURRENT }))) return;
+      const b = formOf(ctx);
+      const v: AddValues = { email: field(b, 'email'), role: field(b, 'role'), tenant: field(b, 'tenant') };
+      try {
+        await deps.operators.add({ email: v.email, role: v.role, tenantId: v.tenant || undefined }, actorOf(op));
+      } catch (e) {
+        if (!(e instanceof ApiError) || e.status >= 500) throw e;
+        // The service's refusal next to the field it names (`field`, or a validation's details).
+        const named = [
+          typeof e.extra.field === 'string' ? e.extra.field : '',
+          ...((e.extra.details as { field?: string }[] | undefined) ?? []).map((d) => d.field ?? ''),
+        ].join(' ');
+        const f = /email/.test(named)
+          ? 'email'
+          : /role/.test(named)
+            ? 'role'
+            : /tenant/.test(named) || e.status === 404
+              ? 'tenant'
+              : '';
+        return addForm(ctx, op, await tenantNames(), v, { field: f, message: e.message, status: e.status });
+      }
+      kit.done(ctx, CURRENT);
+    }),
+  );
 
   /** The operator role the path and query name, or undefined with the 404 page set. */
   const roleOf = async (ctx: Ctx, op: Operator, role: string, tenant: string) => {
@@ -214,26 +221,26 @@ ${err('tenant')}<button type="submit">Add operator</button>
 
   const removePath = `${CURRENT}/:userId/remove`;
 
-  api.page(router, { method: 'get', path: removePath }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    const q = (k: string) => {
-      const v = ctx.query[k];
-      return typeof v === 'string' ? v : '';
-    };
-    const o = await roleOf(ctx, op, q('role'), q('tenant'));
-    if (!o) return;
-    const names = await tenantNames();
-    const what = o.tenant_id
-      ? `tenant administrator of ${esc(names.get(o.tenant_id) ?? o.tenant_id)} (<code>${esc(o.tenant_id)}</code>)`
-      : `<code>${esc(o.role)}</code>`;
-    const self = o.user_id === op.access.userId ? ' This is your own role: you lose it too.' : '';
-    consolePage(ctx, {
-      title: 'Remove operator',
-      current: CURRENT,
-      user: op.user,
-      body: `<p>Take the role ${what} away from <strong>${esc(o.email)}</strong>. They lose it at their next click in
+  api.page(
+    router,
+    { method: 'get', path: removePath },
+    platformOnly(async (ctx, op) => {
+      const q = (k: string) => {
+        const v = ctx.query[k];
+        return typeof v === 'string' ? v : '';
+      };
+      const o = await roleOf(ctx, op, q('role'), q('tenant'));
+      if (!o) return;
+      const names = await tenantNames();
+      const what = o.tenant_id
+        ? `tenant administrator of ${esc(names.get(o.tenant_id) ?? o.tenant_id)} (<code>${esc(o.tenant_id)}</code>)`
+        : `<code>${esc(o.role)}</code>`;
+      const self = o.user_id === op.access.userId ? ' This is your own role: you lose it too.' : '';
+      consolePage(ctx, {
+        title: 'Remove operator',
+        current: CURRENT,
+        user: op.user,
+        body: `<p>Take the role ${what} away from <strong>${esc(o.email)}</strong>. They lose it at their next click in
 the console; their user and any other operator role they hold stay.${self}</p>
 <form method="post" action="${esc(`${CURRENT}/${encodeURIComponent(o.user_id)}/remove`)}">
 ${kit.csrfField(op)}
@@ -244,37 +251,38 @@ ${confirmField(o.email, 'the address')}
 <button type="submit">Remove operator</button>
 </form>
 <p><a href="${CURRENT}">Cancel</a></p>`,
-    });
-  });
+      });
+    }),
+  );
 
-  api.page(router, { method: 'post', path: removePath, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    if (!kit.platformPage(ctx, op, CURRENT)) return;
-    const b = formOf(ctx);
-    // The address typed must be the one the page showed (checked in constant time by the kit),
-    // and that one the role's holder (below): so the address typed is the operator's.
-    if (!(await kit.guard(ctx, op, null, { dangerous: true, confirm: field(b, 'email'), current: CURRENT }))) return;
-    const o = await roleOf(ctx, op, field(b, 'role'), field(b, 'tenant'));
-    if (!o) return;
-    if (o.email !== field(b, 'email'))
-      return kit.refuse(
-        ctx,
-        op,
-        400,
-        'Not confirmed',
-        "What was typed is not the operator's address, so nothing was done.",
-        CURRENT,
-      );
-    try {
-      await deps.operators.remove({ email: o.email, role: o.role, tenantId: o.tenant_id ?? undefined }, actorOf(op));
-    } catch (e) {
-      // The last platform administrator (409 last_platform_admin): the service's own sentence.
-      return kit.failed(ctx, op, e, 'Remove operator', CURRENT);
-    }
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(CURRENT);
-  });
+  api.page(
+    router,
+    { method: 'post', path: removePath, parser: 'form' },
+    platformOnly(async (ctx, op) => {
+      const b = formOf(ctx);
+      // The address typed must be the one the page showed (checked in constant time by the kit),
+      // and that one the role's holder (below): so the address typed is the operator's.
+      if (!(await kit.guard(ctx, op, null, { dangerous: true, confirm: field(b, 'email'), current: CURRENT }))) return;
+      const o = await roleOf(ctx, op, field(b, 'role'), field(b, 'tenant'));
+      if (!o) return;
+      if (o.email !== field(b, 'email'))
+        return kit.refuse(
+          ctx,
+          op,
+          400,
+          'Not confirmed',
+          "What was typed is not the operator's address, so nothing was done.",
+          CURRENT,
+        );
+      try {
+        await deps.operators.remove({ email: o.email, role: o.role, tenantId: o.tenant_id ?? undefined }, actorOf(op));
+      } catch (e) {
+        // The last platform administrator (409 last_platform_admin): the service's own sentence.
+        return kit.failed(ctx, op, e, 'Remove operator', CURRENT);
+      }
+      kit.done(ctx, CURRENT);
+    }),
+  );
 
   return router;
 }

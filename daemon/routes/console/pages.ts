@@ -11,9 +11,9 @@ import type { Tenant } from '../../../shared/db/entities.js';
 import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, tenantTabs, type Column } from '../../views/console.js';
+import { consolePage, table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { operatorOf } from './kit.js';
+import { consoleKit, operatorOf } from './kit.js';
 
 /** At most this many tenants are listed (a platform of more pages them on the admin API). */
 const TENANT_LIST_MAX = 1000;
@@ -217,6 +217,7 @@ async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant
 
 export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
+  const kit = consoleKit(deps);
 
   api.page(router, { method: 'get', path: '/console' }, async (ctx) => {
     const op = await operatorOf(deps, ctx);
@@ -292,12 +293,13 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
     }
     // The admin API's read of the tenant (GET /api/admin/tenants/{id}): its purge date and counts.
     const { tenant: detail } = await deps.tenantDirectory.get(t.id);
-    consolePage(ctx, {
-      title: t.name,
-      current: '/console/tenants',
-      user: op.user,
-      body: `${tenantTabs(t, '')}
-<dl><dt>Id</dt><dd><code>${esc(t.id)}</code></dd><dt>State</dt><dd>${esc(t.lifecycle_state)}</dd>
+    kit.show(
+      ctx,
+      op,
+      t,
+      '',
+      t.name,
+      `<dl><dt>Id</dt><dd><code>${esc(t.id)}</code></dd><dt>State</dt><dd>${esc(t.lifecycle_state)}</dd>
 <dt>Created</dt><dd>${esc(new Date(t.created_at).toISOString())}</dd>${
         detail.purge_after ? `<dt>Purged after (UTC)</dt><dd>${when(detail.purge_after)}</dd>` : ''
       }
@@ -305,7 +307,7 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
 <dt>Active sessions</dt><dd>${detail.counts.active_sessions}</dd></dl>${moves(op.access, t)}
 ${await provisioningSection(deps, op.access, t)}
 ${await recoverySection(deps, t)}`,
-    });
+    );
   });
 
   return router;

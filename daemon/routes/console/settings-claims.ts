@@ -11,7 +11,7 @@
 import type { CustomClaimSchema } from '../../../shared/services/custom-claims.js';
 import type { RenameResult } from '../../../shared/services/claim-rename.js';
 import { ApiError } from '../../../shared/errors.js';
-import { table, type Column } from '../../views/console.js';
+import type { Column } from '../../views/console.js';
 import { codes, describedBy, details, formError, tenantBase, when, yesNo } from '../../views/console-settings.js';
 import { esc } from '../../views/html.js';
 import { actorOf, field, formOf, type Ctx, type Operator } from './kit.js';
@@ -78,16 +78,7 @@ export function claimPages(s: SettingsPages): void {
   const { api, router, deps, kit } = s;
   const path = `/console/tenants/:tenantId${SECTION}`;
 
-  api.page(
-    router,
-    { method: 'get', path },
-    s.read(async (ctx, op, t) => {
-      const base = `${tenantBase(t)}${SECTION}`;
-      const rows = await deps.customClaims.listSchemas(t.id);
-      const body = table(ctx.query, base, columns(base), rows, { caption: 'Custom claims', empty: EMPTY });
-      s.show(ctx, op, t, SECTION, 'Custom claims', body);
-    }),
-  );
+  s.list(SECTION, 'Custom claims', (t) => deps.customClaims.listSchemas(t.id), columns, EMPTY);
 
   api.page(
     router,
@@ -165,8 +156,7 @@ ${formError(error)}
           return renameForm(ctx, op, t, c, e.message, e.status);
         return kit.failed(ctx, op, e, 'Rename claim', '/console/tenants');
       }
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(`${tenantBase(t)}${SECTION}/${encodeURIComponent(c.id)}`);
+      kit.done(ctx, `${tenantBase(t)}${SECTION}/${encodeURIComponent(c.id)}`);
     }),
   );
 }

@@ -8,7 +8,7 @@
  * (`iam idp add`) and the API: it takes a client secret and fetches the issuer's discovery.
  */
 import type { UpstreamIdpView } from '../../../shared/services/upstream-idp/index.js';
-import { table, type Column } from '../../views/console.js';
+import type { Column } from '../../views/console.js';
 import { codes, details, tenantBase, when, yesNo } from '../../views/console-settings.js';
 import { esc } from '../../views/html.js';
 import { actorOf } from './kit.js';
@@ -54,16 +54,7 @@ export function identityProviderPages(s: SettingsPages): void {
   const { api, router, deps, kit } = s;
   const path = `/console/tenants/:tenantId${SECTION}`;
 
-  api.page(
-    router,
-    { method: 'get', path },
-    s.read(async (ctx, op, t) => {
-      const base = `${tenantBase(t)}${SECTION}`;
-      const rows = await deps.upstreamIdps.list(t.id);
-      const body = table(ctx.query, base, columns(base), rows, { caption: 'Identity providers', empty: EMPTY });
-      s.show(ctx, op, t, SECTION, 'Identity providers', body);
-    }),
-  );
+  s.list(SECTION, 'Identity providers', (t) => deps.upstreamIdps.list(t.id), columns, EMPTY);
 
   api.page(
     router,
@@ -105,14 +96,15 @@ export function identityProviderPages(s: SettingsPages): void {
         const p = await found(deps.upstreamIdps.get(t.id, ctx.params.idpId ?? ''));
         if (!p) return s.missing(ctx, op, 'Identity provider');
         const here = `${tenantBase(t)}${SECTION}/${encodeURIComponent(p.id)}`;
-        const body = `<p>${esc(what.title)} <strong>${esc(p.display_name)}</strong> (<code>${esc(p.slug)}</code>, now
-${esc(p.status)}). ${esc(what.happens)}</p>
-<form method="post" action="${esc(here)}/${move}">
-${kit.csrfField(op)}
-<button type="submit">${esc(what.title)}</button>
-</form>
-<p><a href="${esc(here)}">Cancel</a></p>`;
-        s.show(ctx, op, t, SECTION, what.title, body);
+        kit.confirm(ctx, op, t, {
+          section: SECTION,
+          title: what.title,
+          intro: `${esc(what.title)} <strong>${esc(p.display_name)}</strong> (<code>${esc(p.slug)}</code>, now
+${esc(p.status)}). ${esc(what.happens)}`,
+          action: `${here}/${move}`,
+          button: what.title,
+          back: here,
+        });
       }),
     );
 
@@ -124,8 +116,7 @@ ${kit.csrfField(op)}
           deps.upstreamIdps.setStatus(t.id, ctx.params.idpId ?? '', { status: what.status }, actorOf(op)),
         );
         if (!p) return s.missing(ctx, op, 'Identity provider');
-        ctx.status = 303; // RFC 9110 §15.4.4
-        ctx.redirect(`${tenantBase(t)}${SECTION}/${encodeURIComponent(p.id)}`);
+        kit.done(ctx, `${tenantBase(t)}${SECTION}/${encodeURIComponent(p.id)}`);
       }),
     );
   }

@@ -14,6 +14,8 @@ import type { Tenant } from '../../../shared/db/entities.js';
 import { mayWrite } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { table, type Column } from '../../views/console.js';
+import { tenantBase } from '../../views/console-settings.js';
 import { consoleKit, found, TENANTS, type ConsoleKit, type Ctx, type Operator, type TenantHandler } from './kit.js';
 
 /** The navigation entry of every tenant page. */
@@ -30,10 +32,31 @@ export interface SettingsPages extends Pick<ConsoleKit, 'read' | 'show' | 'missi
   write(dangerous: boolean, h: TenantHandler): (ctx: Ctx) => Promise<void>;
   /** Whether the operator may change the tenant (the links to forms are shown to writers only). */
   writes(op: Operator, t: Tenant): boolean;
+  /**
+   * A section's list page, GET /console/tenants/:tenantId<section>: the tenant's `rows` in the
+   * console's table (sort, paging), captioned `title`, with `empty` (trusted markup) when none.
+   */
+  list<T>(
+    section: string,
+    title: string,
+    rows: (t: Tenant) => Promise<T[]>,
+    columns: (base: string) => Column<T>[],
+    empty: string,
+  ): void;
 }
 
 export function settingsPages(deps: AppDeps, api: ApiRegistry, router: Router<AppState>): SettingsPages {
   const kit = consoleKit(deps);
+  const list: SettingsPages['list'] = (section, title, rows, columns, empty) =>
+    api.page(
+      router,
+      { method: 'get', path: `/console/tenants/:tenantId${section}` },
+      kit.read(async (ctx, op, t) => {
+        const base = `${tenantBase(t)}${section}`;
+        const body = table(ctx.query, base, columns(base), await rows(t), { caption: title, empty });
+        kit.show(ctx, op, t, section, title, body);
+      }),
+    );
   return {
     deps,
     api,
@@ -44,5 +67,6 @@ export function settingsPages(deps: AppDeps, api: ApiRegistry, router: Router<Ap
     show: kit.show,
     missing: kit.missing,
     writes: (op, t) => mayWrite(op.access, t.id),
+    list,
   };
 }

@@ -13,7 +13,7 @@
 import { ApiError } from '../../../shared/errors.js';
 import type { PluginDetail } from '../../../shared/services/plugins/index.js';
 import type { Tenant } from '../../../shared/db/entities.js';
-import { table, type Column } from '../../views/console.js';
+import type { Column } from '../../views/console.js';
 import { codes, describedBy, details, formError, tenantBase, when, yesNo } from '../../views/console-settings.js';
 import { esc } from '../../views/html.js';
 import { actorOf, formOf, type Ctx, type Operator } from './kit.js';
@@ -69,18 +69,12 @@ export function pluginPages(s: SettingsPages): void {
   const pluginOf = (ctx: Ctx, t: Tenant) => found(deps.plugins.get(ctx.params.pluginId ?? '', t.id));
   const hereOf = (t: Tenant, p: PluginDetail) => `${tenantBase(t)}${SECTION}/${encodeURIComponent(p.pluginId)}`;
 
-  api.page(
-    router,
-    { method: 'get', path },
-    s.read(async (ctx, op, t) => {
-      const base = `${tenantBase(t)}${SECTION}`;
-      const { plugins } = await deps.plugins.list(t.id);
-      const body = table(ctx.query, base, columns(base), plugins, {
-        caption: 'Plugins',
-        empty: 'This build ships no plugins.',
-      });
-      s.show(ctx, op, t, SECTION, 'Plugins', body);
-    }),
+  s.list(
+    SECTION,
+    'Plugins',
+    async (t) => (await deps.plugins.list(t.id)).plugins,
+    columns,
+    'This build ships no plugins.',
   );
 
   api.page(
@@ -202,8 +196,7 @@ ${inputs}
           return configureForm(ctx, op, t, p, { error: e.message, status: e.status, typed: formOf(ctx) });
         throw e;
       }
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(hereOf(t, p));
+      kit.done(ctx, hereOf(t, p));
     }),
   );
 
@@ -216,14 +209,15 @@ ${inputs}
         const p = await pluginOf(ctx, t);
         if (!p) return s.missing(ctx, op, 'Plugin');
         const here = hereOf(t, p);
-        const body = `<p>${esc(what.title)} <strong>${esc(p.plugin.name)}</strong> for this tenant (now
-${p.enabled ? 'enabled' : 'disabled'}). ${esc(what.happens)}</p>
-<form method="post" action="${esc(here)}/${move}">
-${kit.csrfField(op)}
-<button type="submit">${esc(what.title)}</button>
-</form>
-<p><a href="${esc(here)}">Cancel</a></p>`;
-        s.show(ctx, op, t, SECTION, what.title, body);
+        kit.confirm(ctx, op, t, {
+          section: SECTION,
+          title: what.title,
+          intro: `${esc(what.title)} <strong>${esc(p.plugin.name)}</strong> for this tenant (now
+${p.enabled ? 'enabled' : 'disabled'}). ${esc(what.happens)}`,
+          action: `${here}/${move}`,
+          button: what.title,
+          back: here,
+        });
       }),
     );
 
@@ -239,8 +233,7 @@ ${kit.csrfField(op)}
           // Incomplete configuration (422) or a platform that disabled it (403): the service's sentence.
           return kit.failed(ctx, op, e, what.title, '/console/tenants');
         }
-        ctx.status = 303; // RFC 9110 §15.4.4
-        ctx.redirect(hereOf(t, p));
+        kit.done(ctx, hereOf(t, p));
       }),
     );
   }

@@ -145,8 +145,7 @@ ${checkbox('requireConfidentialClient', 'Confidential clients only', x.idJag.req
         async (message, status) => txForm(ctx, op, t, await deps.tokenExchangeSettings.get(t.id), message, status),
       );
       if (!saved) return;
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(tenantBase(t) + TX);
+      kit.done(ctx, tenantBase(t) + TX);
     }),
   );
 
@@ -234,8 +233,7 @@ ${formError(error)}
         (message, status) => emailForm(ctx, op, t, message, status, typed),
       );
       if (!saved) return;
-      ctx.status = 303; // RFC 9110 §15.4.4
-      ctx.redirect(tenantBase(t) + EMAIL);
+      kit.done(ctx, tenantBase(t) + EMAIL);
     }),
   );
 }

@@ -14,13 +14,14 @@
  *   InvitationService.invite, as POST …/users/{id}/invite (users-invite.ts has the user page's move).
  */
 import Router from '@koa/router';
+import type { Tenant } from '../../../shared/db/entities.js';
 import { ApiError } from '../../../shared/errors.js';
 import { USER_PAGE_MAX } from '../../../shared/schemas/users.js';
 import { mayWrite } from '../../../shared/services/console/operators.js';
 import type { UserListItem } from '../../../shared/services/users.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, tenantTabs } from '../../views/console.js';
+import { table } from '../../views/console.js';
 import {
   claimsPanel,
   consentsPanel,
@@ -35,10 +36,11 @@ import {
   userPath,
 } from '../../views/console-users.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, operatorOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
+import { actorOf, consoleKit, field, formOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
 import { consoleUserMoveRoutes, USER_ID } from './users-moves.js';
 
 const CURRENT = '/console/tenants';
+const SECTION = '/users';
 /** The longest search (the admin API's name_prefix bound). */
 const SEARCH_MAX = 200;
 /** Live sessions and sign-ins shown on a user's page, newest first. */
@@ -79,99 +81,85 @@ export function consoleUserRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
   const kit = consoleKit(deps);
   const base = '/console/tenants/:tenantId/users';
 
-  api.page(router, { method: 'get', path: base }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    const q = typeof ctx.query.q === 'string' ? ctx.query.q.trim() : '';
-    const list = userPath(t.id);
-    const create = mayWrite(op.access, t.id) ? `<p><a class="button" href="${esc(list)}/new">Create user</a></p>` : '';
-    const page = (status: number, body: string) =>
-      consolePage(ctx, {
-        status,
-        title: `Users of ${t.name}`,
-        current: CURRENT,
-        user: op.user,
-        body: `${tenantTabs(t, '/users')}\n${create}\n${body}`,
-      });
-    if (q.length > SEARCH_MAX) return page(400, searchForm(t.id, q, `Search for at most ${SEARCH_MAX} characters.`));
-    const { users, more } = await search(deps, t.id, q);
-    const empty = q
-      ? `No user's address or name starts with <strong>${esc(q)}</strong>. Search for the start of an address ` +
-        `or a name, or <a href="${esc(list)}">show every user</a>.`
-      : `No users yet. Create one with "Create user", import them with <code>iam users import</code>, or ` +
-        'let them sign up if the tenant allows it.';
-    const note = more
-      ? `<p class="hint">Showing the first ${USER_PAGE_MAX} matches, oldest first: search to narrow them.</p>`
-      : '';
-    const tableBase = q ? `${list}?${new URLSearchParams({ q })}` : list;
-    const rows = table(ctx.query, tableBase, userColumns(t.id), users, { caption: 'Users', empty });
-    page(200, `${searchForm(t.id, q)}\n${note}\n${rows}`);
-  });
+  api.page(
+    router,
+    { method: 'get', path: base },
+    kit.read(async (ctx, op, t) => {
+      const q = typeof ctx.query.q === 'string' ? ctx.query.q.trim() : '';
+      const list = userPath(t.id);
+      const create = mayWrite(op.access, t.id)
+        ? `<p><a class="button" href="${esc(list)}/new">Create user</a></p>`
+        : '';
+      const page = (status: number, body: string) =>
+        kit.show(ctx, op, t, SECTION, `Users of ${t.name}`, `${create}\n${body}`, status);
+      if (q.length > SEARCH_MAX) return page(400, searchForm(t.id, q, `Search for at most ${SEARCH_MAX} characters.`));
+      const { users, more } = await search(deps, t.id, q);
+      const empty = q
+        ? `No user's address or name starts with <strong>${esc(q)}</strong>. Search for the start of an address ` +
+          `or a name, or <a href="${esc(list)}">show every user</a>.`
+        : `No users yet. Create one with "Create user", import them with <code>iam users import</code>, or ` +
+          'let them sign up if the tenant allows it.';
+      const note = more
+        ? `<p class="hint">Showing the first ${USER_PAGE_MAX} matches, oldest first: search to narrow them.</p>`
+        : '';
+      const tableBase = q ? `${list}?${new URLSearchParams({ q })}` : list;
+      const rows = table(ctx.query, tableBase, userColumns(t.id), users, { caption: 'Users', empty });
+      page(200, `${searchForm(t.id, q)}\n${note}\n${rows}`);
+    }),
+  );
 
   const renderCreate = (
     ctx: Ctx,
     op: Operator,
-    t: { id: string; name: string },
+    t: Tenant,
     status: number,
     values: { email: string; name: string; invite?: boolean } = { email: '', name: '' },
     problems: Record<string, string> = {},
   ) =>
-    consolePage(ctx, {
+    kit.show(
+      ctx,
+      op,
+      t,
+      SECTION,
+      'Create user',
+      createForm(`${userPath(t.id)}/new`, kit.csrfField(op), values, problems, userPath(t.id)),
       status,
-      title: 'Create user',
-      current: CURRENT,
-      user: op.user,
-      body: `${tenantTabs(t, '/users')}\n${createForm(
-        `${userPath(t.id)}/new`,
-        kit.csrfField(op),
-        values,
-        problems,
-        userPath(t.id),
-      )}`,
-    });
+    );
 
   // Registered before …/:userId, which would otherwise take "new" for an id.
-  api.page(router, { method: 'get', path: `${base}/new` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    renderCreate(ctx, op, t, 200);
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${base}/new` },
+    kit.read((ctx, op, t) => renderCreate(ctx, op, t, 200)),
+  );
 
-  api.page(router, { method: 'post', path: `${base}/new`, parser: 'form' }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    if (!(await kit.guard(ctx, op, t.id, { current: CURRENT }))) return;
-    const b = formOf(ctx);
-    const values = { email: field(b, 'email'), name: field(b, 'name') };
-    const invite = field(b, 'invite') === '1';
-    let id: string;
-    try {
-      id = (await deps.directory.createUser(t.id, values, actorOf(op))).id;
-    } catch (e) {
-      // Inline validation: the service's own sentence next to the field it names.
-      if (e instanceof ApiError && e.status < 500)
-        return renderCreate(ctx, op, t, e.status, { ...values, invite }, problemsOf(e));
-      throw e;
-    }
-    // Create, then invite (the admin API's two calls, in that order): the user exists either way.
-    if (invite && !(await inviteAfterCreate(deps, kit, ctx, op, t.id, id))) return;
-    ctx.status = 303; // RFC 9110 §15.4.4
-    ctx.redirect(invite ? `${userPath(t.id, id)}?invited=1` : userPath(t.id, id));
-  });
+  api.page(
+    router,
+    { method: 'post', path: `${base}/new`, parser: 'form' },
+    kit.write({}, async (ctx, op, t) => {
+      const b = formOf(ctx);
+      const values = { email: field(b, 'email'), name: field(b, 'name') };
+      const invite = field(b, 'invite') === '1';
+      let id: string;
+      try {
+        id = (await deps.directory.createUser(t.id, values, actorOf(op))).id;
+      } catch (e) {
+        // Inline validation: the service's own sentence next to the field it names.
+        if (e instanceof ApiError && e.status < 500)
+          return renderCreate(ctx, op, t, e.status, { ...values, invite }, problemsOf(e));
+        throw e;
+      }
+      // Create, then invite (the admin API's two calls, in that order): the user exists either way.
+      if (invite && !(await inviteAfterCreate(deps, kit, ctx, op, t.id, id))) return;
+      kit.done(ctx, invite ? `${userPath(t.id, id)}?invited=1` : userPath(t.id, id));
+    }),
+  );
 
-  api.page(router, { method: 'get', path: `${base}/:userId` }, async (ctx) => {
-    const op = await operatorOf(deps, ctx);
-    if (!op) return;
-    const t = await kit.tenantOf(ctx, op);
-    if (!t) return;
-    await detail(deps, kit, ctx, op, t);
-  });
+  api.page(
+    router,
+    { method: 'get', path: `${base}/:userId` },
+    kit.read((ctx, op, t) => detail(deps, kit, ctx, op, t)),
+  );
 
   consoleUserMoveRoutes(deps, api, router, kit);
   return router;
@@ -204,7 +192,7 @@ async function inviteAfterCreate(
 }
 
 /** A user's page: each panel from the service that holds it. Another tenant's user is 404. */
-async function detail(deps: AppDeps, kit: ConsoleKit, ctx: Ctx, op: Operator, t: { id: string; name: string }) {
+async function detail(deps: AppDeps, kit: ConsoleKit, ctx: Ctx, op: Operator, t: Tenant) {
   const userId = ctx.params.userId ?? '';
   let u;
   try {
@@ -238,12 +226,13 @@ ${status}
 ${link('sign-out', 'Sign out everywhere…')}
 ${link('delete', 'Delete user…')}`
     : '';
-  consolePage(ctx, {
-    title: u.name || u.email,
-    current: CURRENT,
-    user: op.user,
-    body: `${tenantTabs(t, '/users')}
-<p><a href="${esc(userPath(t.id))}">All users</a></p>
+  kit.show(
+    ctx,
+    op,
+    t,
+    SECTION,
+    u.name || u.email,
+    `<p><a href="${esc(userPath(t.id))}">All users</a></p>
 ${invited}<h2>Profile</h2>
 ${profilePanel(u)}
 <h2>Sessions and devices</h2>
@@ -260,5 +249,5 @@ ${claimsPanel(u.claims)}
 ${signInsPanel(signIns)}
 ${signIns.length === SIGN_INS_SHOWN ? further : ''}
 ${moves}`,
-  });
+  );
 }
