@@ -8,19 +8,14 @@
  * refuses an IP address as RP ID (WebAuthn §5.1.3 step 8), and cookies are per host, so the
  * console's pages, the login page and the account page must all be on that one origin.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
 import type { ConsoleHarness } from '../helpers/console.js';
 import { codeFrom } from '../helpers/oauth.js';
-import { ARTIFACTS } from './helpers.js';
+import { DESKTOP, newPage } from './helpers.js';
 
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-export const PHONE = { width: 390, height: 844 };
-export const DESKTOP = { width: 1280, height: 800 };
-const SHOTS = process.env.IAM_SCREENSHOTS_DIR ? resolve(process.env.IAM_SCREENSHOTS_DIR) : ARTIFACTS;
+/** The page pieces of every browser test (helpers.ts), for the console's tests too. */
+export { addAuthenticator, checkPage, DESKTOP, PHONE, shoot } from './helpers.js';
 
 /** The origin the browser uses: the daemon's localhost issuer (startLocalhostDaemon). */
 export const originOf = (h: ConsoleHarness) => `http://localhost:${h.d.port}`;
@@ -34,22 +29,11 @@ export async function consoleContext(
   browser: Browser,
   opts: { viewport?: { width: number; height: number }; bypassCSP?: boolean } = {},
 ): Promise<{ context: BrowserContext; page: Page; errors: string[] }> {
-  const context = await browser.newContext({
-    locale: 'en-US',
+  return newPage(t, browser, {
     viewport: opts.viewport ?? DESKTOP,
     colorScheme: 'light',
     bypassCSP: opts.bypassCSP ?? false,
   });
-  t.teardown(() => context.close());
-  context.setDefaultTimeout(15_000);
-  context.setDefaultNavigationTimeout(20_000);
-  const page = await context.newPage();
-  const errors: string[] = [];
-  page.on('console', (m) => {
-    if (m.type() === 'error') errors.push(`console: ${m.text()}`);
-  });
-  page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
-  return { context, page, errors };
 }
 
 /**
@@ -61,28 +45,6 @@ export async function signedInAs(h: ConsoleHarness, context: BrowserContext, ema
   const jar = await h.signIn(email);
   const url = originOf(h);
   await context.addCookies([...jar.cookies].map(([name, value]) => ({ name, value, url })));
-}
-
-/** A CDP virtual authenticator on `page`: a platform authenticator that verifies the user. */
-export async function addAuthenticator(context: BrowserContext, page: Page): Promise<{ cdp: CDPSession; id: string }> {
-  const cdp = await context.newCDPSession(page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  // The login page then offers the passkey button alone (no autofill request answered at once),
-  // which the tests click, as passkeys.test.ts does.
-  await page.addInitScript(() => {
-    if (window.PublicKeyCredential) PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
-  });
-  return { cdp, id: authenticatorId };
 }
 
 /** On the login page: the email, the emailed code, "Sign in". Resolves once back on `landing`. */
@@ -99,43 +61,6 @@ export async function emailCodeSignIn(h: ConsoleHarness, page: Page, email: stri
 export async function passkeySignIn(page: Page, landing: string): Promise<void> {
   await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
   await Promise.all([page.waitForURL(landing), page.getByRole('button', { name: 'Sign in with a passkey' }).click()]);
-}
-
-/** No horizontal scrolling at the page's width and no serious or critical WCAG 2.2 A/AA axe violation. */
-export async function checkPage(t: ExecutionContext, page: Page, what: string): Promise<void> {
-  await page.waitForLoadState();
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  }));
-  t.true(scrollWidth <= innerWidth, `${what}: scrollWidth ${scrollWidth} > ${innerWidth}`);
-  await page.addScriptTag({ content: AXE });
-  const violations = await page.evaluate(async () => {
-    interface Violation {
-      id: string;
-      impact: string | null;
-      nodes: { target: string[] }[];
-    }
-    const axe = (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe;
-    const r = await axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
-    });
-    return r.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  t.deepEqual(violations, [], `${what}: axe violations`);
-}
-
-/** The page as PNGs `<name>-phone-light.png` and `<name>-desktop-light.png`; the viewport is put back. */
-export async function shoot(page: Page, name: string): Promise<void> {
-  mkdirSync(SHOTS, { recursive: true });
-  const before = page.viewportSize() ?? PHONE;
-  await page.setViewportSize(PHONE);
-  await page.screenshot({ path: join(SHOTS, `${name}-phone-light.png`), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: join(SHOTS, `${name}-desktop-light.png`), fullPage: true });
-  await page.setViewportSize(before);
 }
 
 /**

@@ -3,11 +3,19 @@
  * Debian's /usr/bin/chromium driven through playwright-core. Nothing here downloads a browser
  * (never `playwright install`). These tests are excluded from `npm test`.
  */
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
-import { dirname, join } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
 import type { ExecutionContext } from 'ava';
-import { chromium, type Browser, type BrowserContext, type Page } from 'playwright-core';
+import {
+  chromium,
+  type Browser,
+  type BrowserContext,
+  type BrowserContextOptions,
+  type CDPSession,
+  type Page,
+} from 'playwright-core';
 import { REDIRECT } from '../helpers/oauth.js';
 
 /** The repository root (this file runs as dist/test/browser/helpers.js). */
@@ -15,6 +23,12 @@ const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 /** Where screenshots go; git-ignored. */
 export const ARTIFACTS = join(ROOT, 'test', 'artifacts');
+
+/** Where the pages' screenshots go: IAM_SCREENSHOTS_DIR (docs/screenshots/ on a refresh), else ARTIFACTS. */
+const SHOTS = process.env.IAM_SCREENSHOTS_DIR ? resolve(process.env.IAM_SCREENSHOTS_DIR) : ARTIFACTS;
+const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+export const PHONE = { width: 390, height: 844 };
+export const DESKTOP = { width: 1280, height: 800 };
 
 export const CHROMIUM_PATH = process.env.IAM_TEST_CHROMIUM || '/usr/bin/chromium';
 
@@ -50,9 +64,16 @@ export interface BrowserPage {
   errors: string[];
 }
 
-/** A fresh context and page for one test, closed by the test's teardown. */
-export async function newPage(t: ExecutionContext, browser: Browser): Promise<BrowserPage> {
-  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 800, height: 700 } });
+/**
+ * A fresh context and page for one test, closed by the test's teardown: English, 800 x 700
+ * unless `options` say otherwise.
+ */
+export async function newPage(
+  t: ExecutionContext,
+  browser: Browser,
+  options: BrowserContextOptions = {},
+): Promise<BrowserPage> {
+  const context = await browser.newContext({ locale: 'en-US', viewport: { width: 800, height: 700 }, ...options });
   t.teardown(() => context.close());
   context.setDefaultTimeout(15_000);
   context.setDefaultNavigationTimeout(20_000);
@@ -63,6 +84,77 @@ export async function newPage(t: ExecutionContext, browser: Browser): Promise<Br
   });
   page.on('pageerror', (e) => errors.push(`pageerror: ${e.message}`));
   return { context, page, errors };
+}
+
+/**
+ * A CDP virtual authenticator on `page`: a platform authenticator that verifies the user. It
+ * answers an autofill (conditional) request at once, as if the user had picked the passkey:
+ * unless `autofill`, the page is told conditional mediation is unavailable, so the login page
+ * offers the passkey button alone, which the tests click.
+ */
+export async function addAuthenticator(
+  context: BrowserContext,
+  page: Page,
+  opts: { autofill?: boolean } = {},
+): Promise<{ cdp: CDPSession; id: string }> {
+  const cdp = await context.newCDPSession(page);
+  await cdp.send('WebAuthn.enable');
+  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+    options: {
+      protocol: 'ctap2',
+      transport: 'internal',
+      hasResidentKey: true,
+      hasUserVerification: true,
+      isUserVerified: true,
+      automaticPresenceSimulation: true,
+    },
+  });
+  if (!opts.autofill)
+    await page.addInitScript(() => {
+      if (window.PublicKeyCredential)
+        PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
+    });
+  return { cdp, id: authenticatorId };
+}
+
+/** No horizontal scrolling at the page's width and no serious or critical WCAG 2.2 A/AA axe violation. */
+export async function checkPage(t: ExecutionContext, page: Page, what: string): Promise<void> {
+  await page.waitForLoadState();
+  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
+    scrollWidth: document.documentElement.scrollWidth,
+    innerWidth: window.innerWidth,
+  }));
+  t.true(scrollWidth <= innerWidth, `${what}: scrollWidth ${scrollWidth} > ${innerWidth}`);
+  await page.addScriptTag({ content: AXE });
+  const violations = await page.evaluate(async () => {
+    interface Violation {
+      id: string;
+      impact: string | null;
+      nodes: { target: string[] }[];
+    }
+    const axe = (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe;
+    const r = await axe.run({
+      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
+    });
+    return r.violations
+      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
+      .map((v) => `${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
+  });
+  t.deepEqual(violations, [], `${what}: axe violations`);
+}
+
+/**
+ * The page as PNGs `<name>-phone-<scheme>.png` and `<name>-desktop-<scheme>.png` in the
+ * screenshots directory; the viewport is put back.
+ */
+export async function shoot(page: Page, name: string, scheme: 'light' | 'dark' = 'light'): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const before = page.viewportSize() ?? PHONE;
+  await page.setViewportSize(PHONE);
+  await page.screenshot({ path: join(SHOTS, `${name}-phone-${scheme}.png`), fullPage: true });
+  await page.setViewportSize(DESKTOP);
+  await page.screenshot({ path: join(SHOTS, `${name}-desktop-${scheme}.png`), fullPage: true });
+  await page.setViewportSize(before);
 }
 
 /** Saves a full-page PNG as test/artifacts/<name>.png (directory created if missing); returns the path. */

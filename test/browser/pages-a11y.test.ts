@@ -8,19 +8,11 @@
  * phone and desktop size go to IAM_SCREENSHOTS_DIR (docs/screenshots/ when the docs are
  * refreshed) or else test/artifacts/. Runs only in the browser lane.
  */
-import { mkdirSync, readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { join, resolve } from 'node:path';
 import test, { type ExecutionContext } from 'ava';
 import type { Browser, Page } from 'playwright-core';
 import { createUserIn, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, codeFrom, pkce, REDIRECT } from '../helpers/oauth.js';
-import { ARTIFACTS, launchBrowser } from './helpers.js';
-
-const AXE = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
-const PHONE = { width: 390, height: 844 };
-const DESKTOP = { width: 1280, height: 800 };
-const SHOTS = process.env.IAM_SCREENSHOTS_DIR ? resolve(process.env.IAM_SCREENSHOTS_DIR) : ARTIFACTS;
+import { checkPage, launchBrowser, newPage, PHONE, shoot } from './helpers.js';
 
 let env: LoginEnv;
 let browser: Browser;
@@ -38,51 +30,7 @@ type Scheme = 'light' | 'dark';
 
 /** A phone-sized page in `scheme`. bypassCSP lets axe-core be injected past the page's CSP. */
 async function phonePage(t: ExecutionContext, scheme: Scheme) {
-  const context = await browser.newContext({
-    locale: 'en-US',
-    viewport: PHONE,
-    colorScheme: scheme,
-    bypassCSP: true,
-  });
-  t.teardown(() => context.close());
-  context.setDefaultTimeout(15_000);
-  context.setDefaultNavigationTimeout(20_000);
-  return context.newPage();
-}
-
-/** No horizontal scrolling at 390 px and no serious or critical axe violation. */
-async function check(t: ExecutionContext, page: Page, what: string) {
-  await page.waitForLoadState();
-  const { scrollWidth, innerWidth } = await page.evaluate(() => ({
-    scrollWidth: document.documentElement.scrollWidth,
-    innerWidth: window.innerWidth,
-  }));
-  t.true(scrollWidth <= innerWidth, `${what}: scrollWidth ${scrollWidth} > ${innerWidth}`);
-  await page.addScriptTag({ content: AXE });
-  const violations = await page.evaluate(async () => {
-    const axe = (window as unknown as { axe: { run: (o: object) => Promise<{ violations: Violation[] }> } }).axe;
-    interface Violation {
-      id: string;
-      impact: string | null;
-      nodes: { target: string[] }[];
-    }
-    const r = await axe.run({
-      runOnly: { type: 'tag', values: ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22aa'] },
-    });
-    return r.violations
-      .filter((v) => v.impact === 'serious' || v.impact === 'critical')
-      .map((v) => `${v.id} (${v.impact}) at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`);
-  });
-  t.deepEqual(violations, [], `${what}: axe violations`);
-}
-
-/** The page as a PNG at phone and desktop size (the viewport is put back to the phone's). */
-async function shoot(page: Page, name: string, scheme: Scheme) {
-  mkdirSync(SHOTS, { recursive: true });
-  await page.screenshot({ path: join(SHOTS, `${name}-phone-${scheme}.png`), fullPage: true });
-  await page.setViewportSize(DESKTOP);
-  await page.screenshot({ path: join(SHOTS, `${name}-desktop-${scheme}.png`), fullPage: true });
-  await page.setViewportSize(PHONE);
+  return (await newPage(t, browser, { viewport: PHONE, colorScheme: scheme, bypassCSP: true })).page;
 }
 
 /**
@@ -155,10 +103,10 @@ for (const scheme of ['light', 'dark'] as const) {
 
     await page.goto(`${env.d.url}/`);
     await page.getByRole('heading', { name: 'Sign-in service' }).waitFor();
-    await check(t, page, 'landing');
+    await checkPage(t, page, 'landing');
 
     await signInFromAccount(t, page, user.email, async (what) => {
-      await check(t, page, what);
+      await checkPage(t, page, what);
       if (what === 'login, email step') await shoot(page, 'login', scheme);
       if (what === 'login, code step') await shoot(page, 'code', scheme);
     });
@@ -177,7 +125,7 @@ for (const scheme of ['light', 'dark'] as const) {
       }),
     );
     await page.getByRole('heading', { name: 'Allow Partner to access your account?' }).waitFor();
-    await check(t, page, 'consent');
+    await checkPage(t, page, 'consent');
     await shoot(page, 'consent', scheme);
     // Allow, so that the account page lists an app. Posted by fetch without following the
     // redirect: the client's redirect URI does not resolve, and this page stays put.
@@ -193,15 +141,15 @@ for (const scheme of ['light', 'dark'] as const) {
     await page.goto(`${env.d.url}/account`);
     await page.getByRole('heading', { name: 'Your account', exact: true }).waitFor();
     t.is(await page.getByRole('button', { name: 'Remove access for Partner' }).count(), 1, 'the app is listed');
-    await check(t, page, 'account, signed in');
+    await checkPage(t, page, 'account, signed in');
     await shoot(page, 'account', scheme);
 
     await page.goto(`${env.d.url}/logout`);
     await page.getByRole('heading', { name: /sign out/i }).waitFor();
-    await check(t, page, 'logout confirmation');
+    await checkPage(t, page, 'logout confirmation');
 
     const error = await page.goto(`${env.d.url}/authorize?client_id=no-such-client&response_type=code`);
     t.true((error?.status() ?? 0) >= 400, 'an error page');
-    await check(t, page, 'error page');
+    await checkPage(t, page, 'error page');
   });
 }

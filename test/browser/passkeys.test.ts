@@ -17,7 +17,7 @@ import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { codeFrom, REDIRECT, seedApp, sql, type App } from '../helpers/oauth.js';
 import { openServices } from '../helpers/seed.js';
 import { ACR_PASSKEY_HARDWARE, ACR_PASSKEY_SYNCED, STEP_UP_MAX_AGE_MS } from '../../shared/services/auth/passkeys.js';
-import { interceptCallback, launchBrowser, newPage, screenshot, withTimeout } from './helpers.js';
+import { addAuthenticator, interceptCallback, launchBrowser, newPage, screenshot, withTimeout } from './helpers.js';
 
 let db: TestDb;
 let d: Daemon;
@@ -67,30 +67,11 @@ async function newUser(): Promise<{ id: string; email: string }> {
   }
 }
 
-/** A page with a CDP virtual authenticator: a platform authenticator that verifies the user. */
+/** A page with a CDP virtual authenticator (helpers.ts); `autofill` leaves conditional mediation on. */
 async function pageWithAuthenticator(t: ExecutionContext, opts: { autofill?: boolean } = {}) {
   const bp = await newPage(t, browser);
-  const cdp = await bp.context.newCDPSession(bp.page);
-  await cdp.send('WebAuthn.enable');
-  const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
-    options: {
-      protocol: 'ctap2',
-      transport: 'internal',
-      hasResidentKey: true,
-      hasUserVerification: true,
-      isUserVerified: true,
-      automaticPresenceSimulation: true,
-    },
-  });
-  // The virtual authenticator answers an autofill (conditional) request at once, as if the
-  // user had picked the passkey: without conditional mediation the login page offers the
-  // button alone, which these tests click. (The autofill path has a test of its own.)
-  if (!opts.autofill)
-    await bp.page.addInitScript(() => {
-      if (window.PublicKeyCredential)
-        PublicKeyCredential.isConditionalMediationAvailable = () => Promise.resolve(false);
-    });
-  return { ...bp, cdp, authenticatorId };
+  const { cdp, id } = await addAuthenticator(bp.context, bp.page, opts);
+  return { ...bp, cdp, authenticatorId: id };
 }
 
 async function credentials(cdp: CDPSession, authenticatorId: string) {

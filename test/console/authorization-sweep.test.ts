@@ -16,7 +16,7 @@
  */
 import test from 'ava';
 import { buildApp } from '../../daemon/app.js';
-import type { AppDeps } from '../../daemon/context.js';
+import { standIns } from '../helpers/stand-ins.js';
 import { OPERATORS, startConsole, type ConsoleHarness } from '../helpers/console.js';
 import type { CookieJar } from '../helpers/oauth.js';
 
@@ -25,25 +25,6 @@ const SIGN_IN = new Set(['/console/sign-in', '/console/callback']);
 /** Platform-level pages a tenant administrator reads too, scoped to their tenants. */
 const SCOPED_FOR_TENANT_ADMIN = new Set(['GET /console', 'GET /console/tenants', 'GET /console/audit']);
 const MADE_UP = 'nosuch_sweep';
-
-/**
- * Dependencies that are never called (as test/daemon/route-declarations.test.ts builds them):
- * building the application only wires routes, so every service is a stand-in.
- */
-function standIns(): AppDeps {
-  const any: unknown = new Proxy(function standIn() {}, {
-    get: (_t, k) => (k === 'then' ? undefined : k === Symbol.toPrimitive ? () => 'x' : any),
-    apply: () => any,
-    construct: () => any as object,
-  });
-  const config = new Proxy(
-    { issuer: 'http://127.0.0.1', bodyLimitBytes: 102_400, secretKey: Buffer.alloc(32, 1), trustedProxies: [] },
-    { get: (t, k) => (k in t ? t[k as keyof typeof t] : any) },
-  );
-  return new Proxy({ config } as unknown as AppDeps, {
-    get: (t, k) => (k === 'config' ? t.config : k === 'metrics' ? undefined : any),
-  });
-}
 
 interface ConsoleRoute {
   method: string;

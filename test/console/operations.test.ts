@@ -7,12 +7,18 @@
  */
 import test from 'ava';
 import { buildServices, type Services } from '../../shared/container.js';
-import { OPERATORS, startConsole, type ConsoleHarness } from '../helpers/console.js';
+import {
+  OPERATORS,
+  seedAgentGrant,
+  seedApproval,
+  seedTrustSource,
+  startConsole,
+  type ConsoleHarness,
+} from '../helpers/console.js';
 
 let h: ConsoleHarness;
 /** The services the daemon's routes call, on the test's own connection: to seed what they read. */
 let svc: Services<undefined>;
-const system = { type: 'system' as const, id: 'test' };
 
 test.before(async () => {
   h = await startConsole();
@@ -79,23 +85,7 @@ test('notifications: listed open, resolved by the operator and audited under the
 });
 
 test('approvals: a pending step decided by the operator for its approver', async (t) => {
-  const d = h.services.directory;
-  const [req, tgt, apv] = await Promise.all(
-    ['req', 'tgt', 'apv'].map((n) => d.createUser(h.acme, { email: `${n}@acme.test`, name: n }, system)),
-  );
-  const r = await svc.approvals.create(
-    h.acme,
-    {
-      requester_subject_id: req.id,
-      target_subject_id: tgt.id,
-      requested_action: 'read_mailbox',
-      resource_class: 'mailbox',
-      audience: 'https://mail.example.test',
-      steps: [{ step_key: 'manager', subject_id: apv.id }],
-    },
-    system,
-    'cli',
-  );
+  const r = await seedApproval(svc, h.acme, 'acme.test');
   const list = `/console/tenants/${h.acme}/approvals`;
   const decide = `${list}/${r.id}/steps/manager/decision`;
   const ada = await h.signIn(OPERATORS.ada);
@@ -125,19 +115,7 @@ test('approvals: a pending step decided by the operator for its approver', async
 });
 
 test('federation: sources with their polling state, "Poll now", and the overview figures', async (t) => {
-  const src = await svc.fieldMapping.trustSources.create(
-    h.acme,
-    {
-      sourceType: 'saml_aggregate',
-      sourceKey: 'console-fed',
-      displayName: 'Console Federation',
-      protocolPayload: {
-        metadataUrl: 'https://mds.example.invalid/metadata.xml',
-        polling: { mode: 'manual', intervalSeconds: 3600 },
-      },
-    },
-    system,
-  );
+  const src = await seedTrustSource(svc, h.acme, 'console-fed', 'Console Federation');
   const list = `/console/tenants/${h.acme}/federation`;
   const poll = `${list}/${src.id}/poll`;
   const ada = await h.signIn(OPERATORS.ada);
@@ -167,30 +145,7 @@ test('federation: sources with their polling state, "Poll now", and the overview
 });
 
 test('agent grants: listed, narrowed through the PATCH (generation up, consent needed again), then revoked', async (t) => {
-  const d = svc.directory;
-  const client = async (name: string) =>
-    (await d.createClient(h.acme, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, system)).client
-      .client_id;
-  const [agent, machine] = [await client('agent'), await client('machine')];
-  const grantor = await d.createUser(h.acme, { email: 'grantor@acme.test', name: 'G' }, system);
-  const g = await svc.agentGrants.create(
-    h.acme,
-    {
-      client_id: agent,
-      grantor_user_id: grantor.id,
-      machine_principal_id: machine,
-      authorization_details: [{ type: 'docs', actions: ['read', 'write'] }],
-      purpose: 'summarise documents',
-      expires_at: Date.now() + 86_400_000,
-      scopes: ['tools'],
-      ceilings: {
-        updater: { docs: ['*'] },
-        grantor: { docs: ['read', 'write'] },
-        machine_principal: { docs: ['read', 'write'] },
-      },
-    },
-    system,
-  );
+  const g = await seedAgentGrant(svc, h.acme, 'acme.test');
   const list = `/console/tenants/${h.acme}/agent-grants`;
   const narrow = `${list}/${g.grant_id}/narrow`;
   const ada = await h.signIn(OPERATORS.ada);

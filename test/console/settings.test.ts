@@ -7,12 +7,11 @@
  * refuse bad input on the form (400) and are audited under the operator's user id; no page shows
  * a secret.
  */
-import { createHash } from 'node:crypto';
 import test from 'ava';
-import { TenantScope } from '../../shared/repositories/index.js';
 import { CustomClaimsService } from '../../shared/services/custom-claims.js';
 import { startConsole, type ConsoleHarness } from '../helpers/console.js';
 import type { CookieJar } from '../helpers/oauth.js';
+import { insertUpstreamIdp } from '../helpers/user-transfer.js';
 
 let h: ConsoleHarness;
 let acme = '';
@@ -38,25 +37,16 @@ test.before(async () => {
       actor,
     )
   ).id;
-  const now = Date.now();
   for (const [id, slug] of [
     [IDP, 'corp'],
     [IDP_MOVED, 'partner'],
   ])
-    await new TenantScope(h.ds, acme).upstreamIdps.insert({
+    await insertUpstreamIdp(h.ds, acme, {
       id,
       slug,
-      display_name: `${slug} SSO`,
+      displayName: `${slug} SSO`,
       issuer: `https://${slug}.example.test`,
-      issuer_hash: createHash('sha256').update(`https://${slug}.example.test`).digest('base64url'),
-      client_id: 'broker',
-      client_secret_sealed: SEALED,
-      secret_key_id: 'usk_test',
-      scopes: 'openid email',
-      link_by_verified_email: false,
-      status: 'active',
-      created_at: now,
-      updated_at: now,
+      sealedSecret: SEALED,
     });
 });
 

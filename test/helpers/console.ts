@@ -5,7 +5,7 @@
  * `signIn` leaves the session the login page would (an email-code sign-in with the console's
  * client); `submit` reads a form page and posts its hidden fields back, as a browser would.
  */
-import { buildServices } from '../../shared/container.js';
+import { buildServices, type Services } from '../../shared/container.js';
 import type { Database } from '../../shared/db/index.js';
 import { NotificationStates } from '../../shared/services/notification-states.js';
 import { iamJson } from './cli.js';
@@ -164,23 +164,15 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
   };
 }
 
-/**
- * One of everything the operations pages list, in `tenantId`: an open notification state, a
- * pending approval, a federation trust source, an agent grant (so a walk over the console's
- * links reaches their detail and form pages too).
- */
-export async function seedOperations(h: ConsoleHarness, tenantId: string): Promise<void> {
-  const svc = buildServices(h.ds, h.services.config, undefined, { role: 'cli' });
-  const system = { type: 'system' as const, id: 'test' };
-  const d = svc.directory;
-  await new NotificationStates(h.ds).raise(tenantId, 'metadata_expiring', {
-    type: 'federation_trust_source',
-    id: 'fts_seeded',
-  });
-  const [req, tgt, apv, grantor] = await Promise.all(
-    ['req', 'tgt', 'apv', 'grantor'].map((n) => d.createUser(tenantId, { email: `${n}@seed.test`, name: n }, system)),
+/** The system actor of seeded rows. */
+const SYSTEM = { type: 'system' as const, id: 'test' };
+
+/** A pending approval of one step (`manager`), its requester, target and approver made in `domain`. */
+export async function seedApproval(svc: Services<undefined>, tenantId: string, domain: string) {
+  const [req, tgt, apv] = await Promise.all(
+    ['req', 'tgt', 'apv'].map((n) => svc.directory.createUser(tenantId, { email: `${n}@${domain}`, name: n }, SYSTEM)),
   );
-  await svc.approvals.create(
+  return svc.approvals.create(
     tenantId,
     {
       requester_subject_id: req.id,
@@ -190,27 +182,37 @@ export async function seedOperations(h: ConsoleHarness, tenantId: string): Promi
       audience: 'https://mail.example.test',
       steps: [{ step_key: 'manager', subject_id: apv.id }],
     },
-    system,
+    SYSTEM,
     'cli',
   );
-  await svc.fieldMapping.trustSources.create(
+}
+
+/** A SAML aggregate trust source polled by hand (so never polled yet). */
+export function seedTrustSource(svc: Services<undefined>, tenantId: string, sourceKey: string, displayName: string) {
+  return svc.fieldMapping.trustSources.create(
     tenantId,
     {
       sourceType: 'saml_aggregate',
-      sourceKey: 'seeded-fed',
-      displayName: 'Seeded Federation',
+      sourceKey,
+      displayName,
       protocolPayload: {
         metadataUrl: 'https://mds.example.invalid/metadata.xml',
         polling: { mode: 'manual', intervalSeconds: 3600 },
       },
     },
-    system,
+    SYSTEM,
   );
+}
+
+/** An active agent grant (`docs`: read, write) of a new agent client, its grantor made in `domain`. */
+export async function seedAgentGrant(svc: Services<undefined>, tenantId: string, domain: string) {
+  const d = svc.directory;
   const client = async (name: string) =>
-    (await d.createClient(tenantId, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, system)).client
+    (await d.createClient(tenantId, { name, grant_types: ['client_credentials'], scopes: ['tools'] }, SYSTEM)).client
       .client_id;
   const [agent, machine] = [await client('agent'), await client('machine')];
-  await svc.agentGrants.create(
+  const grantor = await d.createUser(tenantId, { email: `grantor@${domain}`, name: 'G' }, SYSTEM);
+  return svc.agentGrants.create(
     tenantId,
     {
       client_id: agent,
@@ -226,6 +228,22 @@ export async function seedOperations(h: ConsoleHarness, tenantId: string): Promi
         machine_principal: { docs: ['read', 'write'] },
       },
     },
-    system,
+    SYSTEM,
   );
+}
+
+/**
+ * One of everything the operations pages list, in `tenantId`: an open notification state, a
+ * pending approval, a federation trust source, an agent grant (so a walk over the console's
+ * links reaches their detail and form pages too).
+ */
+export async function seedOperations(h: ConsoleHarness, tenantId: string): Promise<void> {
+  const svc = buildServices(h.ds, h.services.config, undefined, { role: 'cli' });
+  await new NotificationStates(h.ds).raise(tenantId, 'metadata_expiring', {
+    type: 'federation_trust_source',
+    id: 'fts_seeded',
+  });
+  await seedApproval(svc, tenantId, 'seed.test');
+  await seedTrustSource(svc, tenantId, 'seeded-fed', 'Seeded Federation');
+  await seedAgentGrant(svc, tenantId, 'seed.test');
 }

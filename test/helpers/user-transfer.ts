@@ -9,6 +9,30 @@ import { activeTenant } from './seed.js';
 const actor = { type: 'system' as const, id: 'test' };
 export const UPSTREAM_ISSUER = 'https://upstream.example.test/realms/corp';
 
+/** An active upstream OIDC provider row, inserted as is (client `broker`, scopes openid email). */
+export async function insertUpstreamIdp(
+  ds: Database,
+  tenantId: string,
+  p: { id: string; slug: string; displayName: string; issuer: string; sealedSecret: string },
+): Promise<void> {
+  const now = Date.now();
+  await new TenantScope(ds, tenantId).upstreamIdps.insert({
+    id: p.id,
+    slug: p.slug,
+    display_name: p.displayName,
+    issuer: p.issuer,
+    issuer_hash: createHash('sha256').update(p.issuer).digest('base64url'),
+    client_id: 'broker',
+    client_secret_sealed: p.sealedSecret,
+    secret_key_id: 'usk_test',
+    scopes: 'openid email',
+    link_by_verified_email: false,
+    status: 'active',
+    created_at: now,
+    updated_at: now,
+  });
+}
+
 /** An active tenant with claims department (string), roles (many strings), level (number) and an upstream provider. */
 export async function importTenant(ds: Database, provisioning: ProvisioningService, name: string): Promise<string> {
   const tenant = await activeTenant(provisioning, { name }, actor);
@@ -19,21 +43,12 @@ export async function importTenant(ds: Database, provisioning: ProvisioningServi
     ['level', 'number', 'one'],
   ])
     await claims.createSchema(tenant.id, { field_key, display_label: field_key, field_type, cardinality }, actor);
-  const now = Date.now();
-  await new TenantScope(ds, tenant.id).upstreamIdps.insert({
+  await insertUpstreamIdp(ds, tenant.id, {
     id: `uip_${tenant.id.slice(-8)}`,
     slug: 'corp',
-    display_name: 'Corp',
+    displayName: 'Corp',
     issuer: UPSTREAM_ISSUER,
-    issuer_hash: createHash('sha256').update(UPSTREAM_ISSUER).digest('base64url'),
-    client_id: 'broker',
-    client_secret_sealed: 'sealed-secret',
-    secret_key_id: 'usk_test',
-    scopes: 'openid email',
-    link_by_verified_email: false,
-    status: 'active',
-    created_at: now,
-    updated_at: now,
+    sealedSecret: 'sealed-secret',
   });
   return tenant.id;
 }

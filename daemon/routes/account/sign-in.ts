@@ -14,32 +14,19 @@
  *   the code's session must be this browser's own session cookie, which the sign-in just set:
  *   that session is the account page's. Then 303 to /account.
  */
-import { timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
-import { randomToken } from '../../../shared/crypto.js';
-import { OAuthError } from '../../../shared/errors.js';
 import { translator } from '../../../shared/i18n/index.js';
-import { pkceChallenge } from '../../../shared/services/auth/account-console.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import { callbackCode, endCodeFlow, redeemCode, startCodeFlow, type CodeFlow } from '../../code-flow.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { clearCookie, readCookie, setCookie } from '../../cookies.js';
+import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc, renderPage, pageLocale } from '../../views/html.js';
 
-/** The browser's half of one console sign-in: `<state>.<verifier>.<tenant id>`. */
-const FLOW_COOKIE = 'account_signin';
-/** As long as a sign-in may take (the authorization request lives as long). */
-const FLOW_TTL_SECONDS = 15 * 60;
 const TENANT_ID = /^[A-Za-z0-9_-]{1,40}$/;
 /** A hint longer than /authorize keeps (320 characters of login_hint) is dropped, not cut. */
 const HINT_MAX = 320;
-
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /** The tenant a signed-out account page offers to sign in to, if it can tell. */
 async function tenantHint(deps: AppDeps, ctx: ParameterizedContext): Promise<string | undefined> {
@@ -77,8 +64,12 @@ ${action}`,
 export function accountConsoleRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const issuer = deps.config.issuer;
-  const secure = issuer.startsWith('https:');
-  const path = '/account/callback';
+  /** The browser's half of one console sign-in: `<state>.<verifier>.<tenant id>`. */
+  const flow: CodeFlow = {
+    cookie: 'account_signin',
+    callback: '/account/callback',
+    secure: issuer.startsWith('https:'),
+  };
 
   /** The sign-in did not complete: say so, and offer it again (400). */
   const failed = (ctx: ParameterizedContext, tenant?: string) => {
@@ -107,22 +98,7 @@ ${retry}`,
     }
     const client = tenant ? await deps.account.consoleClient(tenant, issuer) : undefined;
     if (!client) return signedOutPage(deps, ctx, false);
-    const state = randomToken(24);
-    const verifier = randomToken(48);
-    setCookie(ctx, FLOW_COOKIE, `${state}.${verifier}.${tenant}`, {
-      maxAgeSeconds: FLOW_TTL_SECONDS,
-      secure,
-      path,
-    });
-    const q = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: client.redirect_uris[0],
-      scope: 'openid',
-      state,
-      code_challenge: pkceChallenge(verifier),
-      code_challenge_method: 'S256',
-    });
+    const q = startCodeFlow(ctx, flow, client, [tenant]);
     // An invitation's link (shared/services/invitations.ts) names the address and the language:
     // passed on as OIDC Core §3.1.2.1 hints, which /authorize bounds and treats as preferences.
     for (const hint of ['login_hint', 'ui_locales'] as const) {
@@ -134,32 +110,15 @@ ${retry}`,
     ctx.redirect(`${issuer}/authorize?${q}`);
   });
 
-  api.page(router, { method: 'get', path }, async (ctx) => {
-    const [state = '', verifier = '', tenant = ''] = (readCookie(ctx, FLOW_COOKIE) ?? '').split('.');
-    clearCookie(ctx, FLOW_COOKIE, secure, path);
-    const q = ctx.query;
+  api.page(router, { method: 'get', path: flow.callback }, async (ctx) => {
+    const [state = '', verifier = '', tenant = ''] = endCodeFlow(ctx, flow);
     const known = TENANT_ID.test(tenant) ? tenant : undefined;
-    if (!state || !verifier || !known || typeof q.state !== 'string' || !same(q.state, state))
-      return failed(ctx, known);
-    if (typeof q.code !== 'string' || !q.code) return failed(ctx, known);
+    const code = callbackCode(ctx, state, verifier);
+    if (!code || !known) return failed(ctx, known);
     const client = await deps.account.consoleClient(known, issuer);
     if (!client) return failed(ctx);
-    let sessionId: string;
-    try {
-      const { code } = await deps.oauth.exchangeCode(client, {
-        code: q.code,
-        redirectUri: client.redirect_uris[0],
-        codeVerifier: verifier,
-      });
-      sessionId = code.session_id;
-    } catch (e) {
-      if (e instanceof OAuthError) return failed(ctx, known);
-      throw e;
-    }
-    // The code was issued to the session this browser now holds; another browser's code (a
-    // leaked one) does not sign this one in.
-    const mine = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!mine || mine.session.id !== sessionId) return failed(ctx, known);
+    // The code was issued to the session this browser now holds (code-flow.ts).
+    if (!(await redeemCode(deps, ctx, client, code, verifier))) return failed(ctx, known);
     ctx.status = 303;
     ctx.redirect('/account');
   });

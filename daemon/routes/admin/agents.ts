@@ -30,6 +30,24 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const tags = ['admin: agents'];
   const e400 = { description: 'invalid input; the message names the field', schema: ErrorObject };
   const e404 = { description: 'no such grant, client or user in the tenant', schema: ErrorObject };
+  /** What every route on one grant declares: the admin bearer, the tenant by query, the grant's id. */
+  const oneGrant = {
+    tags,
+    security: 'bearer' as const,
+    tenant: 'query' as const,
+    authenticate: auth,
+    scopes: ADMIN_SCOPES,
+    params: AgentGrantIdParam,
+    query: TenantQuery,
+  };
+  /** The grant's strong validator, for If-Match on PATCH and revoke (RFC 9110 §8.8.3, §13.1.1). */
+  const etag = (g: { generation: number; consent_required: boolean }) =>
+    agentGrantEtag(g.generation, !g.consent_required);
+  /** The optional If-Match header as the service's option. */
+  const ifMatchOf = (ctx: { get(field: string): string }) => {
+    const ifMatch = ctx.get('If-Match');
+    return ifMatch ? { ifMatch } : {};
+  };
 
   api.add(
     router,
@@ -66,13 +84,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       summary:
         'An agent grant, with its generation, consent version and whether consent is required; ' +
         'the ETag header is what If-Match on PATCH compares',
-      tags,
-      security: 'bearer',
-      tenant: 'query',
-      authenticate: auth,
-      scopes: ADMIN_SCOPES,
-      params: AgentGrantIdParam,
-      query: TenantQuery,
+      ...oneGrant,
       responses: {
         200: { description: 'the grant', schema: AgentGrantView, headers: ETAG_HEADER },
         400: e400,
@@ -83,8 +95,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     async (ctx) => {
       const t = ctx.state.tenant;
       const grant = await deps.agentGrants.get(t, ctx.state.guard.params.id);
-      // A strong validator for If-Match on PATCH (RFC 9110 §8.8.3, §13.1.1).
-      ctx.set('ETag', agentGrantEtag(grant.generation, !grant.consent_required));
+      ctx.set('ETag', etag(grant));
       ctx.body = grant;
     },
   );
@@ -99,13 +110,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'revoked, tokens of older generations revoked at once (their outbox entry written), audited, in one ' +
         'transaction. Optional If-Match header (a strong ETag from GET, or *): a mismatch is 412; the ' +
         'response carries the new ETag',
-      tags,
-      security: 'bearer',
-      tenant: 'query',
-      authenticate: auth,
-      scopes: ADMIN_SCOPES,
-      params: AgentGrantIdParam,
-      query: TenantQuery,
+      ...oneGrant,
       body: PatchAgentGrantInput,
       // Read by the handler below; declared here so /openapi.json lists it (RouteSpec.headers).
       headers: [IF_MATCH_HEADER],
@@ -132,11 +137,14 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
       const t = ctx.state.tenant;
       // If-Match is optional (docs/agents.md): without it the generation guard still makes a
       // concurrent update 409; with it a client's stale read is 412 (RFC 9110 §13.1.1).
-      const ifMatch = ctx.get('If-Match');
-      const r = await deps.agentGrants.update(t, ctx.state.guard.params.id, ctx.state.guard.body, actorOf(ctx), {
-        ...(ifMatch ? { ifMatch } : {}),
-      });
-      ctx.set('ETag', agentGrantEtag(r.generation, !r.consent_required));
+      const r = await deps.agentGrants.update(
+        t,
+        ctx.state.guard.params.id,
+        ctx.state.guard.body,
+        actorOf(ctx),
+        ifMatchOf(ctx),
+      );
+      ctx.set('ETag', etag(r));
       ctx.body = r;
     },
   );
@@ -151,13 +159,7 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
         'Revoke an agent grant for good: status revoked and generation raised (every token of the grant ' +
         'inactive at once), every consent revoked, the revocation outbox entry written, audited, in one ' +
         'transaction. Optional If-Match header as for PATCH; the response carries the new ETag',
-      tags,
-      security: 'bearer',
-      tenant: 'query',
-      authenticate: auth,
-      scopes: ADMIN_SCOPES,
-      params: AgentGrantIdParam,
-      query: TenantQuery,
+      ...oneGrant,
       headers: [IF_MATCH_HEADER],
       responses: {
         200: {
@@ -177,11 +179,8 @@ export function agentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
     },
     async (ctx) => {
       const t = ctx.state.tenant;
-      const ifMatch = ctx.get('If-Match');
-      const r = await deps.agentGrants.revoke(t, ctx.state.guard.params.id, actorOf(ctx), {
-        ...(ifMatch ? { ifMatch } : {}),
-      });
-      ctx.set('ETag', agentGrantEtag(r.generation, !r.consent_required));
+      const r = await deps.agentGrants.revoke(t, ctx.state.guard.params.id, actorOf(ctx), ifMatchOf(ctx));
+      ctx.set('ETag', etag(r));
       ctx.body = r;
     },
   );

@@ -11,26 +11,14 @@
  * - GET /console/callback: `state` must equal the cookie's (constant-time; RFC 6749 §10.12),
  *   the code is redeemed with the verifier, and the code's session must be this browser's own.
  */
-import { timingSafeEqual } from 'node:crypto';
 import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
-import { randomToken } from '../../../shared/crypto.js';
-import { OAuthError } from '../../../shared/errors.js';
-import { pkceChallenge } from '../../../shared/services/auth/account-console.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
+import { callbackCode, endCodeFlow, redeemCode, startCodeFlow, type CodeFlow } from '../../code-flow.js';
 import type { AppDeps, AppState } from '../../context.js';
-import { clearCookie, readCookie, setCookie } from '../../cookies.js';
+import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { renderPage } from '../../views/html.js';
-
-const FLOW_COOKIE = 'console_signin';
-const FLOW_TTL_SECONDS = 15 * 60;
-
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /** Nothing to sign in to yet, or the sign-in did not complete. */
 function plainPage(ctx: ParameterizedContext, status: number, title: string, text: string, retry: boolean) {
@@ -45,8 +33,11 @@ function plainPage(ctx: ParameterizedContext, status: number, title: string, tex
 export function consoleSignInRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
   const issuer = deps.config.issuer;
-  const secure = issuer.startsWith('https:');
-  const path = '/console/callback';
+  const flow: CodeFlow = {
+    cookie: 'console_signin',
+    callback: '/console/callback',
+    secure: issuer.startsWith('https:'),
+  };
 
   api.page(router, { method: 'get', path: '/console/sign-in' }, async (ctx) => {
     const fresh = ctx.query.fresh === '1';
@@ -63,46 +54,19 @@ export function consoleSignInRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         'No operator has been added yet: run <code>iam operators add --email … --role platform-admin</code>.',
         false,
       );
-    const state = randomToken(24);
-    const verifier = randomToken(48);
-    setCookie(ctx, FLOW_COOKIE, `${state}.${verifier}`, { maxAgeSeconds: FLOW_TTL_SECONDS, secure, path });
-    const q = new URLSearchParams({
-      response_type: 'code',
-      client_id: client.client_id,
-      redirect_uri: client.redirect_uris[0],
-      scope: 'openid',
-      state,
-      code_challenge: pkceChallenge(verifier),
-      code_challenge_method: 'S256',
-      ...(fresh ? { prompt: 'login' } : {}),
-    });
+    const q = startCodeFlow(ctx, flow, client);
+    if (fresh) q.set('prompt', 'login');
     ctx.status = 303;
     ctx.redirect(`${issuer}/authorize?${q}`);
   });
 
-  api.page(router, { method: 'get', path }, async (ctx) => {
-    const [state = '', verifier = ''] = (readCookie(ctx, FLOW_COOKIE) ?? '').split('.');
-    clearCookie(ctx, FLOW_COOKIE, secure, path);
-    const q = ctx.query;
+  api.page(router, { method: 'get', path: flow.callback }, async (ctx) => {
+    const [state = '', verifier = ''] = endCodeFlow(ctx, flow);
     const failed = () => plainPage(ctx, 400, 'Sign-in failed', 'The sign-in did not complete. Try again.', true);
-    if (!state || !verifier || typeof q.state !== 'string' || !same(q.state, state)) return failed();
-    if (typeof q.code !== 'string' || !q.code) return failed();
+    const code = callbackCode(ctx, state, verifier);
+    if (!code) return failed();
     const client = await deps.operators.consoleClient(issuer);
-    if (!client) return failed();
-    let sessionId: string;
-    try {
-      const { code } = await deps.oauth.exchangeCode(client, {
-        code: q.code,
-        redirectUri: client.redirect_uris[0],
-        codeVerifier: verifier,
-      });
-      sessionId = code.session_id;
-    } catch (e) {
-      if (e instanceof OAuthError) return failed();
-      throw e;
-    }
-    const mine = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
-    if (!mine || mine.session.id !== sessionId) return failed();
+    if (!client || !(await redeemCode(deps, ctx, client, code, verifier))) return failed();
     ctx.status = 303;
     ctx.redirect('/console');
   });

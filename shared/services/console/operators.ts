@@ -44,6 +44,13 @@ export interface OperatorView {
   tenant_id: string | null;
 }
 
+const operatorView = (user: { id: string; email: string }, role: OperatorRole, tenantId?: string): OperatorView => ({
+  user_id: user.id,
+  email: user.email,
+  role,
+  tenant_id: tenantId ?? null,
+});
+
 const roleName = (role: OperatorRole, tenantId?: string | null) =>
   role === 'tenant-admin' ? `tenant-admin:${tenantId}` : role;
 
@@ -147,15 +154,8 @@ export class OperatorService {
       { principal_type: 'user', principal_id: user.id },
       actor,
     );
-    const view: OperatorView = { user_id: user.id, email: user.email, role, tenant_id: input.tenantId ?? null };
-    if (created)
-      await audit(this.db, actor, {
-        tenantId: platform,
-        action: 'operator.add',
-        targetType: 'user',
-        targetId: user.id,
-        summary: { role, tenant_id: view.tenant_id },
-      });
+    const view = operatorView(user, role, input.tenantId);
+    if (created) await this.audited(actor, platform, 'operator.add', view);
     return { ...view, created };
   }
 
@@ -172,7 +172,7 @@ export class OperatorService {
     const scope = platform ? new TenantScope(this.db, platform) : undefined;
     const user = scope && (await scope.users.findByEmail(input.email.trim().toLowerCase()));
     if (!platform || !scope || !user) throw new ApiError(404, 'not_found', `No operator ${input.email}.`);
-    const view: OperatorView = { user_id: user.id, email: user.email, role, tenant_id: input.tenantId ?? null };
+    const view = operatorView(user, role, input.tenantId);
     const found = await scope.roles.byName(roleName(role, input.tenantId));
     if (!found) return { ...view, removed: false };
     // The platform keeps a platform administrator: without one nobody could add operators or
@@ -193,15 +193,19 @@ export class OperatorService {
     const { removed } = await this.deps
       .rbac()
       .assignments.unassign(platform, found.id, { type: 'user', id: user.id }, actor, { precondition: lastAdmin });
-    if (removed)
-      await audit(this.db, actor, {
-        tenantId: platform,
-        action: 'operator.remove',
-        targetType: 'user',
-        targetId: user.id,
-        summary: { role, tenant_id: view.tenant_id },
-      });
+    if (removed) await this.audited(actor, platform, 'operator.remove', view);
     return { ...view, removed };
+  }
+
+  /** An operator move's audit row, naming the actor; written only when something changed. */
+  private async audited(actor: Actor, platform: string, action: string, view: OperatorView): Promise<void> {
+    await audit(this.db, actor, {
+      tenantId: platform,
+      action,
+      targetType: 'user',
+      targetId: view.user_id,
+      summary: { role: view.role, tenant_id: view.tenant_id },
+    });
   }
 
   /** Every operator role held, by role then email. */
