@@ -9,7 +9,7 @@
  * console's pages, the login page and the account page must all be on that one origin.
  */
 import type { ExecutionContext } from 'ava';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, CDPSession, Page } from 'playwright-core';
 import type { ConsoleHarness } from '../helpers/console.js';
 import { codeFrom } from '../helpers/oauth.js';
 import { DESKTOP, newPage } from './helpers.js';
@@ -61,6 +61,44 @@ export async function emailCodeSignIn(h: ConsoleHarness, page: Page, email: stri
 export async function passkeySignIn(page: Page, landing: string): Promise<void> {
   await page.getByRole('button', { name: 'Sign in with a passkey' }).waitFor();
   await Promise.all([page.waitForURL(landing), page.getByRole('button', { name: 'Sign in with a passkey' }).click()]);
+}
+
+/**
+ * An operator's passkey sign-in, as a person makes it: signed out, /console leads to the login
+ * page; an emailed code signs them in; on the account page they add a passkey (Chromium's
+ * virtual authenticator, `authenticator`); the cookies are cleared (a new browser session) and
+ * /console signs them in with the passkey alone. Resolves on the Overview, with how many mails
+ * the passkey sign-in sent (none is expected) and how many credentials the authenticator holds.
+ */
+export async function passkeyOperator(
+  h: ConsoleHarness,
+  context: BrowserContext,
+  page: Page,
+  authenticator: { cdp: CDPSession; id: string },
+  email: string,
+): Promise<{ mailsDuringPasskeySignIn: number; credentials: number; onLogin: string[] }> {
+  const origin = originOf(h);
+  const onLogin: string[] = [];
+  await page.goto(`${origin}/console`);
+  onLogin.push(new URL(page.url()).pathname);
+  await emailCodeSignIn(h, page, email, `${origin}/console`);
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  await page.goto(`${origin}/account`);
+  await page.getByLabel('Name of the new passkey').fill('Console key');
+  await Promise.all([
+    page.waitForURL(`${origin}/account?done=passkey_added#passkeys`),
+    page.getByRole('button', { name: 'Add a passkey' }).click(),
+  ]);
+  const { credentials } = await authenticator.cdp.send('WebAuthn.getCredentials', {
+    authenticatorId: authenticator.id,
+  });
+  await context.clearCookies();
+  const mails = h.sink.messages.length;
+  await page.goto(`${origin}/console`);
+  onLogin.push(new URL(page.url()).pathname);
+  await passkeySignIn(page, `${origin}/console`);
+  await page.getByRole('heading', { name: 'Overview' }).waitFor();
+  return { mailsDuringPasskeySignIn: h.sink.messages.length - mails, credentials: credentials.length, onLogin };
 }
 
 /**

@@ -10,8 +10,8 @@
  * it authenticates); resolve an operational notification state opened in the new tenant; the
  * audit log filtered by the operator's user id lists each move under its own action.
  *
- * The passkey sign-in and step-up are console.test.ts's; here the operator's session is the
- * harness's email-code sign-in, put into the browser. Runs only in the browser lane.
+ * It starts with the operator's passkey sign-in (the virtual authenticator); step-up is
+ * console.test.ts's. Runs only in the browser lane.
  */
 import test from 'ava';
 import type { Browser, Page } from 'playwright-core';
@@ -22,7 +22,7 @@ import { until } from '../helpers/poll.js';
 import { introspectAs } from '../helpers/seed.js';
 import { NotificationStates } from '../../shared/services/notification-states.js';
 import { launchBrowser } from './helpers.js';
-import { consoleContext, originOf, signedInAs } from './console-helpers.js';
+import { addAuthenticator, consoleContext, originOf, passkeyOperator } from './console-helpers.js';
 
 let h: ConsoleHarness;
 let browser: Browser;
@@ -88,9 +88,12 @@ async function accessToken(client: { clientId: string; secret: string }, email: 
   return t.body.access_token;
 }
 
-test('create a tenant, an application and a user; disable the user (introspection: inactive at once), rotate the secret, resolve a notification state; the audit log lists each move by the operator', async (t) => {
+test('a platform operator signs in with a passkey, creates a tenant, an application and a user; disables the user (introspection: inactive at once), rotates the secret, resolves a notification state; the audit log lists each move by the operator', async (t) => {
   const { context, page, errors } = await consoleContext(t, browser);
-  await signedInAs(h, context, OPERATORS.ada);
+  // 0. The platform operator signs in with a passkey (Chromium's virtual authenticator): an
+  //    emailed code once, a passkey added on the account page, then the passkey alone.
+  const signIn = await passkeyOperator(h, context, page, await addAuthenticator(context, page), OPERATORS.ada);
+  t.is(signIn.mailsDuringPasskeySignIn, 0, 'the passkey alone signed in');
   const [ada] = await h.ds.query<{ id: string }[]>('SELECT id FROM users WHERE email = ?', [OPERATORS.ada]);
 
   // 1. A tenant, from the tenants list.
