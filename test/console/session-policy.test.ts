@@ -3,13 +3,14 @@
  * harness daemon: SessionService.findSession ends a session past its tenant's idle or absolute
  * timeout (times written into the session row) and keeps one within them; the admin API's GET
  * and PUT with ETag and If-Match (412); the console's form edited by a platform administrator,
- * audited under her user id, and an auditor's post 403. Serial: the tests change the timeouts of
- * shared tenants.
+ * audited under her user id, and an auditor's post 403; `iam tenants sessions set|show`.
+ * Serial: the tests change the timeouts of shared tenants.
  */
 import test from 'ava';
 import { buildServices, type Services } from '../../shared/container.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { api } from '../helpers/api.js';
+import { iam } from '../helpers/cli.js';
 import { startConsole, type ConsoleHarness } from '../helpers/console.js';
 import { clientCredentialsToken, credentialsClient } from '../helpers/seed.js';
 
@@ -143,4 +144,35 @@ test.serial('console: Ada edits the timeouts (audited as her), bad input 400, Ca
     [other],
   );
   t.deepEqual(events, [{ actor_type: 'user', actor_id: adaUser.id }]);
+});
+
+test.serial('iam tenants sessions set and show; a duration that does not parse is a usage error', async (t) => {
+  const set = await iam(h.db, [
+    'tenants',
+    'sessions',
+    'set',
+    '--tenant',
+    h.acme,
+    '--idle',
+    '30m',
+    '--max',
+    '12h',
+    '--json',
+  ]);
+  t.is(set.code, 0, set.stderr);
+  const out = JSON.parse(set.stdout) as { policy: unknown; effective: unknown; etag: string };
+  t.deepEqual(out.policy, { idleTimeoutSeconds: 1800, maxLifetimeSeconds: 43_200 });
+  t.deepEqual((await svc.sessionPolicy.view(h.acme)).view.policy, out.policy);
+  const [ev] = await h.ds.query<{ actor_type: string }[]>(
+    "SELECT actor_type FROM audit_events WHERE action = 'tenant.session_policy.update' AND tenant_id = ? " +
+      'ORDER BY created_at DESC LIMIT 1',
+    [h.acme],
+  );
+  t.is(ev?.actor_type, 'cli');
+  const show = await iam(h.db, ['tenants', 'sessions', 'show', '--tenant', h.acme]);
+  t.is(show.code, 0, show.stderr);
+  t.regex(show.stdout, /idle timeout:\s+30m/);
+  const bad = await iam(h.db, ['tenants', 'sessions', 'set', '--tenant', h.acme, '--idle', 'soon']);
+  t.is(bad.code, 2, bad.stderr);
+  t.regex(bad.stderr, /--idle: not a duration: soon/);
 });

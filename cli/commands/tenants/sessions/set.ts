@@ -1,5 +1,5 @@
-import { Flags } from '@oclif/core';
-import { BaseCommand, CliFailure } from '../../../base.js';
+import { Errors, Flags } from '@oclif/core';
+import { BaseCommand } from '../../../base.js';
 import { showSessionPolicy } from '../../../sessions.js';
 import { parseDurationText } from '../../../../shared/schemas/session-policy.js';
 
@@ -32,7 +32,7 @@ export default class TenantsSessionsSet extends BaseCommand<typeof TenantsSessio
   async run() {
     const f = this.flags;
     if (f.idle === undefined && f.max === undefined && !f['clear-idle'] && !f['clear-max'])
-      throw new CliFailure('usage_error', 'give at least one of --idle, --max, --clear-idle, --clear-max', 2);
+      throw new Errors.CLIError('give at least one of --idle, --max, --clear-idle, --clear-max', { exit: 2 });
     await this.requireTenant(f.tenant);
     const { view, etag } = await this.services.sessionPolicy.view(f.tenant);
     const next: Record<string, number> = { ...view.policy };
@@ -49,7 +49,8 @@ export default class TenantsSessionsSet extends BaseCommand<typeof TenantsSessio
 
 function duration(flag: string, text: string): number {
   const s = parseDurationText(text);
+  // oclif's own usage error, so that the exit code is 2 with or without --json.
   if (s === undefined)
-    throw new CliFailure('usage_error', `--${flag}: not a duration: ${text} (write 30m, 12h, 7d)`, 2);
+    throw new Errors.CLIError(`--${flag}: not a duration: ${text} (write 30m, 12h, 7d)`, { exit: 2 });
   return s;
 }
