@@ -33,6 +33,7 @@ import { tenantRecoveryRoutes } from './routes/admin/tenant-recovery.js';
 import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { brandingRoutes } from './routes/admin/branding.js';
+import { sessionPolicyRoutes } from './routes/admin/session-policy.js';
 import { mailTemplateRoutes } from './routes/admin/mail-templates.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
 import { tokenExchangeSettingsRoutes } from './routes/admin/token-exchange-settings.js';
@@ -79,6 +80,7 @@ import { consoleOperatorRoutes } from './routes/console/operators.js';
 import { consolePageRoutes } from './routes/console/pages.js';
 import { consoleSignInRoutes } from './routes/console/sign-in.js';
 import { consoleTenantMoveRoutes } from './routes/console/tenant-moves.js';
+import { consoleSessionPolicyRoutes } from './routes/console/session-policy.js';
 import { consoleSettingsRoutes } from './routes/console/settings.js';
 import { consoleUserRoutes } from './routes/console/users.js';
 import { consoleTenantAdminRoutes } from './routes/console/tenants-admin.js';
@@ -187,6 +189,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     provisioningRoutes(deps, api),
     emailSettingsRoutes(deps, api),
     brandingRoutes(deps, api),
+    sessionPolicyRoutes(deps, api),
     mailTemplateRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),
     customClaimsRoutes(deps, api),
@@ -227,6 +230,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
           consoleTenantAdminRoutes(deps, api),
           consolePageRoutes(deps, api),
           consoleTenantMoveRoutes(deps, api),
+          consoleSessionPolicyRoutes(deps, api),
           consoleApplicationRoutes(deps, api),
           consoleApplicationMoveRoutes(deps, api),
           consoleSettingsRoutes(deps, api),

@@ -16,6 +16,7 @@ import { TenantDirectoryService } from './services/tenant-directory.js';
 import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
+import { SessionPolicyService } from './services/session-policy.js';
 import { MailTemplateService } from './services/mail-templates.js';
 import { RbacService } from './services/rbac/index.js';
 import { GroupService } from './services/rbac/groups.js';
@@ -114,6 +115,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get invitations(): InvitationService {
     const d = { outbox: this.outbox, templates: this.mailTemplates };
     return (this.#made.invitations ??= new InvitationService(this.ds, d));
+  }
+
+  /** A tenant's session timeouts, idle and absolute (docs/security.md, "Session timeouts"). */
+  get sessionPolicy(): SessionPolicyService {
+    return (this.#made.sessionPolicy ??= new SessionPolicyService(this.ds));
   }
 }
 

@@ -150,7 +150,7 @@ export class Lookups {
     const r = await one<Record<string, unknown>>(
       this.db,
       `SELECT s.id, s.tenant_id, s.user_id, s.created_at, s.expires_at, s.auth_time, s.acr, s.amr, s.user_agent,
-              s.last_seen_at, u.email, u.name, u.status, t.lifecycle_state
+              s.last_seen_at, u.email, u.name, u.status, t.lifecycle_state, t.settings
          FROM sessions s JOIN users u ON u.id = s.user_id AND u.tenant_id = s.tenant_id
          JOIN tenants t ON t.id = s.tenant_id
         WHERE s.id = ? AND s.revoked_at IS NULL`,

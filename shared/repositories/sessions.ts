@@ -141,6 +141,22 @@ export interface SessionWithUser {
   session: SessionRow;
   user: { email: string; name: string; status: string };
   tenantState: string;
+  /** The tenant's settings' `sessions` section as stored (its timeouts), read by the same join;
+   * undefined when the settings are absent or not a JSON object. */
+  sessionsSection: unknown;
+}
+
+/** The `sessions` section of a settings document read as text or JSON; a malformed one reads as none. */
+function sessionsSectionOf(settings: unknown): unknown {
+  let doc = settings;
+  if (typeof doc === 'string') {
+    try {
+      doc = JSON.parse(doc);
+    } catch {
+      return undefined;
+    }
+  }
+  return doc && typeof doc === 'object' ? (doc as { sessions?: unknown }).sessions : undefined;
 }
 
 /** Maps the cookie lookup's joined row (lookups.ts). */
@@ -160,6 +176,7 @@ export function toSessionWithUser(r: Row): SessionWithUser {
     },
     user: { email: String(r.email), name: String(r.name), status: String(r.status) },
     tenantState: String(r.lifecycle_state),
+    sessionsSection: sessionsSectionOf(r.settings),
   };
 }
 

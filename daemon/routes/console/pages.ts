@@ -14,6 +14,7 @@ import type { ApiRegistry } from '../../openapi.js';
 import { consolePage, table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { consoleKit, operatorOf } from './kit.js';
+import { sessionTimeoutsSummary } from './session-policy.js';
 
 /** At most this many tenants are listed (a platform of more pages them on the admin API). */
 const TENANT_LIST_MAX = 1000;
@@ -305,6 +306,7 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       }
 <dt>Users</dt><dd>${detail.counts.users}</dd><dt>Applications</dt><dd>${detail.counts.clients}</dd>
 <dt>Active sessions</dt><dd>${detail.counts.active_sessions}</dd></dl>${moves(op.access, t)}
+${await sessionTimeoutsSummary(deps, t, mayWrite(op.access, t.id))}
 ${await provisioningSection(deps, op.access, t)}
 ${await recoverySection(deps, t)}`,
     );

@@ -11,6 +11,7 @@ import { randomToken } from '../../crypto.js';
 import type { Database, Db } from '../../db/index.js';
 import { Lookups, TenantScope, type LoginUser, type SessionRow } from '../../repositories/index.js';
 import { recordAuthEvent, type RequestMeta } from './history.js';
+import { sessionOver, sessionPolicyOf } from '../session-policy.js';
 import { tokenHash } from './pkce.js';
 import { SESSION_TOUCH_INTERVAL_MS, SESSION_TTL_MS } from './policy.js';
 
@@ -72,9 +73,11 @@ export class SessionService {
   }
 
   /**
-   * The live session behind a cookie value, with its user, or undefined: expired, revoked, its
-   * user disabled or its tenant not active all read as no session. Records the use at most once
-   * a minute, so reading a session is not a write each time.
+   * The live session behind a cookie value, with its user, or undefined: expired, over its
+   * tenant's idle or absolute timeout (`settings.sessions`, read by the same lookup: no extra
+   * read; docs/security.md, "Session timeouts"), revoked, its user disabled or its tenant not
+   * active all read as no session. Records the use at most once a minute, so reading a session
+   * is not a write each time (and the idle timeout is precise to that minute).
    */
   async findSession(cookie: string | undefined): Promise<FoundSession | undefined> {
     if (!cookie || cookie.length > 100) return undefined;
@@ -82,6 +85,7 @@ export class SessionService {
     const now = Date.now();
     if (!found || found.session.expires_at <= now || found.user.status !== 'active' || found.tenantState !== 'active')
       return undefined;
+    if (sessionOver(found.session, sessionPolicyOf(found.sessionsSection), now)) return undefined;
     const { session } = found;
     if (now - session.last_seen_at > SESSION_TOUCH_INTERVAL_MS) {
       await new TenantScope(this.db, session.tenant_id).sessions.touch(session.id, now);
