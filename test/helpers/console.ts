@@ -8,7 +8,6 @@
 import { buildServices, type Services } from '../../shared/container.js';
 import type { Database } from '../../shared/db/index.js';
 import { NotificationStates } from '../../shared/services/notification-states.js';
-import { iamJson } from './cli.js';
 import { createTestDatabase, type TestDb } from './db.js';
 import { startLocalhostDaemon, type Daemon } from './daemon.js';
 import { codeFrom, CookieJar, get, postJson } from './oauth.js';
@@ -66,9 +65,12 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
   const ds = services.ds;
   const acme = (await activeTenant(services.provisioning, { name: 'Acme' }, actor)).id;
   const other = (await activeTenant(services.provisioning, { name: 'Other' }, actor)).id;
-  await iamJson(db, ['operators', 'add', '--email', OPERATORS.ada, '--role', 'platform-admin']);
-  await iamJson(db, ['operators', 'add', '--email', OPERATORS.bob, '--role', 'tenant-admin', '--tenant', acme]);
-  await iamJson(db, ['operators', 'add', '--email', OPERATORS.carol, '--role', 'auditor']);
+  // The operators service the `iam operators add` command calls (test/cli/operators.test.ts runs
+  // the command itself): three CLI processes per file cost seconds of CI for nothing more.
+  const operators = buildServices(ds, services.config, undefined, { role: 'cli' }).operators;
+  await operators.add({ email: OPERATORS.ada, role: 'platform-admin' }, actor);
+  await operators.add({ email: OPERATORS.bob, role: 'tenant-admin', tenantId: acme }, actor);
+  await operators.add({ email: OPERATORS.carol, role: 'auditor' }, actor);
   const [meta] = await ds.query<{ value: string }[]>(
     "SELECT value FROM service_meta WHERE name = 'platform_tenant_id'",
   );
