@@ -16,8 +16,8 @@
  * Then the move is the service's, audited with the operator's user id (`actor`). A refusal by
  * the service (an ApiError under 500) is shown in the service's own sentence (`failed`).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
+import { sameText } from '../../../shared/crypto.js';
 import type { Tenant } from '../../../shared/db/entities.js';
 import { ApiError } from '../../../shared/errors.js';
 import type { Actor } from '../../../shared/services/audit.js';
@@ -165,12 +165,6 @@ export async function found<T>(p: Promise<T>): Promise<T | undefined> {
 export const confirmField = (expected: string, what: string) =>
   `<label for="confirm">Type ${esc(what)} <code>${esc(expected)}</code> to confirm</label>
 <input id="confirm" name="confirm" type="text" required autocomplete="off" spellcheck="false">`;
-
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /** The form body as a record (a form post's parsed fields). */
 export const formOf = (ctx: Ctx) => (ctx.request.body ?? {}) as Record<string, unknown>;
