@@ -99,7 +99,7 @@ export interface ConsoleKit {
   guard(ctx: Ctx, op: Operator, tenantId: string | null, opts: GuardOptions): Promise<boolean>;
   /**
    * A page of the platform's own (operators): every operator who sees every tenant reads it; a
-   * tenant administrator gets the 404 page (undefined is returned after setting it).
+   * tenant administrator gets the 404 page (false is returned after setting it).
    */
   platformPage(ctx: Ctx, op: Operator, current: string): boolean;
   /** A service refusal (ApiError < 500) as a page in its own words; anything else rethrown. */
@@ -186,8 +186,12 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
     refuse,
     async tenantOf(ctx, op, current = '/console/tenants') {
       const id = ctx.params.tenantId ?? '';
-      const t = mayRead(op.access, id) ? await deps.directory.requireTenant(id).catch(() => undefined) : undefined;
-      if (!t || t.id === (await deps.operators.platformTenantId())) {
+      // Only the service's 404 reads as no tenant: a database failure stays a 500. An operator's
+      // session is of the platform tenant (OperatorService.access answers for no other), so its
+      // tenant id is the platform tenant's without reading it again; compared with the stored id,
+      // not the path's (a case-insensitive collation finds the row under another spelling).
+      const t = mayRead(op.access, id) ? await found(deps.directory.requireTenant(id)) : undefined;
+      if (!t || t.id === op.found.session.tenant_id) {
         refuse(ctx, op, 404, 'Tenant not found', 'No such tenant among those you administer.', current);
         return undefined;
       }
