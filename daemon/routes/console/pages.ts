@@ -13,7 +13,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { consolePage, table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { consoleKit, operatorOf } from './kit.js';
+import { consoleKit, found, operatorOf } from './kit.js';
 import { sessionTimeoutsSummary } from './session-policy.js';
 
 /** At most this many tenants are listed (a platform of more pages them on the admin API). */
@@ -74,7 +74,7 @@ const cause = (code: string | null, text: string | null | undefined) =>
  * and "Retry provisioning…" when it is blocked (a platform administrator's move).
  */
 async function provisioningSection(deps: AppDeps, a: OperatorAccess, t: Tenant): Promise<string> {
-  const op = await deps.provisioning.latest(t.id).catch(() => undefined);
+  const op = await found(deps.provisioning.latest(t.id));
   if (!op) return '<h2>Provisioning</h2>\n<p class="empty">No provisioning operation is recorded for this tenant.</p>';
   const steps = op.steps
     .map(
@@ -178,7 +178,7 @@ async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant
     if (bad) unhealthy.push([t, bad]);
     if (
       t.lifecycle_state === 'provisioning' &&
-      (await deps.provisioning.latest(t.id).catch(() => undefined))?.status === 'blocked'
+      (await found(deps.provisioning.latest(t.id)))?.status === 'blocked'
     )
       blocked.push(t);
     const n = (await deps.fieldMapping.notifications.list(t.id, { state: 'open' }, OPEN_STATES_MAX)).length;
