@@ -306,7 +306,7 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       }
 <dt>Users</dt><dd>${detail.counts.users}</dd><dt>Applications</dt><dd>${detail.counts.clients}</dd>
 <dt>Active sessions</dt><dd>${detail.counts.active_sessions}</dd></dl>${moves(op.access, t)}
-${await sessionTimeoutsSummary(deps, t, mayWrite(op.access, t.id))}
+${sessionTimeoutsSummary(t, mayWrite(op.access, t.id))}
 ${await provisioningSection(deps, op.access, t)}
 ${await recoverySection(deps, t)}`,
     );

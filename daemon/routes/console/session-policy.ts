@@ -16,6 +16,7 @@ import Router from '@koa/router';
 import type { Tenant } from '../../../shared/db/entities.js';
 import { formatDuration, parseDurationText } from '../../../shared/schemas/session-policy.js';
 import { ApiError } from '../../../shared/errors.js';
+import { sessionPolicyOf } from '../../../shared/services/session-policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc } from '../../views/html.js';
@@ -24,9 +25,12 @@ import { actorOf, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } 
 const TITLE = 'Edit session timeouts';
 const DURATION_HINT = 'A duration such as 30m, 12h or 7d (at least 5m); empty: ';
 
-/** The Summary page's lines: the two timeouts in force, and the edit link for a writer. */
-export async function sessionTimeoutsSummary(deps: AppDeps, t: Tenant, canWrite: boolean): Promise<string> {
-  const p = (await deps.sessionPolicy.view(t.id)).view.policy;
+/**
+ * The Summary page's lines: the two timeouts in force, and the edit link for a writer. Read from
+ * the tenant row the page already holds (what SessionPolicyService.view would read again).
+ */
+export function sessionTimeoutsSummary(t: Tenant, canWrite: boolean): string {
+  const p = sessionPolicyOf(t.settings?.sessions);
   const link = canWrite
     ? `\n<p><a href="/console/tenants/${encodeURIComponent(t.id)}/session-policy">Edit session timeouts…</a></p>`
     : '';
