@@ -10,6 +10,16 @@
 import type { ParameterizedContext } from 'koa';
 import { esc, renderPage } from './html.js';
 
+/**
+ * A time as the console writes it: UTC, `YYYY-MM-DD HH:MM`, or with the seconds where they tell
+ * events apart (the audit log, polls). Digits and separators only: nothing to escape.
+ */
+export const utc = (ms: number, to: 'minute' | 'second' = 'minute') =>
+  new Date(ms)
+    .toISOString()
+    .slice(0, to === 'second' ? 19 : 16)
+    .replace('T', ' ');
+
 export interface ConsoleUser {
   email: string;
   /** The role in words, shown beside the address. */

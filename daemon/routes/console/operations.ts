@@ -12,7 +12,7 @@ import type { TrustSourceView } from '../../../shared/services/federation/trust-
 import type { NotificationStateView } from '../../../shared/services/notification-states.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { table, type Column } from '../../views/console.js';
+import { table, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS } from './kit.js';
 
@@ -22,8 +22,7 @@ const STATES_MAX = 200;
 
 export const sectionOf = (tenantId: string, section: string) =>
   `/console/tenants/${encodeURIComponent(tenantId)}${section}`;
-export const when = (ms: unknown) =>
-  typeof ms === 'number' ? esc(new Date(ms).toISOString().slice(0, 19).replace('T', ' ')) : '-';
+export const when = (ms: unknown) => (typeof ms === 'number' ? utc(ms, 'second') : '-');
 
 /**
  * A sub-resource lookup: the service's value, or undefined with the 404 page set (an unknown id

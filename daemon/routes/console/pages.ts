@@ -11,7 +11,7 @@ import type { Tenant } from '../../../shared/db/entities.js';
 import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, type Column } from '../../views/console.js';
+import { consolePage, table, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { consoleKit, found, operatorOf } from './kit.js';
 import { sessionTimeoutsSummary } from './session-policy.js';
@@ -39,7 +39,7 @@ const tenantColumns: Column<Tenant>[] = [
   {
     key: 'created',
     label: 'Created',
-    cell: (t) => esc(new Date(t.created_at).toISOString().slice(0, 16).replace('T', ' ')),
+    cell: (t) => utc(t.created_at),
     sort: (t) => t.created_at,
   },
 ];
@@ -64,8 +64,7 @@ const moves = (a: OperatorAccess, t: Tenant) => {
   return links.length ? `<p>${links.join(' ')}</p>` : '';
 };
 
-const when = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? '-' : esc(new Date(ms).toISOString().slice(0, 19).replace('T', ' '));
+const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : utc(ms, 'second'));
 const cause = (code: string | null, text: string | null | undefined) =>
   code ? `<code>${esc(code)}</code>${text ? ` ${esc(text)}` : ''}` : '-';
 
@@ -176,10 +175,7 @@ async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant
     const sources = await deps.fieldMapping.trustSources.list(t.id, TRUST_SOURCES_MAX);
     const bad = sources.filter((s) => sourceStateOf(s.protocolPayload) !== 'healthy').length;
     if (bad) unhealthy.push([t, bad]);
-    if (
-      t.lifecycle_state === 'provisioning' &&
-      (await found(deps.provisioning.latest(t.id)))?.status === 'blocked'
-    )
+    if (t.lifecycle_state === 'provisioning' && (await found(deps.provisioning.latest(t.id)))?.status === 'blocked')
       blocked.push(t);
     const n = (await deps.fieldMapping.notifications.list(t.id, { state: 'open' }, OPEN_STATES_MAX)).length;
     if (n) open.push([t, n]);
