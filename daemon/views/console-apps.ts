@@ -7,7 +7,7 @@
 import type { ClientPublic } from '../../shared/services/directory.js';
 import type { ClientSecretInfo } from '../../shared/services/client-lifecycle.js';
 import { GRANT_TYPES } from '../../shared/schemas/common.js';
-import { utc as when, type Column } from './console.js';
+import { tenantPath, utc as when, type Column } from './console.js';
 import { esc } from './html.js';
 
 /** The form's fields (registration names where they exist; `client_name` as in RFC 7591 §2). */
@@ -40,7 +40,7 @@ export type AppErrors = Partial<Record<AppField | 'form', string>>;
 
 /** The application's page under a tenant. */
 export const appPath = (tenantId: string, clientId?: string) => {
-  const list = `/console/tenants/${encodeURIComponent(tenantId)}/applications`;
+  const list = tenantPath(tenantId, '/applications');
   return clientId === undefined ? list : `${list}/${encodeURIComponent(clientId)}`;
 };
 

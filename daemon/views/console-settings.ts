@@ -3,11 +3,11 @@
  * plugins, token exchange, email; daemon/routes/console/settings-*.ts): a definition list, a
  * time, yes/no, and the refusal sentence a re-rendered form shows above its fields.
  */
-import { utc } from './console.js';
+import { tenantPath, utc } from './console.js';
 import { esc } from './html.js';
 
 /** A tenant's console base path. */
-export const tenantBase = (t: { id: string }) => `/console/tenants/${encodeURIComponent(t.id)}`;
+export const tenantBase = (t: { id: string }) => tenantPath(t.id);
 
 /** A `<dl>` of label → value; values are trusted markup (escape them first). */
 export const details = (rows: [string, string][]) =>

@@ -52,12 +52,16 @@ export const TENANT_SECTIONS: [string, string][] = [
   ['/email', 'Email'],
 ];
 
+/** A tenant's page in the console: its summary, or `section` (one of TENANT_SECTIONS' paths, or a deeper one). */
+export const tenantPath = (tenantId: string, section = '') =>
+  `/console/tenants/${encodeURIComponent(tenantId)}${section}`;
+
 /**
  * The tenant's section links above a tenant page's body, `section` (one of TENANT_SECTIONS'
  * paths) marked current. Wraps on a narrow screen.
  */
 export function tenantTabs(tenant: { id: string; name: string }, section: string): string {
-  const base = `/console/tenants/${encodeURIComponent(tenant.id)}`;
+  const base = tenantPath(tenant.id);
   const links = TENANT_SECTIONS.map(
     ([path, label]) =>
       `<a href="${esc(base + path)}"${path === section ? ' aria-current="page"' : ''}>${esc(label)}</a>`,

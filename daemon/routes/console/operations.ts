@@ -12,7 +12,7 @@ import type { TrustSourceView } from '../../../shared/services/federation/trust-
 import type { NotificationStateView } from '../../../shared/services/notification-states.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { table, utc, type Column } from '../../views/console.js';
+import { table, tenantPath, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS } from './kit.js';
 
@@ -20,8 +20,7 @@ import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS 
 const SOURCES_MAX = 500;
 const STATES_MAX = 200;
 
-export const sectionOf = (tenantId: string, section: string) =>
-  `/console/tenants/${encodeURIComponent(tenantId)}${section}`;
+export const sectionOf = tenantPath;
 export const when = (ms: unknown) => (typeof ms === 'number' ? utc(ms, 'second') : '-');
 
 /**

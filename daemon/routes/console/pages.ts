@@ -11,7 +11,7 @@ import type { Tenant } from '../../../shared/db/entities.js';
 import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, utc, type Column } from '../../views/console.js';
+import { consolePage, table, tenantPath, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { consoleKit, found, operatorOf } from './kit.js';
 import { sessionTimeoutsSummary } from './session-policy.js';
@@ -31,7 +31,7 @@ const tenantColumns: Column<Tenant>[] = [
   {
     key: 'name',
     label: 'Name',
-    cell: (t) => `<a href="/console/tenants/${encodeURIComponent(t.id)}">${esc(t.name)}</a>`,
+    cell: (t) => `<a href="${tenantPath(t.id)}">${esc(t.name)}</a>`,
     sort: (t) => t.name.toLowerCase(),
   },
   { key: 'id', label: 'Id', cell: (t) => `<code>${esc(t.id)}</code>`, sort: (t) => t.id },
@@ -55,7 +55,7 @@ const NO_TENANTS =
  */
 const moves = (a: OperatorAccess, t: Tenant) => {
   if (!mayWrite(a, t.id)) return '';
-  const base = `/console/tenants/${encodeURIComponent(t.id)}`;
+  const base = tenantPath(t.id);
   const move = t.lifecycle_state === 'active' ? 'suspend' : t.lifecycle_state === 'suspended' ? 'resume' : '';
   const links = move
     ? [`<a class="button secondary" href="${base}/${move}">${move === 'suspend' ? 'Suspend' : 'Resume'} tenant…</a>`]
@@ -85,8 +85,7 @@ async function provisioningSection(deps: AppDeps, a: OperatorAccess, t: Tenant):
     .join('\n');
   const retry =
     op.status === 'blocked' && a.platformAdmin
-      ? `<p><a class="button" href="/console/tenants/${encodeURIComponent(t.id)}/provisioning/retry">` +
-        'Retry provisioning…</a></p>'
+      ? `<p><a class="button" href="${tenantPath(t.id, '/provisioning/retry')}">` + 'Retry provisioning…</a></p>'
       : '';
   return `<h2>Provisioning</h2>
 <dl><dt>Operation</dt><dd><code>${esc(op.operation_id)}</code></dd><dt>Status</dt><dd>${esc(op.status)}</dd>
@@ -180,8 +179,7 @@ async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant
     const n = (await deps.fieldMapping.notifications.list(t.id, { state: 'open' }, OPEN_STATES_MAX)).length;
     if (n) open.push([t, n]);
   }
-  const link = (t: Tenant, section = '') =>
-    `<a href="/console/tenants/${encodeURIComponent(t.id)}${section}">${esc(t.name)}</a>`;
+  const link = (t: Tenant, section = '') => `<a href="${tenantPath(t.id, section)}">${esc(t.name)}</a>`;
   const list = (items: string[], empty: string) =>
     items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : `<p class="empty">${empty}</p>`;
   let out =

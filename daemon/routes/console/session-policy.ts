@@ -19,6 +19,7 @@ import { ApiError } from '../../../shared/errors.js';
 import { sessionPolicyOf } from '../../../shared/services/session-policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { tenantPath } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
 
@@ -31,9 +32,7 @@ const DURATION_HINT = 'A duration such as 30m, 12h or 7d (at least 5m); empty: '
  */
 export function sessionTimeoutsSummary(t: Tenant, canWrite: boolean): string {
   const p = sessionPolicyOf(t.settings?.sessions);
-  const link = canWrite
-    ? `\n<p><a href="/console/tenants/${encodeURIComponent(t.id)}/session-policy">Edit session timeouts…</a></p>`
-    : '';
+  const link = canWrite ? `\n<p><a href="${tenantPath(t.id, '/session-policy')}">Edit session timeouts…</a></p>` : '';
   return `<h2>Session timeouts</h2>
 <dl><dt>Idle timeout</dt><dd>${p.idleTimeoutSeconds ? esc(formatDuration(p.idleTimeoutSeconds)) : 'None'}</dd>
 <dt>Absolute lifetime</dt><dd>${
@@ -47,7 +46,7 @@ export function consoleSessionPolicyRoutes(deps: AppDeps, api: ApiRegistry): Rou
   const path = '/console/tenants/:tenantId/session-policy';
 
   const form = (ctx: Ctx, op: Operator, t: Tenant, v: { idle: string; max: string; etag: string }, alert?: string) => {
-    const back = `/console/tenants/${encodeURIComponent(t.id)}`;
+    const back = tenantPath(t.id);
     kit.confirm(ctx, op, t, {
       section: '',
       title: TITLE,
@@ -110,7 +109,7 @@ signs out the sessions already past it. The idle timeout is precise to a minute.
         }
         return kit.failed(ctx, op, e, TITLE, TENANTS);
       }
-      kit.done(ctx, `/console/tenants/${encodeURIComponent(t.id)}`);
+      kit.done(ctx, tenantPath(t.id));
     }),
   );
   return router;
