@@ -28,10 +28,9 @@ export interface SessionPolicyView {
  * field) reads as none, so it can neither break every sign-in nor end every session.
  */
 export function sessionPolicyOf(section: unknown): StoredSessionPolicy {
-  const raw = (section && typeof section === 'object' && !Array.isArray(section) ? section : {}) as Record<
-    string,
-    unknown
-  >;
+  // Most tenants set no timeouts: every session lookup of theirs returns here, with no parse.
+  if (!section || typeof section !== 'object' || Array.isArray(section)) return {};
+  const raw = section as Record<string, unknown>;
   const out: StoredSessionPolicy = {};
   for (const k of ['idleTimeoutSeconds', 'maxLifetimeSeconds'] as const) {
     const one = SessionPolicyInput.safeParse({ [k]: raw[k] });
