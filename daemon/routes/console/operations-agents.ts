@@ -20,7 +20,7 @@ import type { ApiRegistry } from '../../openapi.js';
 import { table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, confirmField, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
-import { found, sectionOf, when } from './operations.js';
+import { sectionOf, subResourceOf, when } from './operations.js';
 
 const LIST_MAX = 500;
 
@@ -45,7 +45,7 @@ export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
   const grants = deps.agentGrants;
   /** The grant of the path, or undefined with the 404 page set (another tenant's too). */
   const grantOf = (ctx: Ctx, op: Operator, t: Tenant) =>
-    found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+    subResourceOf(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
 
   api.page(
     router,

@@ -15,7 +15,7 @@ import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
-import { found, sectionOf, when } from './operations.js';
+import { sectionOf, subResourceOf, when } from './operations.js';
 
 const STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 const LIST_MAX = 200;
@@ -82,7 +82,7 @@ export function consoleApprovalRoutes(deps: AppDeps, api: ApiRegistry): Router<A
   const path = '/console/tenants/:tenantId/approvals/:requestId/steps/:stepKey/decision';
   /** The request and step of the path, or undefined with the 404 page set. */
   const stepOf = async (ctx: Ctx, op: Operator, t: Tenant) => {
-    const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
+    const r = await subResourceOf(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
     if (!r) return undefined;
     const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
     if (!step) kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
