@@ -13,9 +13,8 @@
  *   browser's own session cookie, which the sign-in just set: another browser's code (a leaked
  *   one) does not sign this one in.
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
-import { randomToken } from '../shared/crypto.js';
+import { randomToken, sameText } from '../shared/crypto.js';
 import type { Client } from '../shared/db/entities.js';
 import { OAuthError } from '../shared/errors.js';
 import { pkceChallenge } from '../shared/services/auth/account-console.js';
@@ -32,12 +31,6 @@ export interface CodeFlow {
   callback: string;
   secure: boolean;
 }
-
-const same = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /**
  * Sets the flow's cookie, `<state>.<verifier>[.<tail>…]`, and answers the /authorize query for
@@ -77,7 +70,7 @@ export function endCodeFlow(ctx: ParameterizedContext, flow: CodeFlow): string[]
 /** The callback's code when its `state` is the cookie's, else undefined. */
 export function callbackCode(ctx: ParameterizedContext, state: string, verifier: string): string | undefined {
   const q = ctx.query;
-  if (!state || !verifier || typeof q.state !== 'string' || !same(q.state, state)) return undefined;
+  if (!state || !verifier || typeof q.state !== 'string' || !sameText(q.state, state)) return undefined;
   return typeof q.code === 'string' && q.code ? q.code : undefined;
 }
 

@@ -81,6 +81,16 @@ export class SecretHasher {
   }
 }
 
+/**
+ * Two strings compared in constant time (their lengths are not secret): what a presented value
+ * is checked against wherever guessing it byte by byte from the timing must not work.
+ */
+export function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
 /** AES-256-GCM envelope for secrets at rest (signing keys' private parts). */
 export class SecretBox {
   private readonly key: Buffer;

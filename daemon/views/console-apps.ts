@@ -7,7 +7,7 @@
 import type { ClientPublic } from '../../shared/services/directory.js';
 import type { ClientSecretInfo } from '../../shared/services/client-lifecycle.js';
 import { GRANT_TYPES } from '../../shared/schemas/common.js';
-import { type Column } from './console.js';
+import { tenantPath, utc as when, type Column } from './console.js';
 import { esc } from './html.js';
 
 /** The form's fields (registration names where they exist; `client_name` as in RFC 7591 §2). */
@@ -40,11 +40,10 @@ export type AppErrors = Partial<Record<AppField | 'form', string>>;
 
 /** The application's page under a tenant. */
 export const appPath = (tenantId: string, clientId?: string) => {
-  const list = `/console/tenants/${encodeURIComponent(tenantId)}/applications`;
+  const list = tenantPath(tenantId, '/applications');
   return clientId === undefined ? list : `${list}/${encodeURIComponent(clientId)}`;
 };
 
-const when = (ms: number) => new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
 const codes = (v: string[]) => (v.length ? v.map((x) => `<code>${esc(x)}</code>`).join(' ') : 'none');
 const lines = (v: string[]) =>
   v.length ? `<ul>${v.map((x) => `<li><code>${esc(x)}</code></li>`).join('')}</ul>` : 'none';

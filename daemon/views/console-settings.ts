@@ -3,18 +3,18 @@
  * plugins, token exchange, email; daemon/routes/console/settings-*.ts): a definition list, a
  * time, yes/no, and the refusal sentence a re-rendered form shows above its fields.
  */
+import { tenantPath, utc } from './console.js';
 import { esc } from './html.js';
 
 /** A tenant's console base path. */
-export const tenantBase = (t: { id: string }) => `/console/tenants/${encodeURIComponent(t.id)}`;
+export const tenantBase = (t: { id: string }) => tenantPath(t.id);
 
 /** A `<dl>` of label → value; values are trusted markup (escape them first). */
 export const details = (rows: [string, string][]) =>
   `<dl>${rows.map(([k, v]) => `<dt>${esc(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 
 /** A time to the minute, UTC. */
-export const when = (ms: number | null | undefined) =>
-  ms ? esc(new Date(ms).toISOString().slice(0, 16).replace('T', ' ')) : '—';
+export const when = (ms: number | null | undefined) => (ms ? utc(ms) : '—');
 
 export const yesNo = (b: boolean | number | undefined) => (b ? 'yes' : 'no');
 

@@ -10,15 +10,14 @@ import type { UserDetail, UserListItem } from '../../shared/services/users.js';
 import type { ConsentView, DeviceDetail } from '../../shared/services/auth/account.js';
 import type { PasskeyView } from '../../shared/services/auth/passkey-contract.js';
 import type { SignInView } from '../../shared/services/sign-ins.js';
-import type { Column } from './console.js';
+import { tenantPath, utc, type Column } from './console.js';
 import { esc } from './html.js';
 
 /** A time as the console shows it: UTC, to the minute. */
-export const when = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? 'never' : new Date(ms).toISOString().slice(0, 16).replace('T', ' ');
+export const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? 'never' : utc(ms));
 
 export const userPath = (tenantId: string, userId?: string) => {
-  const list = `/console/tenants/${encodeURIComponent(tenantId)}/users`;
+  const list = tenantPath(tenantId, '/users');
   return userId === undefined ? list : `${list}/${encodeURIComponent(userId)}`;
 };
 

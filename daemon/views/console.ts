@@ -10,6 +10,16 @@
 import type { ParameterizedContext } from 'koa';
 import { esc, renderPage } from './html.js';
 
+/**
+ * A time as the console writes it: UTC, `YYYY-MM-DD HH:MM`, or with the seconds where they tell
+ * events apart (the audit log, polls). Digits and separators only: nothing to escape.
+ */
+export const utc = (ms: number, to: 'minute' | 'second' = 'minute') =>
+  new Date(ms)
+    .toISOString()
+    .slice(0, to === 'second' ? 19 : 16)
+    .replace('T', ' ');
+
 export interface ConsoleUser {
   email: string;
   /** The role in words, shown beside the address. */
@@ -42,12 +52,16 @@ export const TENANT_SECTIONS: [string, string][] = [
   ['/email', 'Email'],
 ];
 
+/** A tenant's page in the console: its summary, or `section` (one of TENANT_SECTIONS' paths, or a deeper one). */
+export const tenantPath = (tenantId: string, section = '') =>
+  `/console/tenants/${encodeURIComponent(tenantId)}${section}`;
+
 /**
  * The tenant's section links above a tenant page's body, `section` (one of TENANT_SECTIONS'
  * paths) marked current. Wraps on a narrow screen.
  */
 export function tenantTabs(tenant: { id: string; name: string }, section: string): string {
-  const base = `/console/tenants/${encodeURIComponent(tenant.id)}`;
+  const base = tenantPath(tenant.id);
   const links = TENANT_SECTIONS.map(
     ([path, label]) =>
       `<a href="${esc(base + path)}"${path === section ? ' aria-current="page"' : ''}>${esc(label)}</a>`,

@@ -4,18 +4,15 @@
  * `get` is what pages and mails read; `view` and `update` are the admin API's and the CLI's,
  * with a strong ETag over the stored branding for If-Match (RFC 9110 §13.1.1).
  */
-import { createHash } from 'node:crypto';
 import type { Database } from '../db/index.js';
-import { ApiError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { TenantRepository } from '../repositories/index.js';
 import { BrandingInput } from '../schemas/branding.js';
 import { parseInput } from '../schemas/validate.js';
 import type { Actor } from './audit.js';
 import { textColourOn } from './branding-colour.js';
 import type { TenantBranding } from './branding-types.js';
-import { canonicalize } from './federation/jcs.js';
-import { ifMatchSatisfied } from './agents/terms.js';
-import { updateSettingsSection } from './tenant-settings.js';
+import { requireSectionMatch, sectionEtag, updateSettingsSection } from './tenant-settings.js';
 
 /** The branding as stored: only the fields an operator set. */
 export type StoredBranding = BrandingInput;
@@ -64,7 +61,7 @@ export function brandingFrom(tenantName: string, section: unknown): TenantBrandi
 
 /** A strong validator (RFC 9110 §8.8.3) of the stored branding. */
 export function brandingEtag(b: StoredBranding): string {
-  return `"${createHash('sha256').update(canonicalize(b)).digest('base64url').slice(0, 32)}"`;
+  return sectionEtag(b);
 }
 
 export class BrandingService {
@@ -115,12 +112,7 @@ export class BrandingService {
       { tenantId, section: 'branding', action: 'tenant.branding.update', actor },
       (doc) => {
         const before = storedOf(doc.branding);
-        if (opts.ifMatch !== undefined && !ifMatchSatisfied(opts.ifMatch, brandingEtag(before)))
-          throw new ApiError(
-            412,
-            'precondition_failed',
-            "If-Match does not match the branding's current ETag; read it again (RFC 9110 §13.1.1).",
-          );
+        requireSectionMatch(opts.ifMatch, brandingEtag(before), 'branding');
         return { before, after: next };
       },
     );

@@ -5,17 +5,14 @@
  * read); `view` and `update` are the admin API's, the CLI's and the console's, with a strong
  * ETag over the stored section for If-Match (RFC 9110 §13.1.1), like the branding.
  */
-import { createHash } from 'node:crypto';
 import type { Database } from '../db/index.js';
-import { ApiError, notFound } from '../errors.js';
+import { notFound } from '../errors.js';
 import { TenantRepository } from '../repositories/index.js';
 import { SessionPolicyInput } from '../schemas/session-policy.js';
 import { parseInput } from '../schemas/validate.js';
 import type { Actor } from './audit.js';
-import { ifMatchSatisfied } from './agents/terms.js';
 import { SESSION_TTL_MS } from './auth/policy.js';
-import { canonicalize } from './federation/jcs.js';
-import { updateSettingsSection } from './tenant-settings.js';
+import { requireSectionMatch, sectionEtag, updateSettingsSection } from './tenant-settings.js';
 
 /** The timeouts as stored: only the fields an operator set. */
 export type StoredSessionPolicy = SessionPolicyInput;
@@ -31,10 +28,9 @@ export interface SessionPolicyView {
  * field) reads as none, so it can neither break every sign-in nor end every session.
  */
 export function sessionPolicyOf(section: unknown): StoredSessionPolicy {
-  const raw = (section && typeof section === 'object' && !Array.isArray(section) ? section : {}) as Record<
-    string,
-    unknown
-  >;
+  // Most tenants set no timeouts: every session lookup of theirs returns here, with no parse.
+  if (!section || typeof section !== 'object' || Array.isArray(section)) return {};
+  const raw = section as Record<string, unknown>;
   const out: StoredSessionPolicy = {};
   for (const k of ['idleTimeoutSeconds', 'maxLifetimeSeconds'] as const) {
     const one = SessionPolicyInput.safeParse({ [k]: raw[k] });
@@ -60,7 +56,7 @@ export function sessionOver(
 
 /** A strong validator (RFC 9110 §8.8.3) of the stored timeouts. */
 export function sessionPolicyEtag(p: StoredSessionPolicy): string {
-  return `"${createHash('sha256').update(canonicalize(p)).digest('base64url').slice(0, 32)}"`;
+  return sectionEtag(p);
 }
 
 function viewOf(tenantId: string, policy: StoredSessionPolicy): { view: SessionPolicyView; etag: string } {
@@ -111,12 +107,7 @@ export class SessionPolicyService {
       { tenantId, section: 'sessions', action: 'tenant.session_policy.update', actor },
       (doc) => {
         const before = sessionPolicyOf(doc.sessions);
-        if (opts.ifMatch !== undefined && !ifMatchSatisfied(opts.ifMatch, sessionPolicyEtag(before)))
-          throw new ApiError(
-            412,
-            'precondition_failed',
-            "If-Match does not match the session policy's current ETag; read it again (RFC 9110 §13.1.1).",
-          );
+        requireSectionMatch(opts.ifMatch, sessionPolicyEtag(before), 'session policy');
         return { before, after: next };
       },
     );

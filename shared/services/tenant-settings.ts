@@ -4,11 +4,35 @@
  * read-modify-write, so the row is locked for it (SELECT … FOR UPDATE on MySQL/MariaDB; SQLite
  * serialises writers anyway) and a concurrent change to another section is not overwritten.
  */
+import { createHash } from 'node:crypto';
 import type { JsonObject } from '../db/entities.js';
 import type { Database } from '../db/index.js';
-import { notFound } from '../errors.js';
+import { ApiError, notFound } from '../errors.js';
 import { TenantRepository } from '../repositories/index.js';
+import { ifMatchSatisfied } from './agents/terms.js';
 import { audit, type Actor } from './audit.js';
+import { canonicalize } from './federation/jcs.js';
+
+/**
+ * A strong validator (RFC 9110 §8.8.3) of a stored section: a hash of its canonical JSON
+ * (RFC 8785), so the same fields in another order are the same ETag.
+ */
+export function sectionEtag(section: unknown): string {
+  return `"${createHash('sha256').update(canonicalize(section)).digest('base64url').slice(0, 32)}"`;
+}
+
+/**
+ * A PUT's optional If-Match against the section as `change` read it (RFC 9110 §13.1.1): 412
+ * `precondition_failed` on a mismatch, naming `what` ("the branding's current ETag").
+ */
+export function requireSectionMatch(ifMatch: string | undefined, etag: string, what: string): void {
+  if (ifMatch !== undefined && !ifMatchSatisfied(ifMatch, etag))
+    throw new ApiError(
+      412,
+      'precondition_failed',
+      `If-Match does not match the ${what}'s current ETag; read it again (RFC 9110 §13.1.1).`,
+    );
+}
 
 /**
  * Replaces the section `section` of the tenant's settings with what `change` returns, and

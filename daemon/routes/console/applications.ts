@@ -31,7 +31,7 @@ import {
 } from '../../views/console-apps.js';
 import { table } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, type ConsoleKit, type Ctx, type Operator } from './kit.js';
+import { actorOf, consoleKit, field, formOf, found, type ConsoleKit, type Ctx, type Operator } from './kit.js';
 
 export const CURRENT = '/console/tenants';
 const SECTION = '/applications';
@@ -49,10 +49,8 @@ export async function appOf(
   op: Operator,
   t: Tenant,
 ): Promise<{ client: ClientPublic; etag: string } | undefined> {
-  try {
-    return await deps.clientLifecycle.get(t.id, ctx.params.clientId ?? '');
-  } catch (e) {
-    if (!(e instanceof ApiError && e.status === 404)) throw e;
+  const app = await found(deps.clientLifecycle.get(t.id, ctx.params.clientId ?? ''));
+  if (!app)
     kit.refuse(
       ctx,
       op,
@@ -61,8 +59,7 @@ export async function appOf(
       `No such application in this tenant. <a href="${esc(appPath(t.id))}">Back to the applications</a>.`,
       CURRENT,
     );
-    return undefined;
-  }
+  return app;
 }
 
 /** A text field as typed (lines kept), '' when absent. */

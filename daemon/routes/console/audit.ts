@@ -12,7 +12,7 @@ import type { AuditEvent } from '../../../shared/db/entities.js';
 import { mayRead, seesAll } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage } from '../../views/console.js';
+import { consolePage, utc } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { operatorOf } from './kit.js';
 
@@ -26,10 +26,9 @@ const time = (v: unknown) => {
   const ms = Date.parse(v.length === 16 ? `${v}:00Z` : v);
   return Number.isFinite(ms) ? ms : undefined;
 };
-const when = (ms: number) => new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
 
 function row(e: AuditEvent): string {
-  return `<tr><td data-label="Time">${esc(when(e.created_at))}</td>
+  return `<tr><td data-label="Time">${utc(e.created_at, 'second')}</td>
 <td data-label="Actor">${esc(e.actor_type)} <code>${esc(e.actor_id)}</code></td>
 <td data-label="Action"><code>${esc(e.action)}</code>${e.outcome === 'failure' ? ' <strong>failed</strong>' : ''}</td>
 <td data-label="Target">${esc(e.target_type)} <code>${esc(e.target_id)}</code></td>

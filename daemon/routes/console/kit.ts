@@ -16,8 +16,8 @@
  * Then the move is the service's, audited with the operator's user id (`actor`). A refusal by
  * the service (an ApiError under 500) is shown in the service's own sentence (`failed`).
  */
-import { timingSafeEqual } from 'node:crypto';
 import type { ParameterizedContext } from 'koa';
+import { sameText } from '../../../shared/crypto.js';
 import type { Tenant } from '../../../shared/db/entities.js';
 import { ApiError } from '../../../shared/errors.js';
 import type { Actor } from '../../../shared/services/audit.js';
@@ -99,7 +99,7 @@ export interface ConsoleKit {
   guard(ctx: Ctx, op: Operator, tenantId: string | null, opts: GuardOptions): Promise<boolean>;
   /**
    * A page of the platform's own (operators): every operator who sees every tenant reads it; a
-   * tenant administrator gets the 404 page (undefined is returned after setting it).
+   * tenant administrator gets the 404 page (false is returned after setting it).
    */
   platformPage(ctx: Ctx, op: Operator, current: string): boolean;
   /** A service refusal (ApiError < 500) as a page in its own words; anything else rethrown. */
@@ -166,12 +166,6 @@ export const confirmField = (expected: string, what: string) =>
   `<label for="confirm">Type ${esc(what)} <code>${esc(expected)}</code> to confirm</label>
 <input id="confirm" name="confirm" type="text" required autocomplete="off" spellcheck="false">`;
 
-const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
-
 /** The form body as a record (a form post's parsed fields). */
 export const formOf = (ctx: Ctx) => (ctx.request.body ?? {}) as Record<string, unknown>;
 /** One trimmed text field of the form, '' when absent. */
@@ -192,8 +186,12 @@ export function consoleKit(deps: AppDeps): ConsoleKit {
     refuse,
     async tenantOf(ctx, op, current = '/console/tenants') {
       const id = ctx.params.tenantId ?? '';
-      const t = mayRead(op.access, id) ? await deps.directory.requireTenant(id).catch(() => undefined) : undefined;
-      if (!t || t.id === (await deps.operators.platformTenantId())) {
+      // Only the service's 404 reads as no tenant: a database failure stays a 500. An operator's
+      // session is of the platform tenant (OperatorService.access answers for no other), so its
+      // tenant id is the platform tenant's without reading it again; compared with the stored id,
+      // not the path's (a case-insensitive collation finds the row under another spelling).
+      const t = mayRead(op.access, id) ? await found(deps.directory.requireTenant(id)) : undefined;
+      if (!t || t.id === op.found.session.tenant_id) {
         refuse(ctx, op, 404, 'Tenant not found', 'No such tenant among those you administer.', current);
         return undefined;
       }

@@ -13,13 +13,14 @@
  * `revoked` for good, every token of it stops at once and no new one is issued.
  */
 import Router from '@koa/router';
+import type { Tenant } from '../../../shared/db/entities.js';
 import { agentGrantEtag, type AgentGrantView } from '../../../shared/services/agents/grants.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { table, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { actorOf, confirmField, consoleKit, field, formOf, TENANTS } from './kit.js';
-import { found, sectionOf, when } from './operations.js';
+import { actorOf, confirmField, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
+import { sectionOf, subResourceOf, when } from './operations.js';
 
 const LIST_MAX = 500;
 
@@ -42,6 +43,9 @@ export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
   const router = new Router<AppState>();
   const kit = consoleKit(deps);
   const grants = deps.agentGrants;
+  /** The grant of the path, or undefined with the 404 page set (another tenant's too). */
+  const grantOf = (ctx: Ctx, op: Operator, t: Tenant) =>
+    subResourceOf(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
 
   api.page(
     router,
@@ -98,7 +102,7 @@ export function consoleAgentGrantRoutes(deps: AppDeps, api: ApiRegistry): Router
     router,
     { method: 'get', path },
     kit.read(async (ctx, op, t) => {
-      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      const g = await grantOf(ctx, op, t);
       if (!g) return;
       const back = sectionOf(t.id, '/agent-grants');
       const boxes = (g.authorization_details as Detail[])
@@ -132,7 +136,7 @@ ${boxes}`,
     router,
     { method: 'post', path, parser: 'form' },
     kit.write({}, async (ctx, op, t) => {
-      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      const g = await grantOf(ctx, op, t);
       if (!g) return;
       const b = formOf(ctx);
       const keep = ticked(b.keep);
@@ -176,7 +180,7 @@ ${boxes}`,
     router,
     { method: 'get', path: revokePath },
     kit.read(async (ctx, op, t) => {
-      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      const g = await grantOf(ctx, op, t);
       if (!g) return;
       const back = sectionOf(t.id, '/agent-grants');
       kit.confirm(ctx, op, t, {
@@ -200,7 +204,7 @@ revoked with it. This cannot be undone: the agent needs a new grant to act again
     { method: 'post', path: revokePath, parser: 'form' },
     // The typed id is checked against the path's, before the grant is looked up (kit.ts).
     kit.write({ dangerous: true, confirm: (ctx) => ctx.params.grantId ?? '' }, async (ctx, op, t) => {
-      const g = await found(kit, ctx, op, 'Agent grant', () => grants.get(t.id, ctx.params.grantId));
+      const g = await grantOf(ctx, op, t);
       if (!g) return;
       try {
         await grants.revoke(t.id, g.grant_id, actorOf(op));

@@ -9,12 +9,13 @@
  * own request (403), a decided or expired step is 409, both shown in the service's words.
  */
 import Router from '@koa/router';
+import type { Tenant } from '../../../shared/db/entities.js';
 import type { ApprovalRequestOut } from '../../../shared/schemas/approvals.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { esc } from '../../views/html.js';
-import { actorOf, consoleKit, field, formOf, TENANTS } from './kit.js';
-import { found, sectionOf, when } from './operations.js';
+import { actorOf, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
+import { sectionOf, subResourceOf, when } from './operations.js';
 
 const STATUSES = ['pending', 'approved', 'denied', 'expired', 'cancelled'] as const;
 const LIST_MAX = 200;
@@ -79,14 +80,21 @@ export function consoleApprovalRoutes(deps: AppDeps, api: ApiRegistry): Router<A
   );
 
   const path = '/console/tenants/:tenantId/approvals/:requestId/steps/:stepKey/decision';
+  /** The request and step of the path, or undefined with the 404 page set. */
+  const stepOf = async (ctx: Ctx, op: Operator, t: Tenant) => {
+    const r = await subResourceOf(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
+    if (!r) return undefined;
+    const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
+    if (!step) kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
+    return step && { r, step };
+  };
   api.page(
     router,
     { method: 'get', path },
     kit.read(async (ctx, op, t) => {
-      const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
-      if (!r) return;
-      const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
-      if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
+      const hit = await stepOf(ctx, op, t);
+      if (!hit) return;
+      const { r, step } = hit;
       const back = sectionOf(t.id, '/approvals');
       kit.confirm(ctx, op, t, {
         section: '/approvals',
@@ -115,10 +123,9 @@ request.`,
     router,
     { method: 'post', path, parser: 'form' },
     kit.write({}, async (ctx, op, t) => {
-      const r = await found(kit, ctx, op, 'Approval request', () => approvals.get(t.id, ctx.params.requestId));
-      if (!r) return;
-      const step = r.approvals.find((s) => s.step_key === ctx.params.stepKey);
-      if (!step) return kit.refuse(ctx, op, 404, 'Step not found', 'No such step in this approval request.', TENANTS);
+      const hit = await stepOf(ctx, op, t);
+      if (!hit) return;
+      const { r, step } = hit;
       const b = formOf(ctx);
       const decision = field(b, 'decision');
       const note = field(b, 'reason_note');

@@ -12,7 +12,7 @@ import type { TrustSourceView } from '../../../shared/services/federation/trust-
 import type { NotificationStateView } from '../../../shared/services/notification-states.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { table, type Column } from '../../views/console.js';
+import { table, tenantPath, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS } from './kit.js';
 
@@ -20,16 +20,16 @@ import { actorOf, consoleKit, type ConsoleKit, type Ctx, type Operator, TENANTS 
 const SOURCES_MAX = 500;
 const STATES_MAX = 200;
 
-export const sectionOf = (tenantId: string, section: string) =>
-  `/console/tenants/${encodeURIComponent(tenantId)}${section}`;
-export const when = (ms: unknown) =>
-  typeof ms === 'number' ? esc(new Date(ms).toISOString().slice(0, 19).replace('T', ' ')) : '-';
+export const sectionOf = tenantPath;
+export const when = (ms: unknown) => (typeof ms === 'number' ? utc(ms, 'second') : '-');
 
 /**
- * A sub-resource lookup: the service's value, or undefined with the 404 page set (an unknown id
- * and another tenant's alike: the service reads under the tenant's scope).
+ * A sub-resource lookup: the service's value, or undefined with the refusal page set in the
+ * service's own words: 404 for an unknown id and another tenant's alike (the service reads
+ * under the tenant's scope), 400 for an id it refuses to read. Not kit.ts's found(), which only
+ * turns a 404 into undefined and sets no page.
  */
-export async function found<T>(
+export async function subResourceOf<T>(
   kit: ConsoleKit,
   ctx: Ctx,
   op: Operator,
@@ -120,7 +120,7 @@ export function consoleOperationRoutes(deps: AppDeps, api: ApiRegistry): Router<
     router,
     { method: 'get', path: pollPath },
     kit.read(async (ctx, op, t) => {
-      const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
+      const s = await subResourceOf(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
       if (!s) return;
       const back = sectionOf(t.id, '/federation');
       kit.confirm(ctx, op, t, {
@@ -140,7 +140,7 @@ replaced; a failed poll keeps the last good copy. The source state afterwards sh
     router,
     { method: 'post', path: pollPath, parser: 'form' },
     kit.write({}, async (ctx, op, t) => {
-      const s = await found(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
+      const s = await subResourceOf(kit, ctx, op, 'Trust source', () => trustSources.get(t.id, ctx.params.sourceId));
       if (!s) return;
       // The poller of `iam federation poll` (the container's, as the job's): a refused document is
       // an outcome, recorded on the source, not an error of this page.
@@ -228,7 +228,9 @@ ${table(ctx.query, `${base}?state=${state}`, columns, states, {
     router,
     { method: 'get', path: resolvePath },
     kit.read(async (ctx, op, t) => {
-      const n = await found(kit, ctx, op, 'Notification state', () => notifications.get(t.id, ctx.params.stateId));
+      const n = await subResourceOf(kit, ctx, op, 'Notification state', () =>
+        notifications.get(t.id, ctx.params.stateId),
+      );
       if (!n) return;
       const back = sectionOf(t.id, '/notifications');
       kit.confirm(ctx, op, t, {

@@ -22,7 +22,7 @@ import { ApiError } from '../../../shared/errors.js';
 import { OPERATOR_ROLES, type OperatorView } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, type Column } from '../../views/console.js';
+import { consolePage, table, tenantPath, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, confirmField, consoleKit, field, formOf, operatorOf, type Ctx, type Operator } from './kit.js';
 
@@ -78,9 +78,7 @@ export function consoleOperatorRoutes(deps: AppDeps, api: ApiRegistry): Router<A
         const name = names.get(o.tenant_id);
         // A purged tenant's role grants nothing (docs/console.md, "Roles"): shown as such.
         const id = `<code>${esc(o.tenant_id)}</code>`;
-        return name
-          ? `<a href="/console/tenants/${encodeURIComponent(o.tenant_id)}">${esc(name)}</a> ${id}`
-          : `${id} (no such tenant)`;
+        return name ? `<a href="${tenantPath(o.tenant_id)}">${esc(name)}</a> ${id}` : `${id} (no such tenant)`;
       },
       sort: (o) => (o.tenant_id ? (names.get(o.tenant_id) ?? o.tenant_id).toLowerCase() : ''),
     },

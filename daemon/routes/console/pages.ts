@@ -11,9 +11,9 @@ import type { Tenant } from '../../../shared/db/entities.js';
 import { mayRead, mayWrite, seesAll, type OperatorAccess } from '../../../shared/services/console/operators.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage, table, type Column } from '../../views/console.js';
+import { consolePage, table, tenantPath, utc, type Column } from '../../views/console.js';
 import { esc } from '../../views/html.js';
-import { consoleKit, operatorOf } from './kit.js';
+import { consoleKit, found, operatorOf } from './kit.js';
 import { sessionTimeoutsSummary } from './session-policy.js';
 
 /** At most this many tenants are listed (a platform of more pages them on the admin API). */
@@ -31,7 +31,7 @@ const tenantColumns: Column<Tenant>[] = [
   {
     key: 'name',
     label: 'Name',
-    cell: (t) => `<a href="/console/tenants/${encodeURIComponent(t.id)}">${esc(t.name)}</a>`,
+    cell: (t) => `<a href="${tenantPath(t.id)}">${esc(t.name)}</a>`,
     sort: (t) => t.name.toLowerCase(),
   },
   { key: 'id', label: 'Id', cell: (t) => `<code>${esc(t.id)}</code>`, sort: (t) => t.id },
@@ -39,7 +39,7 @@ const tenantColumns: Column<Tenant>[] = [
   {
     key: 'created',
     label: 'Created',
-    cell: (t) => esc(new Date(t.created_at).toISOString().slice(0, 16).replace('T', ' ')),
+    cell: (t) => utc(t.created_at),
     sort: (t) => t.created_at,
   },
 ];
@@ -55,7 +55,7 @@ const NO_TENANTS =
  */
 const moves = (a: OperatorAccess, t: Tenant) => {
   if (!mayWrite(a, t.id)) return '';
-  const base = `/console/tenants/${encodeURIComponent(t.id)}`;
+  const base = tenantPath(t.id);
   const move = t.lifecycle_state === 'active' ? 'suspend' : t.lifecycle_state === 'suspended' ? 'resume' : '';
   const links = move
     ? [`<a class="button secondary" href="${base}/${move}">${move === 'suspend' ? 'Suspend' : 'Resume'} tenant…</a>`]
@@ -64,8 +64,7 @@ const moves = (a: OperatorAccess, t: Tenant) => {
   return links.length ? `<p>${links.join(' ')}</p>` : '';
 };
 
-const when = (ms: number | null | undefined) =>
-  ms === null || ms === undefined ? '-' : esc(new Date(ms).toISOString().slice(0, 19).replace('T', ' '));
+const when = (ms: number | null | undefined) => (ms === null || ms === undefined ? '-' : utc(ms, 'second'));
 const cause = (code: string | null, text: string | null | undefined) =>
   code ? `<code>${esc(code)}</code>${text ? ` ${esc(text)}` : ''}` : '-';
 
@@ -74,7 +73,7 @@ const cause = (code: string | null, text: string | null | undefined) =>
  * and "Retry provisioning…" when it is blocked (a platform administrator's move).
  */
 async function provisioningSection(deps: AppDeps, a: OperatorAccess, t: Tenant): Promise<string> {
-  const op = await deps.provisioning.latest(t.id).catch(() => undefined);
+  const op = await found(deps.provisioning.latest(t.id));
   if (!op) return '<h2>Provisioning</h2>\n<p class="empty">No provisioning operation is recorded for this tenant.</p>';
   const steps = op.steps
     .map(
@@ -86,8 +85,7 @@ async function provisioningSection(deps: AppDeps, a: OperatorAccess, t: Tenant):
     .join('\n');
   const retry =
     op.status === 'blocked' && a.platformAdmin
-      ? `<p><a class="button" href="/console/tenants/${encodeURIComponent(t.id)}/provisioning/retry">` +
-        'Retry provisioning…</a></p>'
+      ? `<p><a class="button" href="${tenantPath(t.id, '/provisioning/retry')}">` + 'Retry provisioning…</a></p>'
       : '';
   return `<h2>Provisioning</h2>
 <dl><dt>Operation</dt><dd><code>${esc(op.operation_id)}</code></dd><dt>Status</dt><dd>${esc(op.status)}</dd>
@@ -176,16 +174,12 @@ async function overviewFigures(deps: AppDeps, a: OperatorAccess, tenants: Tenant
     const sources = await deps.fieldMapping.trustSources.list(t.id, TRUST_SOURCES_MAX);
     const bad = sources.filter((s) => sourceStateOf(s.protocolPayload) !== 'healthy').length;
     if (bad) unhealthy.push([t, bad]);
-    if (
-      t.lifecycle_state === 'provisioning' &&
-      (await deps.provisioning.latest(t.id).catch(() => undefined))?.status === 'blocked'
-    )
+    if (t.lifecycle_state === 'provisioning' && (await found(deps.provisioning.latest(t.id)))?.status === 'blocked')
       blocked.push(t);
     const n = (await deps.fieldMapping.notifications.list(t.id, { state: 'open' }, OPEN_STATES_MAX)).length;
     if (n) open.push([t, n]);
   }
-  const link = (t: Tenant, section = '') =>
-    `<a href="/console/tenants/${encodeURIComponent(t.id)}${section}">${esc(t.name)}</a>`;
+  const link = (t: Tenant, section = '') => `<a href="${tenantPath(t.id, section)}">${esc(t.name)}</a>`;
   const list = (items: string[], empty: string) =>
     items.length ? `<ul>${items.map((i) => `<li>${i}</li>`).join('')}</ul>` : `<p class="empty">${empty}</p>`;
   let out =
@@ -306,7 +300,7 @@ export function consolePageRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSt
       }
 <dt>Users</dt><dd>${detail.counts.users}</dd><dt>Applications</dt><dd>${detail.counts.clients}</dd>
 <dt>Active sessions</dt><dd>${detail.counts.active_sessions}</dd></dl>${moves(op.access, t)}
-${await sessionTimeoutsSummary(deps, t, mayWrite(op.access, t.id))}
+${sessionTimeoutsSummary(t, mayWrite(op.access, t.id))}
 ${await provisioningSection(deps, op.access, t)}
 ${await recoverySection(deps, t)}`,
     );

@@ -16,20 +16,23 @@ import Router from '@koa/router';
 import type { Tenant } from '../../../shared/db/entities.js';
 import { formatDuration, parseDurationText } from '../../../shared/schemas/session-policy.js';
 import { ApiError } from '../../../shared/errors.js';
+import { sessionPolicyOf } from '../../../shared/services/session-policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { tenantPath } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, field, formOf, TENANTS, type Ctx, type Operator } from './kit.js';
 
 const TITLE = 'Edit session timeouts';
 const DURATION_HINT = 'A duration such as 30m, 12h or 7d (at least 5m); empty: ';
 
-/** The Summary page's lines: the two timeouts in force, and the edit link for a writer. */
-export async function sessionTimeoutsSummary(deps: AppDeps, t: Tenant, canWrite: boolean): Promise<string> {
-  const p = (await deps.sessionPolicy.view(t.id)).view.policy;
-  const link = canWrite
-    ? `\n<p><a href="/console/tenants/${encodeURIComponent(t.id)}/session-policy">Edit session timeouts…</a></p>`
-    : '';
+/**
+ * The Summary page's lines: the two timeouts in force, and the edit link for a writer. Read from
+ * the tenant row the page already holds (what SessionPolicyService.view would read again).
+ */
+export function sessionTimeoutsSummary(t: Tenant, canWrite: boolean): string {
+  const p = sessionPolicyOf(t.settings?.sessions);
+  const link = canWrite ? `\n<p><a href="${tenantPath(t.id, '/session-policy')}">Edit session timeouts…</a></p>` : '';
   return `<h2>Session timeouts</h2>
 <dl><dt>Idle timeout</dt><dd>${p.idleTimeoutSeconds ? esc(formatDuration(p.idleTimeoutSeconds)) : 'None'}</dd>
 <dt>Absolute lifetime</dt><dd>${
@@ -43,7 +46,7 @@ export function consoleSessionPolicyRoutes(deps: AppDeps, api: ApiRegistry): Rou
   const path = '/console/tenants/:tenantId/session-policy';
 
   const form = (ctx: Ctx, op: Operator, t: Tenant, v: { idle: string; max: string; etag: string }, alert?: string) => {
-    const back = `/console/tenants/${encodeURIComponent(t.id)}`;
+    const back = tenantPath(t.id);
     kit.confirm(ctx, op, t, {
       section: '',
       title: TITLE,
@@ -106,7 +109,7 @@ signs out the sessions already past it. The idle timeout is precise to a minute.
         }
         return kit.failed(ctx, op, e, TITLE, TENANTS);
       }
-      kit.done(ctx, `/console/tenants/${encodeURIComponent(t.id)}`);
+      kit.done(ctx, tenantPath(t.id));
     }),
   );
   return router;

@@ -11,6 +11,7 @@
 import Router from '@koa/router';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { tenantPath } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import { actorOf, consoleKit, field, formOf, TENANTS } from './kit.js';
 
@@ -41,7 +42,7 @@ export function consoleTenantMoveRoutes(deps: AppDeps, api: ApiRegistry): Router
       router,
       { method: 'get', path },
       kit.read((ctx, op, t) => {
-        const back = `/console/tenants/${encodeURIComponent(t.id)}`;
+        const back = tenantPath(t.id);
         kit.confirm(ctx, op, t, {
           section: '',
           title: what.title,
@@ -76,7 +77,7 @@ ${esc(t.lifecycle_state)}). ${esc(what.happens)}`,
           // A stale precondition or a move that does not apply: the service's own sentence.
           return kit.failed(ctx, op, e, what.title, TENANTS);
         }
-        kit.done(ctx, `/console/tenants/${encodeURIComponent(t.id)}`);
+        kit.done(ctx, tenantPath(t.id));
       }),
     );
   }

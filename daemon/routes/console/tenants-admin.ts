@@ -16,7 +16,7 @@ import Router from '@koa/router';
 import { ApiError } from '../../../shared/errors.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
-import { consolePage } from '../../views/console.js';
+import { consolePage, tenantPath } from '../../views/console.js';
 import { esc } from '../../views/html.js';
 import {
   actorOf,
@@ -30,7 +30,7 @@ import {
   TENANTS,
 } from './kit.js';
 
-const summaryOf = (id: string) => `/console/tenants/${encodeURIComponent(id)}`;
+const summaryOf = (id: string) => tenantPath(id);
 
 export function consoleTenantAdminRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();

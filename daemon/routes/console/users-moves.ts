@@ -7,13 +7,12 @@
  * as `iam users delete` does (compared in lower case, as the CLI compares it).
  */
 import type Router from '@koa/router';
-import { ApiError } from '../../../shared/errors.js';
 import type { UserDetail } from '../../../shared/services/users.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { userPath } from '../../views/console-users.js';
 import { esc } from '../../views/html.js';
-import { actorOf, confirmField, field, formOf, operatorOf, type ConsoleKit, type Ctx } from './kit.js';
+import { actorOf, confirmField, field, formOf, found, operatorOf, type ConsoleKit, type Ctx } from './kit.js';
 
 /** What a user id looks like (the admin API's bound); anything else is an unknown user. */
 export const USER_ID = /^[A-Za-z0-9_-]{1,40}$/;
@@ -50,12 +49,7 @@ const WHAT: Record<Move, { title: string; happens: string }> = {
 /** The user of the path in the tenant, or undefined (unknown, or another tenant's: alike). */
 export async function userOf(deps: AppDeps, tenantId: string, userId: string): Promise<UserDetail | undefined> {
   if (!USER_ID.test(userId)) return undefined;
-  try {
-    return (await deps.userDirectory.get(tenantId, userId)).user;
-  } catch (e) {
-    if (e instanceof ApiError && e.status === 404) return undefined;
-    throw e;
-  }
+  return (await found(deps.userDirectory.get(tenantId, userId)))?.user;
 }
 
 export function consoleUserMoveRoutes(

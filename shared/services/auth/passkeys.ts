@@ -15,7 +15,7 @@
  */
 import { createHash, createHmac } from 'node:crypto';
 import type { RegistrationResponseJSON } from '@simplewebauthn/server';
-import { deriveKey, newId } from '../../crypto.js';
+import { deriveKey, newId, sameText } from '../../crypto.js';
 import { isUniqueViolation, type Database, type Tx } from '../../db/index.js';
 import { ApiError, notFound } from '../../errors.js';
 import { userDisabled, withReason } from './history.js';
@@ -43,7 +43,7 @@ import {
   type PasskeyView,
   type Passkeys,
 } from './passkey-contract.js';
-import { checkClientData, sameText, saveChallenge, takeChallenge } from './webauthn-challenges.js';
+import { checkClientData, saveChallenge, takeChallenge } from './webauthn-challenges.js';
 
 // The contract is re-exported so that its callers keep importing it from here.
 export {

@@ -4,19 +4,11 @@
  * checked against them. Separate from `passkeys.ts` because registration and authentication
  * share it and it touches only the `webauthn_challenges` rows, not the credentials.
  */
-import { timingSafeEqual } from 'node:crypto';
-import { newId } from '../../crypto.js';
+import { newId, sameText } from '../../crypto.js';
 import type { Database } from '../../db/index.js';
 import { TenantScope, type WebauthnChallengeRow } from '../../repositories/index.js';
 import { withReason } from './history.js';
 import { PASSKEY_CHALLENGE_TTL_MS, PasskeyRefused } from './passkey-contract.js';
-
-/** Two strings compared in constant time. */
-export const sameText = (a: string, b: string) => {
-  const x = Buffer.from(a);
-  const y = Buffer.from(b);
-  return x.length === y.length && timingSafeEqual(x, y);
-};
 
 /** The client data an assertion or attestation signed (WebAuthn §5.8.1), or undefined when unreadable. */
 function clientData(b64: unknown): { type?: unknown; challenge?: unknown; origin?: unknown } | undefined {
