@@ -85,20 +85,20 @@ function jwt(c: McpServerConfig): TokenChecker {
   return async (token) => {
     try {
       const { payload } = await jwtVerify(token, keys, { issuer: c.issuer, audience: c.resource });
-      return authInfo(token, payload as Record<string, unknown>);
+      return authInfo(token, payload);
     } catch {
       throw new Unauthorized(true, 'The token is not valid here.');
     }
   };
 }
 
+const str = (v: unknown) => (typeof v === 'string' ? v : undefined);
+
 function authInfo(token: string, claims: Record<string, unknown>): AuthInfo {
   return {
     token,
-    clientId: String(claims.client_id ?? claims.azp ?? ''),
-    scopes: String(claims.scope ?? '')
-      .split(' ')
-      .filter(Boolean),
+    clientId: str(claims.client_id) ?? str(claims.azp) ?? '',
+    scopes: (str(claims.scope) ?? '').split(' ').filter(Boolean),
     ...(typeof claims.exp === 'number' ? { expiresAt: claims.exp } : {}),
     extra: { sub: claims.sub },
   };
