@@ -23,6 +23,7 @@ import { trustedProxies } from './middleware/koa-trusted-proxies.js';
 import { ApiRegistry } from './openapi.js';
 import { directoryRoutes } from './routes/admin/directory.js';
 import { clientLifecycleRoutes } from './routes/admin/clients.js';
+import { resourceMetadataRoutes } from './routes/admin/resource-metadata.js';
 import { userRoutes } from './routes/admin/users.js';
 import { groupRoutes } from './routes/admin/groups.js';
 import { userImportRoutes } from './routes/admin/users-import.js';
@@ -179,6 +180,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     directoryRoutes(deps, api),
     userLifecycleRoutes(deps, api),
     clientLifecycleRoutes(deps, api),
+    resourceMetadataRoutes(deps, api),
     userRoutes(deps, api),
     groupRoutes(deps, api),
     userImportRoutes(deps, api),

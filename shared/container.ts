@@ -16,6 +16,7 @@ import { TenantDirectoryService } from './services/tenant-directory.js';
 import { UserDirectoryService } from './services/users.js';
 import { UserTransferService } from './services/user-transfer/index.js';
 import { BrandingService } from './services/branding.js';
+import { ResourceServerService } from './services/resource-servers.js';
 import { SessionPolicyService } from './services/session-policy.js';
 import { MailTemplateService } from './services/mail-templates.js';
 import { RbacService } from './services/rbac/index.js';
@@ -120,6 +121,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** A tenant's session timeouts, idle and absolute (docs/security.md, "Session timeouts"). */
   get sessionPolicy(): SessionPolicyService {
     return (this.#made.sessionPolicy ??= new SessionPolicyService(this.ds));
+  }
+
+  /** Resource servers: the RFC 8707 rule, hosted RFC 9728 metadata (docs/mcp.md). */
+  get resourceServers(): ResourceServerService {
+    return (this.#made.resourceServers ??= new ResourceServerService(this.ds, this.config.issuer, this.directory));
   }
 }
 

@@ -140,6 +140,59 @@ export class ScopedClients {
     return exec(this.s.db, 'DELETE FROM clients WHERE tenant_id = ? AND id = ?', [t, id]);
   }
 
+  /**
+   * Which of `resources` some client of the tenant registers among its resource_identifiers
+   * (RFC 8707 §2: the registered resource servers), compared exactly; order of `resources`
+   * kept. The JSON lists are not indexed: one LIKE per value narrows the tenant's clients to
+   * those whose list contains its quoted text, the parse decides.
+   */
+  async registeredResources(resources: readonly string[]): Promise<string[]> {
+    const wanted = [...new Set(resources)];
+    if (!wanted.length) return [];
+    const like = wanted.map(() => "resource_identifiers LIKE ? ESCAPE '!'").join(' OR ');
+    const rows = await all<Record<string, unknown>>(
+      this.s.db,
+      `SELECT resource_identifiers FROM clients
+        WHERE tenant_id = ? AND resource_identifiers IS NOT NULL AND (${like})`,
+      [this.s.tenantId, ...wanted.map((r) => `%${JSON.stringify(r).replace(/[!%_]/g, (c) => `!${c}`)}%`)],
+    );
+    const found = new Set<string>();
+    for (const r of rows) {
+      try {
+        const list = JSON.parse(String(r.resource_identifiers)) as unknown;
+        if (Array.isArray(list)) for (const v of list) if (typeof v === 'string') found.add(v);
+      } catch {
+        /* a malformed list registers nothing */
+      }
+    }
+    return wanted.filter((r) => found.has(r));
+  }
+
+  /** The protected resource metadata document (RFC 9728) hosted for the client, as stored; null for none. */
+  async resourceMetadata(clientId: string): Promise<string | null> {
+    const rows = await all<Record<string, unknown>>(
+      this.s.db,
+      'SELECT resource_metadata FROM clients WHERE tenant_id = ? AND client_id = ?',
+      [this.s.tenantId, clientId],
+    );
+    const v = rows[0]?.resource_metadata;
+    return typeof v === 'string' ? v : null;
+  }
+
+  /**
+   * Stores (or with null removes) the hosted document, raising updated_at as touch() does, and
+   * with `strict` also turns strict introspection on; 1 when the row was this tenant's.
+   */
+  setResourceMetadata(clientId: string, document: string | null, now: number, strict = false): Promise<number> {
+    return exec(
+      this.s.db,
+      `UPDATE clients SET resource_metadata = ?,${strict ? ' strict_introspection = 1,' : ''}
+          updated_at = CASE WHEN updated_at >= ? THEN updated_at + 1 ELSE ? END
+        WHERE tenant_id = ? AND client_id = ?`,
+      [document, now, now, this.s.tenantId, clientId],
+    );
+  }
+
   // ---- secrets (keyed hashes; the value is shown once, at creation, and never stored) ----
 
   async insertSecret(x: { id: string; clientId: string; hash: string; createdAt: number }): Promise<void> {

@@ -15,7 +15,6 @@ import { TenantScope } from '../repositories/index.js';
 import { isAdminScope, SCOPE_ACCOUNT, SCOPE_OFFLINE_ACCESS } from '../scopes.js';
 import type { ClaimTokenType } from '../schemas/claims.js';
 import { boundTo } from './custom-claims.js';
-import { isIssuerUrl } from './resource-identifiers.js';
 
 /** The scopes that ask for the `roles` and `groups` claims (docs/claims.md, "Roles and groups"). */
 export const SCOPE_ROLES = 'roles';
@@ -53,25 +52,6 @@ export const RBAC_CLAIM_BINDINGS = { roles: everyToken(SCOPE_ROLES), groups: eve
 
 /** At most this many `resource` parameters in one request (a malformed request beyond). */
 export const MAX_RESOURCES = 10;
-
-/**
- * Why `resource` values cannot be served to `client` (RFC 8707 §2: absolute URI, no fragment,
- * not this authorization server, one of the client's registered audiences), or undefined.
- */
-export function resourceRefusal(resources: readonly string[], client: Client, issuer: string): string | undefined {
-  for (const r of resources) {
-    let u: URL | undefined;
-    try {
-      u = new URL(r);
-    } catch {
-      /* reported below */
-    }
-    if (!u || r.includes('#')) return `resource ${r} is not an absolute URI without a fragment.`;
-    if (isIssuerUrl(r, issuer)) return `resource ${r} is this authorization server, not a resource server.`;
-    if (!client.audiences.includes(r)) return `Resource not allowed for this client: ${r}`;
-  }
-  return undefined;
-}
 
 /** The resources a token is for: the requested ones, else the client's default audiences. */
 export const targetsOf = (client: Client, resources: readonly string[] | null | undefined): string[] =>

@@ -362,6 +362,22 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       (await scopeB.clients.liveSecrets(bClient.client_id, now + 1)).map((x) => x.id),
       [bSecrets[0].id],
     );
+    // RFC 8707's registered resource servers and RFC 9728's hosted document (docs/mcp.md).
+    const R = 'https://b-api.example.test';
+    const bApi = (
+      await directory.createClient(
+        b.id,
+        { name: 'b-api', grant_types: ['client_credentials'], resource_identifiers: [R] },
+        actor,
+      )
+    ).client;
+    t.is(await scopeB.clients.setResourceMetadata(bApi.client_id, '{"resource":"x"}', now), 1);
+    t.deepEqual(await scopeA.clients.registeredResources([R]), []);
+    t.is(await scopeA.clients.resourceMetadata(bApi.client_id), null);
+    t.is(await scopeA.clients.setResourceMetadata(bApi.client_id, null, now, true), 0);
+    t.deepEqual(await scopeB.clients.registeredResources([R, 'https://none.example.test']), [R]);
+    t.is(await scopeB.clients.resourceMetadata(bApi.client_id), '{"resource":"x"}');
+    t.false((await scopeB.clients.get(bApi.id))!.strict_introspection);
   },
 
   async users(w) {

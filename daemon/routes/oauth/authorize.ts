@@ -22,7 +22,7 @@ import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
 import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
-import { MAX_RESOURCES, resourceRefusal, targetsOf } from '../../../shared/services/rbac-tokens.js';
+import { MAX_RESOURCES, targetsOf } from '../../../shared/services/rbac-tokens.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -110,16 +110,14 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const state = param(q, 'state');
     if (state !== undefined && state.length > 2048)
       throw new AuthzRedirectError('invalid_request', 'state is too long.');
-    // RFC 8707 §2: `resource` may repeat; each an absolute URI without a fragment, a resource
-    // server (not this issuer) among the client's audiences, else invalid_target.
+    // RFC 8707 §2: `resource` may repeat; the one rule (resource-indicators.ts) is applied by
+    // the handler below, which may read the tenant's resource servers.
     const rawResource = q.resource === undefined ? [] : ([] as unknown[]).concat(q.resource);
     if (!rawResource.every((r): r is string => typeof r === 'string'))
       throw new AuthzRedirectError('invalid_request', 'resource must be one or more string values.');
     const resource = [...new Set(rawResource)];
     if (resource.length > MAX_RESOURCES)
       throw new AuthzRedirectError('invalid_request', `At most ${MAX_RESOURCES} resource parameters are accepted.`);
-    const refusal = resourceRefusal(resource, client, deps.config.issuer);
-    if (refusal) throw new AuthzRedirectError('invalid_target', refusal);
     const loginHint = param(q, 'login_hint');
     // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
     // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
@@ -189,6 +187,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     }
     const fail = (error: string, description: string) =>
       redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
+    // RFC 8707 §2: each resource must pass the one rule every token request applies, else
+    // invalid_target, redirected with state and iss. PAR (RFC 9126) will call the same rule.
+    const refusal = await deps.resourceServers.refusal(client, p.resource ?? []);
+    if (refusal) return fail('invalid_target', refusal);
     // address and phone (OIDC Core §5.4) only where the tenant offers them (docs/claims.md):
     // RFC 6749 §4.1.2.1 invalid_scope, as for any scope the client may not ask for.
     const optional = p.scope.filter(isOptionalClaimScope);

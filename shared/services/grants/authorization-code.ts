@@ -65,7 +65,7 @@ export function authorizationCodeGrant(deps: GrantDeps): Grant<State> {
         amr: row.amr,
         idToken: true,
         sessionId: row.session_id,
-        resource: tokenResources(s.resource, row.resource, s.client),
+        resource: await tokenResources(s.resource, row.resource, s.client, db, deps.issuer),
       },
       db,
     );

@@ -12,6 +12,8 @@ import type { Tx } from '../../db/index.js';
 import { InvalidGrant, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
 import { targetsOf } from '../rbac-tokens.js';
+import { resourceRefusal } from '../resource-indicators.js';
+import { requestedResources } from './user-tokens.js';
 import type { IssuedToken } from '../tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, IssueStep, Step, TokenRequest } from './grant.js';
@@ -40,14 +42,19 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
     s.scope = granted;
   };
 
-  // RFC 8707 §2: resource indicators must be among the client's audiences.
-  const resolveAudience: Step<State> = (s) => {
-    const raw = s.params.raw('resource');
-    const resource = raw === undefined ? [] : ([] as unknown[]).concat(raw).map(String);
-    const unknown = resource.filter((r) => !s.client.audiences.includes(r));
-    if (unknown.length) throw new InvalidTarget(`Resource not allowed for this client: ${unknown.join(' ')}`);
+  // RFC 8707 §2: the resources pass the one rule (resource-indicators.ts), and the token is
+  // for exactly them. With none named: the client's audiences, else this issuer; the issuer is
+  // added then, as ever (an admin client's token is for the admin API), never to named resources.
+  const resolveAudience: Step<State> = async (s) => {
+    const resource = requestedResources(s.params);
+    const refusal = await resourceRefusal(deps.ds, s.client, resource, deps.issuer);
+    if (refusal) throw new InvalidTarget(refusal);
     s.targets = targetsOf(s.client, resource);
-    const audience = resource.length ? resource : s.client.audiences.length ? s.client.audiences : [deps.issuer];
+    if (resource.length) {
+      s.audience = resource;
+      return;
+    }
+    const audience = s.client.audiences.length ? s.client.audiences : [deps.issuer];
     s.audience = audience.includes(deps.issuer) ? audience : [...audience, deps.issuer];
   };
 

@@ -56,7 +56,7 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
         acr: '',
         amr: [],
         idToken: false,
-        resource: tokenResources(s.resource, s.family.resource, s.client),
+        resource: await tokenResources(s.resource, s.family.resource, s.client, db, deps.issuer),
       },
       db,
     );

@@ -14,6 +14,7 @@ import { grantableScope } from '../../scopes.js';
 import { InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient, UnsupportedGrantType } from '../../errors.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
 import { isIssuerUrl } from '../resource-identifiers.js';
+import { resourceRefusal } from '../resource-indicators.js';
 import type { TokenExchangeSettings } from '../token-exchange/settings.js';
 import {
   ACTOR_TOKEN_TYPES,
@@ -156,8 +157,10 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     x.actor = { sub: String(c.sub) };
   };
 
-  // RFC 8707 §2 and RFC 8693 §2.1: every target must be one the client is registered for.
-  const resolveTargets: Step<Exchange> = (x) => {
+  // RFC 8707 §2 and RFC 8693 §2.1: every target must be one the client may name: each
+  // `resource` by the one rule (resource-indicators.ts), each `audience` (a logical name, RFC
+  // 8693 §2.1) among the client's registered audiences.
+  const resolveTargets: Step<Exchange> = async (x) => {
     for (const r of x.resources) {
       let u: URL | undefined;
       try {
@@ -181,8 +184,10 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     if (ours.length)
       throw new InvalidTarget(`resource names this authorization server, not a resource: ${ours.join(' ')}`);
     const audiences = [...new Set(x.audiences)];
-    const notAllowed = [...resources, ...audiences].filter((t) => !x.client.audiences.includes(t));
+    const notAllowed = audiences.filter((t) => !x.client.audiences.includes(t));
     if (notAllowed.length) throw new InvalidTarget(`Target not allowed for this client: ${notAllowed.join(' ')}`);
+    const refusal = await resourceRefusal(deps.ds, x.client, resources, issuer);
+    if (refusal) throw new InvalidTarget(refusal);
     x.resources = resources;
     x.audiences = audiences;
     const targets = [...new Set([...audiences, ...resources])];

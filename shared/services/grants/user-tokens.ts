@@ -10,6 +10,7 @@ import { InvalidRequest, InvalidTarget } from '../../errors.js';
 import type { TokenParams } from '../../token-params.js';
 import { ACCESS_TOKEN_TTL_S, ID_TOKEN_TTL_S } from '../auth/policy.js';
 import { MAX_RESOURCES, targetsOf } from '../rbac-tokens.js';
+import { resourceRefusal } from '../resource-indicators.js';
 import type { GrantDeps } from './deps.js';
 import type { TokenResponseBody } from './grant.js';
 
@@ -38,14 +39,25 @@ export function requestedResources(params: TokenParams): string[] {
 
 /**
  * RFC 8707 §2.2: a resource asked for at the token endpoint must be one the grant covers (the
- * authorization request's, or with none there the client's default audiences), else
- * invalid_target; it narrows the token to it. None asked: what was granted.
+ * authorization request's), else invalid_target; it narrows the token to it. With none named at
+ * the authorization request, the one rule of resource-indicators.ts decides (the client's
+ * audiences, or with none the tenant's registered resource servers). None asked: what was granted.
  */
-export function tokenResources(requested: string[], granted: string[] | null, client: Client): string[] {
+export async function tokenResources(
+  requested: string[],
+  granted: string[] | null,
+  client: Client,
+  db: Db,
+  issuer: string,
+): Promise<string[]> {
   if (!requested.length) return granted ?? [];
-  const allowed = granted?.length ? granted : client.audiences;
-  const outside = requested.filter((r) => !allowed.includes(r));
-  if (outside.length) throw new InvalidTarget(`Resource not granted to this token: ${outside.join(' ')}`);
+  if (granted?.length) {
+    const outside = requested.filter((r) => !granted.includes(r));
+    if (outside.length) throw new InvalidTarget(`Resource not granted to this token: ${outside.join(' ')}`);
+    return requested;
+  }
+  const refusal = await resourceRefusal(db, client, requested, issuer);
+  if (refusal) throw new InvalidTarget(refusal);
   return requested;
 }
 
