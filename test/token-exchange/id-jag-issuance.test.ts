@@ -49,8 +49,8 @@ test.before(async () => {
     name: 'Web',
     redirect_uris: [REDIRECT],
     first_party: true,
-    grant_types: ['authorization_code', TE_GRANT],
-    scopes: ['openid', 'email'],
+    grant_types: ['authorization_code', 'refresh_token', TE_GRANT],
+    scopes: ['openid', 'email', 'offline_access'],
   });
   agentB = await mk(tenantB, { name: 'Agent', grant_types: [TE_GRANT], scopes: ['chat.read'], audiences: [CHAT] });
   const admA = await mk(tenantA, { name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] });
@@ -90,13 +90,13 @@ test.after.always(async () => {
   await db?.drop();
 });
 
-async function idToken(): Promise<{ userId: string; idToken: string }> {
+async function idToken(): Promise<{ userId: string; idToken: string; refreshToken: string }> {
   const email = `jag${++n}-${Date.now()}@example.com`;
   const { ds, directory } = await openServices(db.url, db.dir);
   const user = await directory.createUser(tenantA, { email, name: `User ${n}` }, { type: 'system', id: 'test' });
   await ds.destroy();
-  const tokens = await kit.tokensFor(web, email);
-  return { userId: user.id, idToken: String(tokens.id_token) };
+  const tokens = await kit.tokensFor(web, email, 'openid email offline_access');
+  return { userId: user.id, idToken: String(tokens.id_token), refreshToken: String(tokens.refresh_token) };
 }
 
 const ask = (subject: string, extra: Record<string, string | string[] | undefined> = {}) =>
@@ -206,4 +206,25 @@ test.serial('the issuance policy is validated and stored beside the token exchan
   t.is(s.idJagIssuance.maxLifetime, 120, 'nothing stored by the refused PUTs');
   t.is(s.idJagIssuance.trustedAuthorizationServers.length, 2);
   t.false(s.requireMayAct);
+});
+
+test.serial('a refresh token as the subject: read, not rotated; once rotated it is refused', async (t) => {
+  const u = await idToken();
+  const RT = 'urn:ietf:params:oauth:token-type:refresh_token';
+  const r = await ask(u.refreshToken, { subject_token_type: RT });
+  t.is(r.status, 200, JSON.stringify(r.body));
+  t.is(claimsOf(r.body.access_token).sub, u.userId);
+  // The refresh token still works at the refresh grant: issuance did not consume it.
+  const refreshed = await fetch(`${d.url}/token`, {
+    method: 'POST',
+    headers: {
+      'content-type': 'application/x-www-form-urlencoded',
+      authorization: 'Basic ' + Buffer.from(`${web.clientId}:${web.secret}`).toString('base64'),
+    },
+    body: new URLSearchParams({ grant_type: 'refresh_token', refresh_token: u.refreshToken }),
+  });
+  t.is(refreshed.status, 200);
+  const stale = await ask(u.refreshToken, { subject_token_type: RT });
+  t.is(stale.body.error, 'invalid_request');
+  t.regex(String(stale.body.error_description), /no longer a current refresh token/);
 });

@@ -9,10 +9,12 @@
 import type { Client } from '../../db/entities.js';
 import type { Db } from '../../db/index.js';
 import { InvalidRequest, InvalidScope, InvalidTarget, UnauthorizedClient } from '../../errors.js';
+import { Lookups, TenantScope } from '../../repositories/index.js';
 import { audit } from '../audit.js';
+import { tokenHash } from '../auth/pkce.js';
 import type { IssuanceClientRule, TrustedAuthorizationServer } from '../token-exchange/issuance-settings.js';
 import type { TokenExchangeSettings } from '../token-exchange/settings.js';
-import { TOKEN_TYPE_ID_TOKEN } from '../token-exchange/token-types.js';
+import { TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_REFRESH_TOKEN } from '../token-exchange/token-types.js';
 import type { IssuedToken } from '../tokens.js';
 import type { GrantDeps } from './deps.js';
 import { ownTokens } from './token-exchange-subjects.js';
@@ -46,9 +48,10 @@ export function idJagIssuance(deps: GrantDeps) {
   const checkRequest = (x: IssuanceRequest): void => {
     if (!x.settings.idJagIssuance.enabled)
       throw new InvalidRequest('This tenant does not issue ID-JAGs (requested_token_type id-jag).');
-    if (x.subjectTokenType !== TOKEN_TYPE_ID_TOKEN)
+    if (x.subjectTokenType !== TOKEN_TYPE_ID_TOKEN && x.subjectTokenType !== TOKEN_TYPE_REFRESH_TOKEN)
       throw new InvalidRequest(
-        `An ID-JAG is issued for an ID token: subject_token_type must be ${TOKEN_TYPE_ID_TOKEN}.`,
+        `An ID-JAG is issued for an ID token or a refresh token: subject_token_type must be ${TOKEN_TYPE_ID_TOKEN} ` +
+          `or ${TOKEN_TYPE_REFRESH_TOKEN}.`,
       );
     // The assertion is about the signed-in user alone (draft §3 has no actor).
     if (x.actorToken) throw new InvalidRequest('actor_token is not accepted when requesting an ID-JAG.');
@@ -60,7 +63,10 @@ export function idJagIssuance(deps: GrantDeps) {
    * `unauthorized_client`; scope beyond the rule is `invalid_scope`.
    */
   const plan = async (x: IssuanceRequest): Promise<IssuancePlan> => {
-    const c = await own.idToken(x.subjectToken, x.client, 'subject_token');
+    const c: Record<string, unknown> =
+      x.subjectTokenType === TOKEN_TYPE_REFRESH_TOKEN
+        ? { sub: await refreshTokenUser(x.subjectToken, x.client) }
+        : await own.idToken(x.subjectToken, x.client, 'subject_token');
     const sub = String(c.sub);
     await own.requireActiveUser(x.client.tenant_id, sub);
     if (x.audiences.length !== 1)
@@ -86,6 +92,24 @@ export function idJagIssuance(deps: GrantDeps) {
     const auth: Record<string, unknown> = {};
     for (const k of ['auth_time', 'acr', 'amr'] as const) if (c[k] !== undefined) auth[k] = c[k];
     return { sub, server, rule, scope: x.requestedScope?.length ? x.requestedScope : undefined, resources, auth };
+  };
+
+  /**
+   * The user of a refresh token the caller holds: current (not consumed, its family not revoked,
+   * unexpired), of the caller's tenant and issued to the caller. It is read, not rotated: the
+   * request proves who the user is and spends nothing (docs/token-exchange.md).
+   */
+  const refreshTokenUser = async (token: string, client: Client): Promise<string> => {
+    const r = await new Lookups(deps.ds).refreshTokenByHash(tokenHash(token));
+    if (!r || r.tenant_id !== client.tenant_id)
+      throw new InvalidRequest('The subject_token is not a refresh token of this tenant.');
+    const family = await new TenantScope(deps.ds, r.tenant_id).tokens.family(r.family_id);
+    if (!family || family.client_id !== client.client_id)
+      throw new InvalidRequest('The subject_token was issued to another client.');
+    if (r.consumed_at !== null || family.revoked_at !== null || r.expires_at <= Date.now())
+      throw new InvalidRequest('The subject_token is no longer a current refresh token.');
+    if (!family.user_id) throw new InvalidRequest('The subject_token is not about a user.');
+    return family.user_id;
   };
 
   /** Signs the assertion and audits its issuance (no token value in the event). */
