@@ -17,6 +17,7 @@ import { makeCert, startIssuer, type TestCert, type TestIssuer } from '../helper
 import { AT, claimsOf, exchange, JAG, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { narrowDetails } from '../../shared/services/grants/delegation.js';
+import { agentToken, grantBody, type AgentSetup } from '../helpers/agents.js';
 
 const API_A = 'https://api-a.example.test';
 const API_B = 'https://api-b.example.test';
@@ -35,6 +36,7 @@ let svcB: ClientCreds; // resource server of API B, calls API C
 let rsC: ClientCreds; // resource server of API C: introspects
 let agent: ClientCreds; // redeems ID-JAGs, acts with its own token
 let admin: string;
+let ag: AgentSetup; // an agent with the token-exchange grant, for an agent grant
 const kit = loginKit(
   () => d.url,
   () => sink,
@@ -78,6 +80,12 @@ test.before(async () => {
   });
   const adm = await mk({ name: 'admin', grant_types: ['client_credentials'], scopes: [SCOPE_TENANT_ADMIN] });
   const user = await directory.createUser(tenantId, { email: 'dana@example.test', name: 'Dana' }, actor);
+  ag = {
+    agent: await mk({ name: 'tool agent', grant_types: ['client_credentials', TE_GRANT], scopes: ['tools'] }),
+    machine: await mk({ name: 'machine', grant_types: ['client_credentials'], scopes: ['tools'] }),
+    grantor: (await directory.createUser(tenantId, { email: 'g@example.test', name: 'G' }, actor)).id,
+    delegator: (await directory.createUser(tenantId, { email: 'dl@example.test', name: 'D' }, actor)).id,
+  };
   t0user = user.id;
   await ds.destroy();
   sink = await startSmtpSink();
@@ -210,4 +218,35 @@ test('authorization_details ride along and may only narrow (RFC 9396)', (t) => {
     'invalid_authorization_details',
     'nothing to narrow',
   );
+});
+
+test.serial('an agent grant token exchanged: its authorization_details ride along, narrow, never widen', async (t) => {
+  const created = await api(d.url, 'POST', '/api/admin/agent-grants', {
+    token: admin,
+    body: grantBody(ag, { authorization_details: [{ type: 'docs', actions: ['read', 'write'] }] }),
+  });
+  t.is(created.status, 201, JSON.stringify(created.body));
+  const grantId = String(created.body.grant_id);
+  const tok = await agentToken(d.url, ag.agent, grantId);
+  t.is(tok.status, 200, JSON.stringify(tok.body));
+  const swap = (extra: Record<string, string> = {}) =>
+    exchange(d.url, ag.agent, { subject_token: String(tok.body.access_token), subject_token_type: AT, ...extra });
+
+  const carried = claimsOf((await swap()).body.access_token);
+  t.deepEqual(carried.authorization_details, [{ type: 'docs', actions: ['read', 'write'] }]);
+  t.is(carried.agent_grant_id, grantId, 'still bound to the grant');
+
+  const narrowed = await swap({ authorization_details: JSON.stringify([{ type: 'docs', actions: ['read'] }]) });
+  t.is(narrowed.status, 200, JSON.stringify(narrowed.body));
+  t.deepEqual(claimsOf(narrowed.body.access_token).authorization_details, [{ type: 'docs', actions: ['read'] }]);
+
+  const wider = await swap({ authorization_details: JSON.stringify([{ type: 'mail', actions: ['send'] }]) });
+  t.is(wider.status, 400);
+  t.is(wider.body.error, 'invalid_authorization_details');
+
+  // Revoking the grant ends the exchanged token too (introspection checks the grant).
+  const revoked = await api(d.url, 'POST', `/api/admin/agent-grants/${grantId}/revoke`, { token: admin });
+  t.true(revoked.status < 300, JSON.stringify(revoked.body));
+  const seen = await introspectAs(d.url, ag.agent, String(narrowed.body.access_token));
+  t.false(seen.body.active);
 });
