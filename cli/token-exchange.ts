@@ -8,7 +8,8 @@ export function showTokenExchange(tenantId: string, s: TokenExchangeSettings, no
     `  subject token types: ${s.allowedSubjectTokenTypes.join(', ')}`,
     `  resource / audience parameters at most: ${s.maxResourceParams} / ${s.maxAudienceParams}`,
     `  require may_act with an actor: ${s.requireMayAct ? 'yes' : 'no'}`,
-    `  ID-JAGs accepted: ${on(s.idJag.enabled)}${s.idJag.allowedIssuers.length ? ` from ${s.idJag.allowedIssuers.join(', ')}` : ''}`,
+    `  ID-JAGs accepted: ${on(s.idJag.enabled)}` +
+      (s.idJag.allowedIssuers.length ? ` from ${s.idJag.allowedIssuers.join(', ')}` : ''),
     `  ID-JAGs issued: ${on(s.idJagIssuance.enabled)}, ${s.idJagIssuance.maxLifetime} s`,
   ];
   for (const t of s.idJagIssuance.trustedAuthorizationServers) {

@@ -214,7 +214,8 @@ test('authorization_details ride along and may only narrow (RFC 9396)', (t) => {
   wider([{ type: 'docs', actions: ['read'] }]); // dropping `locations` would read as "anywhere"
   wider('not an array');
   t.is(
-    (t.throws(() => narrowDetails({ sub: 'u', scopeCeiling: [] }, JSON.stringify(narrower))) as any).error,
+    t.throws<Error & { error: string }>(() => narrowDetails({ sub: 'u', scopeCeiling: [] }, JSON.stringify(narrower)))
+      ?.error,
     'invalid_authorization_details',
     'nothing to narrow',
   );

@@ -53,7 +53,9 @@ export function narrowDetails(subject: Subject, raw: string | undefined): Record
   if (
     !Array.isArray(requested) ||
     requested.length === 0 ||
-    !requested.every((e) => e && typeof e === 'object' && !Array.isArray(e) && typeof e.type === 'string')
+    !(requested as unknown[]).every(
+      (e) => !!e && typeof e === 'object' && !Array.isArray(e) && typeof (e as { type?: unknown }).type === 'string',
+    )
   )
     throw new InvalidAuthorizationDetails('authorization_details must be a non-empty array of objects with a type.');
   if (!subject.authorizationDetails)

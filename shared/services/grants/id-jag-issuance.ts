@@ -71,7 +71,7 @@ export function idJagIssuance(deps: GrantDeps) {
     await own.requireActiveUser(x.client.tenant_id, sub);
     if (x.audiences.length !== 1)
       throw new InvalidRequest('An ID-JAG needs exactly one audience: the issuer of the target authorization server.');
-    const target = x.audiences[0]!;
+    const [target] = x.audiences as [string];
     const server = x.settings.idJagIssuance.trustedAuthorizationServers.find((s) => s.issuer === target);
     if (!server) throw new InvalidTarget(`${target} is not an authorization server this tenant issues ID-JAGs for.`);
     const rule = server.clients.find((r) => r.clientId === x.client.client_id);

@@ -174,7 +174,7 @@ export function issuanceFrom(stored: unknown): IdJagIssuanceSettings {
   };
 }
 
-/** Merges a validated PUT fragment into the stored policy: fields left out keep their value, arrays are replaced whole. */
+/** Merges a validated PUT fragment into the stored policy: fields left out keep their value; arrays are replaced. */
 export function mergeIssuance(
   before: IdJagIssuanceSettings,
   input: z.infer<ReturnType<typeof issuanceInput>> | undefined,

@@ -41,8 +41,7 @@ export default class TenantsTokenExchangeSet extends BaseCommand<typeof TenantsT
       throw new CliFailure('usage_error', 'give at least one of --file, --require-may-act, --issuance', 2);
     const body = f.file === undefined ? {} : readJson(f.file);
     if (f['require-may-act'] !== undefined) body.requireMayAct = f['require-may-act'];
-    if (f.issuance !== undefined)
-      body.idJagIssuance = { ...((body.idJagIssuance as object | undefined) ?? {}), enabled: f.issuance };
+    if (f.issuance !== undefined) body.idJagIssuance = { ...(body.idJagIssuance ?? {}), enabled: f.issuance };
     await this.requireTenant(f.tenant);
     this.serviceInput = body;
     const r = await this.services.tokenExchangeSettings.update(f.tenant, body, this.actor);
