@@ -56,7 +56,7 @@ export const DEFAULT_ISSUANCE: IdJagIssuanceSettings = Object.freeze({
  * fragment (RFC 8414 §2), or exactly this service's own issuer (a tenant of the same service).
  */
 export function targetIssuerProblem(value: string, ownIssuer: string): string | undefined {
-  if (value === ownIssuer) return undefined;
+  if (ownIssuer && value === ownIssuer) return undefined;
   if (value.length > ISSUANCE_LIMITS.length) return `must be at most ${ISSUANCE_LIMITS.length} characters`;
   let u: URL;
   try {
