@@ -184,6 +184,7 @@ export abstract class CoreServices<L extends Logger | undefined = Logger | undef
   get tokenExchangeSettings(): TokenExchangeSettingsService {
     return (this.#made.tokenExchangeSettings ??= new TokenExchangeSettingsService(this.ds, {
       allowLoopback: this.config.outboundAllowLoopback,
+      ownIssuer: this.config.issuer,
     }));
   }
 

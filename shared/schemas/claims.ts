@@ -25,7 +25,8 @@ const OIDC_STANDARD_CLAIMS = ['sub', ...Object.values(SCOPE_CLAIMS).flat()];
  * (auth_time nonce acr amr azp at_hash c_hash), OIDC Front/Back-Channel Logout (sid),
  * RFC 8693 §4 (scope client_id act may_act), RFC 7800 §3 (cnf), RFC 9396 (authorization_details),
  * RFC 8707 §2 (resource, in exchanged tokens), RFC 9493 (sub_id, the issuer and subject of a
- * token exchanged from an ID-JAG, docs/token-exchange.md), RFC 7662 §2.2 (active and token_type, which
+ * token exchanged from an ID-JAG, docs/token-exchange.md), the ID-JAG draft's aud_tenant (in the ID-JAGs
+ * this service issues), RFC 7662 §2.2 (active and token_type, which
  * the introspection answer puts beside the token's claims), this service's own
  * (tenant_id; tenant and fid in exchanged and refreshed tokens; agent_grant_id and
  * agent_grant_gen in tokens bound to an agent grant, docs/agents.md) and FAPI's s_hash.
@@ -58,6 +59,7 @@ const PROTOCOL_CLAIMS = [
   'agent_grant_id',
   'agent_grant_gen',
   'sub_id',
+  'aud_tenant',
 ];
 
 /** Every claim name a custom claim schema may not take, at create or at rename. */

@@ -64,9 +64,12 @@ const TokenExchange = z
     actor_token: z.string().optional().describe('RFC 8693 §2.1, with actor_token_type'),
     actor_token_type: z.string().optional().describe('Required with actor_token (RFC 8693 §2.1)'),
     requested_token_type: z
-      .literal('urn:ietf:params:oauth:token-type:access_token')
+      .enum(['urn:ietf:params:oauth:token-type:access_token', 'urn:ietf:params:oauth:token-type:id-jag'])
       .optional()
-      .describe('Only access tokens are issued (RFC 8693 §2.1)'),
+      .describe(
+        'An access token (the default), or an ID-JAG for another authorization server (docs/token-exchange.md)',
+      ),
+    authorization_details: z.string().optional().describe('RFC 9396 JSON array; may only narrow the subject token’s'),
     scope,
     resource,
     audience: z

@@ -143,6 +143,25 @@ export class TokenService {
     );
   }
 
+  /**
+   * An ID-JAG (draft-ietf-oauth-identity-assertion-authz-grant §3): `typ: oauth-id-jag+jwt`,
+   * signed with the service's active key of the default algorithm (the target verifies it with
+   * the keys our metadata publishes). `claims` holds everything but `iss`, `iat`, `exp`, `jti`.
+   */
+  async signIdJag(claims: Record<string, unknown>, ttlSeconds: number): Promise<IssuedToken> {
+    const { keyObject, kid, alg } = await this.keys.signingKey(DEFAULT_ALG);
+    const jti = randomToken(16);
+    const now = Math.floor(Date.now() / 1000);
+    const payload = { ...claims, iss: this.issuer, iat: now, exp: now + ttlSeconds, jti };
+    const token = signCompact({ alg, kid, typ: 'oauth-id-jag+jwt' }, payload, keyObject);
+    return { token, jti, expiresIn: ttlSeconds, claims: payload as unknown as AccessTokenClaims };
+  }
+
+  /** The service's own public keys, for verifying an assertion it issued without the network. */
+  ownKeySet(kid: string | undefined) {
+    return this.keySet(kid);
+  }
+
   /** Verifies an ID token this service issued (for id_token_hint), ignoring expiry (OIDC RP-Initiated Logout §2). */
   async verifyIdTokenHint(token: string): Promise<JWTPayload | undefined> {
     try {

@@ -89,6 +89,8 @@ test.serial('GET before any change: the defaults, token exchange off', async (t)
       includeTenantClaim: false,
       requireConfidentialClient: true,
     },
+    idJagIssuance: { enabled: false, maxLifetime: 300, trustedAuthorizationServers: [] },
+    requireMayAct: false,
   });
   t.regex(String(r.body.note), /disabled/);
 });
@@ -182,6 +184,8 @@ test.serial(
         includeTenantClaim: false,
         requireConfidentialClient: true,
       },
+      idJagIssuance: { enabled: false, maxLifetime: 300, trustedAuthorizationServers: [] },
+      requireMayAct: false,
     });
     const note = String(r1.body.note);
     t.regex(note, new RegExp(s.tenantId));

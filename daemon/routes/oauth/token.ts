@@ -10,9 +10,9 @@ import type { ApiRegistry } from '../../openapi.js';
 
 const TokenResponse = z.object({
   access_token: z.string(),
-  token_type: z.literal('Bearer'),
+  token_type: z.enum(['Bearer', 'N_A']).describe('N_A for an issued ID-JAG (RFC 8693 §2.2.1)'),
   expires_in: z.number().int(),
-  scope: z.string(),
+  scope: z.string().optional().describe('always present but for an ID-JAG issued without scope'),
   id_token: z.string().optional(),
   refresh_token: z.string().optional(),
   issued_token_type: z.string().optional().describe('token exchange only (RFC 8693 §2.2.1)'),

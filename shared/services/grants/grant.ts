@@ -34,9 +34,10 @@ export interface TokenRequest {
 /** RFC 6749 §5.1 (and RFC 8693 §2.2.1's `issued_token_type`). */
 export interface TokenResponseBody {
   access_token: string;
-  token_type: 'Bearer';
+  /** `N_A` for an issued ID-JAG (RFC 8693 §2.2.1: not an access token). */
+  token_type: 'Bearer' | 'N_A';
   expires_in: number;
-  scope: string;
+  scope?: string;
   id_token?: string;
   refresh_token?: string;
   issued_token_type?: string;

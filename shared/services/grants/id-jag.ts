@@ -23,6 +23,7 @@ export function idJagSteps(deps: GrantDeps) {
         allowedIssuers: settings.idJag.allowedIssuers,
         audience: deps.issuer,
         clientId: client.client_id,
+        own: { issuer: deps.issuer, keySet: (kid) => deps.tokens.ownKeySet(kid) },
       });
     } catch (e) {
       if (e instanceof IdJagError) throw new InvalidRequest(e.message);
@@ -41,6 +42,7 @@ export function idJagSteps(deps: GrantDeps) {
       idJag: c,
       scopeCeiling: typeof c.scope === 'string' ? scopeOf(c.scope) : [...client.scopes],
       act: c.act && typeof c.act === 'object' ? (c.act as Record<string, unknown>) : undefined,
+      mayAct: c.may_act && typeof c.may_act === 'object' ? (c.may_act as Record<string, unknown>) : undefined,
     };
   };
 

@@ -25,6 +25,11 @@ export interface Subject {
   idJag?: IdJagClaims;
   /** The subject's issuer and identifier there, when it is another issuer's (RFC 9493 `iss_sub`). */
   subId?: IssSubIdentifier;
+  /** RFC 8693 §4.4: who may act for the subject, when the subject token says. */
+  mayAct?: Record<string, unknown>;
+  /** RFC 9396 authorization_details the subject token carries (an agent grant's), and that grant. */
+  authorizationDetails?: Record<string, unknown>[];
+  agentGrant?: { id: string; gen: number };
 }
 
 export type Role = 'subject_token' | 'actor_token';
@@ -32,7 +37,12 @@ export type Role = 'subject_token' | 'actor_token';
 export const asList = (aud: unknown): string[] =>
   typeof aud === 'string' ? [aud] : Array.isArray(aud) ? aud.filter((a): a is string => typeof a === 'string') : [];
 export const scopeOf = (s: unknown): string[] => (typeof s === 'string' ? s.split(' ').filter(Boolean) : []);
-const actOf = (act: unknown) => (act && typeof act === 'object' ? (act as Record<string, unknown>) : undefined);
+const actOf = (act: unknown) =>
+  act && typeof act === 'object' && !Array.isArray(act) ? (act as Record<string, unknown>) : undefined;
+const detailsOf = (v: unknown) =>
+  Array.isArray(v) && v.every((e) => e && typeof e === 'object' && !Array.isArray(e))
+    ? (v as Record<string, unknown>[])
+    : undefined;
 
 export function ownTokens(deps: GrantDeps) {
   /** An access token this service issued, in the client's tenant, not revoked. */
@@ -104,6 +114,11 @@ export function ownTokens(deps: GrantDeps) {
       act: actOf(c.act),
       // A token about another issuer's subject stays marked through every further exchange.
       subId: issSubOf(c),
+      mayAct: actOf(c.may_act),
+      authorizationDetails: detailsOf(c.authorization_details),
+      ...(typeof c.agent_grant_id === 'string' && Number.isSafeInteger(c.agent_grant_gen)
+        ? { agentGrant: { id: c.agent_grant_id, gen: Number(c.agent_grant_gen) } }
+        : {}),
     };
   };
 
@@ -117,5 +132,5 @@ export function ownTokens(deps: GrantDeps) {
     return { sub: String(c.sub), scopeCeiling: [...new Set(['openid', ...(consent?.scopes ?? [])])], exp: c.exp };
   };
 
-  return { accessToken, idToken, accessTokenSubject, idTokenSubject };
+  return { accessToken, idToken, accessTokenSubject, idTokenSubject, requireActiveUser };
 }

@@ -7,6 +7,9 @@
  *   → verifyActor → resolveTargets → resolveScope → buildClaims
  *   | (one transaction, for an ID-JAG) consumeAssertion → issue | logExchange
  *
+ * With requested_token_type id-jag the exchange issues an ID-JAG instead (id-jag-issuance.ts):
+ * the same steps, each handing over to the issuance's own rules.
+ *
  * Error codes follow RFC 8693 §2.2.2: an invalid or unacceptable subject or actor token is
  * `invalid_request`; a target we will not serve is `invalid_target`; scope is `invalid_scope`.
  */
@@ -27,7 +30,9 @@ import {
 import type { IssuedToken } from '../tokens.js';
 import type { GrantDeps } from './deps.js';
 import type { Grant, IssueStep, Step, TokenRequest } from './grant.js';
+import { auditDelegation, checkMayAct, narrowDetails } from './delegation.js';
 import { idJagSteps } from './id-jag.js';
+import { idJagIssuance, type IssuancePlan } from './id-jag-issuance.js';
 import { asList, ownTokens, type Subject } from './token-exchange-subjects.js';
 
 export const TOKEN_EXCHANGE_GRANT = 'urn:ietf:params:oauth:grant-type:token-exchange';
@@ -51,6 +56,9 @@ interface Exchange extends TokenRequest {
   ttl: number;
   extra: Record<string, unknown>;
   issued: IssuedToken;
+  /** requested_token_type id-jag: the service issues an ID-JAG (id-jag-issuance.ts). */
+  issuing: boolean;
+  plan?: IssuancePlan;
 }
 
 const depthOf = (act: unknown): number => {
@@ -63,6 +71,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
   const { issuer } = deps;
   const own = ownTokens(deps);
   const idJag = idJagSteps(deps);
+  const issuance = idJagIssuance(deps);
 
   /** The tenant's settings, read on every request so a change applies at once on every daemon. */
   const loadSettings: Step<Exchange> = async (x) => {
@@ -91,9 +100,10 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     if (!x.actorToken && x.actorTokenType)
       throw new InvalidRequest('actor_token_type must not be sent without actor_token.');
     const requested = p.single('requested_token_type');
-    if (requested !== undefined && requested !== TOKEN_TYPE_ACCESS_TOKEN) {
+    x.issuing = requested === TOKEN_TYPE_ID_JAG;
+    if (requested !== undefined && requested !== TOKEN_TYPE_ACCESS_TOKEN && !x.issuing) {
       throw new InvalidRequest(
-        `requested_token_type ${requested} is not supported; only ${TOKEN_TYPE_ACCESS_TOKEN} is issued.`,
+        `requested_token_type ${requested} is not supported; use ${TOKEN_TYPE_ACCESS_TOKEN} or ${TOKEN_TYPE_ID_JAG}.`,
       );
     }
     const scope = p.single('scope');
@@ -114,6 +124,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
   };
 
   const checkSubjectTokenType: Step<Exchange> = (x) => {
+    if (x.issuing) return issuance.checkRequest(x);
     const t = x.subjectTokenType;
     if (!(SUBJECT_TOKEN_TYPES as readonly string[]).includes(t)) {
       throw new InvalidRequest(
@@ -131,6 +142,10 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
   };
 
   const verifySubject: Step<Exchange> = async (x) => {
+    if (x.issuing) {
+      x.plan = await issuance.plan(x);
+      return;
+    }
     if (x.subjectTokenType === TOKEN_TYPE_ACCESS_TOKEN)
       x.subject = await own.accessTokenSubject(x.subjectToken, x.client);
     else if (x.subjectTokenType === TOKEN_TYPE_ID_TOKEN) x.subject = await own.idTokenSubject(x.subjectToken, x.client);
@@ -139,7 +154,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
 
   // RFC 8693 §2.1 actor_token, §4.1 act
   const verifyActor: Step<Exchange> = async (x) => {
-    if (!x.actorToken) return;
+    if (!x.actorToken || x.issuing) return;
     if (!ACTOR_TOKEN_TYPES.includes(x.actorTokenType!)) {
       throw new InvalidRequest(
         `actor_token_type ${x.actorTokenType} is not supported; use one of: ${ACTOR_TOKEN_TYPES.join(', ')}.`,
@@ -155,12 +170,15 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       throw new InvalidRequest('The actor_token was issued to another client.');
     }
     x.actor = { sub: String(c.sub) };
+    checkMayAct(x.subject, x.actor.sub, issuer, x.settings.requireMayAct);
   };
 
   // RFC 8707 §2 and RFC 8693 §2.1: every target must be one the client may name: each
   // `resource` by the one rule (resource-indicators.ts), each `audience` (a logical name, RFC
-  // 8693 §2.1) among the client's registered audiences.
+  // 8693 §2.1) among the client's registered audiences. An ID-JAG being issued names its own
+  // target (the relying authorization server), checked against the issuance policy instead.
   const resolveTargets: Step<Exchange> = async (x) => {
+    if (x.issuing) return;
     for (const r of x.resources) {
       let u: URL | undefined;
       try {
@@ -198,6 +216,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
   // The account scope is dropped for a third-party client (docs/scopes.md, "The account scope"),
   // as at /authorize: RFC 8693 §2.2.1 has the response's `scope` say what was issued.
   const resolveScope: Step<Exchange> = (x) => {
+    if (x.issuing) return;
     const ceiling = x.subject.scopeCeiling.filter((s) => x.client.scopes.includes(s) && grantableScope(x.client, s));
     if (x.requestedScope) {
       const requested = x.requestedScope.filter((s) => grantableScope(x.client, s));
@@ -213,6 +232,10 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
 
   /** The issued token's lifetime and extra claims, settled before the assertion is spent. */
   const buildClaims: Step<Exchange> = (x) => {
+    if (x.issuing) {
+      x.ttl = x.settings.idJagIssuance.maxLifetime;
+      return;
+    }
     const s = x.subject;
     // RFC 8693 §4.1: the current actor on top, the subject token's chain nested under it.
     const act = x.actor ? { sub: x.actor.sub, ...(s.act ? { act: s.act } : {}) } : s.act;
@@ -231,16 +254,27 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     // The tenant under the name introspection reports it (`tenant`), for resource servers that
     // validate the JWT locally; `tenant_id` is always there because this service relies on it.
     if (s.idJag && x.settings.idJag.includeTenantClaim) extra.tenant = x.client.tenant_id;
+    // RFC 8693 §4.4: an unused may_act stays with the subject for the next exchange.
+    if (!x.actor && s.mayAct) extra.may_act = s.mayAct;
+    // RFC 9396: an agent grant's details ride along and may only narrow; the grant's id and
+    // generation too, so revoking or changing the grant ends the exchanged token as well.
+    const details = narrowDetails(s, x.params.single('authorization_details'));
+    if (details) extra.authorization_details = details;
+    if (s.agentGrant) Object.assign(extra, { agent_grant_id: s.agentGrant.id, agent_grant_gen: s.agentGrant.gen });
     x.ttl = ttl;
     x.extra = extra;
   };
 
   /** Last, with the token: a request refused for another reason does not spend the assertion. */
   const consumeAssertion: IssueStep<Exchange> = async (x, db) => {
-    if (x.subject.idJag) await idJag.consume(x.subject.idJag, x.client.tenant_id, db);
+    if (x.subject?.idJag) await idJag.consume(x.subject.idJag, x.client.tenant_id, db);
   };
 
-  const issue: IssueStep<Exchange> = async (x) => {
+  const issue: IssueStep<Exchange> = async (x, db) => {
+    if (x.issuing) {
+      x.issued = await issuance.issue(x.client, x.plan!, x.ttl, db);
+      return;
+    }
     x.issued = await deps.tokens.issueAccessToken({
       sub: x.subject.sub,
       clientId: x.client.client_id,
@@ -253,6 +287,18 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       alg: x.client.access_token_signed_response_alg,
       ...(x.subject.exp !== undefined ? { notAfter: x.subject.exp } : {}),
     });
+    const act = x.extra.act as Record<string, unknown> | undefined;
+    if (act && x.actor) {
+      await auditDelegation(db, {
+        client: x.client,
+        sub: x.subject.sub,
+        act,
+        subjectTokenType: x.subjectTokenType,
+        audience: x.audience,
+        scope: x.scope,
+        jti: x.issued.jti,
+      });
+    }
   };
 
   const logExchange: Step<Exchange> = (x) => {
@@ -260,7 +306,8 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       {
         client_id: x.client.client_id,
         subject_token_type: x.subjectTokenType,
-        sub: x.subject.sub,
+        ...(x.issuing ? { issued_token_type: TOKEN_TYPE_ID_JAG, aud: x.plan!.server.issuer } : {}),
+        sub: x.issuing ? x.plan!.sub : x.subject.sub,
         actor: x.actor?.sub,
         jti: x.issued.jti,
       },
@@ -284,14 +331,25 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     issue: [consumeAssertion, issue],
     done: [logExchange],
     // Only an ID-JAG is spent; exchanging a token of ours records nothing.
-    records: (x) => !!x.subject.idJag,
+    // An issued ID-JAG and a delegating exchange are audited in the transaction that issues them.
+    records: (x) => x.issuing || !!x.subject.idJag || !!x.actor,
     // RFC 8693 §2.2.1; no refresh token is ever issued by the exchange.
-    respond: (x) => ({
-      access_token: x.issued.token,
-      issued_token_type: TOKEN_TYPE_ACCESS_TOKEN,
-      token_type: 'Bearer',
-      expires_in: x.issued.expiresIn,
-      scope: x.scope.join(' '),
-    }),
+    respond: (x) =>
+      x.issuing
+        ? {
+            // draft-ietf-oauth-identity-assertion-authz-grant §4.3.2: not an access token.
+            access_token: x.issued.token,
+            issued_token_type: TOKEN_TYPE_ID_JAG,
+            token_type: 'N_A',
+            expires_in: x.issued.expiresIn,
+            ...(x.plan!.scope ? { scope: x.plan!.scope.join(' ') } : {}),
+          }
+        : {
+            access_token: x.issued.token,
+            issued_token_type: TOKEN_TYPE_ACCESS_TOKEN,
+            token_type: 'Bearer',
+            expires_in: x.issued.expiresIn,
+            scope: x.scope.join(' '),
+          },
   };
 }

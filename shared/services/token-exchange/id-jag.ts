@@ -227,7 +227,17 @@ const typOf = (h: { typ?: string }) =>
  */
 export async function verifyIdJag(
   token: string,
-  p: { keys: IssuerKeys; allowedIssuers: string[]; audience: string; clientId: string },
+  p: {
+    keys: IssuerKeys;
+    allowedIssuers: string[];
+    audience: string;
+    clientId: string;
+    /**
+     * This service's own issuer and key set: an ID-JAG one tenant issued for another tenant of
+     * this service is verified locally, never fetched (docs/token-exchange.md, "Own-issuer ID-JAGs").
+     */
+    own?: { issuer: string; keySet: (kid: string | undefined) => Promise<ReturnType<typeof createLocalJWKSet>> };
+  },
 ): Promise<IdJagClaims> {
   let header: { typ?: string; alg?: string; kid?: string };
   let unverified: JWTPayload;
@@ -248,7 +258,8 @@ export async function verifyIdJag(
       `The issuer ${typeof iss === 'string' ? iss : '(missing)'} is not trusted by this tenant.`,
     );
   }
-  const keySet = await p.keys.keySetFor(iss, typeof header.kid === 'string' ? header.kid : undefined);
+  const kid = typeof header.kid === 'string' ? header.kid : undefined;
+  const keySet = p.own && iss === p.own.issuer ? await p.own.keySet(kid) : await p.keys.keySetFor(iss, kid);
   let claims: JWTPayload;
   try {
     ({ payload: claims } = await jwtVerify(token, keySet, {

@@ -13,6 +13,14 @@ import { parseInput } from '../../schemas/validate.js';
 import { ACCESS_TOKEN_TTL_S } from '../auth/policy.js';
 import type { Actor } from '../audit.js';
 import { updateSettingsSection } from '../tenant-settings.js';
+import {
+  DEFAULT_ISSUANCE,
+  issuanceFrom,
+  issuanceInput,
+  IssuanceView,
+  mergeIssuance,
+  type IdJagIssuanceSettings,
+} from './issuance-settings.js';
 import { canonicalTokenType, TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_JAG, TOKEN_TYPE_NAMES } from './token-types.js';
 
 export interface IdJagSettings {
@@ -34,6 +42,10 @@ export interface TokenExchangeSettings {
   maxResourceParams: number;
   maxAudienceParams: number;
   idJag: IdJagSettings;
+  /** Issuing ID-JAGs for this tenant's users to other authorization servers (issuance-settings.ts). */
+  idJagIssuance: IdJagIssuanceSettings;
+  /** RFC 8693 §4.4: with an actor_token, the subject token must carry `may_act` naming the actor. */
+  requireMayAct: boolean;
 }
 
 export const LIMITS = {
@@ -57,6 +69,8 @@ export const DEFAULT_TOKEN_EXCHANGE_SETTINGS: TokenExchangeSettings = Object.fre
     includeTenantClaim: false,
     requireConfidentialClient: true,
   }),
+  idJagIssuance: DEFAULT_ISSUANCE,
+  requireMayAct: false,
 });
 
 /** Host names that never name a public service (RFC 6761, RFC 6762, RFC 8375). */
@@ -68,7 +82,10 @@ const NON_PUBLIC_SUFFIXES = ['.localhost', '.local', '.internal', '.home.arpa', 
  * "Token exchange settings"); an IP literal must be public. With `allowLoopback` (the operator
  * setting IAM_OUTBOUND_ALLOW_LOOPBACK) https://127.0.0.1:port and https://[::1]:port pass, for tests.
  */
-export function issuerProblem(value: string, allowLoopback: boolean): string | undefined {
+export function issuerProblem(value: string, allowLoopback: boolean, ownIssuer?: string): string | undefined {
+  // This service's own issuer is verified with its own keys, never fetched (docs/token-exchange.md,
+  // "Own-issuer ID-JAGs"), so its scheme and host are not an SSRF question even when http in tests.
+  if (ownIssuer !== undefined && value === ownIssuer) return undefined;
   if (value.length > LIMITS.issuerLength) return `must be at most ${LIMITS.issuerLength} characters`;
   if (/\s/.test(value)) return 'must not contain whitespace';
   let u: URL;
@@ -110,14 +127,14 @@ const bounded = (name: string, min: number, max: number) =>
  * Extensible per the specification: unknown fields are tolerated, not stored, and named in
  * the response's `note`. Built per daemon because issuer validation follows IAM_OUTBOUND_ALLOW_LOOPBACK.
  */
-export function tokenExchangeSettingsInput(allowLoopback: boolean) {
+export function tokenExchangeSettingsInput(allowLoopback: boolean, ownIssuer?: string) {
   const tokenType = z
     .enum(TOKEN_TYPE_NAMES as [string, ...string[]], {
       error: (iss) => `unsupported token type ${JSON.stringify(iss.input)}; use one of: ${TOKEN_TYPE_NAMES.join(', ')}`,
     })
     .transform((v) => canonicalTokenType(v)!);
   const issuer = z.string({ error: 'must be a string' }).superRefine((v, ctx) => {
-    const problem = issuerProblem(v, allowLoopback);
+    const problem = issuerProblem(v, allowLoopback, ownIssuer);
     if (problem) ctx.addIssue({ code: 'custom', message: problem });
   });
   return z.looseObject({
@@ -159,6 +176,11 @@ export function tokenExchangeSettingsInput(allowLoopback: boolean) {
         { error: 'must be an object' },
       )
       .optional(),
+    idJagIssuance: issuanceInput(ownIssuer ?? '').optional(),
+    requireMayAct: z
+      .boolean()
+      .optional()
+      .describe('RFC 8693 §4.4: refuse an actor_token unless the subject token carries may_act naming the actor.'),
   });
 }
 
@@ -174,6 +196,8 @@ export const TokenExchangeSettingsView = z.looseObject({
     includeTenantClaim: z.boolean(),
     requireConfidentialClient: z.boolean(),
   }),
+  idJagIssuance: IssuanceView,
+  requireMayAct: z.boolean(),
 });
 
 export const TokenExchangeSettingsResult = z.object({
@@ -218,10 +242,20 @@ export function settingsFrom(stored: unknown): TokenExchangeSettings {
           ? j.requireConfidentialClient
           : d.idJag.requireConfidentialClient,
     },
+    idJagIssuance: issuanceFrom(s.idJagIssuance),
+    requireMayAct: typeof s.requireMayAct === 'boolean' ? s.requireMayAct : d.requireMayAct,
   };
 }
 
-const KNOWN_TOP = ['enabled', 'allowedSubjectTokenTypes', 'maxResourceParams', 'maxAudienceParams', 'idJag'];
+const KNOWN_TOP = [
+  'enabled',
+  'allowedSubjectTokenTypes',
+  'maxResourceParams',
+  'maxAudienceParams',
+  'idJag',
+  'idJagIssuance',
+  'requireMayAct',
+];
 const KNOWN_ID_JAG = [
   'enabled',
   'allowedIssuers',
@@ -241,9 +275,9 @@ export class TokenExchangeSettingsService {
 
   constructor(
     private readonly ds: Database,
-    opts: { allowLoopback: boolean },
+    opts: { allowLoopback: boolean; ownIssuer?: string },
   ) {
-    this.input = tokenExchangeSettingsInput(opts.allowLoopback);
+    this.input = tokenExchangeSettingsInput(opts.allowLoopback, opts.ownIssuer);
   }
 
   /** The settings in force for a tenant, or undefined when the tenant does not exist. */
@@ -289,6 +323,8 @@ export class TokenExchangeSettingsService {
             includeTenantClaim: input.idJag?.includeTenantClaim ?? before.idJag.includeTenantClaim,
             requireConfidentialClient: input.idJag?.requireConfidentialClient ?? before.idJag.requireConfidentialClient,
           },
+          idJagIssuance: mergeIssuance(before.idJagIssuance, input.idJagIssuance),
+          requireMayAct: input.requireMayAct ?? before.requireMayAct,
         };
         // Checked on the merged result: ID-JAG on with nobody trusted is a mistake, not a policy.
         if (after.idJag.enabled && after.idJag.allowedIssuers.length === 0) {
@@ -315,6 +351,8 @@ export function noteFor(tenantId: string, s: TokenExchangeSettings, ignored: str
     parts.push(
       `Tokens never outlive the ${ACCESS_TOKEN_TTL_S} s access token lifetime, whatever idJag.maxTokenLifetime says.`,
     );
+  if (s.idJagIssuance.enabled && !s.enabled)
+    parts.push('idJagIssuance.enabled has no effect while token exchange is disabled.');
   if (ignored.length) parts.push(`Ignored unknown field(s): ${ignored.join(', ')}.`);
   return parts.join(' ');
 }

@@ -8,6 +8,9 @@ export const TOKEN_TYPE_ID_TOKEN = 'urn:ietf:params:oauth:token-type:id_token';
 /** draft-ietf-oauth-identity-assertion-authz-grant §3: Identity Assertion JWT Authorization Grant. */
 export const TOKEN_TYPE_ID_JAG = 'urn:ietf:params:oauth:token-type:id-jag';
 
+/** RFC 8693 §3; a subject only of an ID-JAG issuance (grants/id-jag-issuance.ts). */
+export const TOKEN_TYPE_REFRESH_TOKEN = 'urn:ietf:params:oauth:token-type:refresh_token';
+
 export const SUBJECT_TOKEN_TYPES = [TOKEN_TYPE_ACCESS_TOKEN, TOKEN_TYPE_ID_TOKEN, TOKEN_TYPE_ID_JAG] as const;
 export type SubjectTokenType = (typeof SUBJECT_TOKEN_TYPES)[number];
 
