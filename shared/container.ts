@@ -23,6 +23,7 @@ import { GroupService } from './services/rbac/groups.js';
 import { OperatorService } from './services/console/operators.js';
 import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
+import { ClientMetadataService } from './services/client-metadata/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -120,6 +121,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** A tenant's session timeouts, idle and absolute (docs/security.md, "Session timeouts"). */
   get sessionPolicy(): SessionPolicyService {
     return (this.#made.sessionPolicy ??= new SessionPolicyService(this.ds));
+  }
+
+  /** Client ID metadata documents: fetch, cache (per daemon), tenant policy (docs/client-metadata-documents.md). */
+  get clientMetadata(): ClientMetadataService {
+    const o = { directory: this.directory, outbound: this.outboundPolicy, logger: this.logger };
+    return (this.#made.clientMetadata ??= new ClientMetadataService(this.ds, o));
   }
 }
 

@@ -93,6 +93,10 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     ui_locales_supported: [...LOCALES],
   };
 
+  // draft-ietf-oauth-client-id-metadata-document §5: advertised while any tenant accepts
+  // documents (one issuer serves every tenant; docs/client-metadata-documents.md, "Discovery").
+  const metadata = async () =>
+    (await deps.clientMetadata.supported()) ? { ...discovery, client_id_metadata_document_supported: true } : discovery;
   api.add(
     router,
     {
@@ -105,9 +109,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       cors: 'open',
       responses: { 200: { description: 'metadata' } },
     },
-    (ctx) => {
+    async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = discovery;
+      ctx.body = await metadata();
     },
   );
   // RFC 8414 §3: the same metadata at the OAuth path.
@@ -123,9 +127,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       cors: 'open',
       responses: { 200: { description: 'metadata' } },
     },
-    (ctx) => {
+    async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = discovery;
+      ctx.body = await metadata();
     },
   );
 
