@@ -35,7 +35,9 @@ export class ClientMetadataLookups {
       [`%${needle}%`],
     );
     return [
-      ...new Set(rows.filter((r) => parseList(r.resource_identifiers).includes(resource)).map((r) => String(r.tenant_id))),
+      ...new Set(
+        rows.filter((r) => parseList(r.resource_identifiers).includes(resource)).map((r) => String(r.tenant_id)),
+      ),
     ];
   }
 

@@ -23,6 +23,7 @@ export function clientMetadataPolicyRoutes(deps: AppDeps, api: ApiRegistry): Rou
         "Replace the tenant's client ID metadata document policy (enabled, allowHosts, denyHosts); optional " +
         'If-Match (a strong ETag from GET, or *): a mismatch is 412',
     },
-    invalid: 'invalid policy; the message names the field (enabled missing, a host that is not a host name or *.suffix)',
+    invalid:
+      'invalid policy; the message names the field (enabled missing, a host that is not a host name or *.suffix)',
   });
 }

@@ -7,8 +7,7 @@ import type { AreaCatalogue } from '../types.js';
 export const errors: AreaCatalogue = {
   en: {
     'errors.clientDocument.title': 'Application not verifiable',
-    'errors.clientDocument.message':
-      "The application's metadata document could not be used. No redirect was made.",
+    'errors.clientDocument.message': "The application's metadata document could not be used. No redirect was made.",
     'errors.unknownClient.title': 'Unknown application',
     'errors.unknownClient.message': 'The application that sent you here is not registered. No redirect was made.',
     'errors.badRedirect.title': 'Invalid redirect',

@@ -17,9 +17,13 @@ export const MAX_DOCUMENT_URL_LENGTH = 128;
 /** The largest document accepted, bytes: the draft's §6.6 recommendation (5 KiB). */
 export const MAX_DOCUMENT_BYTES = 5 * 1024;
 
-/** Whether a client_id is meant as a metadata document URL (an https URL); cheap, no checks. */
+/**
+ * Whether a client_id is meant as a metadata document URL: anything with a URL scheme (a
+ * registered client_id is a random token, which never has one), so that `http://…` is refused
+ * with the reason rather than as an unknown client. Cheap, no checks.
+ */
 export function isDocumentClientId(clientId: string): boolean {
-  return clientId.startsWith('https://');
+  return /^[a-zA-Z][a-zA-Z0-9+.-]*:\/\//.test(clientId);
 }
 
 /**
@@ -93,8 +97,7 @@ export class DocumentError extends Error {}
  * a browser flow needs. Throws DocumentError.
  */
 export function validateDocument(url: string, doc: Record<string, unknown>): ClientDocument {
-  if (doc.client_id !== url)
-    throw new DocumentError('The metadata document names another client_id than its own URL.');
+  if (doc.client_id !== url) throw new DocumentError('The metadata document names another client_id than its own URL.');
   if ('client_secret' in doc || 'client_secret_expires_at' in doc)
     throw new DocumentError('A metadata document must not contain client_secret or client_secret_expires_at.');
   const method = str(doc.token_endpoint_auth_method, 'token_endpoint_auth_method') ?? 'none';
