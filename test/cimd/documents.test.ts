@@ -7,6 +7,7 @@
 import test from 'ava';
 import { decodeJwt } from 'jose';
 import { api } from '../helpers/api.js';
+import { iam } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
 import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startDocumentServer, type DocumentServer } from '../helpers/document-server.js';
@@ -241,6 +242,32 @@ test('at /token a document client may not use client_credentials, and an unknown
     code_verifier: 'x'.repeat(43),
   });
   t.is(code.body.error, 'invalid_grant');
+});
+
+// Serial (and before the policy test, which leaves the tenant accepting any host): both change the tenant's policy.
+test.serial('iam tenants client-metadata-documents set and show; a host that is not one is refused', async (t) => {
+  const cmd = ['tenants', 'client-metadata-documents'];
+  const set = await iam(db, [
+    ...cmd,
+    'set',
+    '--tenant',
+    app.tenantId,
+    '--enable',
+    '--allow-host',
+    '*.agent.example',
+    '--deny-host',
+    'old.agent.example',
+    '--json',
+  ]);
+  t.is(set.code, 0, set.stderr);
+  const policy = { enabled: true, allowHosts: ['*.agent.example'], denyHosts: ['old.agent.example'] };
+  t.deepEqual(JSON.parse(set.stdout).policy, policy);
+  const show = await iam(db, [...cmd, 'show', '--tenant', app.tenantId]);
+  t.is(show.code, 0, show.stderr);
+  t.regex(show.stdout, /allowed hosts: +\*\.agent\.example/);
+  const bad = await iam(db, [...cmd, 'set', '--tenant', app.tenantId, '--allow-host', 'https://x.example/']);
+  t.is(bad.code, 1);
+  t.regex(bad.stderr, /invalid --allow-host "https:\/\/x.example\/"/);
 });
 
 test.serial('the tenant policy: deny and allow lists of hosts, and disabled refuses every document', async (t) => {
