@@ -189,8 +189,8 @@ function thirdPartyBlock(locale: PageLook['locale'], clientName: string, d: Thir
       [d.tosUri, 'consent.terms'],
     ] as const
   )
-    .filter(([u]) => u)
-    .map(([u, k]) => `<a href="${esc(u!)}" rel="noopener noreferrer">${esc(tr(k))}</a>`)
+    .filter((l): l is readonly [string, (typeof l)[1]] => !!l[0])
+    .map(([u, k]) => `<a href="${esc(u)}" rel="noopener noreferrer">${esc(tr(k))}</a>`)
     .join(' · ');
   const unverified = `<p class="hint">${esc(tr('consent.unverified'))}${links ? `: ${links}` : ''}</p>\n`;
   const redirect = `<p>${tHtml(locale, 'consent.redirectHost', { host: strong(d.redirectHost) })}</p>\n`;
@@ -217,13 +217,14 @@ export function consentPage(
     .map((d) => `<li>${esc(d.description)}</li>`)
     .join('');
   const client = esc(p.clientName);
+  const asks = tHtml(locale, 'consent.asks', { email: `<strong>${esc(p.userEmail)}</strong>`, client });
   renderPage(ctx, {
     title: tr('consent.title', { client: p.clientName }),
     locale,
     branding: p.look.branding,
     imageOrigins: p.thirdParty?.logoUri ? [new URL(p.thirdParty.logoUri).origin] : [],
     body: `<h1>${esc(tr('consent.heading', { client: p.clientName }))}</h1>
-${thirdPartyBlock(locale, p.clientName, p.thirdParty)}<p>${tHtml(locale, 'consent.asks', { email: `<strong>${esc(p.userEmail)}</strong>`, client })}</p>
+${thirdPartyBlock(locale, p.clientName, p.thirdParty)}<p>${asks}</p>
 <ul>${items}</ul>
 ${policyLine(p.look, p.policyVersions)}<form method="post" action="/authorize/consent">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">

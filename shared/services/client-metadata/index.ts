@@ -120,7 +120,10 @@ export class ClientMetadataService {
    */
   async tenantForResources(resources: string[]): Promise<{ tenantId: string } | string> {
     if (resources.length === 0)
-      return 'A client identified by a metadata document must name the resource it wants a token for (resource, RFC 8707).';
+      return (
+        'A client identified by a metadata document must name the resource it wants a token for ' +
+        '(resource, RFC 8707).'
+      );
     const lookups = new ClientMetadataLookups(this.ds);
     let common: string[] | undefined;
     for (const r of resources) {
