@@ -5,7 +5,9 @@
  * every refusal at /authorize and /token, the cache, the tenant's policy and the consent page.
  */
 import test from 'ava';
-import { decodeJwt } from 'jose';
+import { randomUUID } from 'node:crypto';
+import { decodeJwt, SignJWT } from 'jose';
+import { newKey } from '../helpers/https-issuer.js';
 import { api } from '../helpers/api.js';
 import { iam } from '../helpers/cli.js';
 import { createTestDatabase, type TestDb } from '../helpers/db.js';
@@ -156,6 +158,46 @@ test('a document URL as client_id: consent page with its host, code with PKCE an
   t.is(decodeJwt(refreshed.body.access_token).client_id, clientId);
   // Fetched once for the whole sign-in (the cache), however many requests named it.
   t.is(docs.hits['/clients/desk.json'], 1);
+});
+
+test('a private_key_jwt document client proves itself with the keys in its document', async (t) => {
+  const key = await newKey();
+  const clientId = docs.serveDocument('/clients/keyed.json', {
+    ...good,
+    token_endpoint_auth_method: 'private_key_jwt',
+    jwks: { keys: [key.publicJwk] },
+  });
+  const jar = await signedIn();
+  const { res, verifier } = await authorize(clientId, {}, jar);
+  const html = await res.text();
+  const answer = await fetch(`${d.url}/authorize/consent`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ challenge: challengeFrom(html), csrf: csrfFrom(html), decision: 'allow' }),
+  });
+  const code = new URL(answer.headers.get('location')!).searchParams.get('code')!;
+  const form = { grant_type: 'authorization_code', code, redirect_uri: REDIRECT, code_verifier: verifier };
+  const unproven = await tokenForm({ ...form, client_id: clientId });
+  t.is(unproven.status, 401);
+  t.is(unproven.body.error, 'invalid_client');
+  const assertion = await new SignJWT({})
+    .setProtectedHeader({ alg: 'ES256', kid: key.kid })
+    .setIssuer(clientId)
+    .setSubject(clientId)
+    .setAudience(d.url)
+    .setJti(randomUUID())
+    .setIssuedAt()
+    .setExpirationTime('2m')
+    .sign(key.privateKey);
+  const proven = await tokenForm({
+    ...form,
+    client_id: clientId,
+    client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+    client_assertion: assertion,
+  });
+  t.is(proven.status, 200, JSON.stringify(proven.body));
+  t.is(decodeJwt(proven.body.access_token).client_id, clientId);
 });
 
 const bad: [string, (path: string) => string, RegExp][] = [

@@ -3,6 +3,8 @@
  * LRU bound and shared misses, the host lists, and the URL rules (docs/client-metadata-documents.md).
  */
 import test from 'ava';
+import type { Client } from '../../shared/db/entities.js';
+import { thirdPartyOf } from '../../daemon/views/login.js';
 import {
   DEFAULT_TTL_MS,
   DocumentCache,
@@ -68,4 +70,27 @@ test('document URLs: https with a path, no query, fragment, credentials or dot s
     `https://agent.example/${'x'.repeat(120)}`,
   ])
     t.truthy(documentUrlRefusal(bad), bad);
+});
+
+test('the consent display: none for an admin-registered or first-party client; the document host only for a document client', (t) => {
+  const base = {
+    client_id: 'https://agent.example/client.json',
+    first_party: false,
+    logo_uri: 'https://cdn.agent.example/l.png',
+    client_uri: 'javascript:alert(1)',
+    policy_uri: 'https://agent.example/privacy',
+    tos_uri: null,
+  } as unknown as Client;
+  const redirect = 'https://app.agent.example/cb';
+  t.is(thirdPartyOf(base, redirect), undefined);
+  t.is(thirdPartyOf({ ...base, registered_via: 'admin' }, redirect), undefined);
+  t.is(thirdPartyOf({ ...base, registered_via: 'dynamic', first_party: true }, redirect), undefined);
+  t.deepEqual(thirdPartyOf({ ...base, registered_via: 'dynamic' }, redirect), {
+    logoUri: 'https://cdn.agent.example/l.png',
+    clientUri: undefined,
+    policyUri: 'https://agent.example/privacy',
+    tosUri: undefined,
+    redirectHost: 'app.agent.example',
+  });
+  t.is(thirdPartyOf({ ...base, registered_via: 'metadata_document' }, redirect)?.documentHost, 'agent.example');
 });
