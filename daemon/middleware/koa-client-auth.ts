@@ -54,7 +54,7 @@ export function authenticateClient(
 
 /**
  * The client a client_id names at /token or /revoke. A metadata document client
- * (docs/client-metadata-documents.md, "At the token endpoint") is bound to the tenant of the code
+ * (docs/client-metadata-documents.md, "Which tenant") is bound to the tenant of the code
  * or refresh token it redeems (or revokes); it proves itself the same way in every tenant (`none`,
  * or private_key_jwt with the document's keys). It may not use client_credentials or token
  * exchange (no operator vouched for it: it acts only for a user who consented), nor call an
@@ -72,7 +72,8 @@ async function documentClient(deps: AppDeps, clientId: string, form: Record<stri
   if (!tenantId) {
     if (grant === 'authorization_code') throw new InvalidGrant('The authorization code is invalid.');
     if (grant === 'refresh_token') throw new InvalidGrant('The refresh token is invalid.');
-    // RFC 7009 §2.2: an unknown token is answered 200; there is nothing to revoke.
+    // /revoke with a token of no tenant: nothing binds the client to a tenant, so it cannot be
+    // authenticated (invalid_client, as for an unknown client).
     return null;
   }
   return deps.clientMetadata.resolve(clientId, tenantId);
