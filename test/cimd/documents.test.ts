@@ -156,6 +156,12 @@ test('a document URL as client_id: consent page with its host, code with PKCE an
   });
   t.is(refreshed.status, 200, JSON.stringify(refreshed.body));
   t.is(decodeJwt(refreshed.body.access_token).client_id, clientId);
+  // RP-initiated logout back to the document's redirect URI, the tenant named by the ID token hint.
+  const logout = new URL(`${d.url}/logout`);
+  logout.searchParams.set('id_token_hint', tokens.body.id_token);
+  logout.searchParams.set('post_logout_redirect_uri', REDIRECT);
+  const out = await get(logout.toString(), jar);
+  t.true(out.headers.get('location')?.startsWith(REDIRECT), `${out.status}`);
   // Fetched once for the whole sign-in (the cache), however many requests named it.
   t.is(docs.hits['/clients/desk.json'], 1);
 });

@@ -301,7 +301,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     const postLogout = str('post_logout_redirect_uri');
     const state = str('state');
     if (postLogout) {
-      const found = clientId ? await deps.directory.resolveClient(clientId) : null;
+      // A metadata document client is bound to the tenant of the ID token hint (none: refused).
+      const hintTenant = typeof hintClaims?.tenant_id === 'string' ? hintClaims.tenant_id : undefined;
+      const found = clientId ? await deps.clientMetadata.resolveClient(clientId, hintTenant, { fetch: true }) : null;
       // §3: only to a URI registered for the client the request names (its registered redirect
       // URIs, docs/oauth.md): no open redirector.
       if (!found || !redirectUriMatches(found.client, postLogout))
