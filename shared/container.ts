@@ -24,6 +24,7 @@ import { GroupService } from './services/rbac/groups.js';
 import { OperatorService } from './services/console/operators.js';
 import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
+import { ClientMetadataService } from './services/client-metadata/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -126,6 +127,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** Resource servers: the RFC 8707 rule, hosted RFC 9728 metadata (docs/mcp.md). */
   get resourceServers(): ResourceServerService {
     return (this.#made.resourceServers ??= new ResourceServerService(this.ds, this.config.issuer, this.directory));
+  }
+
+  /** Client ID metadata documents: fetch, cache (per daemon), tenant policy (docs/client-metadata-documents.md). */
+  get clientMetadata(): ClientMetadataService {
+    const o = { directory: this.directory, outbound: this.outboundPolicy, logger: this.logger };
+    return (this.#made.clientMetadata ??= new ClientMetadataService(this.ds, o));
   }
 }
 

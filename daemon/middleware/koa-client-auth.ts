@@ -1,6 +1,7 @@
 import type { Middleware } from 'koa';
 import type { Client, TokenEndpointAuthMethod } from '../../shared/db/entities.js';
-import { InvalidClient, InvalidRequest } from '../../shared/errors.js';
+import { InvalidClient, InvalidGrant, InvalidRequest, UnauthorizedClient } from '../../shared/errors.js';
+import { isDocumentClientId } from '../../shared/services/client-metadata/index.js';
 import { parseBasic, type PresentedCredentials } from '../../shared/services/client-auth.js';
 import type { AppDeps, AppState } from '../context.js';
 
@@ -43,9 +44,37 @@ export function authenticateClient(
   return async (ctx, next) => {
     const body = (ctx.request.body ?? {}) as Record<string, unknown>;
     const presented = presentedCredentials(ctx.get('Authorization'), body);
-    const { client, method } = await deps.clientAuth.authenticate(presented, ctx.ip, opts);
+    const resolve = (clientId: string) => documentClient(deps, clientId, body, opts.allowPublic);
+    const { client, method } = await deps.clientAuth.authenticate(presented, ctx.ip, { ...opts, resolve });
     ctx.state.client = client;
     ctx.state.clientAuthMethod = method;
     await next();
   };
+}
+
+/**
+ * The client a client_id names at /token or /revoke. A metadata document client
+ * (docs/client-metadata-documents.md, "Which tenant") is bound to the tenant of the code
+ * or refresh token it redeems (or revokes); it proves itself the same way in every tenant (`none`,
+ * or private_key_jwt with the document's keys). It may not use client_credentials or token
+ * exchange (no operator vouched for it: it acts only for a user who consented), nor call an
+ * endpoint for confidential clients only (introspection: it is no resource server).
+ */
+async function documentClient(deps: AppDeps, clientId: string, form: Record<string, unknown>, allowPublic: boolean) {
+  if (!isDocumentClientId(clientId)) return deps.directory.resolveClient(clientId);
+  if (!allowPublic) throw new InvalidClient('A client identified by a metadata document may not call this endpoint.');
+  const grant = form.grant_type;
+  if (grant !== undefined && grant !== 'authorization_code' && grant !== 'refresh_token')
+    throw new UnauthorizedClient(
+      'A client identified by a metadata document may use only the authorization_code and refresh_token grants.',
+    );
+  const tenantId = await deps.clientMetadata.tenantOfTokenRequest(form);
+  if (!tenantId) {
+    if (grant === 'authorization_code') throw new InvalidGrant('The authorization code is invalid.');
+    if (grant === 'refresh_token') throw new InvalidGrant('The refresh token is invalid.');
+    // /revoke with a token of no tenant: nothing binds the client to a tenant, so it cannot be
+    // authenticated (invalid_client, as for an unknown client).
+    return null;
+  }
+  return deps.clientMetadata.resolve(clientId, tenantId);
 }

@@ -76,17 +76,20 @@ export function renderPage(
     locale?: Locale;
     /** The tenant's look (docs/branding.md); absent on pages of no tenant. */
     branding?: TenantBranding;
+    /** Further https origins images may load from (a third-party client's logo on the consent page). */
+    imageOrigins?: string[];
   },
 ): void {
   const nonce = randomBase64(16);
   const locale = p.locale ?? DEFAULT_LOCALE;
   const scripts = p.scripts ?? [];
   const scriptPolicy = scripts.length ? ` script-src 'nonce-${nonce}'; connect-src 'self';` : '';
-  const logo = logoOrigin(p.branding);
+  const images = [logoOrigin(p.branding), ...(p.imageOrigins ?? [])].filter((o): o is string => !!o);
+  const imgSrc = ["'self'", 'data:', ...new Set(images)].join(' ');
   // RFC 6749 §10.13 clickjacking: no framing, by CSP and by X-Frame-Options for old browsers.
   ctx.set(
     'Content-Security-Policy',
-    `default-src 'none';${scriptPolicy} style-src 'nonce-${nonce}'; img-src 'self' data:${logo ? ` ${logo}` : ''}; ` +
+    `default-src 'none';${scriptPolicy} style-src 'nonce-${nonce}'; img-src ${imgSrc}; ` +
       `base-uri 'none'; frame-ancestors 'none'`,
   );
   ctx.set('X-Frame-Options', 'DENY');

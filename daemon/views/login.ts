@@ -1,6 +1,7 @@
 import type { ParameterizedContext } from 'koa';
 import { translator } from '../../shared/i18n/index.js';
 import { scopeDescriptions } from '../../shared/i18n/scopes.js';
+import type { Client } from '../../shared/db/entities.js';
 import { isAdminScope } from '../../shared/scopes.js';
 import { PASSKEY_SCRIPTS } from './assets.js';
 import { esc, renderPage, tHtml, type PageLook } from './html.js';
@@ -137,9 +138,69 @@ ${notice}
 }
 
 /** The consent page. `policyVersions`: the tenant's versions in force, which the consent will record. */
+/**
+ * What the consent page shows of a third-party client that registered itself (RFC 7591) or is
+ * named by its metadata document: what the app says of itself, marked as not verified, and what
+ * the user can check: the document's host and where the answer sends the browser.
+ */
+export interface ThirdPartyDisplay {
+  /** A metadata document client: the host serving its document (what identifies it). */
+  documentHost?: string;
+  logoUri?: string;
+  clientUri?: string;
+  policyUri?: string;
+  tosUri?: string;
+  /** The host of the redirect URI of this request. */
+  redirectHost: string;
+}
+
+const httpsOnly = (u: string | null | undefined): string | undefined =>
+  u && /^https:\/\//i.test(u) && URL.canParse(u) ? u : undefined;
+
+/** The display for a self-registered or document client; undefined for one an admin registered. */
+export function thirdPartyOf(client: Client, redirectUri: string): ThirdPartyDisplay | undefined {
+  if (client.first_party) return undefined;
+  if (client.registered_via !== 'dynamic' && client.registered_via !== 'metadata_document') return undefined;
+  return {
+    ...(client.registered_via === 'metadata_document' ? { documentHost: new URL(client.client_id).host } : {}),
+    logoUri: httpsOnly(client.logo_uri),
+    clientUri: httpsOnly(client.client_uri),
+    policyUri: httpsOnly(client.policy_uri),
+    tosUri: httpsOnly(client.tos_uri),
+    redirectHost: new URL(redirectUri).host,
+  };
+}
+
+/** The third-party block of the consent page (empty for an admin-registered client). */
+function thirdPartyBlock(locale: PageLook['locale'], clientName: string, d: ThirdPartyDisplay | undefined): string {
+  if (!d) return '';
+  const tr = translator(locale);
+  const strong = (v: string) => `<strong>${esc(v)}</strong>`;
+  const host = d.documentHost
+    ? `<p class="client-host">${tHtml(locale, 'consent.documentHost', { host: strong(d.documentHost) })}</p>\n`
+    : '';
+  const logo = d.logoUri
+    ? `<p><img src="${esc(d.logoUri)}" alt="${esc(tr('consent.logoAlt', { client: clientName }))}" height="48"></p>\n`
+    : '';
+  const links = (
+    [
+      [d.clientUri, 'consent.homepage'],
+      [d.policyUri, 'consent.privacyPolicy'],
+      [d.tosUri, 'consent.terms'],
+    ] as const
+  )
+    .filter((l): l is readonly [string, (typeof l)[1]] => !!l[0])
+    .map(([u, k]) => `<a href="${esc(u)}" rel="noopener noreferrer">${esc(tr(k))}</a>`)
+    .join(' · ');
+  const unverified = `<p class="hint">${esc(tr('consent.unverified'))}${links ? `: ${links}` : ''}</p>\n`;
+  const redirect = `<p>${tHtml(locale, 'consent.redirectHost', { host: strong(d.redirectHost) })}</p>\n`;
+  return `${host}${logo}${unverified}${redirect}`;
+}
+
 export function consentPage(
   ctx: ParameterizedContext,
   p: Common & {
+    thirdParty?: ThirdPartyDisplay;
     scopes: string[];
     userEmail: string;
     policyVersions?: { privacyPolicyVersion?: string; tosVersion?: string };
@@ -156,12 +217,14 @@ export function consentPage(
     .map((d) => `<li>${esc(d.description)}</li>`)
     .join('');
   const client = esc(p.clientName);
+  const asks = tHtml(locale, 'consent.asks', { email: `<strong>${esc(p.userEmail)}</strong>`, client });
   renderPage(ctx, {
     title: tr('consent.title', { client: p.clientName }),
     locale,
     branding: p.look.branding,
+    imageOrigins: p.thirdParty?.logoUri ? [new URL(p.thirdParty.logoUri).origin] : [],
     body: `<h1>${esc(tr('consent.heading', { client: p.clientName }))}</h1>
-<p>${tHtml(locale, 'consent.asks', { email: `<strong>${esc(p.userEmail)}</strong>`, client })}</p>
+${thirdPartyBlock(locale, p.clientName, p.thirdParty)}<p>${asks}</p>
 <ul>${items}</ul>
 ${policyLine(p.look, p.policyVersions)}<form method="post" action="/authorize/consent">
   <input type="hidden" name="challenge" value="${esc(p.challenge)}">

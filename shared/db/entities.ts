@@ -122,6 +122,12 @@ export interface Client {
    * `client_secrets` (shared/repositories/client-secrets.ts), never on this row.
    */
   tokens_revoked_before?: number | null;
+  /** How the client came to be: the admin API (undefined too), RFC 7591 registration, or a metadata document. */
+  registered_via?: 'admin' | 'dynamic' | 'metadata_document';
+  /** The client's privacy policy, an https URL (RFC 7591 §2 `policy_uri`), or null. */
+  policy_uri?: string | null;
+  /** The client's terms of service, an https URL (RFC 7591 §2 `tos_uri`), or null. */
+  tos_uri?: string | null;
   created_at: number;
   updated_at: number;
 }

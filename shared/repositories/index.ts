@@ -104,3 +104,4 @@ export type { AgentGrantRow } from './agent-grants.js';
 export { AgentGrantTokenHousekeeping } from './agent-grants.js';
 export { ScopedUserTransfer, type TransferClaimValue, type TransferLink, type TransferUser } from './user-transfer.js';
 export type { ScimUserRow, ScimUserWrite } from './scim-users.js';
+export { ClientMetadataLookups } from './client-metadata.js';

@@ -25,7 +25,7 @@ import {
 import type { Client, TokenEndpointAuthMethod } from '../db/entities.js';
 import { InvalidClient, InvalidRequest } from '../errors.js';
 import type { Throttle } from './auth/throttle.js';
-import type { DirectoryService } from './directory.js';
+import type { DirectoryService, ResolvedClient } from './directory.js';
 import { IdJagError, type IssuerKeys, type JtiStore } from './token-exchange/id-jag.js';
 
 /** RFC 7523 §2.2: the `client_assertion_type` of a JWT client assertion. */
@@ -126,7 +126,7 @@ export class ClientAuthenticator {
   async authenticate(
     p: PresentedCredentials,
     ip: string,
-    opts: { allowPublic: boolean },
+    opts: AuthenticateOptions,
   ): Promise<{ client: Client; method: TokenEndpointAuthMethod }> {
     const { method, clientId } = ClientAuthenticator.methodOf(p);
     if (!clientId) throw new InvalidClient('Client authentication is required.');
@@ -144,9 +144,9 @@ export class ClientAuthenticator {
     p: PresentedCredentials,
     method: TokenEndpointAuthMethod,
     clientId: string,
-    opts: { allowPublic: boolean },
+    opts: AuthenticateOptions,
   ): Promise<Client> {
-    const found = await this.o.directory.resolveClient(clientId);
+    const found = await (opts.resolve ?? ((id: string) => this.o.directory.resolveClient(id)))(clientId);
     const client = found?.client;
     // One message for every failure of the registration or a secret: the caller learns
     // nothing about which part was wrong.
@@ -240,6 +240,16 @@ export class ClientAuthenticator {
       throw new InvalidClient("The client's key set (jwks_uri) could not be fetched; try again later.");
     }
   }
+}
+
+/**
+ * `allowPublic` is false where only confidential clients may call. `resolve` replaces the
+ * directory's lookup (a metadata document client, bound to the request's tenant: the daemon's
+ * client authentication middleware); it may throw InvalidClient with the reason.
+ */
+export interface AuthenticateOptions {
+  allowPublic: boolean;
+  resolve?: (clientId: string) => Promise<ResolvedClient | null>;
 }
 
 function assertionError(e: unknown, issuer: string): InvalidClient {

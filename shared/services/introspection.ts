@@ -14,6 +14,7 @@ import type { Database } from '../db/index.js';
 import { TenantScope } from '../repositories/index.js';
 import type { AccessTokenClaims, TokenService } from './tokens.js';
 import type { IntrospectionObserver } from '../metrics.js';
+import { isDocumentClientId } from './client-metadata/document.js';
 
 export const CACHE_TTL_MS = 60_000;
 
@@ -261,7 +262,11 @@ export class IntrospectionService {
     if (!r) return 'unknown';
     if (r.r_jti !== null && r.r_jti !== undefined) return 'revoked';
     if (r.r_fam !== null && r.r_fam !== undefined) return 'family_revoked';
-    if (r.c_status !== 'active') return 'client_disabled';
+    // A metadata document client has no row (docs/client-metadata-documents.md, "After
+    // issuance"): its tokens live by their family, user and tenant; a tenant that turns documents
+    // off stops its next authorization and refresh, and the short-lived access tokens run out.
+    const documentClient = (r.c_status === null || r.c_status === undefined) && isDocumentClientId(c.clientId);
+    if (r.c_status !== 'active' && !documentClient) return 'client_disabled';
     // A disable sets the client's watermark in the same transaction: its access tokens issued
     // until then stay inactive after an enable too (docs/directory.md, "Clients"). A token
     // without iat cannot show it is younger.

@@ -29,6 +29,9 @@ const CSRF_COOKIE = 'iam_csrf';
  * literal (RFC 8252 §7.3). See shared/redirect-uris.ts.
  */
 export function redirectUriMatches(client: Client, uri: string): boolean {
+  // A metadata document's redirect URIs are compared exactly, loopback ports included
+  // (draft-ietf-oauth-client-id-metadata-document §4.1; docs/client-metadata-documents.md).
+  if (client.registered_via === 'metadata_document') return client.redirect_uris.includes(uri);
   return matchRedirectUri(client.redirect_uris, client.client_type === 'public', uri);
 }
 
@@ -210,7 +213,8 @@ export function authorizationFlow(deps: AppDeps) {
     const challenge = typeof b.challenge === 'string' ? b.challenge : '';
     const req = await deps.oauth.getAuthRequest(challenge);
     if (!req || req.consumed) return refuse(400, 'invalid_request', 'expired', await lookFor(ctx));
-    const found = await deps.directory.resolveClient(req.params.client_id);
+    // A metadata document client is bound to the request's tenant (refetched if it left the cache).
+    const found = await deps.clientMetadata.resolveClient(req.params.client_id, req.tenantId, { fetch: true });
     // The request's client names its tenant (a request is saved under its client's tenant).
     const look = await lookFor(
       ctx,

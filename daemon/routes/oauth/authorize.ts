@@ -17,12 +17,14 @@ import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { errorPage, serviceSentence } from '../../views/html.js';
-import { consentPage, emailStep } from '../../views/login.js';
+import { consentPage, emailStep, thirdPartyOf } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
 import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
 import { MAX_RESOURCES, targetsOf } from '../../../shared/services/rbac-tokens.js';
+import { isDocumentClientId } from '../../../shared/services/client-metadata/index.js';
+import { InvalidTarget, OAuthError } from '../../../shared/errors.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -153,6 +155,19 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     });
   };
 
+  /**
+   * A registered client, or one named by its metadata document URL: bound to the tenant whose
+   * registered resource server the request's `resource` names (docs/client-metadata-documents.md,
+   * "Which tenant"). Throws InvalidTarget or InvalidClient, shown on the error page.
+   */
+  const resolveFor = async (clientId: string, q: Record<string, unknown>): Promise<ResolvedClient | null> => {
+    if (!isDocumentClientId(clientId)) return deps.directory.resolveClient(clientId);
+    const resources = ([] as unknown[]).concat(q.resource ?? []).filter((r): r is string => typeof r === 'string');
+    const tenant = await deps.clientMetadata.tenantForResources(resources);
+    if (typeof tenant === 'string') throw new InvalidTarget(tenant);
+    return deps.clientMetadata.resolve(clientId, tenant.tenantId);
+  };
+
   // ---- GET /authorize ----
 
   const authorize: Middleware<AppState> = async (ctx) => {
@@ -162,7 +177,15 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const q = (ctx.method === 'POST' ? (ctx.request.body ?? {}) : ctx.query) as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
     const uiLocales = typeof q.ui_locales === 'string' ? q.ui_locales.slice(0, 256) : undefined;
-    const found = clientId ? await deps.directory.resolveClient(clientId) : null;
+    let found: ResolvedClient | null;
+    try {
+      found = clientId ? await resolveFor(clientId, q) : null;
+    } catch (e) {
+      // Not verified: an error page, never a redirect to the request's redirect_uri.
+      if (!(e instanceof OAuthError)) throw e;
+      const look = await lookFor(ctx, undefined, uiLocales);
+      return errorPage(ctx, 400, 'clientDocument', look, serviceSentence(look, `${e.error}: ${e.message}`));
+    }
     if (!found || found.client.status !== 'active')
       return errorPage(ctx, 400, 'unknownClient', await lookFor(ctx, undefined, uiLocales));
     const { client } = found;
@@ -254,6 +277,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
           csrf: csrfFor(ctx, challenge),
           clientName: client.name,
           look: await lookFor(ctx, found, p.ui_locales),
+          thirdParty: thirdPartyOf(client, p.redirect_uri),
           scopes: p.scope,
           userEmail: session.user.email,
           policyVersions: found.policyVersions,

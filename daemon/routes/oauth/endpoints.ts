@@ -93,6 +93,10 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     ui_locales_supported: [...LOCALES],
   };
 
+  // draft-ietf-oauth-client-id-metadata-document §5: advertised while any tenant accepts
+  // documents (one issuer serves every tenant; docs/client-metadata-documents.md, "Discovery").
+  const metadata = async () =>
+    (await deps.clientMetadata.supported()) ? { ...discovery, client_id_metadata_document_supported: true } : discovery;
   api.add(
     router,
     {
@@ -105,9 +109,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       cors: 'open',
       responses: { 200: { description: 'metadata' } },
     },
-    (ctx) => {
+    async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = discovery;
+      ctx.body = await metadata();
     },
   );
   // RFC 8414 §3: the same metadata at the OAuth path.
@@ -123,9 +127,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       cors: 'open',
       responses: { 200: { description: 'metadata' } },
     },
-    (ctx) => {
+    async (ctx) => {
       ctx.set('Cache-Control', 'public, max-age=300');
-      ctx.body = discovery;
+      ctx.body = await metadata();
     },
   );
 
@@ -297,7 +301,9 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     const postLogout = str('post_logout_redirect_uri');
     const state = str('state');
     if (postLogout) {
-      const found = clientId ? await deps.directory.resolveClient(clientId) : null;
+      // A metadata document client is bound to the tenant of the ID token hint (none: refused).
+      const hintTenant = typeof hintClaims?.tenant_id === 'string' ? hintClaims.tenant_id : undefined;
+      const found = clientId ? await deps.clientMetadata.resolveClient(clientId, hintTenant, { fetch: true }) : null;
       // §3: only to a URI registered for the client the request names (its registered redirect
       // URIs, docs/oauth.md): no open redirector.
       if (!found || !redirectUriMatches(found.client, postLogout))

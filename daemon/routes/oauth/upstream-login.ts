@@ -49,7 +49,10 @@ export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   const refused = async (ctx: Ctx, e: UpstreamLoginError, status = 400) => {
     deps.logger.info({ failure: e.failure, requestId: ctx.state.requestId }, 'upstream sign-in refused');
     const req = e.authRequestId ? await deps.oauth.getAuthRequest(e.authRequestId) : undefined;
-    const found = req && !req.consumed ? await deps.directory.resolveClient(req.params.client_id) : null;
+    const found =
+      req && !req.consumed
+        ? await deps.clientMetadata.resolveClient(req.params.client_id, req.tenantId, { fetch: true })
+        : null;
     const look = await lookFor(ctx, req?.tenantId, req?.params.ui_locales);
     if (!req || req.consumed || !found || found.client.status !== 'active' || found.tenantState !== 'active')
       return errorPage(ctx, status, 'notCompleted', look, serviceSentence(look, e.message));
@@ -94,7 +97,10 @@ export function upstreamLoginRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         readCookie(ctx, UPSTREAM_COOKIE),
       );
       const req = await deps.oauth.getAuthRequest(opened.row.auth_request_id);
-      const found = req && !req.consumed ? await deps.directory.resolveClient(req.params.client_id) : null;
+      const found =
+        req && !req.consumed
+          ? await deps.clientMetadata.resolveClient(req.params.client_id, req.tenantId, { fetch: true })
+          : null;
       if (!req || req.consumed || !found || found.client.status !== 'active' || found.tenantState !== 'active')
         return errorPage(ctx, 400, 'expired', await lookFor(ctx, req?.tenantId, req?.params.ui_locales));
       const client = found.client;

@@ -6,6 +6,8 @@ import type { AreaCatalogue } from '../types.js';
  */
 export const errors: AreaCatalogue = {
   en: {
+    'errors.clientDocument.title': 'Application not verifiable',
+    'errors.clientDocument.message': "The application's metadata document could not be used. No redirect was made.",
     'errors.unknownClient.title': 'Unknown application',
     'errors.unknownClient.message': 'The application that sent you here is not registered. No redirect was made.',
     'errors.badRedirect.title': 'Invalid redirect',
@@ -28,6 +30,9 @@ export const errors: AreaCatalogue = {
       'Signing in there could not be completed. Go back to the application and start again.',
   },
   de: {
+    'errors.clientDocument.title': 'Anwendung nicht überprüfbar',
+    'errors.clientDocument.message':
+      'Das Metadatendokument der Anwendung konnte nicht verwendet werden. Sie wurden nicht weitergeleitet.',
     'errors.unknownClient.title': 'Unbekannte Anwendung',
     'errors.unknownClient.message':
       'Die Anwendung, die Sie hierher geschickt hat, ist nicht registriert. Sie wurden nicht weitergeleitet.',
@@ -56,6 +61,9 @@ export const errors: AreaCatalogue = {
       'zur Anwendung zurück und beginnen Sie von vorn.',
   },
   fr: {
+    'errors.clientDocument.title': 'Application non vérifiable',
+    'errors.clientDocument.message':
+      'Le document de métadonnées de l’application n’a pas pu être utilisé. Aucune redirection n’a été effectuée.',
     'errors.unknownClient.title': 'Application inconnue',
     'errors.unknownClient.message':
       'L’application qui vous a envoyé ici n’est pas enregistrée. Aucune redirection n’a été effectuée.',
