@@ -23,6 +23,7 @@ import { GroupService } from './services/rbac/groups.js';
 import { OperatorService } from './services/console/operators.js';
 import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
+import { registrationServices, type RegistrationServices } from './services/registration/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -120,6 +121,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** A tenant's session timeouts, idle and absolute (docs/security.md, "Session timeouts"). */
   get sessionPolicy(): SessionPolicyService {
     return (this.#made.sessionPolicy ??= new SessionPolicyService(this.ds));
+  }
+
+  /** Dynamic client registration (RFC 7591/7592), its policy, initial access tokens, expiry (docs/registration.md). */
+  get registration(): RegistrationServices {
+    const d = { directory: this.directory, clientLifecycle: () => this.clientLifecycle };
+    return (this.#made.registration ??= registrationServices(this.ds, d));
   }
 }
 
