@@ -35,14 +35,17 @@ export interface InitialAccessTokenRow {
   expires_at: number;
 }
 
+/** A nullable text column as read (both drivers answer a string or null). */
+const text = (v: unknown): string | null => (v == null ? null : typeof v === 'string' ? v : JSON.stringify(v));
+
 const regOf = (r: Record<string, unknown>): RegistrationRow => ({
   client_id: String(r.client_id),
   access_token_hash: String(r.access_token_hash),
-  initial_access_token_id: r.initial_access_token_id == null ? null : String(r.initial_access_token_id),
+  initial_access_token_id: text(r.initial_access_token_id),
   application_type: r.application_type === 'native' ? 'native' : 'web',
-  software_id: r.software_id == null ? null : String(r.software_id),
-  software_version: r.software_version == null ? null : String(r.software_version),
-  contacts: r.contacts == null ? [] : (JSON.parse(String(r.contacts)) as string[]),
+  software_id: text(r.software_id),
+  software_version: text(r.software_version),
+  contacts: r.contacts == null ? [] : (JSON.parse(text(r.contacts)!) as string[]),
   client_secret_expires_at: num(r.client_secret_expires_at),
   used_at: r.used_at == null ? null : num(r.used_at),
   created_at: num(r.created_at),
@@ -53,7 +56,7 @@ const iatOf = (r: Record<string, unknown>): InitialAccessTokenRow => ({
   id: String(r.id),
   max_uses: num(r.max_uses),
   uses: num(r.uses),
-  scope_ceiling: r.scope_ceiling == null ? null : String(r.scope_ceiling).split(' ').filter(Boolean),
+  scope_ceiling: r.scope_ceiling == null ? null : text(r.scope_ceiling)!.split(' ').filter(Boolean),
   created_by: String(r.created_by),
   created_at: num(r.created_at),
   expires_at: num(r.expires_at),
@@ -99,7 +102,10 @@ export class ScopedRegistrations {
   /** RFC 7592 §2.2: a new registration access token (its hash) and the metadata kept here. */
   update(
     clientId: string,
-    f: Pick<RegistrationRow, 'access_token_hash' | 'application_type' | 'software_id' | 'software_version' | 'contacts'>,
+    f: Pick<
+      RegistrationRow,
+      'access_token_hash' | 'application_type' | 'software_id' | 'software_version' | 'contacts'
+    >,
     now: number,
   ): Promise<number> {
     return exec(
@@ -154,16 +160,6 @@ export class ScopedRegistrations {
       [t, clientId, t, clientId],
     );
     return num(r?.n ?? 0) > 0;
-  }
-
-  /** How many clients of the tenant were registered anonymously (what the open limits bound). */
-  async countAnonymous(): Promise<number> {
-    const r = await one<{ n: unknown }>(
-      this.s.db,
-      'SELECT COUNT(*) AS n FROM client_registrations WHERE tenant_id = ? AND initial_access_token_id IS NULL',
-      [this.s.tenantId],
-    );
-    return num(r?.n ?? 0);
   }
 
   // ---- initial access tokens ----

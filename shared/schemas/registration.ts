@@ -87,7 +87,9 @@ export const RegistrationPolicyInput = z
       .max(90 * 86_400)
       .refine((v) => v === 0 || v >= 300, 'must be 0 (never) or at least 300 seconds')
       .optional()
-      .describe('An anonymously registered client that no token was issued to is deleted after this (default 7 days; 0: never)'),
+      .describe(
+        'An anonymously registered client that no token was issued to is deleted after this (default 7 days; 0: never)',
+      ),
     clientSecretTtlSeconds: z
       .number()
       .int()

@@ -178,7 +178,8 @@ export class DirectoryService {
           hash: this.hasher.hash(secret),
           createdAt: now,
         });
-      if (secret && ext.secretExpiresAt) await scope.clients.expireLiveSecrets(saved.client_id, ext.secretExpiresAt, now);
+      if (secret && ext.secretExpiresAt)
+        await scope.clients.expireLiveSecrets(saved.client_id, ext.secretExpiresAt, now);
       await ext.within?.(em, saved);
       const view = toClientView(saved);
       await audit(em, actor, {

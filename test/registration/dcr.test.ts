@@ -23,7 +23,7 @@ let sink: SmtpSink;
 let admin: string;
 let services: Awaited<ReturnType<typeof openServices>>;
 /** A query on the test's own connection to the daemon's database. */
-const q = (query: string, params: unknown[] = []) => services.ds.query(query, params) as Promise<any[]>;
+const q = (query: string, params: unknown[] = []): Promise<any[]> => services.ds.query(query, params);
 const tenants = { seed: '', open: '', flood: '', iat: '' };
 const USER = 'dcr-user@example.com';
 const insecure = { execute: [oidc.allowInsecureRequests] };
@@ -33,15 +33,17 @@ test.before(async () => {
   const s = await seed(db.url, db.dir);
   tenants.seed = s.tenantId;
   const opened = await openServices(db.url, db.dir);
-  const { ds, provisioning, directory } = opened;
+  const { provisioning, directory } = opened;
   const actor = { type: 'system' as const, id: 'test' };
-  for (const k of ['open', 'flood', 'iat'] as const) tenants[k] = (await activeTenant(provisioning, { name: k }, actor)).id;
+  for (const k of ['open', 'flood', 'iat'] as const)
+    tenants[k] = (await activeTenant(provisioning, { name: k }, actor)).id;
   await directory.createUser(tenants.open, { email: USER, name: 'DCR user' }, actor);
   services = opened;
   sink = await startSmtpSink();
   d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
   admin = await clientCredentialsToken(d.url, s.platform.clientId, s.platform.secret);
-  const put = (t: string, body: unknown) => api(d.url, 'PUT', `/api/admin/tenants/${t}/registration-policy`, { token: admin, body });
+  const put = (t: string, body: unknown) =>
+    api(d.url, 'PUT', `/api/admin/tenants/${t}/registration-policy`, { token: admin, body });
   const keys = await vendorKeys();
   for (const r of [
     await put(tenants.open, {
@@ -89,192 +91,204 @@ test.serial('discovery names the registration endpoint', async (t) => {
   t.is(oidcMeta.body.registration_endpoint, `${d.url}/register`);
 });
 
-test.serial('no tenant named and no default: invalid_client_metadata naming tenant_id; then the default tenant', async (t) => {
-  const { tenant_id: _n, ...anon } = publicApp(tenants.open);
-  const refused = await register(anon);
-  t.is(refused.status, 400);
-  t.is(refused.body.error, 'invalid_client_metadata');
-  t.regex(refused.body.error_description, /tenant_id/);
+test.serial(
+  'no tenant named and no default: invalid_client_metadata naming tenant_id; then the default tenant',
+  async (t) => {
+    const { tenant_id: _n, ...anon } = publicApp(tenants.open);
+    const refused = await register(anon);
+    t.is(refused.status, 400);
+    t.is(refused.body.error, 'invalid_client_metadata');
+    t.regex(refused.body.error_description, /tenant_id/);
 
-  const set = await api(d.url, 'PUT', '/api/admin/platform/registration', {
-    token: admin,
-    body: { defaultTenantId: tenants.open },
-  });
-  t.is(set.status, 200);
-  t.deepEqual((await api(d.url, 'GET', '/api/admin/platform/registration', { token: admin })).body, {
-    defaultTenantId: tenants.open,
-  });
-  const ok = await register(anon);
-  t.is(ok.status, 201, ok.text);
-  t.is(ok.body.tenant_id, tenants.open);
-});
+    const set = await api(d.url, 'PUT', '/api/admin/platform/registration', {
+      token: admin,
+      body: { defaultTenantId: tenants.open },
+    });
+    t.is(set.status, 200);
+    t.deepEqual((await api(d.url, 'GET', '/api/admin/platform/registration', { token: admin })).body, {
+      defaultTenantId: tenants.open,
+    });
+    const ok = await register(anon);
+    t.is(ok.status, 201, ok.text);
+    t.is(ok.body.tenant_id, tenants.open);
+  },
+);
 
-test.serial('openid-client registers a public client anonymously (open), which then signs a user in with PKCE', async (t) => {
-  const config = await oidc.dynamicClientRegistration(
-    new URL(d.url),
-    {
-      client_name: 'MCP client',
-      redirect_uris: [REDIRECT],
-      token_endpoint_auth_method: 'none',
-      grant_types: ['authorization_code', 'refresh_token'],
-      scope: 'openid email',
-      tenant_id: tenants.open,
-      policy_uri: 'https://app.example/privacy',
-      tos_uri: 'https://app.example/tos',
-    },
-    oidc.None(),
-    insecure,
-  );
-  const m = config.clientMetadata();
-  t.truthy(m.client_id);
-  t.is(m.client_secret, undefined);
-  t.is(m.client_secret_expires_at, 0);
-  t.truthy(m.registration_access_token);
-  t.is(m.registration_client_uri, `${d.url}/register/${m.client_id}`);
-  const [row] = await q('SELECT registered_via, first_party, policy_uri, tos_uri FROM clients WHERE client_id = ?', [
-    m.client_id,
-  ]);
-  t.is(row.registered_via, 'dynamic');
-  t.falsy(Number(row.first_party));
-  t.is(row.policy_uri, 'https://app.example/privacy');
-  t.is(row.tos_uri, 'https://app.example/tos');
+test.serial(
+  'openid-client registers a public client anonymously (open), which then signs a user in with PKCE',
+  async (t) => {
+    const config = await oidc.dynamicClientRegistration(
+      new URL(d.url),
+      {
+        client_name: 'MCP client',
+        redirect_uris: [REDIRECT],
+        token_endpoint_auth_method: 'none',
+        grant_types: ['authorization_code', 'refresh_token'],
+        scope: 'openid email',
+        tenant_id: tenants.open,
+        policy_uri: 'https://app.example/privacy',
+        tos_uri: 'https://app.example/tos',
+      },
+      oidc.None(),
+      insecure,
+    );
+    const m = config.clientMetadata();
+    t.truthy(m.client_id);
+    t.is(m.client_secret, undefined);
+    t.is(m.client_secret_expires_at, 0);
+    t.truthy(m.registration_access_token);
+    t.is(m.registration_client_uri, `${d.url}/register/${m.client_id}`);
+    const [row] = await q('SELECT registered_via, first_party, policy_uri, tos_uri FROM clients WHERE client_id = ?', [
+      m.client_id,
+    ]);
+    t.is(row.registered_via, 'dynamic');
+    t.falsy(Number(row.first_party));
+    t.is(row.policy_uri, 'https://app.example/privacy');
+    t.is(row.tos_uri, 'https://app.example/tos');
 
-  // The third-party consent page, then the code redeemed by the public client with its verifier.
-  const kit = loginKit(() => d.url, () => sink);
-  const jar = await kit.signIn(m.client_id, USER);
-  const p = pkce();
-  const page = await get(`${d.url}/authorize?${new URLSearchParams(kit.authParams(m.client_id, p.challenge))}`, jar);
-  const html = await page.text();
-  const res = await fetch(`${d.url}/authorize/consent`, {
-    method: 'POST',
-    redirect: 'manual',
-    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
-    body: new URLSearchParams({ challenge: challengeFrom(html), csrf: csrfFrom(html), decision: 'allow' }),
-  });
-  const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
-  const tok = await fetch(`${d.url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'authorization_code',
-      code,
-      redirect_uri: REDIRECT,
-      code_verifier: p.verifier,
-      client_id: m.client_id,
-    }),
-  });
-  t.is(tok.status, 200);
-  t.truthy(((await tok.json()) as { access_token?: string }).access_token);
+    // The third-party consent page, then the code redeemed by the public client with its verifier.
+    const kit = loginKit(
+      () => d.url,
+      () => sink,
+    );
+    const jar = await kit.signIn(m.client_id, USER);
+    const p = pkce();
+    const page = await get(`${d.url}/authorize?${new URLSearchParams(kit.authParams(m.client_id, p.challenge))}`, jar);
+    const html = await page.text();
+    const res = await fetch(`${d.url}/authorize/consent`, {
+      method: 'POST',
+      redirect: 'manual',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+      body: new URLSearchParams({ challenge: challengeFrom(html), csrf: csrfFrom(html), decision: 'allow' }),
+    });
+    const code = new URL(res.headers.get('location')!).searchParams.get('code')!;
+    const tok = await fetch(`${d.url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        grant_type: 'authorization_code',
+        code,
+        redirect_uri: REDIRECT,
+        code_verifier: p.verifier,
+        client_id: m.client_id,
+      }),
+    });
+    t.is(tok.status, 200);
+    t.truthy(((await tok.json()) as { access_token?: string }).access_token);
 
-  // An unused registration of the same age, and the expiry pass eight days later: only it goes.
-  const unused = await register(publicApp(tenants.open, { client_name: 'Never used' }));
-  t.is(unused.status, 201);
-  const lifecycle = new ClientLifecycleService(services.ds, TEST_SECRET_KEY, services.directory);
-  const r = await new UnusedClientExpiry(services.ds, () => lifecycle).run(Date.now() + 8 * 86_400_000);
-  t.true(r.deleted >= 1);
-  t.true(r.used >= 1);
-  t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [unused.body.client_id])).length, 0);
-  t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [m.client_id])).length, 1);
-  const [reg] = await q('SELECT used_at FROM client_registrations WHERE client_id = ?', [m.client_id]);
-  t.truthy(reg.used_at);
-});
+    // An unused registration of the same age, and the expiry pass eight days later: only it goes.
+    const unused = await register(publicApp(tenants.open, { client_name: 'Never used' }));
+    t.is(unused.status, 201);
+    const lifecycle = new ClientLifecycleService(services.ds, TEST_SECRET_KEY, services.directory);
+    const r = await new UnusedClientExpiry(services.ds, () => lifecycle).run(Date.now() + 8 * 86_400_000);
+    t.true(r.deleted >= 1);
+    t.true(r.used >= 1);
+    t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [unused.body.client_id])).length, 0);
+    t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [m.client_id])).length, 1);
+    const [reg] = await q('SELECT used_at FROM client_registrations WHERE client_id = ?', [m.client_id]);
+    t.truthy(reg.used_at);
+  },
+);
 
-test.serial('openid-client registers with an initial access token; RFC 7592 read, update (rotated token), delete', async (t) => {
-  const iat = await api(d.url, 'POST', `/api/admin/tenants/${tenants.iat}/registration/initial-access-tokens`, {
-    token: admin,
-    body: { maxUses: 1 },
-  });
-  t.is(iat.status, 201, iat.text);
-  t.regex(iat.body.token, /^iat_/);
-  const config = await oidc.dynamicClientRegistration(
-    new URL(d.url),
-    {
-      client_name: 'Backend',
-      redirect_uris: [REDIRECT],
-      grant_types: ['authorization_code', 'client_credentials'],
-      scope: 'openid profile',
-    },
-    undefined,
-    { ...insecure, initialAccessToken: iat.body.token },
-  );
-  const m = config.clientMetadata();
-  t.truthy(m.client_secret);
-  t.true((m.client_secret_expires_at as number) > Date.now() / 1000);
-  t.is(m.token_endpoint_auth_method, 'client_secret_basic');
-  // The confidential client authenticates with what it was given.
-  const cc = await clientCredentialsToken(d.url, m.client_id, m.client_secret as string, 'profile');
-  t.truthy(cc);
+test.serial(
+  'openid-client registers with an initial access token; RFC 7592 read, update (rotated token), delete',
+  async (t) => {
+    const iat = await api(d.url, 'POST', `/api/admin/tenants/${tenants.iat}/registration/initial-access-tokens`, {
+      token: admin,
+      body: { maxUses: 1 },
+    });
+    t.is(iat.status, 201, iat.text);
+    t.regex(iat.body.token, /^iat_/);
+    const config = await oidc.dynamicClientRegistration(
+      new URL(d.url),
+      {
+        client_name: 'Backend',
+        redirect_uris: [REDIRECT],
+        grant_types: ['authorization_code', 'client_credentials'],
+        scope: 'openid profile',
+      },
+      undefined,
+      { ...insecure, initialAccessToken: iat.body.token },
+    );
+    const m = config.clientMetadata();
+    t.truthy(m.client_secret);
+    t.true((m.client_secret_expires_at as number) > Date.now() / 1000);
+    t.is(m.token_endpoint_auth_method, 'client_secret_basic');
+    // The confidential client authenticates with what it was given.
+    const cc = await clientCredentialsToken(d.url, m.client_id, m.client_secret as string, 'profile');
+    t.truthy(cc);
 
-  // The token's one use is spent: a second registration with it is refused.
-  const again = await register({ redirect_uris: [REDIRECT] }, iat.body.token);
-  t.is(again.status, 401);
-  t.is(again.body.error, 'invalid_token');
-  t.regex(again.headers.get('www-authenticate') ?? '', /^Bearer /);
-  const listed = await api(d.url, 'GET', `/api/admin/tenants/${tenants.iat}/registration/initial-access-tokens`, {
-    token: admin,
-  });
-  t.is(listed.body.tokens[0].uses, 1);
-  t.false(listed.text.includes(iat.body.token));
+    // The token's one use is spent: a second registration with it is refused.
+    const again = await register({ redirect_uris: [REDIRECT] }, iat.body.token);
+    t.is(again.status, 401);
+    t.is(again.body.error, 'invalid_token');
+    t.regex(again.headers.get('www-authenticate') ?? '', /^Bearer /);
+    const listed = await api(d.url, 'GET', `/api/admin/tenants/${tenants.iat}/registration/initial-access-tokens`, {
+      token: admin,
+    });
+    t.is(listed.body.tokens[0].uses, 1);
+    t.false(listed.text.includes(iat.body.token));
 
-  const uri = m.registration_client_uri as string;
-  const rat = m.registration_access_token as string;
-  const read = await api(d.url, 'GET', new URL(uri).pathname, { token: rat });
-  t.is(read.status, 200);
-  t.is(read.body.client_name, 'Backend');
-  t.is((await api(d.url, 'GET', new URL(uri).pathname, { token: 'wrong' })).status, 401);
-  const missing = await api(d.url, 'GET', new URL(uri).pathname);
-  t.is(missing.status, 401);
-  t.is(missing.headers.get('www-authenticate'), 'Bearer realm="iam"');
+    const uri = m.registration_client_uri as string;
+    const rat = m.registration_access_token as string;
+    const read = await api(d.url, 'GET', new URL(uri).pathname, { token: rat });
+    t.is(read.status, 200);
+    t.is(read.body.client_name, 'Backend');
+    t.is((await api(d.url, 'GET', new URL(uri).pathname, { token: 'wrong' })).status, 401);
+    const missing = await api(d.url, 'GET', new URL(uri).pathname);
+    t.is(missing.status, 401);
+    t.is(missing.headers.get('www-authenticate'), 'Bearer realm="iam"');
 
-  const updated = await api(d.url, 'PUT', new URL(uri).pathname, {
-    token: rat,
-    body: {
-      client_id: m.client_id,
-      client_name: 'Backend v2',
-      redirect_uris: [REDIRECT, 'https://rp.example.test/cb2'],
-      grant_types: ['authorization_code', 'client_credentials'],
-      scope: 'openid',
-      tos_uri: 'https://app.example/tos2',
-    },
-  });
-  t.is(updated.status, 200, updated.text);
-  t.is(updated.body.client_name, 'Backend v2');
-  t.is(updated.body.tos_uri, 'https://app.example/tos2');
-  t.deepEqual(updated.body.redirect_uris, [REDIRECT, 'https://rp.example.test/cb2']);
-  t.not(updated.body.registration_access_token, rat);
-  t.is((await api(d.url, 'GET', new URL(uri).pathname, { token: rat })).status, 401, 'the old token stops');
-  const next = updated.body.registration_access_token as string;
-  // The admin API's rules: a confidential client cannot become public here either.
-  const flip = await api(d.url, 'PUT', new URL(uri).pathname, {
-    token: next,
-    body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
-  });
-  t.is(flip.status, 400);
-  t.is(flip.body.error, 'invalid_client_metadata');
+    const updated = await api(d.url, 'PUT', new URL(uri).pathname, {
+      token: rat,
+      body: {
+        client_id: m.client_id,
+        client_name: 'Backend v2',
+        redirect_uris: [REDIRECT, 'https://rp.example.test/cb2'],
+        grant_types: ['authorization_code', 'client_credentials'],
+        scope: 'openid',
+        tos_uri: 'https://app.example/tos2',
+      },
+    });
+    t.is(updated.status, 200, updated.text);
+    t.is(updated.body.client_name, 'Backend v2');
+    t.is(updated.body.tos_uri, 'https://app.example/tos2');
+    t.deepEqual(updated.body.redirect_uris, [REDIRECT, 'https://rp.example.test/cb2']);
+    t.not(updated.body.registration_access_token, rat);
+    t.is((await api(d.url, 'GET', new URL(uri).pathname, { token: rat })).status, 401, 'the old token stops');
+    const next = updated.body.registration_access_token as string;
+    // The admin API's rules: a confidential client cannot become public here either.
+    const flip = await api(d.url, 'PUT', new URL(uri).pathname, {
+      token: next,
+      body: { redirect_uris: [REDIRECT], token_endpoint_auth_method: 'none' },
+    });
+    t.is(flip.status, 400);
+    t.is(flip.body.error, 'invalid_client_metadata');
 
-  const del = await api(d.url, 'DELETE', new URL(uri).pathname, { token: next });
-  t.is(del.status, 204);
-  t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [m.client_id])).length, 0);
-  t.is((await q('SELECT 1 FROM client_registrations WHERE client_id = ?', [m.client_id])).length, 0);
-  const tokenAfter = await fetch(`${d.url}/token`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${m.client_id}:${m.client_secret}`).toString('base64'),
-    },
-    body: new URLSearchParams({ grant_type: 'client_credentials' }),
-  });
-  t.is(tokenAfter.status, 401);
-  const audit = await q("SELECT action, actor_id FROM audit_events WHERE target_id = ? ORDER BY created_at", [
-    m.client_id,
-  ]);
-  t.deepEqual(
-    audit.map((a) => a.action),
-    ['client.create', 'client.registration.update', 'client.update', 'client.delete'],
-  );
-  t.is(audit[0].actor_id, iat.body.id);
-  t.is(audit[3].actor_id, m.client_id);
-});
+    const del = await api(d.url, 'DELETE', new URL(uri).pathname, { token: next });
+    t.is(del.status, 204);
+    t.is((await q('SELECT 1 FROM clients WHERE client_id = ?', [m.client_id])).length, 0);
+    t.is((await q('SELECT 1 FROM client_registrations WHERE client_id = ?', [m.client_id])).length, 0);
+    const tokenAfter = await fetch(`${d.url}/token`, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/x-www-form-urlencoded',
+        authorization: 'Basic ' + Buffer.from(`${m.client_id}:${m.client_secret}`).toString('base64'),
+      },
+      body: new URLSearchParams({ grant_type: 'client_credentials' }),
+    });
+    t.is(tokenAfter.status, 401);
+    const audit = await q('SELECT action, actor_id FROM audit_events WHERE target_id = ? ORDER BY created_at', [
+      m.client_id,
+    ]);
+    t.deepEqual(
+      audit.map((a) => a.action),
+      ['client.create', 'client.registration.update', 'client.update', 'client.delete'],
+    );
+    t.is(audit[0].actor_id, iat.body.id);
+    t.is(audit[3].actor_id, m.client_id);
+  },
+);
 
 test.serial('refusals: RFC 7591 §3.2.2 errors, the policy, and expired tokens', async (t) => {
   const bad = async (body: unknown, error: string, re: RegExp, token?: string, status = 400) => {
@@ -286,7 +300,10 @@ test.serial('refusals: RFC 7591 §3.2.2 errors, the policy, and expired tokens',
   const open = tenants.open;
   await bad(publicApp(open, { redirect_uris: ['http://evil.example/cb'] }), 'invalid_redirect_uri', /redirect_uris/);
   await bad(publicApp(open, { redirect_uris: ['com.example.app:/cb'] }), 'invalid_redirect_uri', /native/);
-  t.is((await register(publicApp(open, { redirect_uris: ['com.example.app:/cb'], application_type: 'native' }))).status, 201);
+  t.is(
+    (await register(publicApp(open, { redirect_uris: ['com.example.app:/cb'], application_type: 'native' }))).status,
+    201,
+  );
   await bad(
     publicApp(open, {
       token_endpoint_auth_method: 'private_key_jwt',
@@ -296,7 +313,11 @@ test.serial('refusals: RFC 7591 §3.2.2 errors, the policy, and expired tokens',
     'invalid_client_metadata',
     /jwks_uri/,
   );
-  await bad(publicApp(open, { token_endpoint_auth_method: 'client_secret_basic' }), 'invalid_client_metadata', /open registration/);
+  await bad(
+    publicApp(open, { token_endpoint_auth_method: 'client_secret_basic' }),
+    'invalid_client_metadata',
+    /open registration/,
+  );
   await bad(
     publicApp(open, { application_type: 'native', token_endpoint_auth_method: 'client_secret_post' }),
     'invalid_client_metadata',
@@ -343,14 +364,19 @@ test.serial('refusals: RFC 7591 §3.2.2 errors, the policy, and expired tokens',
   );
 });
 
-test.serial('a flood of anonymous registrations is refused by the limit and leaves no more rows than it allows', async (t) => {
-  const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => register(publicApp(tenants.flood, { client_name: `f${i}` }))));
-  const created = answers.filter((a) => a.status === 201).length;
-  const refused = answers.filter((a) => a.status === 429);
-  t.is(created, 3);
-  t.is(refused.length, 5);
-  t.is(refused[0].body.error, 'slow_down');
-  t.truthy(refused[0].headers.get('retry-after'));
-  const [n] = await q('SELECT COUNT(*) AS n FROM clients WHERE tenant_id = ?', [tenants.flood]);
-  t.is(Number(n.n), 3);
-});
+test.serial(
+  'a flood of anonymous registrations is refused by the limit and leaves no more rows than it allows',
+  async (t) => {
+    const answers = await Promise.all(
+      Array.from({ length: 8 }, (_, i) => register(publicApp(tenants.flood, { client_name: `f${i}` }))),
+    );
+    const created = answers.filter((a) => a.status === 201).length;
+    const refused = answers.filter((a) => a.status === 429);
+    t.is(created, 3);
+    t.is(refused.length, 5);
+    t.is(refused[0].body.error, 'slow_down');
+    t.truthy(refused[0].headers.get('retry-after'));
+    const [n] = await q('SELECT COUNT(*) AS n FROM clients WHERE tenant_id = ?', [tenants.flood]);
+    t.is(Number(n.n), 3);
+  },
+);

@@ -21,7 +21,8 @@ const Metadata = z.looseObject({ client_id: z.string() }).describe('RFC 7591 §3
 const rfc7591Errors = {
   400: {
     description:
-      'RFC 7591 §3.2.2: invalid_client_metadata, invalid_redirect_uri, invalid_software_statement, unapproved_software_statement',
+      'RFC 7591 §3.2.2: invalid_client_metadata, invalid_redirect_uri, invalid_software_statement, ' +
+      'unapproved_software_statement',
     schema: ErrorObject,
   },
 };
@@ -53,7 +54,7 @@ export function registrationEndpointRoutes(deps: AppDeps, api: ApiRegistry): Rou
       operationId: 'registerClient',
       summary:
         'Dynamic client registration (RFC 7591 §3): anonymous when the tenant is open, else with an initial ' +
-        'access token (Authorization: Bearer); the tenant is the token\'s, the body\'s tenant_id, or the default',
+        "access token (Authorization: Bearer); the tenant is the token's, the body's tenant_id, or the default",
       tags,
       security: 'none',
       parser: 'json',
@@ -62,7 +63,10 @@ export function registrationEndpointRoutes(deps: AppDeps, api: ApiRegistry): Rou
         ...rfc7591Errors,
         ...tokenError,
         403: { description: 'access_denied: registration is closed in the tenant', schema: ErrorObject },
-        429: { description: 'slow_down: the open policy\'s per-IP or per-tenant limit (Retry-After)', schema: ErrorObject },
+        429: {
+          description: "slow_down: the open policy's per-IP or per-tenant limit (Retry-After)",
+          schema: ErrorObject,
+        },
       },
     },
     async (ctx) => {
@@ -117,7 +121,7 @@ export function registrationEndpointRoutes(deps: AppDeps, api: ApiRegistry): Rou
       ...common,
       method: 'delete',
       operationId: 'deleteClientRegistration',
-      summary: "Delete a registration (RFC 7592 §2.3): the client and its tokens stop working",
+      summary: 'Delete a registration (RFC 7592 §2.3): the client and its tokens stop working',
       responses: { 204: { description: 'deleted' }, ...tokenError },
     },
     async (ctx) => {

@@ -33,7 +33,8 @@ export class UnusedClientExpiry {
       if (signal?.aborted) break;
       const t = await new TenantRepository(this.ds).get(tenantId);
       if (!t) continue;
-      const ttl = registrationPolicyOf(t.settings?.registration).unusedClientTtlSeconds ?? DEFAULT_UNUSED_CLIENT_TTL_SECONDS;
+      const ttl =
+        registrationPolicyOf(t.settings?.registration).unusedClientTtlSeconds ?? DEFAULT_UNUSED_CLIENT_TTL_SECONDS;
       const scope = new TenantScope(this.ds, tenantId);
       for (const reg of await scope.registrations.unusedBefore(now - MIN_TTL_MS, batch)) {
         if (await scope.registrations.tokensIssued(reg.client_id)) {

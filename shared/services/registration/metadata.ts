@@ -20,7 +20,11 @@ export const invalidRedirect = (d: string) => new OAuthError('invalid_redirect_u
 const UNNAMED = 'Unnamed application';
 
 /** The admin input's field names, as RFC 7591 names them in an error. */
-const RFC_NAMES: Record<string, string> = { name: 'client_name', scopes: 'scope', public: 'token_endpoint_auth_method' };
+const RFC_NAMES: Record<string, string> = {
+  name: 'client_name',
+  scopes: 'scope',
+  public: 'token_endpoint_auth_method',
+};
 
 /** The first issue as RFC 7591's error: a redirect URI's is invalid_redirect_uri. */
 function refusalOf(details: FieldIssue[], fallback: string): OAuthError {
@@ -91,10 +95,12 @@ export function mapMetadata(m: RegistrationRequest, admission: Admission): Mappe
     throw invalidMetadata(`token_endpoint_auth_method: ${method} is not supported here`);
   if (applicationType === 'native' && SECRET_METHODS.includes(method))
     throw invalidMetadata(
-      'token_endpoint_auth_method: a native application cannot keep a secret (RFC 8252 §8.4); use none or private_key_jwt',
+      'token_endpoint_auth_method: a native application cannot keep a secret (RFC 8252 §8.4); ' +
+        'use none or private_key_jwt',
     );
   for (const g of grantTypes)
-    if (!(GRANT_TYPES as readonly string[]).includes(g)) throw invalidMetadata(`grant_types: ${g} is not supported here`);
+    if (!(GRANT_TYPES as readonly string[]).includes(g))
+      throw invalidMetadata(`grant_types: ${g} is not supported here`);
   for (const r of responseTypes)
     if (r !== 'code') throw invalidMetadata(`response_types: only code is supported (got ${JSON.stringify(r)})`);
   // RFC 7591 §2.1: the code response type and the authorization_code grant go together.
@@ -113,7 +119,9 @@ export function mapMetadata(m: RegistrationRequest, admission: Admission): Mappe
   if (admin.length) throw invalidMetadata(`scope: ${admin.join(', ')} cannot be registered dynamically`);
   const over = scopes.filter((s) => !admission.ceiling.includes(s));
   if (m.scope !== undefined && over.length)
-    throw invalidMetadata(`scope: ${over.join(', ')} exceed(s) what this tenant allows (${admission.ceiling.join(' ')})`);
+    throw invalidMetadata(
+      `scope: ${over.join(', ')} exceed(s) what this tenant allows (${admission.ceiling.join(' ')})`,
+    );
   const granted = m.scope === undefined ? scopes.filter((s) => admission.ceiling.includes(s)) : scopes;
 
   if (admission.anonymous) {
@@ -123,7 +131,9 @@ export function mapMetadata(m: RegistrationRequest, admission: Admission): Mappe
       );
     const other = grantTypes.filter((g) => !OPEN_GRANTS.includes(g));
     if (other.length)
-      throw invalidMetadata(`grant_types: open registration admits authorization_code and refresh_token, not ${other.join(', ')}`);
+      throw invalidMetadata(
+        `grant_types: open registration admits authorization_code and refresh_token, not ${other.join(', ')}`,
+      );
   }
 
   const input: Record<string, unknown> = {
@@ -155,9 +165,10 @@ export function metadataOf(c: Client, reg: RegistrationRow): Record<string, unkn
   return {
     client_id: c.client_id,
     client_id_issued_at: Math.floor(reg.created_at / 1000),
-    client_secret_expires_at: c.client_type === 'confidential' && c.token_endpoint_auth_method.startsWith('client_secret')
-      ? reg.client_secret_expires_at
-      : 0,
+    client_secret_expires_at:
+      c.client_type === 'confidential' && c.token_endpoint_auth_method.startsWith('client_secret')
+        ? reg.client_secret_expires_at
+        : 0,
     client_name: c.name,
     redirect_uris: c.redirect_uris,
     grant_types: c.grant_types,

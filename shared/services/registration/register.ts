@@ -87,7 +87,9 @@ export class RegistrationService {
       throw invalidMetadata("tenant_id: names another tenant than the initial access token's");
     const tenantId = iat?.tenantId ?? m.tenant_id ?? (await this.deps.tokens.defaultTenant()).defaultTenantId;
     if (!tenantId)
-      throw invalidMetadata('tenant_id: name the tenant to register in; this service has no default registration tenant');
+      throw invalidMetadata(
+        'tenant_id: name the tenant to register in; this service has no default registration tenant',
+      );
     const policy = await this.tenantPolicy(tenantId);
     if (!policy) throw invalidMetadata(`tenant_id: no active tenant ${tenantId}`);
     if (policy.mode === 'closed')
@@ -159,7 +161,10 @@ export class RegistrationService {
         await limiter.consume(key);
       } catch (e) {
         if (e instanceof RateLimiterRes)
-          throw slowDown(Math.ceil(e.msBeforeNext / 1000), `Too many anonymous registrations ${what}; try again in {s} s.`);
+          throw slowDown(
+            Math.ceil(e.msBeforeNext / 1000),
+            `Too many anonymous registrations ${what}; try again in {s} s.`,
+          );
         throw e;
       }
     };
@@ -280,9 +285,14 @@ export class RegistrationService {
     };
   }
 
-  /** RFC 7592 §2.3: deletes the client (its secrets, codes, refresh tokens, consents; its access tokens go inactive). */
+  /**
+   * RFC 7592 §2.3: deletes the client (its secrets, codes, refresh tokens, consents; its access
+   * tokens go inactive), as the admin API's delete does.
+   */
   async delete(clientId: string, rc: RegistrationRequestContext): Promise<void> {
     const { tenantId } = await this.authorize(clientId, rc.authorization);
-    await this.deps.clientLifecycle().delete(tenantId, clientId, { type: 'client', id: clientId, requestId: rc.requestId });
+    await this.deps
+      .clientLifecycle()
+      .delete(tenantId, clientId, { type: 'client', id: clientId, requestId: rc.requestId });
   }
 }

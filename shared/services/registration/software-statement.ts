@@ -6,7 +6,7 @@
  * then override the request's own metadata (§2.3: "the values in the software statement MUST
  * take precedence").
  */
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify } from 'jose';
 import { OAuthError } from '../../errors.js';
 import type { RegistrationPolicy } from './policy.js';
 
@@ -35,7 +35,7 @@ export async function verifySoftwareStatement(
   if (!issuer) throw unapprovedStatement(`The software statement's issuer ${JSON.stringify(iss)} is not trusted here.`);
   let payload: Record<string, unknown>;
   try {
-    const keys = createLocalJWKSet(issuer.jwks as JSONWebKeySet);
+    const keys = createLocalJWKSet(issuer.jwks);
     ({ payload } = await jwtVerify(jwt, keys, { issuer: iss, algorithms: STATEMENT_ALGORITHMS }));
   } catch {
     throw invalidStatement("The software statement's signature, algorithm or lifetime does not verify.");
