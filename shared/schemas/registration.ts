@@ -4,6 +4,7 @@
  * registration tenant, as the endpoints, the admin API and the CLI take them.
  */
 import { z } from 'zod';
+import { isAdminScope } from '../scopes.js';
 import { scopeToken, tenantId } from './common.js';
 
 /** An https URL of at most 2048 characters (client_uri, logo_uri, policy_uri, tos_uri). */
@@ -71,6 +72,8 @@ export const RegistrationPolicyInput = z
     scopeCeiling: z
       .array(scopeToken)
       .max(100)
+      // Never registrable dynamically, so a ceiling naming one would only mislead its reader.
+      .refine((l) => !l.some(isAdminScope), 'admin (iam.*) and scim scopes are never registered dynamically')
       .optional()
       .describe('The scopes a registered client may hold; left out: openid profile email offline_access'),
     openLimits: z

@@ -55,16 +55,10 @@ test.serial('registration policy, default tenant and initial access tokens throu
 });
 
 test.serial('a policy the schema refuses names the flag and exits 1; nothing changes', async (t) => {
-  const r = await iam(db, [
-    'tenants',
-    'registration',
-    'set',
-    '--tenant',
-    tenant,
-    '--unused-client-ttl',
-    '10',
-    '--json',
-  ]);
+  const args = ['tenants', 'registration', 'set', '--tenant', tenant, '--scope-ceiling', 'openid iam.admin', '--json'];
+  const r = await iam(db, args);
   t.is(r.code, 1);
-  t.regex(r.stdout + r.stderr, /unused-client-ttl/);
+  t.regex(r.stdout + r.stderr, /scope-ceiling/);
+  const after = await iamJson(db, ['tenants', 'registration', 'show', '--tenant', tenant]);
+  t.deepEqual(after.policy.scopeCeiling, ['openid', 'email']);
 });
