@@ -98,6 +98,8 @@ import { assetRoutes } from './routes/assets.js';
 import { httpMetrics } from './metrics/http.js';
 import { scimRoutes } from './routes/scim/index.js';
 import { scimSettingsRoutes } from './routes/admin/scim-settings.js';
+import { registrationAdminRoutes } from './routes/admin/registration.js';
+import { registrationEndpointRoutes } from './routes/oauth/register.js';
 
 export const VERSION = '0.1.0';
 
@@ -251,6 +253,9 @@ export function buildApp(deps: AppDeps): BuiltApp {
     assetRoutes(api),
     scimRoutes(deps, api),
     scimSettingsRoutes(deps, api),
+    // Dynamic client registration (RFC 7591/7592) and its admin side (docs/registration.md).
+    registrationEndpointRoutes(deps, api),
+    registrationAdminRoutes(deps, api),
   ];
   // One root router: a request is matched once, and one allowedMethods answers 405/501,
   // instead of a chain of routers each wrapping the rest.

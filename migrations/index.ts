@@ -36,6 +36,7 @@ import { TenantOffboarding1763769600037 } from './0037-tenant-offboarding.js';
 import { SignInHistory1763769600038 } from './0038-sign-in-history.js';
 import { MailTemplates1763769600040 } from './0040-mail-templates.js';
 import { GroupsRolesScim1763769600041 } from './0041-groups-roles-scim.js';
+import { DynamicRegistration1763769600042 } from './0042-dynamic-registration.js';
 import { ResourceMetadata1763769600044 } from './0044-resource-metadata.js';
 
 export const migrations = [
@@ -73,5 +74,6 @@ export const migrations = [
   SignInHistory1763769600038,
   MailTemplates1763769600040,
   GroupsRolesScim1763769600041,
+  DynamicRegistration1763769600042,
   ResourceMetadata1763769600044,
 ];

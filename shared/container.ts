@@ -25,6 +25,7 @@ import { OperatorService } from './services/console/operators.js';
 import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 import { ClientMetadataService } from './services/client-metadata/index.js';
+import { registrationServices, type RegistrationServices } from './services/registration/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -133,6 +134,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get clientMetadata(): ClientMetadataService {
     const o = { directory: this.directory, outbound: this.outboundPolicy, logger: this.logger };
     return (this.#made.clientMetadata ??= new ClientMetadataService(this.ds, o));
+  }
+
+  /** Dynamic client registration (RFC 7591/7592), its policy, initial access tokens, expiry (docs/registration.md). */
+  get registration(): RegistrationServices {
+    const d = { directory: this.directory, clientLifecycle: () => this.clientLifecycle };
+    return (this.#made.registration ??= registrationServices(this.ds, d));
   }
 }
 

@@ -32,6 +32,7 @@ import { PROVISIONING_JOB, provisioningJob } from './provisioning.js';
 import { CLAIM_RENAME_JOB, claimRenameJob } from './claim-rename.js';
 import { externalTokenRefreshJob } from './external-token-refresh.js';
 import { approvalExpiryJob } from './approval-expiry.js';
+import { registrationExpiryJob } from './registration-expiry.js';
 import { AUDIT_WEBHOOK_JOB, auditWebhookJob, PLUGIN_PROVISIONING_JOB, pluginProvisioningJob } from './plugins.js';
 import { federationPollJob } from './federation-poll.js';
 import { tenantPurgeJob } from './tenant-purge.js';
@@ -79,6 +80,7 @@ export function startJobs(deps: JobDeps): Jobs {
   scheduler.register(dataExportPurgeJob(ds));
   scheduler.register(idempotencyPurgeJob(jobs.idempotency));
   scheduler.register(approvalExpiryJob(jobs.approvals));
+  scheduler.register(registrationExpiryJob(jobs.registration.expiry));
   scheduler.register(externalTokenRefreshJob(jobs.externalTokenRefresh(scheduler.holder)));
   scheduler.register(federationPollJob(jobs.federationPoller));
   scheduler.register(tenantPurgeJob(jobs.tenantDirectory));

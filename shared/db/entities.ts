@@ -99,6 +99,15 @@ export interface Client {
   description?: string | null;
   /** The client's home page, an https URL (OIDC Dynamic Client Registration §2 `client_uri`), or null. */
   client_uri?: string | null;
+  /**
+   * How the client came to be: `dynamic` (RFC 7591, docs/registration.md), `metadata_document`
+   * (a client ID metadata document); undefined or null: the admin API or the CLI.
+   */
+  registered_via?: 'admin' | 'dynamic' | 'metadata_document' | null;
+  /** RFC 7591 §2 `policy_uri`: the app's privacy policy, as the app states it; null when none. */
+  policy_uri?: string | null;
+  /** RFC 7591 §2 `tos_uri`: the app's terms of service, as the app states it; null when none. */
+  tos_uri?: string | null;
   /** The one client authentication method it uses at /token, /revoke and /introspect (docs/oauth.md). */
   token_endpoint_auth_method: TokenEndpointAuthMethod;
   /** private_key_jwt: its public keys (a JWK Set), or null when they are at `jwks_uri`. */
@@ -122,12 +131,6 @@ export interface Client {
    * `client_secrets` (shared/repositories/client-secrets.ts), never on this row.
    */
   tokens_revoked_before?: number | null;
-  /** How the client came to be: the admin API (undefined too), RFC 7591 registration, or a metadata document. */
-  registered_via?: 'admin' | 'dynamic' | 'metadata_document';
-  /** The client's privacy policy, an https URL (RFC 7591 §2 `policy_uri`), or null. */
-  policy_uri?: string | null;
-  /** The client's terms of service, an https URL (RFC 7591 §2 `tos_uri`), or null. */
-  tos_uri?: string | null;
   created_at: number;
   updated_at: number;
 }
@@ -159,6 +162,9 @@ export const ClientEntity = new EntitySchema<Client>({
     logo_uri: { type: 'varchar', length: 2048, nullable: true },
     description: { type: 'varchar', length: 1000, nullable: true },
     client_uri: { type: 'varchar', length: 2048, nullable: true },
+    registered_via: { type: 'varchar', length: 24, nullable: true },
+    policy_uri: { type: 'varchar', length: 2048, nullable: true },
+    tos_uri: { type: 'varchar', length: 2048, nullable: true },
     token_endpoint_auth_method: { type: 'varchar', length: 32 },
     jwks: {
       type: 'text',

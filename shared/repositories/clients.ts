@@ -121,7 +121,7 @@ export class ScopedClients {
 
   /**
    * Deletes the client and what is its alone: secrets, authorization codes, refresh tokens and
-   * their families, consents, CORS origin rows. 1 when the row was this tenant's.
+   * their families, consents, CORS origin rows, its dynamic registration record. 1 when the row was this tenant's.
    */
   async remove(id: string, clientId: string): Promise<number> {
     const t = this.s.tenantId;
@@ -137,6 +137,8 @@ export class ScopedClients {
     await exec(this.s.db, 'DELETE FROM token_families WHERE tenant_id = ? AND client_id = ?', by);
     await exec(this.s.db, 'DELETE FROM consents WHERE tenant_id = ? AND client_id = ?', by);
     await exec(this.s.db, 'DELETE FROM client_origins WHERE tenant_id = ? AND client_id = ?', by);
+    // A dynamic registration's record (RFC 7592 access token hash) goes with its client.
+    await exec(this.s.db, 'DELETE FROM client_registrations WHERE tenant_id = ? AND client_id = ?', by);
     return exec(this.s.db, 'DELETE FROM clients WHERE tenant_id = ? AND id = ?', [t, id]);
   }
 

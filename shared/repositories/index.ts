@@ -76,6 +76,7 @@ export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export type { AssignmentRow, PermissionRow, RolePermissionRow, RoleRow } from './rbac.js';
 export type { GroupKeyset, GroupMemberRow, GroupRow } from './groups.js';
 export { TenantScope } from './scope.js';
+export { RegistrationLookups, type InitialAccessTokenRow, type RegistrationRow } from './registrations.js';
 export type { LoginUser } from './users.js';
 export type { LifecycleUser } from './user-erasure.js';
 export { TenantRepository, type LifecycleJob, type TenantLifecycleRow } from './tenants.js';

@@ -57,7 +57,8 @@ export class Lookups {
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
-              c.require_pkce, c.tokens_revoked_before, c.created_at, c.updated_at, t.lifecycle_state, t.settings,
+              c.require_pkce, c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
+              c.created_at, c.updated_at, t.lifecycle_state, t.settings,
               t.name AS tenant_name
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
       [clientId],
@@ -92,6 +93,11 @@ export class Lookups {
         r.tokens_revoked_before === null || r.tokens_revoked_before === undefined
           ? null
           : Number(r.tokens_revoked_before),
+      // What the consent page shows of a self-registered client (docs/client-metadata-documents.md).
+      client_uri: typeof r.client_uri === 'string' ? r.client_uri : null,
+      registered_via: (r.registered_via as Client['registered_via']) ?? null,
+      policy_uri: typeof r.policy_uri === 'string' ? r.policy_uri : null,
+      tos_uri: typeof r.tos_uri === 'string' ? r.tos_uri : null,
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };

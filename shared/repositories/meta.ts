@@ -22,6 +22,18 @@ export class ServiceMetaRepository {
     }
   }
 
+  /**
+   * Sets `name` to `value`, recorded or not (a platform setting an operator changes: the default
+   * registration tenant, docs/registration.md). An update, else an insert, else (another
+   * process inserted it meanwhile) the update again.
+   */
+  async set(name: string, value: string, now: number): Promise<void> {
+    const sql = 'UPDATE service_meta SET value = ?, updated_at = ? WHERE name = ?';
+    if ((await exec(this.db, sql, [value, now, name])) > 0) return;
+    if (await this.insertIfAbsent(name, value, now)) return;
+    await exec(this.db, sql, [value, now, name]);
+  }
+
   async get(name: string): Promise<string | undefined> {
     const row = await one<{ value: string }>(this.db, 'SELECT value FROM service_meta WHERE name = ?', [name]);
     return row?.value;

@@ -47,6 +47,7 @@ import { ScopedRbacGrants } from './rbac-grants.js';
 import { ScopedResourcePermissions, ScopedRoleAssignments, ScopedRoles } from './rbac.js';
 import { ScopedGroups } from './groups.js';
 import { ScopedScimUsers } from './scim-users.js';
+import { ScopedRegistrations } from './registrations.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -94,6 +95,7 @@ export class TenantScope implements ScopeRef {
   #roleAssignments?: ScopedRoleAssignments;
   #groups?: ScopedGroups;
   #scimUsers?: ScopedScimUsers;
+  #registrations?: ScopedRegistrations;
 
   constructor(
     readonly db: Db,
@@ -270,5 +272,9 @@ export class TenantScope implements ScopeRef {
   /** The users as SCIM /Users reads and writes them (docs/scim.md). */
   get scimUsers(): ScopedScimUsers {
     return (this.#scimUsers ??= new ScopedScimUsers(this));
+  }
+  /** Dynamic registrations' records and initial access tokens (docs/registration.md). */
+  get registrations(): ScopedRegistrations {
+    return (this.#registrations ??= new ScopedRegistrations(this));
   }
 }

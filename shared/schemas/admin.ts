@@ -231,6 +231,11 @@ export const ClientView = z.object({
   userinfo_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
   access_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
   require_pkce: z.boolean(),
+  /** How the client came to be: `dynamic` (RFC 7591, docs/registration.md); null: the admin API or the CLI. */
+  registered_via: z.string().nullable().optional(),
+  /** RFC 7591 §2, as the app states them. */
+  policy_uri: z.string().nullable().optional(),
+  tos_uri: z.string().nullable().optional(),
   status: z.string(),
   created_at: z.number().int(),
   updated_at: z.number().int(),

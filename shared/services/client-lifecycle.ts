@@ -115,7 +115,7 @@ export class ClientLifecycleService {
     ref: string,
     input: unknown,
     actor: Actor,
-    opts: { ifMatch?: string; where?: string } = {},
+    opts: { ifMatch?: string; where?: string; within?: (tx: Tx, client: Client) => Promise<void> } = {},
   ): Promise<{ client: ClientPublic; etag: string }> {
     const where = opts.where ?? '';
     const patch = parseInput(PatchClientInput, input, where);
@@ -157,6 +157,8 @@ export class ClientLifecycleService {
         jwks_uri: c.jwks_uri ?? null,
         logo_uri: c.logo_uri ?? null,
       };
+      // A caller's own work in this transaction (RFC 7592's token rotation), changed or not.
+      await opts.within?.(tx, current);
       const changed = EDITABLE.filter((k) => canonicalize(fields[k] ?? null) !== canonicalize(current[k] ?? null));
       if (!changed.length) return { client: before, etag: clientEtag(before) };
       const now = Date.now();

@@ -22,7 +22,7 @@ import {
   type StandardClaims,
 } from '../schemas/standard-claims.js';
 import { parseInput } from '../schemas/validate.js';
-import { isUniqueViolation, type Database, type Db } from '../db/index.js';
+import { isUniqueViolation, type Database, type Db, type Tx } from '../db/index.js';
 import { audit, type Actor } from './audit.js';
 import { ISSUER_RESOURCE_MESSAGE, isIssuerUrl } from './resource-identifiers.js';
 import { updateSettingsSection } from './tenant-settings.js';
@@ -57,6 +57,17 @@ export const toUserView = (u: User): UserPublic => {
     updated_at,
   };
 };
+
+/**
+ * What a caller other than the admin API adds to a client's creation (dynamic registration,
+ * docs/registration.md): columns the admin input has no field for, an expiry of the secret
+ * (epoch ms), and work in the creation's own transaction (which may throw to undo it all).
+ */
+export interface ClientCreateExtension {
+  fields?: Pick<Client, 'registered_via' | 'policy_uri' | 'tos_uri' | 'client_uri'>;
+  secretExpiresAt?: number;
+  within?: (tx: Tx, client: Client) => Promise<void>;
+}
 
 /** A client with its tenant's state, settings and look, as one OAuth lookup reads them. */
 export type { ResolvedClient };
@@ -119,6 +130,7 @@ export class DirectoryService {
     input: unknown,
     actor: Actor,
     where = '',
+    ext: ClientCreateExtension = {},
   ): Promise<{ client: ClientPublic; client_secret?: string }> {
     await this.requireTenant(tenantId);
     const c = parseInput(CreateClientInput, input, where);
@@ -150,6 +162,7 @@ export class DirectoryService {
       userinfo_signed_response_alg: c.userinfo_signed_response_alg ?? null,
       access_token_signed_response_alg: c.access_token_signed_response_alg ?? null,
       require_pkce: c.require_pkce,
+      ...ext.fields,
       status: 'active',
       created_at: now,
       updated_at: now,
@@ -165,6 +178,9 @@ export class DirectoryService {
           hash: this.hasher.hash(secret),
           createdAt: now,
         });
+      if (secret && ext.secretExpiresAt)
+        await scope.clients.expireLiveSecrets(saved.client_id, ext.secretExpiresAt, now);
+      await ext.within?.(em, saved);
       const view = toClientView(saved);
       await audit(em, actor, {
         tenantId,

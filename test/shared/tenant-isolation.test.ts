@@ -334,6 +334,61 @@ const cases: Record<string, (w: World) => Promise<void>> = {
     t.is(JSON.parse(bRow.config).url, 'https://siem.b.example/in');
     t.is((await scopeB.plugins.list()).length, 1);
   },
+  async registrations({ t, directory, b, scopeA, scopeB }) {
+    // B's dynamic registration record and initial access token, written through B's scope.
+    const bClient = (
+      await directory.createClient(
+        b.id,
+        { name: 'b-dcr', redirect_uris: ['https://b.example/cb'], public: true },
+        actor,
+      )
+    ).client;
+    const now = Date.now();
+    await scopeB.registrations.insert({
+      client_id: bClient.client_id,
+      access_token_hash: 'rat-hash-b',
+      initial_access_token_id: null,
+      application_type: 'web',
+      software_id: null,
+      software_version: null,
+      contacts: [],
+      client_secret_expires_at: 0,
+      created_at: now - 10_000,
+    });
+    const iat = {
+      id: 'iat_b',
+      max_uses: 2,
+      uses: 0,
+      scope_ceiling: null,
+      created_by: 'test',
+      created_at: now,
+      expires_at: now + 60_000,
+    };
+    await scopeB.registrations.insertInitialToken({ ...iat, token_hash: 'iat-hash-b' });
+    t.is(await scopeA.registrations.get(bClient.client_id), undefined);
+    t.deepEqual(await scopeA.registrations.unusedBefore(now, 10), []);
+    t.false(await scopeA.registrations.tokensIssued(bClient.client_id));
+    const rotated = {
+      access_token_hash: 'hijacked',
+      application_type: 'web' as const,
+      software_id: null,
+      software_version: null,
+      contacts: [],
+    };
+    t.is(await scopeA.registrations.update(bClient.client_id, rotated, now), 0);
+    t.is(await scopeA.registrations.markUsed(bClient.client_id, now), 0);
+    t.is(await scopeA.registrations.initialToken('iat_b'), undefined);
+    t.deepEqual(await scopeA.registrations.initialTokens(), []);
+    t.is(await scopeA.registrations.spendInitialToken('iat_b', now), 0);
+    t.is(await scopeA.registrations.removeInitialToken('iat_b'), 0);
+    // B's rows are there and untouched.
+    const bReg = (await scopeB.registrations.get(bClient.client_id))!;
+    t.is(bReg.access_token_hash, 'rat-hash-b');
+    t.is(bReg.used_at, null);
+    t.is((await scopeB.registrations.unusedBefore(now, 10)).length, 1);
+    t.is((await scopeB.registrations.initialToken('iat_b'))!.uses, 0);
+    t.is(await scopeB.registrations.spendInitialToken('iat_b', now), 1);
+  },
   async clients({ t, directory, b, scopeA, scopeB }) {
     const bClient = (
       await directory.createClient(b.id, { name: 'b-app', redirect_uris: ['https://b.example/cb'] }, actor)

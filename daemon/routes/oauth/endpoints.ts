@@ -40,6 +40,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     revocation_endpoint: `${issuer}/revoke`,
     introspection_endpoint: `${issuer}/introspect`,
     end_session_endpoint: `${issuer}/logout`,
+    // RFC 7591 §3 / RFC 8414 §2: open to tenants whose policy allows it (docs/registration.md).
+    registration_endpoint: `${issuer}/register`,
     // address and phone are offered by the tenants that turn them on (docs/claims.md).
     scopes_supported: ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'],
     response_types_supported: ['code'],
