@@ -7,10 +7,12 @@
  * the SMTP sink), exchanges the code, and calls the server's tool with the token: checked by
  * introspection, then by JWT verification with `aud`.
  *
- * `mcpRun` takes the provider variant: on this branch a pre-registered client; a client ID
- * metadata document (`clientMetadataUrl`) and dynamic registration (no clientInformation,
- * saveClientInformation stores what registration returns) are two more variants of the same
- * run. Runs only in the browser lane.
+ * `mcpRun` takes the provider variant, one run each: a pre-registered client; dynamic
+ * registration (RFC 7591: no clientInformation, saveClientInformation keeps what registration
+ * returns) while no tenant accepts client ID metadata documents; and a client ID metadata
+ * document (`clientMetadataUrl`, served over loopback HTTPS) once the tenant accepts them. The
+ * self-registered clients meet the consent page, which shows what they stated as unverified.
+ * Runs only in the browser lane.
  */
 import test, { type ExecutionContext } from 'ava';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -33,7 +35,9 @@ import { api } from '../helpers/api.js';
 import { freePort } from '../helpers/daemon.js';
 import { startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { codeFrom, REDIRECT } from '../helpers/oauth.js';
+import { startDocumentServer, type DocumentServer } from '../helpers/document-server.js';
 import { clientCredentialsToken, credentialsClient, openServices } from '../helpers/seed.js';
+import { SCOPE_PLATFORM } from '../../shared/scopes.js';
 import { interceptCallback, launchBrowser, newPage, withTimeout } from './helpers.js';
 
 /** How the MCP client gets its client_id: pre-registered, a metadata document URL, or registration. */
@@ -112,9 +116,22 @@ let port: number;
 let mcpUrl: string;
 let rs: { clientId: string; secret: string };
 let preRegistered: { clientId: string; secret: string };
+let platformAdmin: string;
+let docs: DocumentServer;
+let documentUrl: string;
 
 test.before(async () => {
-  env = await startLoginEnv();
+  // The client ID metadata document is served over loopback HTTPS with a test-made certificate.
+  docs = await startDocumentServer();
+  documentUrl = docs.serveDocument('/mcp-client.json', {
+    client_name: 'Document MCP client',
+    redirect_uris: [REDIRECT],
+    grant_types: ['authorization_code', 'refresh_token'],
+    response_types: ['code'],
+    token_endpoint_auth_method: 'none',
+    client_uri: 'https://agent.example/',
+  });
+  env = await startLoginEnv({ IAM_OUTBOUND_ALLOW_LOOPBACK: 'true', IAM_OUTBOUND_CA_FILE: docs.cert.certFile });
   browser = await launchBrowser();
   port = await freePort();
   mcpUrl = `http://127.0.0.1:${port}/mcp`;
@@ -130,7 +147,21 @@ test.before(async () => {
     { type: 'system', id: 'test' },
   );
   preRegistered = { clientId: c.client.client_id, secret: c.client_secret! };
+  const platform = await directory.createClient(
+    env.app.tenantId,
+    { name: 'platform admin', grant_types: ['client_credentials'], scopes: [SCOPE_PLATFORM] },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
+  platformAdmin = await clientCredentialsToken(env.d.url, platform.client.client_id, platform.client_secret!);
+  // Anonymous registrations (RFC 7591) land in the default registration tenant, open to them.
+  for (const [path, body] of [
+    ['/api/admin/platform/registration', { defaultTenantId: env.app.tenantId }],
+    [`/api/admin/tenants/${env.app.tenantId}/registration-policy`, { mode: 'open' }],
+  ] as const) {
+    const r = await api(env.d.url, 'PUT', path, { token: platformAdmin, body });
+    if (r.status !== 200) throw new Error(`${path}: ${r.status} ${r.text}`);
+  }
   admin = await clientCredentialsToken(env.d.url, env.app.admin.clientId, env.app.admin.secret);
   const put = await api(
     env.d.url,
@@ -145,6 +176,7 @@ test.before(async () => {
 });
 test.after.always(async () => {
   await browser?.close();
+  await docs?.close();
   await stopLoginEnv(env);
 });
 
@@ -191,6 +223,8 @@ async function flow(t: ExecutionContext, variant: ProviderVariant): Promise<stri
   t.is(authz.searchParams.get('code_challenge_method'), 'S256');
   t.is(authz.searchParams.get('scope'), 'openid email', 'scopes_supported of the hosted document');
   if (variant.clientInformation) t.is(authz.searchParams.get('client_id'), variant.clientInformation.client_id);
+  // A client ID metadata document: the SDK names itself by the document's URL, registering nothing.
+  if (variant.clientMetadataUrl) t.is(authz.searchParams.get('client_id'), variant.clientMetadataUrl);
 
   // 2. The login page in Chromium: email, the mailed code, back to the redirect URI with a code.
   const { page } = await newPage(t, browser);
@@ -202,6 +236,17 @@ async function flow(t: ExecutionContext, variant: ProviderVariant): Promise<stri
   const mail = await env.sink.waitFor((m) => !earlier.has(m) && m.to.includes(env.app.user.email), 15_000);
   await page.getByLabel('Sign-in code').fill(codeFrom(mail.text));
   await page.getByRole('button', { name: 'Sign in' }).click();
+  if (!variant.clientInformation) {
+    // A self-registered client is third-party: the consent page says what it stated is
+    // unverified, where the answer goes, and for a document client the document's host.
+    await page.getByRole('button', { name: 'Allow' }).waitFor();
+    const consent = await page.content();
+    t.true(consent.includes('Provided by the app, not verified'), 'unverified metadata marked');
+    t.true(consent.includes('you will be sent to <strong>rp.example.test</strong>'), 'the redirect host');
+    if (variant.clientMetadataUrl)
+      t.true(consent.includes(`its document at <strong>${new URL(variant.clientMetadataUrl).host}</strong>`));
+    await page.getByRole('button', { name: 'Allow' }).click();
+  }
   const cb = await withTimeout(callback, 20_000, 'redirect to the MCP client');
   t.is(cb.searchParams.get('iss'), env.d.url, 'RFC 9207 iss');
   t.is(cb.searchParams.get('state'), 'mcp-state');
@@ -279,5 +324,43 @@ test.serial(
     const refused = await call(other);
     t.is(refused.status, 401);
     t.regex(refused.challenge, /^Bearer error="invalid_token", .*resource_metadata="/);
+  },
+);
+
+/** The AS metadata's client_id_metadata_document_supported, as the SDK reads it. */
+async function documentsSupported(): Promise<unknown> {
+  const r = await fetch(`${env.d.url}/.well-known/oauth-authorization-server`);
+  return ((await r.json()) as Record<string, unknown>).client_id_metadata_document_supported;
+}
+
+test.serial(
+  'MCP SDK client, dynamic registration while documents are off: 401 → metadata → RFC 7591 → consent → tool call',
+  async (t) => {
+    t.not(await documentsSupported(), true, 'no tenant accepts client ID metadata documents yet');
+    const variant: ProviderVariant = { name: 'dynamic registration' };
+    const token = await mcpRun(t, variant);
+    const clientId = String(decodeJwt(token).client_id);
+    t.notDeepEqual([clientId], [preRegistered.clientId]);
+    // The client the SDK registered, in the default tenant, marked as dynamically registered.
+    const shown = await api(env.d.url, 'GET', `/api/admin/tenants/${env.app.tenantId}/clients/${clientId}`, {
+      token: platformAdmin,
+    });
+    t.is(shown.status, 200, shown.text);
+    t.is((shown.body as { registered_via?: string }).registered_via, 'dynamic');
+  },
+);
+
+test.serial(
+  'MCP SDK client, client ID metadata document: 401 → metadata → the URL as client_id → consent → token → tool call',
+  async (t) => {
+    const put = await api(env.d.url, 'PUT', `/api/admin/tenants/${env.app.tenantId}/client-metadata-documents`, {
+      token: platformAdmin,
+      body: { enabled: true },
+    });
+    t.is(put.status, 200, put.text);
+    t.is(await documentsSupported(), true);
+    const token = await mcpRun(t, { name: 'client ID metadata document', clientMetadataUrl: documentUrl });
+    t.is(decodeJwt(token).client_id, documentUrl, 'the token names the document URL as its client');
+    t.is(docs.hits['/mcp-client.json'], 1, 'fetched once, then served from the cache');
   },
 );

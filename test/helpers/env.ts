@@ -18,14 +18,19 @@ export interface LoginEnv {
   api: ClientCreds;
 }
 
-export async function startLoginEnv(): Promise<LoginEnv> {
+/** `env`: more of the daemon's environment (e.g. outbound HTTPS to a loopback test server). */
+export async function startLoginEnv(env: Record<string, string> = {}): Promise<LoginEnv> {
   const db = await createTestDatabase();
   const app = await seedApp(db.url, db.dir);
   const { ds, directory } = await openServices(db.url, db.dir);
   const api = await credentialsClient(directory, app.tenantId, TEST_API);
   await ds.destroy();
   const sink = await startSmtpSink();
-  const d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
+  const d = await startDaemon(db.url, db.dir, {
+    IAM_SMTP_URL: sink.url,
+    IAM_EMAIL_CODE_RESEND_SECONDS: '0',
+    ...env,
+  });
   return { db, d, app, sink, api };
 }
 
