@@ -26,6 +26,7 @@ const NO_DATABASE = [
   'ci/licenses',
   'bench/calibrate',
   'bench/http-client',
+  'cimd/rules',
   'helpers/smtp-sink',
   'agents/narrowing',
   'daemon/openapi-document',
