@@ -143,7 +143,7 @@ export class ScopedClients {
   }
 
   /**
-   * Which of `resources` some client of the tenant registers among its resource_identifiers
+   * Which of `resources` some active client of the tenant registers among its resource_identifiers
    * (RFC 8707 §2: the registered resource servers), compared exactly; order of `resources`
    * kept. The JSON lists are not indexed: one LIKE per value narrows the tenant's clients to
    * those whose list contains its quoted text, the parse decides.
@@ -155,7 +155,7 @@ export class ScopedClients {
     const rows = await all<Record<string, unknown>>(
       this.s.db,
       `SELECT resource_identifiers FROM clients
-        WHERE tenant_id = ? AND resource_identifiers IS NOT NULL AND (${like})`,
+        WHERE tenant_id = ? AND status = 'active' AND resource_identifiers IS NOT NULL AND (${like})`,
       [this.s.tenantId, ...wanted.map((r) => `%${JSON.stringify(r).replace(/[!%_]/g, (c) => `!${c}`)}%`)],
     );
     const found = new Set<string>();

@@ -19,6 +19,7 @@ const R1 = 'https://api.example.test'; // TEST_API, the environment's resource s
 const R2 = 'https://mcp.example.test/mcp';
 const UNKNOWN = 'https://unknown.example.test';
 const OTHER_TENANTS = 'https://other-tenant.example.test';
+const DISABLED = 'https://disabled-api.example.test';
 
 let env: LoginEnv;
 let agent: ClientCreds; // first party, no audiences: any registered resource server of its tenant
@@ -70,6 +71,9 @@ test.before(async () => {
   // Another tenant's resource server: not one this tenant's clients may name.
   const other = await activeTenant(provisioning, { name: 'Other' }, actor);
   await credentialsClient(directory, other.id, { name: 'Other API', resource_identifiers: [OTHER_TENANTS] });
+  // A disabled resource server serves nothing: not a target either.
+  const off = await credentialsClient(directory, tid, { name: 'Disabled API', resource_identifiers: [DISABLED] });
+  await ds.query("UPDATE clients SET status = 'disabled' WHERE client_id = ?", [off.clientId]);
   await ds.destroy();
 });
 test.after.always(() => stopLoginEnv(env));
@@ -165,7 +169,7 @@ test('client credentials: a client without audiences may name its tenant’s res
   const ok = await token(worker, { grant_type: 'client_credentials', resource: R2 });
   t.is(ok.status, 200, JSON.stringify(ok.body));
   t.deepEqual(aud(ok.body.access_token), [R2], 'not the issuer too');
-  for (const resource of [UNKNOWN, OTHER_TENANTS]) {
+  for (const resource of [UNKNOWN, OTHER_TENANTS, DISABLED]) {
     const r = await token(worker, { grant_type: 'client_credentials', resource });
     t.is(r.status, 400);
     t.is(r.body.error, 'invalid_target', resource);
