@@ -17,7 +17,7 @@ import { DEFAULT_ALG, type KeyService, type SigningAlg } from './keys.js';
  */
 export const JARM_TTL_SECONDS = 120;
 
-/** RFC 9701 §5 and §8.1: the media type and the JWT's `typ`. */
+/** RFC 9701 §5: the media type, also the JWT's `typ` (its answer to cross-JWT confusion). */
 export const INTROSPECTION_JWT_TYPE = 'token-introspection+jwt';
 /**
  * The response modes an authorization request may name besides the default, `query`
@@ -58,8 +58,8 @@ export class ResponseSigner {
   /**
    * RFC 9701 §5: `iss`, `aud` (the caller), `iat` and `token_introspection`, the very JSON answer
    * the caller would otherwise get (`{"active": false}` included). A `jti` makes each answer
-   * unique (§5 allows it). No `exp` or `sub` at the top level, so that the answer cannot pass
-   * for an access token (RFC 9701 §9.1, and the `typ` of §8.1).
+   * unique. No `exp` or `sub` at the top level: the answer is no access token (§5) and, with
+   * its explicit `typ`, cannot pass for one.
    */
   async introspectionResponse(p: { callerId: string; alg: SigningAlg | null | undefined; json: string }): Promise<string> {
     const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);

@@ -46,7 +46,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     // address and phone are offered by the tenants that turn them on (docs/claims.md).
     scopes_supported: ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'],
     response_types_supported: ['code'],
-    // JARM §4.1 and RFC 9701 §7 (docs/jarm.md): the modes, and the algorithms of signed responses.
+    // JARM §4 and RFC 9701 §7 (docs/jarm.md): the modes, and the algorithms of signed responses.
     response_modes_supported: [...RESPONSE_MODES_SUPPORTED],
     authorization_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
     introspection_signing_alg_values_supported: [...SIGNING_ALGORITHMS],

@@ -17,7 +17,7 @@ import type { ResponseMode } from '../../../shared/services/signed-responses.js'
 import { FORM_POST_ASSET } from '../../views/assets.js';
 import { esc, renderPage, type PageLook } from '../../views/html.js';
 
-/** `response_modes_supported` (OIDC Discovery §3, JARM §4.1). */
+/** `response_modes_supported` (OIDC Discovery §3, JARM §4). */
 export const RESPONSE_MODES_SUPPORTED = ['query', 'form_post', 'jwt', 'query.jwt', 'form_post.jwt'] as const;
 
 /**
