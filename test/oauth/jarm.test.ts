@@ -18,6 +18,7 @@ import {
   challengeFrom,
   codeFrom,
   CookieJar,
+  csrfFrom,
   get,
   pkce,
   postJson,
@@ -122,6 +123,28 @@ test('response_mode=form_post.jwt: an auto-submitting page under the nonce CSP p
   t.truthy(claims.code);
   const script = await fetch(`${d.url}/assets/form-post.js`);
   t.regex(await script.text(), /getElementById\('form-post'\)\.submit\(\)/);
+});
+
+test('the consent form answers in the saved mode: a denial is access_denied inside the form_post.jwt response', async (t) => {
+  const page = await authorize(
+    { response_mode: 'form_post.jwt', prompt: undefined, state: 'st-deny' },
+    { clientId: app.thirdParty.clientId },
+  );
+  t.is(page.status, 200);
+  const consent = await page.text();
+  const res = await fetch(`${d.url}/authorize/consent`, {
+    method: 'POST',
+    redirect: 'manual',
+    headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: jar.header() },
+    body: new URLSearchParams({ challenge: challengeFrom(consent), csrf: csrfFrom(consent), decision: 'deny' }),
+  });
+  t.is(res.status, 200);
+  const html = await res.text();
+  t.true(html.includes(`action="${REDIRECT}"`));
+  const response = /<input type="hidden" name="response" value="([^"]+)">/.exec(html)?.[1];
+  const claims = await verified(response, app.thirdParty.clientId);
+  t.is(claims.error, 'access_denied');
+  t.is(claims.state, 'st-deny');
 });
 
 test('response_mode=form_post: the parameters themselves, iss among them (RFC 9207)', async (t) => {
