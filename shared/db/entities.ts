@@ -122,7 +122,7 @@ export interface Client {
   access_token_signed_response_alg: SigningAlgName | null;
   /** JARM §3: the JWS algorithm of its JWT authorization responses; null is the default, ES256 (docs/jarm.md). */
   authorization_signed_response_alg?: SigningAlgName | null;
-  /** RFC 9701 §6: /introspect answers it with a JWT signed with this algorithm; null: JSON unless asked (docs/jarm.md). */
+  /** RFC 9701 §6: /introspect answers it with a JWT signed with it; null: JSON unless asked (docs/jarm.md). */
   introspection_signed_response_alg?: SigningAlgName | null;
   /**
    * Whether /authorize demands PKCE of this client. Always true for a public client; a

@@ -61,7 +61,11 @@ export class ResponseSigner {
    * unique. No `exp` or `sub` at the top level: the answer is no access token (§5) and, with
    * its explicit `typ`, cannot pass for one.
    */
-  async introspectionResponse(p: { callerId: string; alg: SigningAlg | null | undefined; json: string }): Promise<string> {
+  async introspectionResponse(p: {
+    callerId: string;
+    alg: SigningAlg | null | undefined;
+    json: string;
+  }): Promise<string> {
     const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);
     return signCompact(
       { alg, kid, typ: INTROSPECTION_JWT_TYPE },

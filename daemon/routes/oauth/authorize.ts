@@ -326,7 +326,8 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
               'query.jwt (or jwt), one parameter: response, a signed JWT (JARM)',
           },
           200: {
-            description: 'login or consent page; with response_mode form_post or form_post.jwt, the page posting the response',
+            description:
+              'login or consent page; with response_mode form_post or form_post.jwt, the page posting the response',
             contentType: 'text/html',
           },
           400: { description: 'error page: unknown client or redirect URI, or a POST body that does not parse' },

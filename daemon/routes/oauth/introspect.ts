@@ -287,7 +287,8 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<App
         200: {
           description:
             'active token with its claims, or exactly {"active": false}; as application/token-introspection+jwt ' +
-            '(RFC 9701) when the Accept header asks for it or the caller registered introspection_signed_response_alg: ' +
+            '(RFC 9701) when the Accept header asks for it or the caller registered ' +
+            'introspection_signed_response_alg: ' +
             'a signed JWT with iss, aud (the caller), iat, jti and token_introspection (this object)',
           schema: z.union([Active, z.object({ active: z.literal(false) })]),
         },
