@@ -19,6 +19,8 @@ export function showClient(c: ClientPublic, etag?: string): string {
     ['auth method', c.token_endpoint_auth_method],
     ...(c.jwks_uri ? [['jwks_uri', c.jwks_uri] as [string, string]] : []),
     ...(c.jwks ? [['jwks', `${c.jwks.keys.length} key(s)`] as [string, string]] : []),
+    ['authorization responses (JARM)', c.authorization_signed_response_alg ?? 'ES256 (default)'],
+    ['introspection', c.introspection_signed_response_alg ? `JWT, ${c.introspection_signed_response_alg}` : 'JSON'],
     ['created', time(c.created_at)],
     ['updated', time(c.updated_at)],
     ...(etag ? [['etag', etag] as [string, string]] : []),

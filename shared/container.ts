@@ -26,6 +26,7 @@ import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 import { ClientMetadataService } from './services/client-metadata/index.js';
 import { registrationServices, type RegistrationServices } from './services/registration/index.js';
+import { ResponseSigner } from './services/signed-responses.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -140,6 +141,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get registration(): RegistrationServices {
     const d = { directory: this.directory, clientLifecycle: () => this.clientLifecycle };
     return (this.#made.registration ??= registrationServices(this.ds, d));
+  }
+
+  /** JWT authorization responses (JARM) and JWT introspection responses (RFC 9701; docs/jarm.md). */
+  get responseSigner(): ResponseSigner {
+    return (this.#made.responseSigner ??= new ResponseSigner(this.config.issuer, this.keys));
   }
 }
 

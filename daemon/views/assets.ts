@@ -48,7 +48,16 @@ function asset(name: string, body: Buffer): Asset {
 export const WEBAUTHN_ASSET = asset('webauthn.js', webauthnBundle());
 export const PASSKEYS_ASSET = asset('passkeys.js', Buffer.from(PASSKEYS_SCRIPT, 'utf8'));
 
-export const ASSETS: readonly Asset[] = [WEBAUTHN_ASSET, PASSKEYS_ASSET];
+/**
+ * The form_post response page's script (daemon/routes/oauth/response-mode.ts): submits the
+ * page's one form at once. Without it the page's button does the same.
+ */
+export const FORM_POST_ASSET = asset(
+  'form-post.js',
+  Buffer.from("'use strict';\ndocument.getElementById('form-post').submit();\n", 'utf8'),
+);
+
+export const ASSETS: readonly Asset[] = [WEBAUTHN_ASSET, PASSKEYS_ASSET, FORM_POST_ASSET];
 
 /** The scripts a passkey page carries, in load order (the bundle first: ours uses its global). */
 export const PASSKEY_SCRIPTS: readonly string[] = [WEBAUTHN_ASSET.url, PASSKEYS_ASSET.url];

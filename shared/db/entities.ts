@@ -120,6 +120,10 @@ export interface Client {
   userinfo_signed_response_alg: SigningAlgName | null;
   /** The access token's JWS algorithm (docs/oauth.md, "Signing algorithms"); null is the default, ES256. */
   access_token_signed_response_alg: SigningAlgName | null;
+  /** JARM §3: the JWS algorithm of its JWT authorization responses; null is the default, ES256 (docs/jarm.md). */
+  authorization_signed_response_alg?: SigningAlgName | null;
+  /** RFC 9701 §6: /introspect answers it with a JWT signed with it; null: JSON unless asked (docs/jarm.md). */
+  introspection_signed_response_alg?: SigningAlgName | null;
   /**
    * Whether /authorize demands PKCE of this client. Always true for a public client; a
    * confidential client may be registered without it (docs/oauth.md, "PKCE").
@@ -178,6 +182,8 @@ export const ClientEntity = new EntitySchema<Client>({
     id_token_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     userinfo_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     access_token_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
+    authorization_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
+    introspection_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     require_pkce: { type: 'integer', transformer: boolInt },
     tokens_revoked_before: ts(true),
     created_at: ts(),

@@ -57,6 +57,7 @@ export class Lookups {
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
+              c.authorization_signed_response_alg, c.introspection_signed_response_alg,
               c.require_pkce, c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
               c.created_at, c.updated_at, t.lifecycle_state, t.settings,
               t.name AS tenant_name
@@ -88,6 +89,10 @@ export class Lookups {
       userinfo_signed_response_alg: (r.userinfo_signed_response_alg as Client['userinfo_signed_response_alg']) ?? null,
       access_token_signed_response_alg:
         (r.access_token_signed_response_alg as Client['access_token_signed_response_alg']) ?? null,
+      authorization_signed_response_alg:
+        (r.authorization_signed_response_alg as Client['authorization_signed_response_alg']) ?? null,
+      introspection_signed_response_alg:
+        (r.introspection_signed_response_alg as Client['introspection_signed_response_alg']) ?? null,
       require_pkce: boolInt.from(r.require_pkce) as boolean,
       tokens_revoked_before:
         r.tokens_revoked_before === null || r.tokens_revoked_before === undefined

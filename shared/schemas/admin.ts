@@ -96,6 +96,10 @@ export const CreateClientInput = z
     userinfo_signed_response_alg: signingAlg('userinfo_signed_response_alg').optional(),
     /** The access token's algorithm (RFC 9068 JWTs). Absent: ES256. */
     access_token_signed_response_alg: signingAlg('access_token_signed_response_alg').optional(),
+    /** JARM §3: the algorithm of its JWT authorization responses. Absent: ES256 (docs/jarm.md). */
+    authorization_signed_response_alg: signingAlg('authorization_signed_response_alg').optional(),
+    /** RFC 9701 §6: /introspect answers it with a JWT signed with this algorithm; absent: JSON unless asked. */
+    introspection_signed_response_alg: signingAlg('introspection_signed_response_alg').optional(),
     /**
      * Whether /authorize demands PKCE (RFC 7636) of this client. Default true; only a
      * confidential client may be registered with false (docs/oauth.md, "PKCE").
@@ -230,6 +234,8 @@ export const ClientView = z.object({
   id_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
   userinfo_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
   access_token_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable(),
+  authorization_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable().optional(),
+  introspection_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable().optional(),
   require_pkce: z.boolean(),
   /** How the client came to be: `dynamic` (RFC 7591, docs/registration.md); null: the admin API or the CLI. */
   registered_via: z.string().nullable().optional(),

@@ -22,6 +22,9 @@ export const PatchClientInput = z.strictObject({
   jwks_uri: f.jwks_uri.unwrap().nullable().optional(),
   /** null removes the logo. */
   logo_uri: f.logo_uri.unwrap().nullable().optional(),
+  /** null returns to the default (docs/jarm.md). */
+  authorization_signed_response_alg: f.authorization_signed_response_alg.unwrap().nullable().optional(),
+  introspection_signed_response_alg: f.introspection_signed_response_alg.unwrap().nullable().optional(),
 });
 export type PatchClientInput = z.input<typeof PatchClientInput>;
 

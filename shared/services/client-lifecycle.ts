@@ -39,6 +39,8 @@ const EDITABLE = [
   'jwks',
   'jwks_uri',
   'logo_uri',
+  'authorization_signed_response_alg',
+  'introspection_signed_response_alg',
 ] as const;
 
 /**
@@ -71,6 +73,8 @@ function asRegistration(c: Client): Record<string, unknown> {
     id_token_signed_response_alg: opt(c.id_token_signed_response_alg),
     userinfo_signed_response_alg: opt(c.userinfo_signed_response_alg),
     access_token_signed_response_alg: opt(c.access_token_signed_response_alg),
+    authorization_signed_response_alg: opt(c.authorization_signed_response_alg),
+    introspection_signed_response_alg: opt(c.introspection_signed_response_alg),
     require_pkce: c.require_pkce,
   };
 }
@@ -156,6 +160,8 @@ export class ClientLifecycleService {
         jwks: c.jwks ? { keys: c.jwks.keys } : null,
         jwks_uri: c.jwks_uri ?? null,
         logo_uri: c.logo_uri ?? null,
+        authorization_signed_response_alg: c.authorization_signed_response_alg ?? null,
+        introspection_signed_response_alg: c.introspection_signed_response_alg ?? null,
       };
       // A caller's own work in this transaction (RFC 7592's token rotation), changed or not.
       await opts.within?.(tx, current);

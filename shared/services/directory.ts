@@ -161,6 +161,8 @@ export class DirectoryService {
       id_token_signed_response_alg: c.id_token_signed_response_alg ?? null,
       userinfo_signed_response_alg: c.userinfo_signed_response_alg ?? null,
       access_token_signed_response_alg: c.access_token_signed_response_alg ?? null,
+      authorization_signed_response_alg: c.authorization_signed_response_alg ?? null,
+      introspection_signed_response_alg: c.introspection_signed_response_alg ?? null,
       require_pkce: c.require_pkce,
       ...ext.fields,
       status: 'active',

@@ -1,5 +1,6 @@
 /**
- * `iam clients create --id-token-alg/--access-token-alg/--userinfo-alg` and `--no-pkce`
+ * `iam clients create --id-token-alg/--access-token-alg/--userinfo-alg` and `--no-pkce`, and
+ * `--authorization-alg/--introspection-alg` (docs/jarm.md) on create and update
  * (docs/oauth.md, "Signing algorithms" and "PKCE"): stored as registered; an algorithm outside
  * RS256, PS256, ES256, EdDSA and --no-pkce on a --public client are refused naming the flag.
  * The real executable.
@@ -13,7 +14,10 @@ interface Created {
   id_token_signed_response_alg: string | null;
   access_token_signed_response_alg: string | null;
   userinfo_signed_response_alg: string | null;
+  authorization_signed_response_alg: string | null;
+  introspection_signed_response_alg: string | null;
   require_pkce: boolean;
+  client_id: string;
 }
 
 test('clients create takes the signing algorithms and --no-pkce; a public client cannot turn PKCE off', async (t) => {
@@ -47,6 +51,10 @@ test('clients create takes the signing algorithms and --no-pkce; a public client
     'PS256',
     '--userinfo-alg',
     'EdDSA',
+    '--authorization-alg',
+    'PS256',
+    '--introspection-alg',
+    'RS256',
     '--no-pkce',
   ]);
   t.like(cert, {
@@ -54,8 +62,21 @@ test('clients create takes the signing algorithms and --no-pkce; a public client
     id_token_signed_response_alg: 'RS256',
     access_token_signed_response_alg: 'PS256',
     userinfo_signed_response_alg: 'EdDSA',
+    authorization_signed_response_alg: 'PS256',
+    introspection_signed_response_alg: 'RS256',
     require_pkce: false,
   });
+  // `default` clears one; the other stays.
+  const updated = await iamJson<Created>(db, [
+    'clients',
+    'update',
+    '--tenant',
+    tenant.id,
+    cert.client_id,
+    '--authorization-alg',
+    'default',
+  ]);
+  t.like(updated, { authorization_signed_response_alg: null, introspection_signed_response_alg: 'RS256' });
 
   const pub = await iam(db, [...base, '--public', '--no-pkce']);
   t.is(pub.code, 1);

@@ -150,6 +150,18 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       description: 'userinfo_signed_response_alg: /userinfo answers a JWT signed with it [default: plain JSON]',
       options: [...SIGNING_ALGORITHMS],
     }),
+    'authorization-alg': Flags.string({
+      description:
+        'authorization_signed_response_alg: the algorithm of its JWT authorization responses (JARM, ' +
+        'response_mode=jwt) [default: ES256]',
+      options: [...SIGNING_ALGORITHMS],
+    }),
+    'introspection-alg': Flags.string({
+      description:
+        'introspection_signed_response_alg: /introspect answers it with a JWT signed with it (RFC 9701) ' +
+        '[default: JSON unless asked]',
+      options: [...SIGNING_ALGORITHMS],
+    }),
     pkce: Flags.boolean({
       description:
         'require PKCE at /authorize; --no-pkce lets a confidential client authorize without it (never a public one)',
@@ -175,6 +187,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     id_token_signed_response_alg: 'id-token-alg',
     access_token_signed_response_alg: 'access-token-alg',
     userinfo_signed_response_alg: 'userinfo-alg',
+    authorization_signed_response_alg: 'authorization-alg',
+    introspection_signed_response_alg: 'introspection-alg',
     require_pkce: 'no-pkce',
   };
 
@@ -200,6 +214,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       ...(f['id-token-alg'] ? { id_token_signed_response_alg: f['id-token-alg'] } : {}),
       ...(f['access-token-alg'] ? { access_token_signed_response_alg: f['access-token-alg'] } : {}),
       ...(f['userinfo-alg'] ? { userinfo_signed_response_alg: f['userinfo-alg'] } : {}),
+      ...(f['authorization-alg'] ? { authorization_signed_response_alg: f['authorization-alg'] } : {}),
+      ...(f['introspection-alg'] ? { introspection_signed_response_alg: f['introspection-alg'] } : {}),
       require_pkce: f.pkce,
     };
     this.serviceInput = input;
@@ -224,6 +240,11 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['ID token alg', client.id_token_signed_response_alg ?? 'ES256 (default)'],
         ['access token alg', client.access_token_signed_response_alg ?? 'ES256 (default)'],
         ['userinfo', client.userinfo_signed_response_alg ? `JWT, ${client.userinfo_signed_response_alg}` : 'JSON'],
+        ['authorization responses (JARM)', client.authorization_signed_response_alg ?? 'ES256 (default)'],
+        [
+          'introspection',
+          client.introspection_signed_response_alg ? `JWT, ${client.introspection_signed_response_alg}` : 'JSON',
+        ],
         ['PKCE', client.require_pkce ? 'required' : 'optional (verified when sent)'],
         ['created', time(client.created_at)],
       ]),

@@ -2,6 +2,11 @@ import { Args, Flags } from '@oclif/core';
 import { BaseCommand } from '../../base.js';
 import { readJwksFile, showClient } from '../../client-view.js';
 import { GRANT_TYPES } from '../../../shared/schemas/common.js';
+import { SIGNING_ALGORITHMS } from '../../../shared/jws.js';
+
+/** A signing algorithm flag as the PATCH field: `default` is null (the field cleared). */
+const algPatch = (field: string, v: string | undefined) =>
+  v === undefined ? {} : { [field]: v === 'default' ? null : v };
 
 export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
   static override summary = "Edit an OAuth client's registration.";
@@ -55,6 +60,14 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     'jwks-uri': Flags.string({ description: 'private_key_jwt: an https URL of the JWK Set', exclusive: ['jwks-file'] }),
     'logo-uri': Flags.string({ description: 'https URL of the logo', exclusive: ['remove-logo'] }),
     'remove-logo': Flags.boolean({ description: 'remove the logo', exclusive: ['logo-uri'] }),
+    'authorization-alg': Flags.string({
+      description: 'authorization_signed_response_alg (JARM); default returns to ES256',
+      options: [...SIGNING_ALGORITHMS, 'default'],
+    }),
+    'introspection-alg': Flags.string({
+      description: 'introspection_signed_response_alg (RFC 9701); default returns to JSON unless asked',
+      options: [...SIGNING_ALGORITHMS, 'default'],
+    }),
     'if-match': Flags.string({ description: 'the etag of `iam clients get`: refuse if the client changed since' }),
   };
   static override fieldFlags = {
@@ -68,6 +81,8 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     jwks: 'jwks-file',
     jwks_uri: 'jwks-uri',
     logo_uri: 'logo-uri',
+    authorization_signed_response_alg: 'authorization-alg',
+    introspection_signed_response_alg: 'introspection-alg',
   };
 
   async run() {
@@ -86,6 +101,8 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       ...(f['jwks-uri'] ? { jwks_uri: f['jwks-uri'] } : {}),
       ...(f['logo-uri'] !== undefined ? { logo_uri: f['logo-uri'] } : {}),
       ...(f['remove-logo'] ? { logo_uri: null } : {}),
+      ...algPatch('authorization_signed_response_alg', f['authorization-alg']),
+      ...algPatch('introspection_signed_response_alg', f['introspection-alg']),
     };
     if (!Object.keys(input).length) this.error('name at least one thing to change (see --help)', { exit: 2 });
     this.serviceInput = input;

@@ -19,6 +19,8 @@ import type { RequestMeta } from '../../../shared/services/auth/history.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie, setCookie } from '../../cookies.js';
 import { errorPage, pageLocale, type PageLook } from '../../views/html.js';
+import type { ResponseMode } from '../../../shared/services/signed-responses.js';
+import { formPostPage } from './response-mode.js';
 
 export type Ctx = ParameterizedContext<AppState>;
 const CSRF_COOKIE = 'iam_csrf';
@@ -64,6 +66,7 @@ function continuationUrlFor(issuer: string, p: AuthParams, marker: string): stri
     prompt: p.prompt?.length ? p.prompt.join(' ') : undefined,
     login_hint: p.login_hint,
     ui_locales: p.ui_locales,
+    response_mode: p.response_mode,
     [LOGIN_DONE_PARAM]: marker,
   };
   for (const [k, v] of Object.entries(q)) if (v !== undefined) u.searchParams.set(k, v);
@@ -82,7 +85,8 @@ function sameRequest(a: AuthParams, b: AuthParams): boolean {
     a.max_age === b.max_age &&
     a.scope.join(' ') === b.scope.join(' ') &&
     (a.resource ?? []).join(' ') === (b.resource ?? []).join(' ') &&
-    (a.prompt ?? []).join(' ') === (b.prompt ?? []).join(' ')
+    (a.prompt ?? []).join(' ') === (b.prompt ?? []).join(' ') &&
+    a.response_mode === b.response_mode
   );
 }
 
@@ -151,13 +155,44 @@ export function authorizationFlow(deps: AppDeps) {
     return { locale, branding };
   };
 
-  const redirectTo = (ctx: Ctx, redirectUri: string, params: Record<string, string | undefined>) => {
-    const u = new URL(redirectUri);
-    for (const [k, v] of Object.entries(params)) if (v !== undefined) u.searchParams.set(k, v);
-    u.searchParams.set('iss', issuer); // RFC 9207 §2
+  /**
+   * The authorization response, success or a redirected error, in the request's response mode
+   * (response-mode.ts, docs/jarm.md): `query` redirects with the parameters and `iss` (RFC 9207
+   * §2); `form_post` posts them from an auto-submitting page; `query.jwt` and `form_post.jwt`
+   * send one parameter, `response`, a JWT signed with the client's
+   * `authorization_signed_response_alg` that holds them and `iss` (JARM §2.1, §2.3).
+   */
+  const respond = async (
+    ctx: Ctx,
+    to: { client: Client; redirectUri: string; mode?: ResponseMode; uiLocales?: string },
+    params: Record<string, string | undefined>,
+  ): Promise<void> => {
+    let fields: Record<string, string> = {};
+    if (to.mode === 'query.jwt' || to.mode === 'form_post.jwt') {
+      const response = await deps.responseSigner.authorizationResponse({
+        clientId: to.client.client_id,
+        alg: to.client.authorization_signed_response_alg,
+        params,
+      });
+      fields = { response };
+    } else {
+      for (const [k, v] of Object.entries(params)) if (v !== undefined) fields[k] = v;
+      fields.iss = issuer; // RFC 9207 §2
+    }
+    if (to.mode === 'form_post' || to.mode === 'form_post.jwt')
+      return formPostPage(ctx, to.redirectUri, fields, await lookFor(ctx, to.client.tenant_id, to.uiLocales));
+    const u = new URL(to.redirectUri);
+    for (const [k, v] of Object.entries(fields)) u.searchParams.set(k, v);
     ctx.status = 302;
     ctx.redirect(u.toString());
   };
+  /** The response's destination for a validated request `p` of `client`. */
+  const target = (client: Client, p: AuthParams) => ({
+    client,
+    redirectUri: p.redirect_uri,
+    mode: p.response_mode,
+    uiLocales: p.ui_locales,
+  });
 
   /** Double-submit CSRF for the login forms: an HttpOnly cookie, and a form field bound to it
    * and to the authorization request, so a login cannot be forged into another's browser. */
@@ -180,13 +215,13 @@ export function authorizationFlow(deps: AppDeps) {
   /** Issues the code and sends the browser back to the client. */
   const finish = async (
     ctx: Ctx,
-    tenantId: string,
+    client: Client,
     p: AuthParams,
     s: { id: string; auth_time: number; acr: string; amr: string[] },
     user: LoginUser,
   ) => {
     const code = await deps.oauth.issueCode({
-      tenantId,
+      tenantId: client.tenant_id,
       params: p,
       userId: user.id,
       sessionId: s.id,
@@ -194,7 +229,7 @@ export function authorizationFlow(deps: AppDeps) {
       acr: s.acr,
       amr: s.amr,
     });
-    redirectTo(ctx, p.redirect_uri, { code, state: p.state });
+    await respond(ctx, target(client, p), { code, state: p.state });
   };
 
   /**
@@ -236,5 +271,5 @@ export function authorizationFlow(deps: AppDeps) {
     };
   };
 
-  return { issuer, secure, redirectTo, csrfFor, finish, formContext, continuationUrl, loginDone, lookFor };
+  return { issuer, secure, respond, target, csrfFor, finish, formContext, continuationUrl, loginDone, lookFor };
 }

@@ -21,6 +21,7 @@ import { consentPage, emailStep, thirdPartyOf } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
+import { parseResponseMode } from './response-mode.js';
 import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
 import { MAX_RESOURCES, targetsOf } from '../../../shared/services/rbac-tokens.js';
 import { isDocumentClientId } from '../../../shared/services/client-metadata/index.js';
@@ -39,7 +40,7 @@ class AuthzRedirectError extends Error {
 
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { redirectTo, csrfFor, finish, loginDone, lookFor } = authorizationFlow(deps);
+  const { respond, target, csrfFor, finish, loginDone, lookFor } = authorizationFlow(deps);
 
   /** RFC 6749 §3.1: parameters must not repeat. */
   const param = (q: Record<string, unknown>, name: string): string | undefined => {
@@ -194,22 +195,26 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       return errorPage(ctx, 400, 'badRedirect', await lookFor(ctx, found, uiLocales));
     if (found.tenantState !== 'active') return errorPage(ctx, 403, 'unavailable', await lookFor(ctx, found, uiLocales));
 
+    // The response mode first (response-mode.ts): every later error goes back in it. One not
+    // offered is refused in the default mode.
+    const mode = parseResponseMode(q);
     let p: AuthParams;
     let marker: string | undefined;
     try {
-      p = parseParams(q, client, redirectUri);
+      if ('error' in mode) throw new AuthzRedirectError('invalid_request', mode.error);
+      p = { ...parseParams(q, client, redirectUri), ...(mode.mode ? { response_mode: mode.mode } : {}) };
       marker = param(q, LOGIN_DONE_PARAM);
     } catch (e) {
       if (e instanceof AuthzRedirectError)
-        return redirectTo(ctx, redirectUri, {
-          error: e.error,
-          error_description: e.message,
-          state: typeof q.state === 'string' ? q.state : undefined,
-        });
+        return respond(
+          ctx,
+          { client, redirectUri, mode: 'mode' in mode ? mode.mode : undefined, uiLocales },
+          { error: e.error, error_description: e.message, state: typeof q.state === 'string' ? q.state : undefined },
+        );
       throw e;
     }
     const fail = (error: string, description: string) =>
-      redirectTo(ctx, p.redirect_uri, { error, error_description: description, state: p.state });
+      respond(ctx, target(client, p), { error, error_description: description, state: p.state });
     // RFC 8707 §2: each resource must pass the one rule every token request applies, else
     // invalid_target, redirected with state and iss. PAR (RFC 9126) will call the same rule.
     const refusal = await deps.resourceServers.refusal(client, p.resource ?? []);
@@ -293,7 +298,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         policyVersions: found.policyVersions,
       });
     }
-    await finish(ctx, client.tenant_id, p, session.session, session.user);
+    await finish(ctx, client, p, session.session, session.user);
   };
 
   // OIDC Core §3.1.2.1: GET and POST are one endpoint; the POST reads the form instead of the query.
@@ -315,8 +320,16 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
         tags: ['oauth'],
         security: 'optional-cookie',
         responses: {
-          302: { description: 'redirect to the client with code or error, always with iss (RFC 9207)' },
-          200: { description: 'login or consent page', contentType: 'text/html' },
+          302: {
+            description:
+              'redirect to the client with code or error, always with iss (RFC 9207); with response_mode ' +
+              'query.jwt (or jwt), one parameter: response, a signed JWT (JARM)',
+          },
+          200: {
+            description:
+              'login or consent page; with response_mode form_post or form_post.jwt, the page posting the response',
+            contentType: 'text/html',
+          },
           400: { description: 'error page: unknown client or redirect URI, or a POST body that does not parse' },
         },
       },

@@ -14,7 +14,7 @@ import { authorizationFlow } from './authorization.js';
 
 export function consentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { redirectTo, finish, formContext } = authorizationFlow(deps);
+  const { respond, target, finish, formContext } = authorizationFlow(deps);
 
   api.page(router, { method: 'post', path: '/authorize/consent', parser: 'form' }, async (ctx) => {
     const f = await formContext(ctx);
@@ -25,7 +25,7 @@ export function consentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState>
       return errorPage(ctx, 400, 'answered', f.look);
     const p = f.req.params;
     if (f.b.decision !== 'allow')
-      return redirectTo(ctx, p.redirect_uri, {
+      return respond(ctx, target(f.client, p), {
         error: 'access_denied',
         error_description: 'The user denied the request.',
         state: p.state,
@@ -37,7 +37,7 @@ export function consentRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState>
       scopes: p.scope,
       policyVersions: f.policyVersions,
     });
-    await finish(ctx, f.client.tenant_id, p, current.session, current.user);
+    await finish(ctx, f.client, p, current.session, current.user);
   });
 
   return router;

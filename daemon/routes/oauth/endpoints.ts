@@ -21,6 +21,7 @@ import { LogoutForm, RevocationForm } from '../../../shared/schemas/oauth-forms.
 import { LOCALES, t, translator } from '../../../shared/i18n/index.js';
 import { esc, pageLocale, renderPage, tHtml, type PageLook } from '../../views/html.js';
 import { redirectUriMatches, requestMeta } from './authorization.js';
+import { RESPONSE_MODES_SUPPORTED } from './response-mode.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -45,7 +46,10 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     // address and phone are offered by the tenants that turn them on (docs/claims.md).
     scopes_supported: ['openid', 'profile', 'email', 'address', 'phone', 'offline_access'],
     response_types_supported: ['code'],
-    response_modes_supported: ['query'],
+    // JARM §4 and RFC 9701 §7 (docs/jarm.md): the modes, and the algorithms of signed responses.
+    response_modes_supported: [...RESPONSE_MODES_SUPPORTED],
+    authorization_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
+    introspection_signing_alg_values_supported: [...SIGNING_ALGORITHMS],
     grant_types_supported: [
       'authorization_code',
       'refresh_token',

@@ -33,6 +33,7 @@ import { bodyReadError } from '../../middleware/koa-body-errors.js';
 import { presentedCredentials } from '../../middleware/koa-client-auth.js';
 import { ClientAuthenticator, methodAccepted } from '../../../shared/services/client-auth.js';
 import { IntrospectionForm } from '../../../shared/schemas/oauth-forms.js';
+import { INTROSPECTION_JWT_MEDIA } from '../../../shared/services/signed-responses.js';
 
 /**
  * How long an authenticated caller's registration is reused before it is read again in full;
@@ -182,6 +183,16 @@ interface IntrospectionState extends AppState {
   form?: ParsedUrlQuery;
 }
 
+/**
+ * Whether the caller's Accept asks for RFC 9701's JWT over JSON. A header that does not name it
+ * (most callers send none) costs no negotiation.
+ */
+function wantsJwt(ctx: ParameterizedContext): boolean {
+  const accept = ctx.req.headers.accept;
+  if (!accept?.toLowerCase().includes(INTROSPECTION_JWT_MEDIA)) return false;
+  return ctx.accepts(INTROSPECTION_JWT_MEDIA, 'application/json') === INTROSPECTION_JWT_MEDIA;
+}
+
 /** The form's media type, as resource servers send it (RFC 7662 §2.1). */
 const FORM = 'application/x-www-form-urlencoded';
 
@@ -233,7 +244,17 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<App
   };
   const answer = async (ctx: Ctx): Promise<void> => {
     const form = ctx.state.form;
-    const json = await introspector.introspect(ctx.state.caller!, form !== undefined, form?.token);
+    const caller = ctx.state.caller!;
+    const json = await introspector.introspect(caller, form !== undefined, form?.token);
+    // RFC 9701 §4, §5: a caller that asks for it (Accept) or registered an algorithm for it gets
+    // the same answer inside a signed JWT. The answer is built first, so the cache in front of
+    // verification (docs/introspection.md) serves both alike.
+    const alg = caller.introspection_signed_response_alg;
+    if (alg || wantsJwt(ctx)) {
+      ctx.type = INTROSPECTION_JWT_MEDIA;
+      ctx.body = await deps.responseSigner.introspectionResponse({ callerId: caller.client_id, alg, json });
+      return;
+    }
     ctx.type = 'application/json';
     ctx.body = json;
   };
@@ -264,7 +285,11 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<App
       },
       responses: {
         200: {
-          description: 'active token with its claims, or exactly {"active": false}',
+          description:
+            'active token with its claims, or exactly {"active": false}; as application/token-introspection+jwt ' +
+            '(RFC 9701) when the Accept header asks for it or the caller registered ' +
+            'introspection_signed_response_alg: ' +
+            'a signed JWT with iss, aud (the caller), iat, jti and token_introspection (this object)',
           schema: z.union([Active, z.object({ active: z.literal(false) })]),
         },
         400: { description: 'invalid_request' },

@@ -25,6 +25,7 @@ import {
 import { recordAuthEvent } from './history.js';
 import { tokenHash, verifyS256 } from './pkce.js';
 import { AUTH_CODE_TTL_MS, AUTH_REQUEST_TTL_MS, REFRESH_TOKEN_TTL_MS } from './policy.js';
+import type { ResponseMode } from '../signed-responses.js';
 
 export type { ConsentRow, FamilyRow };
 /** A redeemed authorization code. */
@@ -48,6 +49,8 @@ export interface AuthParams {
   ui_locales?: string;
   /** RFC 8707 §2 resource indicators, checked against the client's audiences (authorize.ts). */
   resource?: string[];
+  /** How the response goes back (docs/jarm.md); absent: `query`. */
+  response_mode?: ResponseMode;
 }
 
 /** A saved authorization request, found by its id. */
