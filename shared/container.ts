@@ -26,6 +26,7 @@ import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 import { ClientMetadataService } from './services/client-metadata/index.js';
 import { registrationServices, type RegistrationServices } from './services/registration/index.js';
+import { PushedRequestService } from './services/par/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -140,6 +141,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get registration(): RegistrationServices {
     const d = { directory: this.directory, clientLifecycle: () => this.clientLifecycle };
     return (this.#made.registration ??= registrationServices(this.ds, d));
+  }
+
+  /** Pushed authorization requests (RFC 9126), request objects (RFC 9101), the tenant's policy (docs/par.md). */
+  get par(): PushedRequestService {
+    const o = { issuer: this.config.issuer, clientAuth: this.clientAuth };
+    return (this.#made.par ??= new PushedRequestService(this.ds, o));
   }
 }
 

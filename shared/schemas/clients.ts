@@ -22,6 +22,9 @@ export const PatchClientInput = z.strictObject({
   jwks_uri: f.jwks_uri.unwrap().nullable().optional(),
   /** null removes the logo. */
   logo_uri: f.logo_uri.unwrap().nullable().optional(),
+  /** RFC 9126 §6 and RFC 9101 §10.5 (docs/par.md). */
+  require_pushed_authorization_requests: f.require_pushed_authorization_requests.unwrap().optional(),
+  require_signed_request_object: f.require_signed_request_object.unwrap().optional(),
 });
 export type PatchClientInput = z.input<typeof PatchClientInput>;
 

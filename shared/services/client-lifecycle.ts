@@ -39,6 +39,8 @@ const EDITABLE = [
   'jwks',
   'jwks_uri',
   'logo_uri',
+  'require_pushed_authorization_requests',
+  'require_signed_request_object',
 ] as const;
 
 /**
@@ -72,6 +74,8 @@ function asRegistration(c: Client): Record<string, unknown> {
     userinfo_signed_response_alg: opt(c.userinfo_signed_response_alg),
     access_token_signed_response_alg: opt(c.access_token_signed_response_alg),
     require_pkce: c.require_pkce,
+    require_pushed_authorization_requests: c.require_pushed_authorization_requests ?? false,
+    require_signed_request_object: c.require_signed_request_object ?? false,
   };
 }
 
@@ -156,6 +160,8 @@ export class ClientLifecycleService {
         jwks: c.jwks ? { keys: c.jwks.keys } : null,
         jwks_uri: c.jwks_uri ?? null,
         logo_uri: c.logo_uri ?? null,
+        require_pushed_authorization_requests: c.require_pushed_authorization_requests,
+        require_signed_request_object: c.require_signed_request_object,
       };
       // A caller's own work in this transaction (RFC 7592's token rotation), changed or not.
       await opts.within?.(tx, current);

@@ -162,6 +162,8 @@ export class DirectoryService {
       userinfo_signed_response_alg: c.userinfo_signed_response_alg ?? null,
       access_token_signed_response_alg: c.access_token_signed_response_alg ?? null,
       require_pkce: c.require_pkce,
+      require_pushed_authorization_requests: c.require_pushed_authorization_requests,
+      require_signed_request_object: c.require_signed_request_object,
       ...ext.fields,
       status: 'active',
       created_at: now,

@@ -48,6 +48,12 @@ export interface AuthParams {
   ui_locales?: string;
   /** RFC 8707 §2 resource indicators, checked against the client's audiences (authorize.ts). */
   resource?: string[];
+  /**
+   * How the request arrived when not as plain parameters: pushed (RFC 9126) or a signed request
+   * object (RFC 9101). Such a request is continued after sign-in by its saved id, never by
+   * re-sending its parameters (authorization.ts; docs/par.md).
+   */
+  via?: 'par' | 'jar';
 }
 
 /** A saved authorization request, found by its id. */
