@@ -462,13 +462,3 @@ test('oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupport
   t.false((m.request_object_signing_alg_values_supported as string[]).includes('none'));
   t.is(m.request_uri_parameter_supported, false);
 });
-  t.is(withRequest.loc!.searchParams.get('error'), 'request_not_supported', 'OIDC Core §6.1, §3.1.2.6');
-  t.is(withRequest.loc!.searchParams.get('state'), 'st-req');
-  t.is(withRequest.loc!.searchParams.get('code'), null);
-  const withUri = await authorize(jar, { prompt: 'none', request_uri: 'https://rp.example.test/req.jwt' });
-  t.is(withUri.loc!.searchParams.get('error'), 'request_uri_not_supported', 'OIDC Core §6.2, §3.1.2.6');
-  t.is(withUri.loc!.searchParams.get('code'), null);
-  const m = (await (await fetch(`${d.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-  t.is(m.request_parameter_supported, false);
-  t.is(m.request_uri_parameter_supported, false);
-});
