@@ -144,7 +144,7 @@ test('a code flow through PAR: push, /authorize with client_id and request_uri o
 });
 
 test("a request_uri that is another client's, expired or unknown: invalid_request_uri on a page, never a redirect", async (t) => {
-  const { jar } = await kit.tokensFor(app.web, app.user.email);
+  const jar = await kit.signIn(app.web.clientId, (await createUserIn(env, 'par')).email);
   const theirs = await push(app.web, requestOf(pkce().challenge));
   const refused = async (clientId: string, requestUri: string) => {
     const r = await get(authorizeUrl(d.url, { client_id: clientId, request_uri: requestUri }), jar);
@@ -192,7 +192,7 @@ test('the push is validated by /authorize own rules: JSON 400 with the error /au
 });
 
 test.serial('require PAR per client and per tenant: a plain /authorize is redirected with invalid_request; the policy section has an ETag and is audited', async (t) => {
-  const { jar } = await kit.tokensFor(app.web, app.user.email);
+  const jar = await kit.signIn(app.web.clientId, (await createUserIn(env, 'par')).email);
   const plain = (clientId: string) =>
     get(authorizeUrl(d.url, { client_id: clientId, ...requestOf(pkce().challenge), prompt: 'none' }), jar);
   const refusedFor = async (clientId: string) => {
