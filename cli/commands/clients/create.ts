@@ -156,6 +156,15 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       default: true,
       allowNo: true,
     }),
+    'require-par': Flags.boolean({
+      description:
+        'require_pushed_authorization_requests: /authorize accepts only a pushed request (POST /par, RFC 9126) from it',
+      default: false,
+    }),
+    'require-signed-request-object': Flags.boolean({
+      description: 'require_signed_request_object: /authorize and /par accept only a signed request object (RFC 9101)',
+      default: false,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -176,6 +185,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     access_token_signed_response_alg: 'access-token-alg',
     userinfo_signed_response_alg: 'userinfo-alg',
     require_pkce: 'no-pkce',
+    require_pushed_authorization_requests: 'require-par',
+    require_signed_request_object: 'require-signed-request-object',
   };
 
   async run() {
@@ -201,6 +212,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       ...(f['access-token-alg'] ? { access_token_signed_response_alg: f['access-token-alg'] } : {}),
       ...(f['userinfo-alg'] ? { userinfo_signed_response_alg: f['userinfo-alg'] } : {}),
       require_pkce: f.pkce,
+      require_pushed_authorization_requests: f['require-par'],
+      require_signed_request_object: f['require-signed-request-object'],
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.services.directory.createClient(f.tenant, input, this.actor);
@@ -225,6 +238,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
         ['access token alg', client.access_token_signed_response_alg ?? 'ES256 (default)'],
         ['userinfo', client.userinfo_signed_response_alg ? `JWT, ${client.userinfo_signed_response_alg}` : 'JSON'],
         ['PKCE', client.require_pkce ? 'required' : 'optional (verified when sent)'],
+        ['PAR', client.require_pushed_authorization_requests ? 'required' : 'optional'],
+        ['request object', client.require_signed_request_object ? 'required (signed)' : 'optional'],
         ['created', time(client.created_at)],
       ]),
     );

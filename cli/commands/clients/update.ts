@@ -56,6 +56,14 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     'logo-uri': Flags.string({ description: 'https URL of the logo', exclusive: ['remove-logo'] }),
     'remove-logo': Flags.boolean({ description: 'remove the logo', exclusive: ['logo-uri'] }),
     'if-match': Flags.string({ description: 'the etag of `iam clients get`: refuse if the client changed since' }),
+    'require-par': Flags.boolean({
+      description: 'require pushed authorization requests (RFC 9126); --no-require-par lifts it',
+      allowNo: true,
+    }),
+    'require-signed-request-object': Flags.boolean({
+      description: 'require signed request objects (RFC 9101); --no-require-signed-request-object lifts it',
+      allowNo: true,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -68,6 +76,8 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     jwks: 'jwks-file',
     jwks_uri: 'jwks-uri',
     logo_uri: 'logo-uri',
+    require_pushed_authorization_requests: 'require-par',
+    require_signed_request_object: 'require-signed-request-object',
   };
 
   async run() {
@@ -86,6 +96,10 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       ...(f['jwks-uri'] ? { jwks_uri: f['jwks-uri'] } : {}),
       ...(f['logo-uri'] !== undefined ? { logo_uri: f['logo-uri'] } : {}),
       ...(f['remove-logo'] ? { logo_uri: null } : {}),
+      ...(f['require-par'] !== undefined ? { require_pushed_authorization_requests: f['require-par'] } : {}),
+      ...(f['require-signed-request-object'] !== undefined
+        ? { require_signed_request_object: f['require-signed-request-object'] }
+        : {}),
     };
     if (!Object.keys(input).length) this.error('name at least one thing to change (see --help)', { exit: 2 });
     this.serviceInput = input;
