@@ -6,7 +6,10 @@ export function showAuthorizationRequestPolicy(v: AuthorizationRequestPolicyView
   return [
     `Authorization request policy of tenant ${v.tenantId}`,
     fields([
-      ['pushed requests (PAR)', v.policy.requirePushed ? 'required of every client' : "as each client's registration says"],
+      [
+        'pushed requests (PAR)',
+        v.policy.requirePushed ? 'required of every client' : "as each client's registration says",
+      ],
       ['etag', etag],
     ]),
   ].join('\n');

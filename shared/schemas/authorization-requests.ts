@@ -8,7 +8,8 @@ export const AuthorizationRequestPolicyInput = z
       .boolean()
       .default(false)
       .describe(
-        "RFC 9126 §5: every client of the tenant must push its authorization requests (POST /par); a plain /authorize is refused. Left out: false (each client's own require_pushed_authorization_requests decides)",
+        'RFC 9126 §5: every client of the tenant must push its authorization requests (POST /par); a plain ' +
+          "/authorize is refused. Left out: false (each client's own require_pushed_authorization_requests decides)",
       ),
   })
   .describe("A tenant's authorization request policy; PUT replaces it whole");
@@ -19,7 +20,7 @@ export const AuthorizationRequestPolicyView = z.looseObject({
   policy: AuthorizationRequestPolicyInput.describe('The policy as stored'),
 });
 
-/** POST /par (RFC 9126 §2.1): the authorization request's parameters, or a request object, and client authentication. */
+/** POST /par (RFC 9126 §2.1): the request's parameters, or a request object, and client authentication. */
 export const ParForm = z
   .looseObject({
     ...ClientAuthentication,

@@ -181,7 +181,11 @@ test('refused request objects: none, HS256, an unknown key, exp-nbf over 60 min,
   t.is((await authorize(jar, { client_id: clientId, request: replayed })).status, 302, 'its first use');
   const cases: [string, string, RegExp][] = [
     ['alg none', unsigned, /must be signed with/],
-    ['HS256', await requestObject({}, { alg: 'HS256', key: new TextEncoder().encode('x'.repeat(32)) }), /must be signed/],
+    [
+      'HS256',
+      await requestObject({}, { alg: 'HS256', key: new TextEncoder().encode('x'.repeat(32)) }),
+      /must be signed/,
+    ],
     ['unknown key', await requestObject({}, { alg: 'ES256', key: other.privateKey, kid: 'rp-1' }), /signature/],
     ['exp - nbf > 60 min', await requestObject({ nbf: now() - 3600, exp: now() + 60 }), /60 minutes/],
     ['replayed jti', replayed, /already used/],

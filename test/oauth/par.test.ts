@@ -191,56 +191,59 @@ test('the push is validated by /authorize own rules: JSON 400 with the error /au
   t.is(bad.body.error, 'invalid_client');
 });
 
-test.serial('require PAR per client and per tenant: a plain /authorize is redirected with invalid_request; the policy section has an ETag and is audited', async (t) => {
-  const jar = await kit.signIn(app.web.clientId, (await createUserIn(env, 'par')).email);
-  const plain = (clientId: string) =>
-    get(authorizeUrl(d.url, { client_id: clientId, ...requestOf(pkce().challenge), prompt: 'none' }), jar);
-  const refusedFor = async (clientId: string) => {
-    const r = await plain(clientId);
-    t.is(r.status, 302);
-    const loc = new URL(r.headers.get('location')!);
-    t.is(loc.searchParams.get('error'), 'invalid_request');
-    t.regex(loc.searchParams.get('error_description')!, /RFC 9126/);
-    t.is(loc.searchParams.get('state'), 'st-par');
-  };
-  await refusedFor(parOnly.clientId);
-  t.truthy(new URL((await plain(app.web.clientId)).headers.get('location')!).searchParams.get('code'));
+test.serial(
+  'require PAR per client and per tenant: a plain /authorize is redirected with invalid_request; the policy is audited',
+  async (t) => {
+    const jar = await kit.signIn(app.web.clientId, (await createUserIn(env, 'par')).email);
+    const plain = (clientId: string) =>
+      get(authorizeUrl(d.url, { client_id: clientId, ...requestOf(pkce().challenge), prompt: 'none' }), jar);
+    const refusedFor = async (clientId: string) => {
+      const r = await plain(clientId);
+      t.is(r.status, 302);
+      const loc = new URL(r.headers.get('location')!);
+      t.is(loc.searchParams.get('error'), 'invalid_request');
+      t.regex(loc.searchParams.get('error_description')!, /RFC 9126/);
+      t.is(loc.searchParams.get('state'), 'st-par');
+    };
+    await refusedFor(parOnly.clientId);
+    t.truthy(new URL((await plain(app.web.clientId)).headers.get('location')!).searchParams.get('code'));
 
-  const path = `/api/admin/tenants/${app.tenantId}/authorization-requests`;
-  const before = await api(d.url, 'GET', path, { token: adminToken });
-  t.is(before.status, 200);
-  t.deepEqual(before.body.policy, { requirePushed: false });
-  const etag = before.headers.get('etag')!;
-  const stale = await api(d.url, 'PUT', path, {
-    token: adminToken,
-    body: { requirePushed: true },
-    headers: { 'If-Match': '"stale"' },
-  });
-  t.is(stale.status, 412);
-  const bad = await api(d.url, 'PUT', path, { token: adminToken, body: { requirePushed: 'yes' } });
-  t.is(bad.status, 400);
-  const on = await api(d.url, 'PUT', path, {
-    token: adminToken,
-    body: { requirePushed: true },
-    headers: { 'If-Match': etag },
-  });
-  t.is(on.status, 200);
-  try {
-    await refusedFor(app.web.clientId);
-    const pushed = await push(app.web, requestOf(pkce().challenge, { prompt: 'none' }));
-    const r = await get(
-      authorizeUrl(d.url, { client_id: app.web.clientId, request_uri: String(pushed.body.request_uri) }),
-      jar,
-    );
-    t.truthy(new URL(r.headers.get('location')!).searchParams.get('code'));
-  } finally {
-    await api(d.url, 'PUT', path, { token: adminToken, body: { requirePushed: false } });
-  }
-  const events = (await sql(
-    db.url,
-    db.dir,
-    "SELECT actor_id FROM audit_events WHERE tenant_id = ? AND action = 'tenant.authorization_requests.update'",
-    [app.tenantId],
-  )) as { actor_id: string }[];
-  t.is(events.length, 2);
-});
+    const path = `/api/admin/tenants/${app.tenantId}/authorization-requests`;
+    const before = await api(d.url, 'GET', path, { token: adminToken });
+    t.is(before.status, 200);
+    t.deepEqual(before.body.policy, { requirePushed: false });
+    const etag = before.headers.get('etag')!;
+    const stale = await api(d.url, 'PUT', path, {
+      token: adminToken,
+      body: { requirePushed: true },
+      headers: { 'If-Match': '"stale"' },
+    });
+    t.is(stale.status, 412);
+    const bad = await api(d.url, 'PUT', path, { token: adminToken, body: { requirePushed: 'yes' } });
+    t.is(bad.status, 400);
+    const on = await api(d.url, 'PUT', path, {
+      token: adminToken,
+      body: { requirePushed: true },
+      headers: { 'If-Match': etag },
+    });
+    t.is(on.status, 200);
+    try {
+      await refusedFor(app.web.clientId);
+      const pushed = await push(app.web, requestOf(pkce().challenge, { prompt: 'none' }));
+      const r = await get(
+        authorizeUrl(d.url, { client_id: app.web.clientId, request_uri: String(pushed.body.request_uri) }),
+        jar,
+      );
+      t.truthy(new URL(r.headers.get('location')!).searchParams.get('code'));
+    } finally {
+      await api(d.url, 'PUT', path, { token: adminToken, body: { requirePushed: false } });
+    }
+    const events = (await sql(
+      db.url,
+      db.dir,
+      "SELECT actor_id FROM audit_events WHERE tenant_id = ? AND action = 'tenant.authorization_requests.update'",
+      [app.tenantId],
+    )) as { actor_id: string }[];
+    t.is(events.length, 2);
+  },
+);

@@ -96,11 +96,9 @@ export const parseAuthParams = (q: Record<string, unknown>, client: Client, redi
   if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw))
     throw new AuthzRedirectError('invalid_request', 'max_age must be a non-negative integer.');
   const nonce = param(q, 'nonce');
-  if (nonce !== undefined && nonce.length > 512)
-    throw new AuthzRedirectError('invalid_request', 'nonce is too long.');
+  if (nonce !== undefined && nonce.length > 512) throw new AuthzRedirectError('invalid_request', 'nonce is too long.');
   const state = param(q, 'state');
-  if (state !== undefined && state.length > 2048)
-    throw new AuthzRedirectError('invalid_request', 'state is too long.');
+  if (state !== undefined && state.length > 2048) throw new AuthzRedirectError('invalid_request', 'state is too long.');
   // RFC 8707 §2: `resource` may repeat; the one rule (resource-indicators.ts) is applied by
   // the handler below, which may read the tenant's resource servers.
   const rawResource = q.resource === undefined ? [] : ([] as unknown[]).concat(q.resource);
