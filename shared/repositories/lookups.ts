@@ -59,8 +59,8 @@ export class Lookups {
               c.scopes, c.audiences, c.first_party, c.status, c.resource_identifiers, c.strict_introspection,
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
-              c.require_pkce, c.require_pushed_authorization_requests,
-              c.require_signed_request_object, c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
+              c.require_pkce, c.require_pushed_authorization_requests, c.require_signed_request_object,
+              c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
               c.created_at, c.updated_at, t.lifecycle_state, t.settings,
               t.name AS tenant_name
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,

@@ -30,7 +30,8 @@ export const errors: AreaCatalogue = {
       'Signing in there could not be completed. Go back to the application and start again.',
     'errors.badAuthorizationRequest.title': 'Request refused',
     'errors.badAuthorizationRequest.message':
-      "The application's request could not be accepted. No redirect was made. Go back to the application and start again.",
+      "The application's request could not be accepted. No redirect was made. " +
+      'Go back to the application and start again.',
   },
   de: {
     'errors.clientDocument.title': 'Anwendung nicht überprüfbar',
