@@ -71,8 +71,8 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const q = (ctx.method === 'POST' ? (ctx.request.body ?? {}) : ctx.query) as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
     const uiLocales = typeof q.ui_locales === 'string' ? q.ui_locales.slice(0, 256) : undefined;
-    // A refused request_uri or request object: a page, never a redirect, since no redirect_uri
-    // has been verified (RFC 9126 §4, RFC 9101 §6.3; docs/par.md).
+    // A refused request_uri (or a request object without a registered redirect_uri beside it): a
+    // page, never a redirect, since no redirect_uri has been verified (RFC 9126 §4; docs/par.md).
     const refused = async (e: OAuthError, found?: ResolvedClient) => {
       const look = await lookFor(ctx, found, uiLocales);
       return errorPage(ctx, 400, 'badAuthorizationRequest', look, serviceSentence(look, `${e.error}: ${e.message}`));
@@ -84,7 +84,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     let found: ResolvedClient | null;
     try {
       if (typeof q.request_uri === 'string' && q.request_uri.startsWith(REQUEST_URI_PREFIX))
-        known = await deps.par.take(clientId ?? '', typeof q.request_uri === 'string' ? q.request_uri : '');
+        known = await deps.par.take(clientId ?? '', q.request_uri);
       else if (typeof q[LOGIN_DONE_PARAM] === 'string' && q.response_type === undefined && q.request === undefined) {
         marker = q[LOGIN_DONE_PARAM];
         const s = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
