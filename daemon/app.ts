@@ -58,6 +58,8 @@ import { tokenRoutes } from './routes/oauth/token.js';
 import { accountPageRoutes } from './routes/account/page.js';
 import { introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
+import { parRoutes } from './routes/oauth/par.js';
+import { authorizationRequestPolicyRoutes } from './routes/admin/authorization-requests.js';
 import { loginFormRoutes } from './routes/oauth/login-forms.js';
 import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
 import { consentRoutes } from './routes/oauth/consent.js';
@@ -178,6 +180,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     upstreamLoginRoutes(deps, api),
     consentRoutes(deps, api),
     tokenRoutes(deps, api),
+    parRoutes(deps, api),
     directAuthRoutes(deps, api),
     directPasskeyRoutes(deps, api),
     directoryRoutes(deps, api),
@@ -195,6 +198,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     emailSettingsRoutes(deps, api),
     brandingRoutes(deps, api),
     sessionPolicyRoutes(deps, api),
+    authorizationRequestPolicyRoutes(deps, api),
     clientMetadataPolicyRoutes(deps, api),
     mailTemplateRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),

@@ -38,6 +38,7 @@ import { MailTemplates1763769600040 } from './0040-mail-templates.js';
 import { GroupsRolesScim1763769600041 } from './0041-groups-roles-scim.js';
 import { DynamicRegistration1763769600042 } from './0042-dynamic-registration.js';
 import { ResourceMetadata1763769600044 } from './0044-resource-metadata.js';
+import { PushedAuthorizationRequests1763769600045 } from './0045-pushed-authorization-requests.js';
 import { SignedResponses1763769600047 } from './0047-signed-responses.js';
 
 export const migrations = [
@@ -77,5 +78,6 @@ export const migrations = [
   GroupsRolesScim1763769600041,
   DynamicRegistration1763769600042,
   ResourceMetadata1763769600044,
+  PushedAuthorizationRequests1763769600045,
   SignedResponses1763769600047,
 ];

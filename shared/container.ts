@@ -27,6 +27,7 @@ import { scimServices, type ScimServices } from './services/scim/services.js';
 import { ClientMetadataService } from './services/client-metadata/index.js';
 import { registrationServices, type RegistrationServices } from './services/registration/index.js';
 import { ResponseSigner } from './services/signed-responses.js';
+import { PushedRequestService } from './services/par/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -146,6 +147,12 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** JWT authorization responses (JARM) and JWT introspection responses (RFC 9701; docs/jarm.md). */
   get responseSigner(): ResponseSigner {
     return (this.#made.responseSigner ??= new ResponseSigner(this.config.issuer, this.keys));
+  }
+
+  /** Pushed authorization requests (RFC 9126), request objects (RFC 9101), the tenant's policy (docs/par.md). */
+  get par(): PushedRequestService {
+    const o = { issuer: this.config.issuer, clientAuth: this.clientAuth };
+    return (this.#made.par ??= new PushedRequestService(this.ds, o));
   }
 }
 

@@ -129,6 +129,10 @@ export interface Client {
    * confidential client may be registered without it (docs/oauth.md, "PKCE").
    */
   require_pkce: boolean;
+  /** RFC 9126 §6: /authorize accepts only a pushed request (`request_uri`) from it (docs/par.md). */
+  require_pushed_authorization_requests?: boolean;
+  /** RFC 9101 §10.5: /authorize accepts only a signed request object from it (docs/par.md). */
+  require_signed_request_object?: boolean;
   /**
    * Seconds: the client's access tokens issued at or before it (`iat`) are inactive (a disable,
    * docs/directory.md "Clients"); null when none were revoked so. Its secrets are in
@@ -185,6 +189,8 @@ export const ClientEntity = new EntitySchema<Client>({
     authorization_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     introspection_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     require_pkce: { type: 'integer', transformer: boolInt },
+    require_pushed_authorization_requests: { type: 'integer', transformer: boolInt },
+    require_signed_request_object: { type: 'integer', transformer: boolInt },
     tokens_revoked_before: ts(true),
     created_at: ts(),
     updated_at: ts(),

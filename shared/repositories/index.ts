@@ -106,3 +106,4 @@ export { AgentGrantTokenHousekeeping } from './agent-grants.js';
 export { ScopedUserTransfer, type TransferClaimValue, type TransferLink, type TransferUser } from './user-transfer.js';
 export type { ScimUserRow, ScimUserWrite } from './scim-users.js';
 export { ClientMetadataLookups } from './client-metadata.js';
+export { PushedRequestLookup, type PushedRequestRow } from './pushed-requests.js';

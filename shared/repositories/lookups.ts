@@ -25,6 +25,8 @@ export interface ResolvedClient {
    * get their look from this one read (shared/services/branding.ts `brandingFrom`). */
   tenantName: string;
   brandingSection: unknown;
+  /** The settings' `authorizationRequests` section as stored (docs/par.md: the tenant's PAR requirement). */
+  authorizationRequestsSection?: unknown;
 }
 
 /** The policy versions of a tenant's settings document; what is not a non-empty string is absent. */
@@ -58,7 +60,8 @@ export class Lookups {
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
               c.authorization_signed_response_alg, c.introspection_signed_response_alg,
-              c.require_pkce, c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
+              c.require_pkce, c.require_pushed_authorization_requests, c.require_signed_request_object,
+              c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
               c.created_at, c.updated_at, t.lifecycle_state, t.settings,
               t.name AS tenant_name
          FROM clients c JOIN tenants t ON t.id = c.tenant_id WHERE c.client_id = ?`,
@@ -94,6 +97,8 @@ export class Lookups {
       introspection_signed_response_alg:
         (r.introspection_signed_response_alg as Client['introspection_signed_response_alg']) ?? null,
       require_pkce: boolInt.from(r.require_pkce) as boolean,
+      require_pushed_authorization_requests: boolInt.from(r.require_pushed_authorization_requests) as boolean,
+      require_signed_request_object: boolInt.from(r.require_signed_request_object) as boolean,
       tokens_revoked_before:
         r.tokens_revoked_before === null || r.tokens_revoked_before === undefined
           ? null
@@ -106,7 +111,11 @@ export class Lookups {
       created_at: Number(r.created_at),
       updated_at: Number(r.updated_at),
     };
-    const settings = (jsonText.from(r.settings) ?? {}) as { allowSignup?: unknown; branding?: unknown };
+    const settings = (jsonText.from(r.settings) ?? {}) as {
+      allowSignup?: unknown;
+      branding?: unknown;
+      authorizationRequests?: unknown;
+    };
     return {
       client,
       tenantState: String(r.lifecycle_state),
@@ -114,6 +123,7 @@ export class Lookups {
       policyVersions: policyVersionsOf(settings),
       tenantName: String(r.tenant_name),
       brandingSection: settings.branding,
+      authorizationRequestsSection: settings.authorizationRequests,
     };
   }
 

@@ -48,6 +48,7 @@ import { ScopedResourcePermissions, ScopedRoleAssignments, ScopedRoles } from '.
 import { ScopedGroups } from './groups.js';
 import { ScopedScimUsers } from './scim-users.js';
 import { ScopedRegistrations } from './registrations.js';
+import { ScopedPushedRequests } from './pushed-requests.js';
 
 export class TenantScope implements ScopeRef {
   #clients?: ScopedClients;
@@ -63,6 +64,7 @@ export class TenantScope implements ScopeRef {
   #artifacts?: ScopedArtifacts;
   #authRequests?: ScopedAuthRequests;
   #authCodes?: ScopedAuthCodes;
+  #pushedRequests?: ScopedPushedRequests;
   #tokens?: ScopedTokens;
   #consents?: ScopedConsents;
   #exports?: ScopedExports;
@@ -150,6 +152,10 @@ export class TenantScope implements ScopeRef {
   }
   get authCodes(): ScopedAuthCodes {
     return (this.#authCodes ??= new ScopedAuthCodes(this));
+  }
+  /** Pushed authorization requests (RFC 9126). */
+  get pushedRequests(): ScopedPushedRequests {
+    return (this.#pushedRequests ??= new ScopedPushedRequests(this));
   }
   get tokens(): ScopedTokens {
     return (this.#tokens ??= new ScopedTokens(this));

@@ -194,6 +194,7 @@ export const TENANT_PURGE_TABLES: readonly string[] = [
   'plugin_settings',
   // provisioning_steps go with their operation, just before it (see purgeBatch).
   'provisioning_operations',
+  'pushed_auth_requests',
   'refresh_tokens',
   'resource_permissions',
   'revoked_access_tokens',

@@ -105,6 +105,10 @@ export const CreateClientInput = z
      * confidential client may be registered with false (docs/oauth.md, "PKCE").
      */
     require_pkce: z.boolean().default(true),
+    /** RFC 9126 §6: only pushed authorization requests from this client (docs/par.md). Default false. */
+    require_pushed_authorization_requests: z.boolean().default(false),
+    /** RFC 9101 §10.5: only signed request objects from this client (docs/par.md). Default false. */
+    require_signed_request_object: z.boolean().default(false),
   })
   .superRefine((c, ctx) => {
     const method = c.token_endpoint_auth_method;
@@ -237,6 +241,8 @@ export const ClientView = z.object({
   authorization_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable().optional(),
   introspection_signed_response_alg: z.enum(SIGNING_ALGORITHMS).nullable().optional(),
   require_pkce: z.boolean(),
+  require_pushed_authorization_requests: z.boolean(),
+  require_signed_request_object: z.boolean(),
   /** How the client came to be: `dynamic` (RFC 7591, docs/registration.md); null: the admin API or the CLI. */
   registered_via: z.string().nullable().optional(),
   /** RFC 7591 §2, as the app states them. */

@@ -25,6 +25,9 @@ export const PatchClientInput = z.strictObject({
   /** null returns to the default (docs/jarm.md). */
   authorization_signed_response_alg: f.authorization_signed_response_alg.unwrap().nullable().optional(),
   introspection_signed_response_alg: f.introspection_signed_response_alg.unwrap().nullable().optional(),
+  /** RFC 9126 §6 and RFC 9101 §10.5 (docs/par.md). */
+  require_pushed_authorization_requests: f.require_pushed_authorization_requests.unwrap().optional(),
+  require_signed_request_object: f.require_signed_request_object.unwrap().optional(),
 });
 export type PatchClientInput = z.input<typeof PatchClientInput>;
 

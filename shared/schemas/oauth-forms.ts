@@ -10,7 +10,7 @@ import { z } from 'zod';
  * private_key_jwt), or client_id alone for a public client; HTTP Basic instead is the
  * `basic` security scheme.
  */
-const ClientAuthentication = {
+export const ClientAuthentication = {
   client_id: z.string().optional().describe('The client (RFC 6749 §2.3.1, §3.2.1); alone for a public client'),
   client_secret: z.string().optional().describe('client_secret_post (RFC 6749 §2.3.1)'),
   client_assertion_type: z

@@ -219,7 +219,12 @@ export class ClientAuthenticator {
       throw new InvalidClient('The client_assertion was already used (jti); sign a new one for each request.');
   }
 
-  private async keysOf(client: Client, kid: string | undefined): Promise<KeySet> {
+  /**
+   * The client's registered public keys (inline `jwks`, or `jwks_uri` through the cache, refetched
+   * on an unknown `kid`): client assertions here, signed request objects (shared/services/par/).
+   * Throws InvalidClient naming the failure.
+   */
+  async keysOf(client: Client, kid: string | undefined): Promise<KeySet> {
     if (client.jwks) {
       let e = this.inline.get(client.id);
       if (!e || e.updatedAt !== client.updated_at) {

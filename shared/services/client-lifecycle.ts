@@ -41,6 +41,8 @@ const EDITABLE = [
   'logo_uri',
   'authorization_signed_response_alg',
   'introspection_signed_response_alg',
+  'require_pushed_authorization_requests',
+  'require_signed_request_object',
 ] as const;
 
 /**
@@ -76,6 +78,8 @@ function asRegistration(c: Client): Record<string, unknown> {
     authorization_signed_response_alg: opt(c.authorization_signed_response_alg),
     introspection_signed_response_alg: opt(c.introspection_signed_response_alg),
     require_pkce: c.require_pkce,
+    require_pushed_authorization_requests: c.require_pushed_authorization_requests ?? false,
+    require_signed_request_object: c.require_signed_request_object ?? false,
   };
 }
 
@@ -162,6 +166,8 @@ export class ClientLifecycleService {
         logo_uri: c.logo_uri ?? null,
         authorization_signed_response_alg: c.authorization_signed_response_alg ?? null,
         introspection_signed_response_alg: c.introspection_signed_response_alg ?? null,
+        require_pushed_authorization_requests: c.require_pushed_authorization_requests,
+        require_signed_request_object: c.require_signed_request_object,
       };
       // A caller's own work in this transaction (RFC 7592's token rotation), changed or not.
       await opts.within?.(tx, current);

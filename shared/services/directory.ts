@@ -164,6 +164,8 @@ export class DirectoryService {
       authorization_signed_response_alg: c.authorization_signed_response_alg ?? null,
       introspection_signed_response_alg: c.introspection_signed_response_alg ?? null,
       require_pkce: c.require_pkce,
+      require_pushed_authorization_requests: c.require_pushed_authorization_requests,
+      require_signed_request_object: c.require_signed_request_object,
       ...ext.fields,
       status: 'active',
       created_at: now,

@@ -446,17 +446,19 @@ test('oidcc-ensure-post-request-succeeds: the authorization request as a form PO
   t.true(await isLoginPage(anonymous));
 });
 
-test('oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported and oidcc-request-uri-unsigned-…: refused as unsupported', async (t) => {
+test('oidcc-unsigned-request-object-supported-correctly-or-rejected-as-unsupported and oidcc-request-uri-unsigned-…: refused (unsigned object, request_uri URL)', async (t) => {
   const { jar } = await signedIn();
   const requestObject = 'eyJhbGciOiJub25lIn0.eyJzY29wZSI6Im9wZW5pZCJ9.';
   const withRequest = await authorize(jar, { prompt: 'none', request: requestObject, state: 'st-req' });
-  t.is(withRequest.loc!.searchParams.get('error'), 'request_not_supported', 'OIDC Core §6.1, §3.1.2.6');
+  // Request objects are offered (RFC 9101, docs/par.md), signed ones only: alg none is refused.
+  t.is(withRequest.loc!.searchParams.get('error'), 'invalid_request_object', 'RFC 9101 §6.2');
   t.is(withRequest.loc!.searchParams.get('state'), 'st-req');
   t.is(withRequest.loc!.searchParams.get('code'), null);
   const withUri = await authorize(jar, { prompt: 'none', request_uri: 'https://rp.example.test/req.jwt' });
   t.is(withUri.loc!.searchParams.get('error'), 'request_uri_not_supported', 'OIDC Core §6.2, §3.1.2.6');
   t.is(withUri.loc!.searchParams.get('code'), null);
   const m = (await (await fetch(`${d.url}/.well-known/openid-configuration`)).json()) as Record<string, unknown>;
-  t.is(m.request_parameter_supported, false);
+  t.is(m.request_parameter_supported, true);
+  t.false((m.request_object_signing_alg_values_supported as string[]).includes('none'));
   t.is(m.request_uri_parameter_supported, false);
 });

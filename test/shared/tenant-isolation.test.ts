@@ -11,7 +11,7 @@ import test, { type ExecutionContext } from 'ava';
 import { createHash, randomBytes } from 'node:crypto';
 import type { Tenant } from '../../shared/db/entities.js';
 import type { Database } from '../../shared/db/index.js';
-import { Lookups, TenantScope, UpstreamLinkQueue } from '../../shared/repositories/index.js';
+import { Lookups, PushedRequestLookup, TenantScope, UpstreamLinkQueue } from '../../shared/repositories/index.js';
 import { ArtifactService } from '../../shared/services/auth/artifacts.js';
 import { AMR_EMAIL_CODE, EmailCodeService } from '../../shared/services/auth/codes.js';
 import { OAuthService } from '../../shared/services/auth/oauth.js';
@@ -786,6 +786,20 @@ const cases: Record<string, (w: World) => Promise<void>> = {
       expiresAt: Date.now() + 60_000,
     });
     t.is((await lookups.authRequestById('ar_a'))!.tenantId, a.id);
+  },
+
+  async pushedRequests(w) {
+    const { t, a, b, scopeA, scopeB } = w;
+    const lookup = new PushedRequestLookup(w.services.ds);
+    const row = { clientId: 'cl_b', params: { scope: ['openid'] }, createdAt: 1, expiresAt: Date.now() + 60_000 };
+    await scopeB.pushedRequests.insert({ id: 'par_b', ...row });
+    t.false(await scopeA.pushedRequests.use('par_b', 'cl_b', Date.now()));
+    const theirs = (await lookup.byHash('par_b'))!;
+    t.is(theirs.tenantId, b.id);
+    t.false(theirs.used);
+    await scopeA.pushedRequests.insert({ id: 'par_a', ...row });
+    t.is((await lookup.byHash('par_a'))!.tenantId, a.id);
+    t.true(await scopeB.pushedRequests.use('par_b', 'cl_b', Date.now()));
   },
 
   async authCodes(w) {

@@ -168,6 +168,15 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       default: true,
       allowNo: true,
     }),
+    'require-par': Flags.boolean({
+      description:
+        'require_pushed_authorization_requests: /authorize accepts only a pushed request (POST /par, RFC 9126) from it',
+      default: false,
+    }),
+    'require-signed-request-object': Flags.boolean({
+      description: 'require_signed_request_object: /authorize and /par accept only a signed request object (RFC 9101)',
+      default: false,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -190,6 +199,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     authorization_signed_response_alg: 'authorization-alg',
     introspection_signed_response_alg: 'introspection-alg',
     require_pkce: 'no-pkce',
+    require_pushed_authorization_requests: 'require-par',
+    require_signed_request_object: 'require-signed-request-object',
   };
 
   async run() {
@@ -217,6 +228,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       ...(f['authorization-alg'] ? { authorization_signed_response_alg: f['authorization-alg'] } : {}),
       ...(f['introspection-alg'] ? { introspection_signed_response_alg: f['introspection-alg'] } : {}),
       require_pkce: f.pkce,
+      require_pushed_authorization_requests: f['require-par'],
+      require_signed_request_object: f['require-signed-request-object'],
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.services.directory.createClient(f.tenant, input, this.actor);
@@ -246,6 +259,8 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
           client.introspection_signed_response_alg ? `JWT, ${client.introspection_signed_response_alg}` : 'JSON',
         ],
         ['PKCE', client.require_pkce ? 'required' : 'optional (verified when sent)'],
+        ['PAR', client.require_pushed_authorization_requests ? 'required' : 'optional'],
+        ['request object', client.require_signed_request_object ? 'required (signed)' : 'optional'],
         ['created', time(client.created_at)],
       ]),
     );

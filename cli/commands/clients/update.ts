@@ -69,6 +69,14 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       options: [...SIGNING_ALGORITHMS, 'default'],
     }),
     'if-match': Flags.string({ description: 'the etag of `iam clients get`: refuse if the client changed since' }),
+    'require-par': Flags.boolean({
+      description: 'require pushed authorization requests (RFC 9126); --no-require-par lifts it',
+      allowNo: true,
+    }),
+    'require-signed-request-object': Flags.boolean({
+      description: 'require signed request objects (RFC 9101); --no-require-signed-request-object lifts it',
+      allowNo: true,
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -83,6 +91,8 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     logo_uri: 'logo-uri',
     authorization_signed_response_alg: 'authorization-alg',
     introspection_signed_response_alg: 'introspection-alg',
+    require_pushed_authorization_requests: 'require-par',
+    require_signed_request_object: 'require-signed-request-object',
   };
 
   async run() {
@@ -103,6 +113,10 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       ...(f['remove-logo'] ? { logo_uri: null } : {}),
       ...algPatch('authorization_signed_response_alg', f['authorization-alg']),
       ...algPatch('introspection_signed_response_alg', f['introspection-alg']),
+      ...(f['require-par'] !== undefined ? { require_pushed_authorization_requests: f['require-par'] } : {}),
+      ...(f['require-signed-request-object'] !== undefined
+        ? { require_signed_request_object: f['require-signed-request-object'] }
+        : {}),
     };
     if (!Object.keys(input).length) this.error('name at least one thing to change (see --help)', { exit: 2 });
     this.serviceInput = input;

@@ -53,6 +53,13 @@ export const LOGIN_DONE_PARAM = 'login_done';
  */
 function continuationUrlFor(issuer: string, p: AuthParams, marker: string): string {
   const u = new URL(`${issuer}/authorize`);
+  // A pushed request or a request object (docs/par.md) is continued by its saved id alone: its
+  // request_uri is spent and its request object's jti too, and its client may be held to PAR.
+  if (p.via) {
+    u.searchParams.set('client_id', p.client_id);
+    u.searchParams.set(LOGIN_DONE_PARAM, marker);
+    return u.toString();
+  }
   const q: Record<string, string | undefined> = {
     response_type: 'code',
     client_id: p.client_id,
@@ -131,6 +138,22 @@ export function authorizationFlow(deps: AppDeps) {
     if (a.length !== b.length || !timingSafeEqual(a, b)) return false;
     const saved = await deps.oauth.getAuthRequest(requestId);
     return !!saved && saved.consumed && sameRequest(saved.params, p);
+  };
+
+  /**
+   * The saved request a by-id continuation (a pushed request or a request object, docs/par.md)
+   * names: the marker's MAC matches this session, the request was consumed by that login, and
+   * it arrived by PAR or JAR. Undefined otherwise.
+   */
+  const resumed = async (marker: string, sessionId: string): Promise<AuthParams | undefined> => {
+    const dot = marker.indexOf('.');
+    if (marker.length > 200 || dot <= 0) return undefined;
+    const requestId = marker.slice(0, dot);
+    const a = Buffer.from(continuationMac(requestId, sessionId));
+    const b = Buffer.from(marker.slice(dot + 1));
+    if (a.length !== b.length || !timingSafeEqual(a, b)) return undefined;
+    const saved = await deps.oauth.getAuthRequest(requestId);
+    return saved?.consumed && saved.params.via ? saved.params : undefined;
   };
 
   /**
@@ -271,5 +294,17 @@ export function authorizationFlow(deps: AppDeps) {
     };
   };
 
-  return { issuer, secure, respond, target, csrfFor, finish, formContext, continuationUrl, loginDone, lookFor };
+  return {
+    issuer,
+    secure,
+    respond,
+    target,
+    csrfFor,
+    finish,
+    formContext,
+    continuationUrl,
+    loginDone,
+    resumed,
+    lookFor,
+  };
 }

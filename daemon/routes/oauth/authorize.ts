@@ -5,13 +5,10 @@
  * must sign in gets the login form (login-forms.ts); one who must consent, the consent form
  * (consent.ts); both continue the authorization request saved here.
  */
-import { grantableScope, isAdminScope, requestableScope } from '../../../shared/scopes.js';
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
-import type { Client } from '../../../shared/db/entities.js';
 import type { ResolvedClient } from '../../../shared/services/directory.js';
 import type { AuthParams } from '../../../shared/services/auth/oauth.js';
-import { PKCE_VALUE } from '../../../shared/services/auth/pkce.js';
 import { SESSION_COOKIE } from '../../../shared/services/auth/policy.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { readCookie } from '../../cookies.js';
@@ -21,125 +18,16 @@ import { consentPage, emailStep, thirdPartyOf } from '../../views/login.js';
 import { UpstreamLoginError } from '../../../shared/services/upstream-idp/index.js';
 import { authorizationFlow, LOGIN_DONE_PARAM, redirectUriMatches, type Ctx } from './authorization.js';
 import { startReauthentication } from './upstream-login.js';
+import { targetsOf } from '../../../shared/services/rbac-tokens.js';
+import { InvalidRequestUri, REQUEST_URI_PREFIX } from '../../../shared/services/par/index.js';
+import { AuthzRedirectError, checkAuthParams, param, parseAuthParams } from './authorize-params.js';
 import { parseResponseMode } from './response-mode.js';
-import { isOptionalClaimScope } from '../../../shared/services/standard-claims.js';
-import { MAX_RESOURCES, targetsOf } from '../../../shared/services/rbac-tokens.js';
 import { isDocumentClientId } from '../../../shared/services/client-metadata/index.js';
 import { InvalidTarget, OAuthError } from '../../../shared/errors.js';
 
-const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
-
-class AuthzRedirectError extends Error {
-  constructor(
-    readonly error: string,
-    description: string,
-  ) {
-    super(description);
-  }
-}
-
 export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppState> {
   const router = new Router<AppState>();
-  const { respond, target, csrfFor, finish, loginDone, lookFor } = authorizationFlow(deps);
-
-  /** RFC 6749 §3.1: parameters must not repeat. */
-  const param = (q: Record<string, unknown>, name: string): string | undefined => {
-    const v = q[name];
-    if (v === undefined) return undefined;
-    if (typeof v !== 'string') throw new AuthzRedirectError('invalid_request', `${name} must appear once.`);
-    return v;
-  };
-
-  /** Validates everything after client_id and redirect_uri; throws AuthzRedirectError. */
-  const parseParams = (q: Record<string, unknown>, client: Client, redirectUri: string): AuthParams => {
-    // OIDC Core §6.1 and §6.2: request objects are not offered (discovery says
-    // request_parameter_supported and request_uri_parameter_supported false); a request that
-    // carries one is refused as §3.1.2.6 names it, rather than served without what it asked.
-    if (q.request !== undefined)
-      throw new AuthzRedirectError('request_not_supported', 'Request objects are not supported.');
-    if (q.request_uri !== undefined)
-      throw new AuthzRedirectError('request_uri_not_supported', 'request_uri is not supported.');
-    const responseType = param(q, 'response_type');
-    if (!responseType) throw new AuthzRedirectError('invalid_request', 'response_type is required.');
-    if (responseType !== 'code')
-      throw new AuthzRedirectError('unsupported_response_type', 'Only response_type=code is supported.');
-    if (!client.grant_types.includes('authorization_code'))
-      throw new AuthzRedirectError('unauthorized_client', 'This client may not use the authorization code flow.');
-    // RFC 9700 §2.1.1: PKCE is required, and only S256 (plain offers no protection against a leaked
-    // request). A confidential client registered with require_pkce false may leave it out (its
-    // secret binds the code's redemption to it, RFC 9700 §2.1.1 "MAY"); a challenge it does send
-    // is checked as strictly and binds the code (docs/oauth.md, "PKCE"). A public client is always
-    // held to PKCE, whatever its row says.
-    const challenge = param(q, 'code_challenge');
-    const method = param(q, 'code_challenge_method');
-    const pkceOptional = !client.require_pkce && client.client_type === 'confidential';
-    if (!challenge && !(pkceOptional && method === undefined))
-      throw new AuthzRedirectError('invalid_request', 'code_challenge is required (PKCE, RFC 7636).');
-    if (challenge !== undefined) {
-      if (method !== 'S256')
-        throw new AuthzRedirectError('invalid_request', 'code_challenge_method must be S256; plain is not allowed.');
-      if (!PKCE_VALUE.test(challenge)) throw new AuthzRedirectError('invalid_request', 'code_challenge is malformed.');
-    }
-    const asked = [...new Set((param(q, 'scope') ?? '').split(' ').filter(Boolean))];
-    if (asked.length === 0) throw new AuthzRedirectError('invalid_scope', 'scope is required.');
-    // offline_access comes with the refresh_token grant (OIDC Core §11); the user grants it on
-    // the consent page like any other scope (docs/oauth.md).
-    const outside = asked.filter((s) => !requestableScope(client, s));
-    if (outside.length)
-      throw new AuthzRedirectError('invalid_scope', `Scope not allowed for this client: ${outside.join(' ')}`);
-    // Admin scopes go only to client_credentials clients (docs/scopes.md), never to a user, even
-    // on a client registered with one before that was refused.
-    const admin = asked.filter(isAdminScope);
-    if (admin.length)
-      throw new AuthzRedirectError('invalid_scope', `Admin scopes are not granted to users: ${admin.join(' ')}`);
-    // The account scope goes only to first-party clients (docs/scopes.md, "The account scope").
-    // A third-party client registered with it before registration refused that gets the rest:
-    // RFC 6749 §3.3 lets the server grant fewer scopes; the consent page never lists it, and
-    // the token response's `scope` says what was granted.
-    const scope = asked.filter((s) => grantableScope(client, s));
-    if (scope.length === 0)
-      throw new AuthzRedirectError('invalid_scope', 'None of the requested scopes can be granted to this client.');
-    const prompt = param(q, 'prompt')?.split(' ').filter(Boolean);
-    if (prompt?.some((x) => !PROMPTS.has(x)))
-      throw new AuthzRedirectError('invalid_request', 'prompt has an unknown value.');
-    if (prompt?.includes('none') && prompt.length > 1)
-      throw new AuthzRedirectError('invalid_request', 'prompt=none cannot be combined with other values.');
-    const maxAgeRaw = param(q, 'max_age');
-    if (maxAgeRaw !== undefined && !/^\d{1,9}$/.test(maxAgeRaw))
-      throw new AuthzRedirectError('invalid_request', 'max_age must be a non-negative integer.');
-    const nonce = param(q, 'nonce');
-    if (nonce !== undefined && nonce.length > 512)
-      throw new AuthzRedirectError('invalid_request', 'nonce is too long.');
-    const state = param(q, 'state');
-    if (state !== undefined && state.length > 2048)
-      throw new AuthzRedirectError('invalid_request', 'state is too long.');
-    // RFC 8707 §2: `resource` may repeat; the one rule (resource-indicators.ts) is applied by
-    // the handler below, which may read the tenant's resource servers.
-    const rawResource = q.resource === undefined ? [] : ([] as unknown[]).concat(q.resource);
-    if (!rawResource.every((r): r is string => typeof r === 'string'))
-      throw new AuthzRedirectError('invalid_request', 'resource must be one or more string values.');
-    const resource = [...new Set(rawResource)];
-    if (resource.length > MAX_RESOURCES)
-      throw new AuthzRedirectError('invalid_request', `At most ${MAX_RESOURCES} resource parameters are accepted.`);
-    const loginHint = param(q, 'login_hint');
-    // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
-    // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
-    const uiLocales = param(q, 'ui_locales')?.slice(0, 256);
-    return {
-      client_id: client.client_id,
-      redirect_uri: redirectUri,
-      response_type: 'code',
-      scope,
-      state,
-      nonce,
-      ...(challenge !== undefined ? { code_challenge: challenge, code_challenge_method: 'S256' as const } : {}),
-      prompt,
-      max_age: maxAgeRaw === undefined ? undefined : Number(maxAgeRaw),
-      login_hint: loginHint?.slice(0, 320),
-      ...(uiLocales ? { ui_locales: uiLocales } : {}),
-      ...(resource.length ? { resource } : {}),
-    };
-  };
+  const { respond, target, csrfFor, finish, loginDone, resumed, lookFor } = authorizationFlow(deps);
 
   const startLogin = async (ctx: Ctx, found: ResolvedClient, p: AuthParams) => {
     const { client } = found;
@@ -171,6 +59,12 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
 
   // ---- GET /authorize ----
 
+  /** The client of a request whose tenant is already known (a pushed or a continued one). */
+  const resolveIn = (clientId: string, tenantId: string): Promise<ResolvedClient | null> =>
+    isDocumentClientId(clientId)
+      ? deps.clientMetadata.resolve(clientId, tenantId)
+      : deps.directory.resolveClient(clientId);
+
   const authorize: Middleware<AppState> = async (ctx) => {
     // OIDC Core §3.1.2.1: the same request as a GET query or as a form POST. A POST takes its
     // parameters from the form alone (a query string beside it is not read, so a parameter
@@ -178,54 +72,94 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     const q = (ctx.method === 'POST' ? (ctx.request.body ?? {}) : ctx.query) as Record<string, unknown>;
     const clientId = typeof q.client_id === 'string' ? q.client_id : undefined;
     const uiLocales = typeof q.ui_locales === 'string' ? q.ui_locales.slice(0, 256) : undefined;
+    // A refused request_uri (or a request object without a registered redirect_uri beside it): a
+    // page, never a redirect, since no redirect_uri has been verified (RFC 9126 §4; docs/par.md).
+    const refused = async (e: OAuthError, found?: ResolvedClient) => {
+      const look = await lookFor(ctx, found, uiLocales);
+      return errorPage(ctx, 400, 'badAuthorizationRequest', look, serviceSentence(look, `${e.error}: ${e.message}`));
+    };
+    // A request validated before: pushed (RFC 9126 §4: only client_id is read beside its
+    // request_uri), or a PAR or JAR request continued after its sign-in by its saved id.
+    let known: { tenantId: string; params: AuthParams } | undefined;
+    let marker: string | undefined;
     let found: ResolvedClient | null;
     try {
-      found = clientId ? await resolveFor(clientId, q) : null;
+      if (typeof q.request_uri === 'string' && q.request_uri.startsWith(REQUEST_URI_PREFIX))
+        known = await deps.par.take(clientId ?? '', q.request_uri);
+      else if (typeof q[LOGIN_DONE_PARAM] === 'string' && q.response_type === undefined && q.request === undefined) {
+        marker = q[LOGIN_DONE_PARAM];
+        const s = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));
+        const params = s ? await resumed(marker, s.session.id) : undefined;
+        if (!params || params.client_id !== clientId) return errorPage(ctx, 400, 'expired', await lookFor(ctx));
+        known = { tenantId: s!.session.tenant_id, params };
+      }
+      found = !clientId ? null : known ? await resolveIn(clientId, known.tenantId) : await resolveFor(clientId, q);
     } catch (e) {
-      // Not verified: an error page, never a redirect to the request's redirect_uri.
       if (!(e instanceof OAuthError)) throw e;
+      if (e instanceof InvalidRequestUri) return refused(e);
+      // Not verified: an error page, never a redirect to the request's redirect_uri.
       const look = await lookFor(ctx, undefined, uiLocales);
       return errorPage(ctx, 400, 'clientDocument', look, serviceSentence(look, `${e.error}: ${e.message}`));
     }
-    if (!found || found.client.status !== 'active')
+    if (!found || found.client.status !== 'active' || (known && known.tenantId !== found.client.tenant_id))
       return errorPage(ctx, 400, 'unknownClient', await lookFor(ctx, undefined, uiLocales));
     const { client } = found;
-    const redirectUri = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
+    // RFC 9101 §6.3: under a request object only its parameters are read (client_id must match).
+    let rq = q;
+    if (!known && q.request !== undefined) {
+      try {
+        rq = await deps.par.requestObjects.verify(client, typeof q.request === 'string' ? q.request : '');
+      } catch (e) {
+        if (!(e instanceof OAuthError)) throw e;
+        // A redirect_uri beside the object, registered for the client, may carry the error
+        // (its state with it); else a page.
+        const outer = typeof q.redirect_uri === 'string' ? q.redirect_uri : undefined;
+        if (!outer || !redirectUriMatches(client, outer)) return refused(e, found);
+        const state = typeof q.state === 'string' ? q.state : undefined;
+        const outerMode = parseResponseMode(q);
+        const to = { client, redirectUri: outer, mode: 'mode' in outerMode ? outerMode.mode : undefined, uiLocales };
+        return respond(ctx, to, { error: e.error, error_description: e.message, state });
+      }
+    }
+    const redirectUri = known ? known.params.redirect_uri : typeof rq.redirect_uri === 'string' ? rq.redirect_uri : '';
     if (!redirectUri || !redirectUriMatches(client, redirectUri))
       return errorPage(ctx, 400, 'badRedirect', await lookFor(ctx, found, uiLocales));
     if (found.tenantState !== 'active') return errorPage(ctx, 403, 'unavailable', await lookFor(ctx, found, uiLocales));
 
-    // The response mode first (response-mode.ts): every later error goes back in it. One not
-    // offered is refused in the default mode.
-    const mode = parseResponseMode(q);
+    // The response mode (response-mode.ts) of the request as sent (under JAR: the object's): the
+    // errors below go back in it; parseAuthParams refuses one not offered, which goes back in the
+    // default mode. A pushed or continued request carries its mode in its saved parameters.
+    const mode = known ? { mode: known.params.response_mode } : parseResponseMode(rq);
     let p: AuthParams;
-    let marker: string | undefined;
     try {
-      if ('error' in mode) throw new AuthzRedirectError('invalid_request', mode.error);
-      p = { ...parseParams(q, client, redirectUri), ...(mode.mode ? { response_mode: mode.mode } : {}) };
-      marker = param(q, LOGIN_DONE_PARAM);
+      if (known) p = known.params;
+      else {
+        // RFC 9126 §5 and RFC 9101 §10.5: the client (or its tenant) requires PAR or JAR; the
+        // redirect_uri is registered, so the refusal goes back to the client (node-oidc-provider too).
+        if (deps.par.pushRequired(found))
+          throw new AuthzRedirectError('invalid_request', 'Pushed authorization requests are required (RFC 9126 §5).');
+        if (client.require_signed_request_object && rq === q)
+          throw new AuthzRedirectError('invalid_request', 'A signed request object is required (RFC 9101 §10.5).');
+        p = parseAuthParams(rq, client, redirectUri);
+        if (rq !== q) p = { ...p, via: 'jar' };
+        else marker = param(q, LOGIN_DONE_PARAM);
+      }
     } catch (e) {
       if (e instanceof AuthzRedirectError)
         return respond(
           ctx,
           { client, redirectUri, mode: 'mode' in mode ? mode.mode : undefined, uiLocales },
-          { error: e.error, error_description: e.message, state: typeof q.state === 'string' ? q.state : undefined },
+          { error: e.error, error_description: e.message, state: typeof rq.state === 'string' ? rq.state : undefined },
         );
       throw e;
     }
     const fail = (error: string, description: string) =>
       respond(ctx, target(client, p), { error, error_description: description, state: p.state });
-    // RFC 8707 §2: each resource must pass the one rule every token request applies, else
-    // invalid_target, redirected with state and iss. PAR (RFC 9126) will call the same rule.
-    const refusal = await deps.resourceServers.refusal(client, p.resource ?? []);
-    if (refusal) return fail('invalid_target', refusal);
-    // address and phone (OIDC Core §5.4) only where the tenant offers them (docs/claims.md):
-    // RFC 6749 §4.1.2.1 invalid_scope, as for any scope the client may not ask for.
-    const optional = p.scope.filter(isOptionalClaimScope);
-    if (optional.length) {
-      const offered = await deps.directory.standardClaimScopes(client.tenant_id);
-      const off = optional.filter((s) => !offered.includes(s));
-      if (off.length) return fail('invalid_scope', `Scope not offered by this tenant: ${off.join(' ')}`);
+    try {
+      await checkAuthParams(deps, client, p);
+    } catch (e) {
+      if (e instanceof AuthzRedirectError) return fail(e.error, e.message);
+      throw e;
     }
 
     const current = await deps.sessions.findSession(readCookie(ctx, SESSION_COOKIE));

@@ -22,6 +22,7 @@ import { LOCALES, t, translator } from '../../../shared/i18n/index.js';
 import { esc, pageLocale, renderPage, tHtml, type PageLook } from '../../views/html.js';
 import { redirectUriMatches, requestMeta } from './authorization.js';
 import { RESPONSE_MODES_SUPPORTED } from './response-mode.js';
+import { parMetadata } from './par.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -92,8 +93,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     ],
     prompt_values_supported: ['none', 'login', 'consent', 'select_account'],
     authorization_response_iss_parameter_supported: true, // RFC 9207 §3
-    request_parameter_supported: false,
-    request_uri_parameter_supported: false,
+    // PAR (RFC 9126 §5) and JAR (RFC 9101 §9), docs/par.md.
+    ...parMetadata(issuer),
     claims_parameter_supported: false,
     // OIDC Discovery §3: the languages of the pages (docs/localisation.md), chosen by ui_locales.
     ui_locales_supported: [...LOCALES],

@@ -28,6 +28,10 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.title': 'Sign-in not completed',
     'errors.notCompleted.message':
       'Signing in there could not be completed. Go back to the application and start again.',
+    'errors.badAuthorizationRequest.title': 'Request refused',
+    'errors.badAuthorizationRequest.message':
+      "The application's request could not be accepted. No redirect was made. " +
+      'Go back to the application and start again.',
   },
   de: {
     'errors.clientDocument.title': 'Anwendung nicht überprüfbar',
@@ -59,6 +63,10 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.message':
       'Die Anmeldung dort konnte nicht abgeschlossen werden. Kehren Sie ' +
       'zur Anwendung zurück und beginnen Sie von vorn.',
+    'errors.badAuthorizationRequest.title': 'Anfrage abgelehnt',
+    'errors.badAuthorizationRequest.message':
+      'Die Anfrage der Anwendung konnte nicht angenommen werden. Es wurde nicht weitergeleitet. ' +
+      'Kehren Sie zur Anwendung zurück und beginnen Sie von vorn.',
   },
   fr: {
     'errors.clientDocument.title': 'Application non vérifiable',
@@ -86,5 +94,9 @@ export const errors: AreaCatalogue = {
     'errors.notCompleted.title': 'Connexion inachevée',
     'errors.notCompleted.message':
       'La connexion par ce moyen n’a pas pu aboutir. Retournez dans l’application et recommencez.',
+    'errors.badAuthorizationRequest.title': 'Demande refusée',
+    'errors.badAuthorizationRequest.message':
+      'La demande de l’application n’a pas pu être acceptée. Aucune redirection n’a été faite. ' +
+      'Retournez dans l’application et recommencez.',
   },
 };

@@ -48,6 +48,8 @@ export const AGENT_EXCLUDED_FIELDS = new Set([
   'require_pkce',
   'pkce_required',
   'code_challenge_method',
+  'require_pushed_authorization_requests',
+  'require_signed_request_object',
   'dpop_bound_access_tokens',
   'require_dpop',
   'tls_client_certificate_bound_access_tokens',

@@ -51,6 +51,12 @@ export interface AuthParams {
   resource?: string[];
   /** How the response goes back (docs/jarm.md); absent: `query`. */
   response_mode?: ResponseMode;
+  /**
+   * How the request arrived when not as plain parameters: pushed (RFC 9126) or a signed request
+   * object (RFC 9101). Such a request is continued after sign-in by its saved id, never by
+   * re-sending its parameters (authorization.ts; docs/par.md).
+   */
+  via?: 'par' | 'jar';
 }
 
 /** A saved authorization request, found by its id. */

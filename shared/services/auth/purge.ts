@@ -21,6 +21,7 @@ import {
   AgentGrantTokenHousekeeping,
   AuthHistoryHousekeeping,
   LoginHousekeeping,
+  PushedRequestLookup,
   PasskeyTombstoneHousekeeping,
   RateLimitHousekeeping,
   TokenHousekeeping,
@@ -45,6 +46,7 @@ export async function purgeExpiredAuth(
   const tokens = new TokenHousekeeping(db);
   const plan: [string, () => Promise<number>][] = [
     ['auth_requests', () => login.authRequests(now, signal)],
+    ['pushed_auth_requests', () => new PushedRequestLookup(db).purge(now, signal)],
     ['direct_auth_artifacts', () => login.artifacts(now, signal)],
     ['email_codes', () => login.emailCodes(now - HOUR, signal)],
     ['auth_codes', () => login.authCodes(now - DAY, signal)],
