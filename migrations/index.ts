@@ -38,6 +38,7 @@ import { MailTemplates1763769600040 } from './0040-mail-templates.js';
 import { GroupsRolesScim1763769600041 } from './0041-groups-roles-scim.js';
 import { DynamicRegistration1763769600042 } from './0042-dynamic-registration.js';
 import { ResourceMetadata1763769600044 } from './0044-resource-metadata.js';
+import { Dpop1763769600046 } from './0046-dpop.js';
 
 export const migrations = [
   Core1763769600001,
@@ -76,4 +77,5 @@ export const migrations = [
   GroupsRolesScim1763769600041,
   DynamicRegistration1763769600042,
   ResourceMetadata1763769600044,
+  Dpop1763769600046,
 ];

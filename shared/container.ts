@@ -26,6 +26,7 @@ import { InvitationService } from './services/invitations.js';
 import { scimServices, type ScimServices } from './services/scim/services.js';
 import { ClientMetadataService } from './services/client-metadata/index.js';
 import { registrationServices, type RegistrationServices } from './services/registration/index.js';
+import { DpopService } from './services/dpop/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -140,6 +141,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get registration(): RegistrationServices {
     const d = { directory: this.directory, clientLifecycle: () => this.clientLifecycle };
     return (this.#made.registration ??= registrationServices(this.ds, d));
+  }
+
+  /** DPoP (RFC 9449): proof checks, server nonces, the tenant's policy (docs/dpop.md). */
+  get dpop(): DpopService {
+    return (this.#made.dpop ??= new DpopService(this.ds, this.config.secretKey, this.config.issuer));
   }
 }
 

@@ -25,6 +25,7 @@ import { isOptionalClaimScope } from '../../../shared/services/standard-claims.j
 import { MAX_RESOURCES, targetsOf } from '../../../shared/services/rbac-tokens.js';
 import { isDocumentClientId } from '../../../shared/services/client-metadata/index.js';
 import { InvalidTarget, OAuthError } from '../../../shared/errors.js';
+import { isJkt } from '../../../shared/services/dpop/index.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -124,6 +125,10 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
     // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
     // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
     const uiLocales = param(q, 'ui_locales')?.slice(0, 256);
+    // RFC 9449 §10: the code is bound to this DPoP key (checked where the code is redeemed).
+    const dpopJkt = param(q, 'dpop_jkt');
+    if (dpopJkt !== undefined && !isJkt(dpopJkt))
+      throw new AuthzRedirectError('invalid_request', 'dpop_jkt must be a JWK SHA-256 thumbprint (RFC 9449 §10).');
     return {
       client_id: client.client_id,
       redirect_uri: redirectUri,
@@ -137,6 +142,7 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       login_hint: loginHint?.slice(0, 320),
       ...(uiLocales ? { ui_locales: uiLocales } : {}),
       ...(resource.length ? { resource } : {}),
+      ...(dpopJkt ? { dpop_jkt: dpopJkt } : {}),
     };
   };
 

@@ -285,6 +285,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       familyId: x.subject.fid,
       extra: x.extra,
       alg: x.client.access_token_signed_response_alg,
+      jkt: x.dpop?.jkt,
       ...(x.subject.exp !== undefined ? { notAfter: x.subject.exp } : {}),
     });
     const act = x.extra.act as Record<string, unknown> | undefined;
@@ -347,7 +348,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
         : {
             access_token: x.issued.token,
             issued_token_type: TOKEN_TYPE_ACCESS_TOKEN,
-            token_type: 'Bearer',
+            token_type: x.dpop ? 'DPoP' : 'Bearer',
             expires_in: x.issued.expiresIn,
             scope: x.scope.join(' '),
           },
