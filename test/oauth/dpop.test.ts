@@ -15,6 +15,7 @@ import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { authorizeUrl, get, NATIVE_REDIRECT, pkce, seedApp, type App, type CookieJar } from '../helpers/oauth.js';
 import { ath, proof, proofKey, type ProofKey } from '../helpers/dpop.js';
 import { api } from '../helpers/api.js';
+import { AT, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { deriveKey } from '../../shared/crypto.js';
 import { dpopNonce, DPOP_NONCE_WINDOW_S } from '../../shared/services/dpop/index.js';
@@ -26,6 +27,7 @@ let sink: SmtpSink;
 let rs: ClientCreds; // a resource server of the tenant: introspects
 let other: { tenantId: string; admin: ClientCreds }; // the tenant whose policy requires nonces
 let jar: CookieJar; // alice signed in at the native (public) client
+let svc: ClientCreds; // may exchange its own tokens (RFC 8693)
 const kit = loginKit(
   () => d.url,
   () => sink,
@@ -42,6 +44,12 @@ test.before(async () => {
     actor,
   );
   rs = { clientId: r.client.client_id, secret: r.client_secret! };
+  const s2 = await directory.createClient(
+    app.tenantId,
+    { name: 'svc', grant_types: ['client_credentials', TE_GRANT], scopes: ['svc'] },
+    actor,
+  );
+  svc = { clientId: s2.client.client_id, secret: s2.client_secret! };
   const t2 = await activeTenant(provisioning, { name: 'Nonce tenant' }, actor);
   const a2 = await directory.createClient(
     t2.id,
@@ -53,6 +61,8 @@ test.before(async () => {
   sink = await startSmtpSink();
   d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
   jar = await kit.signIn(app.native.clientId, app.user.email);
+  const admin = await token({ grant_type: 'client_credentials' }, { basic: app.admin });
+  await putSettings(d.url, admin.body.access_token, { enabled: true, allowedSubjectTokenTypes: ['access_token'] });
 });
 test.after.always(async () => {
   await d?.stop();
@@ -299,4 +309,21 @@ test('tenant policy: nonces required (missing → use_dpop_nonce, stale → use_
     },
   });
   t.is(ok.status, 200);
+});
+
+test('token exchange: a DPoP-bound subject token is exchanged only with a proof of its key', async (t) => {
+  const k = await proofKey();
+  const htu = `${d.url}/token`;
+  const subject = await token({ grant_type: 'client_credentials' }, { basic: svc, dpop: await proof(k, 'POST', htu) });
+  t.is(subject.body.token_type, 'DPoP');
+  const ex = async (dpop?: string) =>
+    token({ grant_type: TE_GRANT, subject_token: subject.body.access_token, subject_token_type: AT }, { basic: svc, dpop });
+  const none = await ex();
+  t.is(none.status, 400);
+  t.regex(none.body.error_description, /DPoP-bound/);
+  t.is((await ex(await proof(await proofKey(), 'POST', htu))).body.error, 'invalid_request');
+  const good = await ex(await proof(k, 'POST', htu));
+  t.is(good.status, 200, JSON.stringify(good.body));
+  t.is(good.body.token_type, 'DPoP');
+  t.deepEqual(decodeJwt(good.body.access_token).cnf, { jkt: await thumbprint(k) });
 });
