@@ -67,7 +67,11 @@ async function offerNonce(deps: AppDeps, ctx: Ctx, tenantId: string): Promise<bo
  * the OAuth errors of §5 and §8 (400 `invalid_dpop_proof`, 400 `use_dpop_nonce` with a fresh
  * DPoP-Nonce).
  */
-export async function tokenRequestProof(deps: AppDeps, ctx: Ctx, tenantId: string): Promise<{ jkt: string } | undefined> {
+export async function tokenRequestProof(
+  deps: AppDeps,
+  ctx: Ctx,
+  tenantId: string,
+): Promise<{ jkt: string } | undefined> {
   const nonce = await offerNonce(deps, ctx, tenantId);
   const header = ctx.req.headers.dpop;
   if (header === undefined) {
@@ -102,11 +106,15 @@ export async function checkPresentation(
     return new ApiError(401, error, message);
   };
   if (!jkt) {
-    if (presented.scheme === 'DPoP') throw refuse('invalid_token', 'The access token is not DPoP-bound; present it as Bearer.');
+    if (presented.scheme === 'DPoP')
+      throw refuse('invalid_token', 'The access token is not DPoP-bound; present it as Bearer.');
     return undefined;
   }
   if (presented.scheme !== 'DPoP')
-    throw refuse('invalid_token', 'The access token is DPoP-bound: present it with the DPoP scheme and a proof (RFC 9449 §7.1).');
+    throw refuse(
+      'invalid_token',
+      'The access token is DPoP-bound: present it with the DPoP scheme and a proof (RFC 9449 §7.1).',
+    );
   const tenantId = String(claims.tenant_id);
   await offerNonce(deps, ctx, tenantId);
   let proof: VerifiedProof;
@@ -123,6 +131,7 @@ export async function checkPresentation(
     throw e;
   }
   // §4.3 check 12: the proof's key is the one the token is bound to.
-  if (proof.jkt !== jkt) throw refuse('invalid_dpop_proof', 'The DPoP proof is signed with another key than the token is bound to.');
+  if (proof.jkt !== jkt)
+    throw refuse('invalid_dpop_proof', 'The DPoP proof is signed with another key than the token is bound to.');
   return proof;
 }

@@ -34,6 +34,12 @@ export class DpopProofHousekeeping {
   constructor(private readonly db: Db) {}
 
   expired(before: number, signal?: AbortSignal): Promise<number> {
-    return deleteInChunks(this.db, { table: 'dpop_proofs', key: 'id', where: 'expires_at < ?', params: [before], signal });
+    return deleteInChunks(this.db, {
+      table: 'dpop_proofs',
+      key: 'id',
+      where: 'expires_at < ?',
+      params: [before],
+      signal,
+    });
   }
 }

@@ -31,12 +31,13 @@ test('a proof is accepted once across two connections, one winner among concurre
   const a = new DpopService(one.ds, TEST_SECRET_KEY, ISSUER);
   const b = new DpopService(two.ds, TEST_SECRET_KEY, ISSUER);
   const key = await proofKey();
-  const check = (s: DpopService, header: string) => s.check({ tenantId: 'ten_none', header, method: 'POST', path: '/token' });
+  const check = (s: DpopService, header: string) =>
+    s.check({ tenantId: 'ten_none', header, method: 'POST', path: '/token' });
 
   const p = await proof(key, 'POST', `${ISSUER}/token`, { claims: { jti: 'j-1' } });
   t.truthy((await check(a, p)).jkt);
   const replay = await t.throwsAsync(() => check(b, p), { instanceOf: DpopProofError });
-  t.is(replay!.code, 'invalid_dpop_proof');
+  t.is(replay.code, 'invalid_dpop_proof');
   // The same jti from another key is another proof (the store's key is the key and the jti).
   const otherKey = await proofKey();
   t.truthy((await check(b, await proof(otherKey, 'POST', `${ISSUER}/token`, { claims: { jti: 'j-1' } }))).jkt);

@@ -40,7 +40,12 @@ test.before(async () => {
   const actor = { type: 'system' as const, id: 'test' };
   const r = await directory.createClient(
     app.tenantId,
-    { name: 'RS', grant_types: ['client_credentials'], scopes: ['api'], resource_identifiers: ['https://api.example.test'] },
+    {
+      name: 'RS',
+      grant_types: ['client_credentials'],
+      scopes: ['api'],
+      resource_identifiers: ['https://api.example.test'],
+    },
     actor,
   );
   rs = { clientId: r.client.client_id, secret: r.client_secret! };
@@ -118,9 +123,15 @@ const redeemForm = (c: { code: string; verifier: string }) => ({
 const thumbprint = (k: ProofKey) => calculateJwkThumbprint(k.jwk, 'sha256');
 
 test('openid-client: code + PKCE with DPoP, refresh with DPoP, UserInfo with DPoP; introspection shows cnf.jkt; as Bearer the token is refused', async (t) => {
-  const config = await oidc.discovery(new URL(d.url), app.native.clientId, { redirect_uris: [NATIVE_REDIRECT] }, oidc.None(), {
-    execute: [oidc.allowInsecureRequests],
-  });
+  const config = await oidc.discovery(
+    new URL(d.url),
+    app.native.clientId,
+    { redirect_uris: [NATIVE_REDIRECT] },
+    oidc.None(),
+    {
+      execute: [oidc.allowInsecureRequests],
+    },
+  );
   t.true((config.serverMetadata().dpop_signing_alg_values_supported as string[]).includes('ES256'));
   const keys = await oidc.randomDPoPKeyPair('ES256');
   const DPoP = oidc.getDPoPHandle(config, keys);
@@ -208,7 +219,10 @@ test('a code bound by dpop_jkt (§10) is refused with another key and without a 
   t.is(good.body.token_type, 'DPoP');
 
   const refresh = (dpop?: string) =>
-    token({ grant_type: 'refresh_token', client_id: app.native.clientId, refresh_token: good.body.refresh_token }, { dpop });
+    token(
+      { grant_type: 'refresh_token', client_id: app.native.clientId, refresh_token: good.body.refresh_token },
+      { dpop },
+    );
   const withOther = await refresh(await proof(k2, 'POST', htu));
   t.is(withOther.status, 400);
   t.is(withOther.body.error, 'invalid_grant');
@@ -231,8 +245,17 @@ test('/token refuses each bad proof: wrong htm, wrong htu, old iat, reused jti, 
     ['wrong htu', await proof(k, 'POST', `${d.url}/userinfo`)],
     ['old iat', await proof(k, 'POST', htu, { claims: { iat: Math.floor(Date.now() / 1000) - 300 } })],
     ['no jti', await proof(k, 'POST', htu, { claims: { jti: undefined } })],
-    ['HS256', await proof(k, 'POST', htu, { header: { alg: 'HS256' }, signWith: new TextEncoder().encode('0123456789abcdef0123456789abcdef') })],
-    ['private key in header', await proof({ privateKey: priv.privateKey, jwk: await jwkOf(priv.privateKey) }, 'POST', htu)],
+    [
+      'HS256',
+      await proof(k, 'POST', htu, {
+        header: { alg: 'HS256' },
+        signWith: new TextEncoder().encode('0123456789abcdef0123456789abcdef'),
+      }),
+    ],
+    [
+      'private key in header',
+      await proof({ privateKey: priv.privateKey, jwk: await jwkOf(priv.privateKey) }, 'POST', htu),
+    ],
     ['wrong typ', await proof(k, 'POST', htu, { header: { typ: 'JWT' } })],
     ['another key signed', await proof(k, 'POST', htu, { signWith: priv.privateKey })],
   ];
@@ -258,7 +281,10 @@ test('/token refuses each bad proof: wrong htm, wrong htu, old iat, reused jti, 
   t.is(bearer.status, 401);
   t.is(bearer.body.error, 'invalid_token');
   const bound = await api(d.url, 'GET', path, {
-    headers: { authorization: `DPoP ${at}`, dpop: await proof(k, 'GET', `${d.url}${path}`, { claims: { ath: ath(at) } }) },
+    headers: {
+      authorization: `DPoP ${at}`,
+      dpop: await proof(k, 'GET', `${d.url}${path}`, { claims: { ath: ath(at) } }),
+    },
   });
   t.is(bound.status, 200);
   t.deepEqual(bound.body.effective, { requireNonce: false, requireDpop: false });
@@ -268,7 +294,10 @@ test('tenant policy: nonces required (missing → use_dpop_nonce, stale → use_
   const admin = other.admin;
   const plain = await token({ grant_type: 'client_credentials' }, { basic: admin });
   const path = `/api/admin/tenants/${other.tenantId}/dpop-policy`;
-  const put = await api(d.url, 'PUT', path, { token: plain.body.access_token, body: { requireNonce: true, requireDpop: true } });
+  const put = await api(d.url, 'PUT', path, {
+    token: plain.body.access_token,
+    body: { requireNonce: true, requireDpop: true },
+  });
   t.is(put.status, 200, JSON.stringify(put.body));
   t.deepEqual(put.body.effective, { requireNonce: true, requireDpop: true });
   const bad = await api(d.url, 'PUT', path, { token: plain.body.access_token, body: { requireNonce: 'yes' } });
@@ -296,7 +325,10 @@ test('tenant policy: nonces required (missing → use_dpop_nonce, stale → use_
   // §9: at a resource, a proof without the nonce is a 401 with the DPoP challenge and a nonce.
   const at = good.body.access_token;
   const res = await api(d.url, 'GET', path, {
-    headers: { authorization: `DPoP ${at}`, dpop: await proof(k, 'GET', `${d.url}${path}`, { claims: { ath: ath(at) } }) },
+    headers: {
+      authorization: `DPoP ${at}`,
+      dpop: await proof(k, 'GET', `${d.url}${path}`, { claims: { ath: ath(at) } }),
+    },
   });
   t.is(res.status, 401);
   t.is(res.body.error, 'use_dpop_nonce');
@@ -317,7 +349,10 @@ test('token exchange: a DPoP-bound subject token is exchanged only with a proof 
   const subject = await token({ grant_type: 'client_credentials' }, { basic: svc, dpop: await proof(k, 'POST', htu) });
   t.is(subject.body.token_type, 'DPoP');
   const ex = async (dpop?: string) =>
-    token({ grant_type: TE_GRANT, subject_token: subject.body.access_token, subject_token_type: AT }, { basic: svc, dpop });
+    token(
+      { grant_type: TE_GRANT, subject_token: subject.body.access_token, subject_token_type: AT },
+      { basic: svc, dpop },
+    );
   const none = await ex();
   t.is(none.status, 400);
   t.regex(none.body.error_description, /DPoP-bound/);

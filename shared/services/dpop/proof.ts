@@ -5,7 +5,7 @@
  * replay check itself (§11.1) is the service's (service.ts), after every other check passed.
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors as joseErrors, jwtVerify, type JWK } from 'jose';
+import { calculateJwkThumbprint, decodeProtectedHeader, EmbeddedJWK, errors as joseErrors, jwtVerify } from 'jose';
 
 /**
  * The proof algorithms accepted: asymmetric only (§4.3 check 5: "not none or an identifier for a
@@ -100,8 +100,7 @@ const bad = (message: string) => new DpopProofError('invalid_dpop_proof', messag
 export async function verifyProof(p: ProofCheck): Promise<VerifiedProof> {
   const now = p.now ?? Math.floor(Date.now() / 1000);
   // Check 1: exactly one DPoP header. Node joins repeated headers with ", ", which no JWT has.
-  if (Array.isArray(p.header) || (p.header ?? '').includes(','))
-    throw bad('Exactly one DPoP header is allowed.');
+  if (Array.isArray(p.header) || (p.header ?? '').includes(',')) throw bad('Exactly one DPoP header is allowed.');
   const proof = p.header;
   if (!proof) throw bad('A DPoP proof is required.');
   if (!/^[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/.test(proof)) throw bad('The DPoP proof is not a signed JWT.');
@@ -115,7 +114,7 @@ export async function verifyProof(p: ProofCheck): Promise<VerifiedProof> {
   if (header.typ !== 'dpop+jwt') throw bad('The DPoP proof typ must be dpop+jwt.');
   if (typeof header.alg !== 'string' || !DPOP_ALGORITHMS.includes(header.alg))
     throw bad(`The DPoP proof must be signed with an asymmetric algorithm (${DPOP_ALGORITHMS.join(', ')}).`);
-  const jwk = header.jwk as JWK | undefined;
+  const jwk = header.jwk;
   if (!jwk || typeof jwk !== 'object' || Array.isArray(jwk)) throw bad('The DPoP proof header has no jwk.');
   if (PRIVATE_MEMBERS.some((m) => m in jwk)) throw bad('The DPoP proof jwk must be a public key.');
   let payload: Record<string, unknown>;
@@ -149,7 +148,8 @@ export async function verifyProof(p: ProofCheck): Promise<VerifiedProof> {
   if (p.nonce?.required) {
     const n = payload.nonce;
     if (typeof n !== 'string') throw new DpopProofError('use_dpop_nonce', 'Use the DPoP nonce the server provided.');
-    if (!p.nonce.valid(n)) throw new DpopProofError('use_dpop_nonce', 'The DPoP nonce is stale or unknown; use the new one.');
+    if (!p.nonce.valid(n))
+      throw new DpopProofError('use_dpop_nonce', 'The DPoP nonce is stale or unknown; use the new one.');
   }
   return { jkt: await calculateJwkThumbprint(jwk, 'sha256'), jti, iat };
 }
