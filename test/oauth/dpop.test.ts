@@ -15,6 +15,7 @@ import { loginKit, type ClientCreds } from '../helpers/login.js';
 import { authorizeUrl, get, NATIVE_REDIRECT, pkce, seedApp, type App, type CookieJar } from '../helpers/oauth.js';
 import { ath, proof, proofKey, type ProofKey } from '../helpers/dpop.js';
 import { api } from '../helpers/api.js';
+import { iam } from '../helpers/cli.js';
 import { AT, putSettings, TE_GRANT } from '../helpers/token-exchange.js';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { deriveKey } from '../../shared/crypto.js';
@@ -28,6 +29,7 @@ let rs: ClientCreds; // a resource server of the tenant: introspects
 let other: { tenantId: string; admin: ClientCreds }; // the tenant whose policy requires nonces
 let jar: CookieJar; // alice signed in at the native (public) client
 let svc: ClientCreds; // may exchange its own tokens (RFC 8693)
+let cliTenant: string; // the CLI's policy changes land here
 const kit = loginKit(
   () => d.url,
   () => sink,
@@ -62,6 +64,7 @@ test.before(async () => {
     actor,
   );
   other = { tenantId: t2.id, admin: { clientId: a2.client.client_id, secret: a2.client_secret! } };
+  cliTenant = (await activeTenant(provisioning, { name: 'CLI tenant' }, actor)).id;
   await ds.destroy();
   sink = await startSmtpSink();
   d = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url, IAM_EMAIL_CODE_RESEND_SECONDS: '0' });
@@ -361,4 +364,17 @@ test('token exchange: a DPoP-bound subject token is exchanged only with a proof 
   t.is(good.status, 200, JSON.stringify(good.body));
   t.is(good.body.token_type, 'DPoP');
   t.deepEqual(decodeJwt(good.body.access_token).cnf, { jkt: await thumbprint(k) });
+});
+
+test('iam tenants dpop set and show; no flag is a usage error, a stale --if-match is refused', async (t) => {
+  const set = await iam(db, ['tenants', 'dpop', 'set', '--tenant', cliTenant, '--require-nonce', '--json']);
+  t.is(set.code, 0, set.stderr);
+  t.deepEqual(JSON.parse(set.stdout).policy, { requireNonce: true });
+  const show = await iam(db, ['tenants', 'dpop', 'show', '--tenant', cliTenant]);
+  t.regex(show.stdout, /require nonce: +yes/);
+  t.regex(show.stdout, /require DPoP: +no/);
+  t.is((await iam(db, ['tenants', 'dpop', 'set', '--tenant', cliTenant])).code, 2);
+  const stale = await iam(db, ['tenants', 'dpop', 'set', '--tenant', cliTenant, '--require-dpop', '--if-match', '"x"']);
+  t.is(stale.code, 1);
+  t.regex(stale.stderr, /precondition_failed|If-Match/);
 });
