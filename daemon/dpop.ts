@@ -42,14 +42,12 @@ export function presentedToken(ctx: Ctx): PresentedToken | undefined {
   return { scheme: m[1].toLowerCase() === 'dpop' ? 'DPoP' : 'Bearer', token: m[2] };
 }
 
-/** The DPoP challenge of RFC 9449 §7.1, with the algorithms a proof may use. */
-export function dpopChallenge(error?: string, description?: string): string {
-  return [
-    'DPoP realm="iam"',
-    error ? `error="${error}"` : '',
-    description ? `error_description="${description.replace(/["\\]/g, '')}"` : '',
-    `algs="${DPOP_ALGORITHMS.join(' ')}"`,
-  ]
+/**
+ * The DPoP challenge of RFC 9449 §7.1, with the algorithms a proof may use. The description
+ * stays in the body (a header value is Latin-1 at best, and the body says the same).
+ */
+export function dpopChallenge(error?: string): string {
+  return ['DPoP realm="iam"', error ? `error="${error}"` : '', `algs="${DPOP_ALGORITHMS.join(' ')}"`]
     .filter(Boolean)
     .join(', ');
 }
@@ -102,7 +100,7 @@ export async function checkPresentation(
 ): Promise<VerifiedProof | undefined> {
   const jkt = typeof claims.cnf?.jkt === 'string' ? claims.cnf.jkt : undefined;
   const refuse = (error: string, message: string) => {
-    ctx.set('WWW-Authenticate', dpopChallenge(error, message));
+    ctx.set('WWW-Authenticate', dpopChallenge(error));
     return new ApiError(401, error, message);
   };
   if (!jkt) {
