@@ -74,7 +74,12 @@ export async function tokenRequestProof(
   const header = ctx.req.headers.dpop;
   if (header === undefined) {
     if ((await deps.dpop.policy(tenantId)).requireDpop !== true) return undefined;
-    throw new OAuthError('invalid_dpop_proof', "This tenant's tokens are DPoP-bound: send a DPoP proof (RFC 9449 §5).");
+    const err = new OAuthError(
+      'invalid_dpop_proof',
+      "This tenant's tokens are DPoP-bound: send a DPoP proof (RFC 9449 §5).",
+    );
+    if (nonce) err.headers['DPoP-Nonce'] = deps.dpop.nonces.current();
+    throw err;
   }
   try {
     const proof = await deps.dpop.check({ tenantId, header, method: ctx.method, path: ctx.path });

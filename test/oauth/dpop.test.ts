@@ -312,6 +312,7 @@ test('tenant policy: nonces required (missing → use_dpop_nonce, stale → use_
   const without = await cc();
   t.is(without.status, 400);
   t.is(without.body.error, 'invalid_dpop_proof');
+  t.truthy(without.headers.get('dpop-nonce'));
   const missing = await cc(await proof(k, 'POST', htu));
   t.is(missing.status, 400);
   t.is(missing.body.error, 'use_dpop_nonce');
