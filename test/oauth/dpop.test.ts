@@ -12,7 +12,7 @@ import { startDaemon, type Daemon } from '../helpers/daemon.js';
 import { startSmtpSink, type SmtpSink } from '../helpers/smtp-sink.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
 import { loginKit, type ClientCreds } from '../helpers/login.js';
-import { authorizeUrl, get, NATIVE_REDIRECT, pkce, seedApp, type App, type CookieJar } from '../helpers/oauth.js';
+import { authorizeUrl, get, NATIVE_REDIRECT, pkce, seedApp, sql, type App, type CookieJar } from '../helpers/oauth.js';
 import { ath, proof, proofKey, type ProofKey } from '../helpers/dpop.js';
 import { api } from '../helpers/api.js';
 import { iam } from '../helpers/cli.js';
@@ -378,4 +378,15 @@ test('iam tenants dpop set and show; no flag is a usage error, a stale --if-matc
   const stale = await iam(db, ['tenants', 'dpop', 'set', '--tenant', cliTenant, '--require-dpop', '--if-match', '"x"']);
   t.is(stale.code, 1);
   t.regex(stale.stderr, /precondition_failed|If-Match/);
+  // Audited, naming the CLI as the actor, once: the refused change wrote nothing.
+  const audited = (await sql(
+    db.url,
+    db.dir,
+    "SELECT actor_type FROM audit_events WHERE action = 'tenant.dpop_policy.update' AND tenant_id = ?",
+    [cliTenant],
+  )) as { actor_type: string }[];
+  t.deepEqual(
+    audited.map((r) => r.actor_type),
+    ['cli'],
+  );
 });
