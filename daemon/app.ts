@@ -35,6 +35,7 @@ import { provisioningRoutes } from './routes/admin/provisioning.js';
 import { emailSettingsRoutes } from './routes/admin/email-settings.js';
 import { brandingRoutes } from './routes/admin/branding.js';
 import { sessionPolicyRoutes } from './routes/admin/session-policy.js';
+import { dpopPolicyRoutes } from './routes/admin/dpop-policy.js';
 import { clientMetadataPolicyRoutes } from './routes/admin/client-metadata-documents.js';
 import { mailTemplateRoutes } from './routes/admin/mail-templates.js';
 import { pluginRoutes } from './routes/admin/plugins.js';
@@ -199,6 +200,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     brandingRoutes(deps, api),
     sessionPolicyRoutes(deps, api),
     authorizationRequestPolicyRoutes(deps, api),
+    dpopPolicyRoutes(deps, api),
     clientMetadataPolicyRoutes(deps, api),
     mailTemplateRoutes(deps, api),
     tokenExchangeSettingsRoutes(deps, api),

@@ -39,6 +39,7 @@ import { GroupsRolesScim1763769600041 } from './0041-groups-roles-scim.js';
 import { DynamicRegistration1763769600042 } from './0042-dynamic-registration.js';
 import { ResourceMetadata1763769600044 } from './0044-resource-metadata.js';
 import { PushedAuthorizationRequests1763769600045 } from './0045-pushed-authorization-requests.js';
+import { Dpop1763769600046 } from './0046-dpop.js';
 import { SignedResponses1763769600047 } from './0047-signed-responses.js';
 
 export const migrations = [
@@ -79,5 +80,6 @@ export const migrations = [
   DynamicRegistration1763769600042,
   ResourceMetadata1763769600044,
   PushedAuthorizationRequests1763769600045,
+  Dpop1763769600046,
   SignedResponses1763769600047,
 ];

@@ -28,6 +28,7 @@ import { ClientMetadataService } from './services/client-metadata/index.js';
 import { registrationServices, type RegistrationServices } from './services/registration/index.js';
 import { ResponseSigner } from './services/signed-responses.js';
 import { PushedRequestService } from './services/par/index.js';
+import { DpopService } from './services/dpop/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -153,6 +154,11 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   get par(): PushedRequestService {
     const o = { issuer: this.config.issuer, clientAuth: this.clientAuth };
     return (this.#made.par ??= new PushedRequestService(this.ds, o));
+  }
+
+  /** DPoP (RFC 9449): proof checks, server nonces, the tenant's policy (docs/dpop.md). */
+  get dpop(): DpopService {
+    return (this.#made.dpop ??= new DpopService(this.ds, this.config.secretKey, this.config.issuer));
   }
 }
 

@@ -2,6 +2,7 @@ import type { Middleware } from 'koa';
 import { ApiError } from '../../shared/errors.js';
 import { isExternalSubject } from '../../shared/services/token-exchange/subjects.js';
 import type { AppDeps, AppState } from '../context.js';
+import { checkPresentation, presentedToken } from '../dpop.js';
 
 /** RFC 6750 §3: challenge with the error code so clients can tell expired from missing. */
 function challenge(error?: string, scope?: string): string {
@@ -18,14 +19,14 @@ function challenge(error?: string, scope?: string): string {
  */
 export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppState> {
   return async (ctx, next) => {
-    const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
+    const m = presentedToken(ctx);
     if (!m) {
       ctx.set('WWW-Authenticate', challenge());
       throw new ApiError(401, 'invalid_token', 'A bearer access token is required in the Authorization header.');
     }
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1], deps.config.issuer);
+      claims = await deps.tokens.verifyAccessToken(m.token, deps.config.issuer);
     } catch {
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
@@ -63,6 +64,8 @@ export function bearer(deps: AppDeps, anyOfScopes: string[]): Middleware<AppStat
       ctx.set('WWW-Authenticate', challenge('invalid_token'));
       throw new ApiError(401, 'invalid_token', 'The access token is no longer valid.');
     }
+    // RFC 9449 §7: a client's DPoP-bound token only with a proof of its key.
+    await checkPresentation(deps, ctx, m, claims);
     const scopes = new Set(
       String(claims.scope ?? '')
         .split(' ')

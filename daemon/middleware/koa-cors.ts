@@ -40,7 +40,8 @@ function formClientId(ctx: Ctx): string | undefined {
 
 /** The client a /userinfo request is made for: the client_id of its (signature-verified) access token. */
 async function bearerClientId(ctx: Ctx, deps: AppDeps): Promise<string | undefined> {
-  const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
+  // RFC 6750 §2.1 and RFC 9449 §7.1: a Bearer or a DPoP-bound token.
+  const m = /^(?:Bearer|DPoP)\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
   return m ? deps.tokens.accessTokenClientId(m[1]) : undefined;
 }
 
@@ -71,8 +72,9 @@ function clientCors(deps: AppDeps, methods: string, clientOf: (ctx: Ctx) => Prom
     // RFC 6749 §2.3.1 and RFC 6750 §2.1 (Authorization), a form or JSON body (Content-Type),
     // RFC 9449 (DPoP), so a client that sends a DPoP proof is not refused at the preflight.
     allowHeaders: ['Authorization', 'Content-Type', 'DPoP'],
-    // RFC 6750 §3: a client reads WWW-Authenticate to learn its token expired; Retry-After on a 429.
-    exposeHeaders: ['WWW-Authenticate', 'Retry-After'],
+    // RFC 6750 §3: a client reads WWW-Authenticate to learn its token expired; Retry-After on a 429;
+    // RFC 9449 §8: DPoP-Nonce, the nonce a browser client's next proof must carry.
+    exposeHeaders: ['WWW-Authenticate', 'Retry-After', 'DPoP-Nonce'],
     maxAge: CORS_PREFLIGHT_MAX_AGE,
     keepHeadersOnError: true,
   }) as Middleware;

@@ -3,6 +3,7 @@ import { ApiError } from '../../shared/errors.js';
 import { SCOPE_ACCOUNT } from '../../shared/scopes.js';
 import { isExternalSubject } from '../../shared/services/token-exchange/subjects.js';
 import type { AppDeps, AppState } from '../context.js';
+import { checkPresentation, presentedToken } from '../dpop.js';
 
 /**
  * Bearer authentication for the end user's own endpoints (/api/user/...): an access token
@@ -19,7 +20,7 @@ import type { AppDeps, AppState } from '../context.js';
  */
 export function userBearer(deps: AppDeps, opts: { requireAccount?: boolean } = {}): Middleware<AppState> {
   return async (ctx, next) => {
-    const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
+    const m = presentedToken(ctx);
     const fail = (message: string) => {
       ctx.set('WWW-Authenticate', `Bearer realm="iam"${m ? ', error="invalid_token"' : ''}`);
       return new ApiError(401, 'invalid_token', message);
@@ -27,7 +28,7 @@ export function userBearer(deps: AppDeps, opts: { requireAccount?: boolean } = {
     if (!m) throw fail('A bearer access token is required in the Authorization header.');
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1]);
+      claims = await deps.tokens.verifyAccessToken(m.token);
     } catch {
       throw fail('The access token is invalid or expired.');
     }
@@ -46,6 +47,7 @@ export function userBearer(deps: AppDeps, opts: { requireAccount?: boolean } = {
       agentGrantGen: Number.isSafeInteger(claims.agent_grant_gen) ? Number(claims.agent_grant_gen) : -1,
     });
     if (revoked) throw fail('The access token has been revoked.');
+    await checkPresentation(deps, ctx, m, claims);
     const scopes = String(claims.scope ?? '').split(' ');
     let account = false;
     if (scopes.includes(SCOPE_ACCOUNT)) {

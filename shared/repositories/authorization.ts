@@ -74,6 +74,8 @@ export interface AuthCodeRow {
   amr: string[];
   /** The resource indicators (RFC 8707) of the authorization request; null for none. */
   resource: string[] | null;
+  /** RFC 9449 §10: the `dpop_jkt` of the authorization request; null for none. */
+  dpop_jkt: string | null;
   expires_at: number;
   consumed_at: number | null;
 }
@@ -95,6 +97,7 @@ export function toAuthCodeRow(r: Row): AuthCodeRow {
     acr: String(r.acr),
     amr: json<string[]>(r.amr),
     resource: r.resource === null || r.resource === undefined ? null : json<string[]>(r.resource),
+    dpop_jkt: typeof r.dpop_jkt === 'string' ? r.dpop_jkt : null,
     expires_at: num(r.expires_at),
     consumed_at: r.consumed_at === null ? null : num(r.consumed_at),
   };
@@ -108,8 +111,8 @@ export class ScopedAuthCodes {
     await exec(
       this.s.db,
       `INSERT INTO auth_codes (id, tenant_id, client_id, user_id, session_id, family_id, redirect_uri, scope, nonce,
-         code_challenge, auth_time, acr, amr, resource, created_at, expires_at, consumed_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
+         code_challenge, auth_time, acr, amr, resource, dpop_jkt, created_at, expires_at, consumed_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
       [
         c.id,
         this.s.tenantId,
@@ -125,6 +128,7 @@ export class ScopedAuthCodes {
         c.acr,
         JSON.stringify(c.amr),
         c.resource?.length ? JSON.stringify(c.resource) : null,
+        c.dpop_jkt ?? null,
         c.created_at,
         c.expires_at,
       ],

@@ -72,6 +72,7 @@ export {
   type PluginSettingsRow,
 } from './plugins.js';
 export { DbRateLimiter, RateLimitHousekeeping, rateLimitKey } from './rate-limits.js';
+export { DpopProofHousekeeping, DpopProofs } from './dpop.js';
 export type { RelationshipListRow, RelationshipRow } from './relationships.js';
 export type { AssignmentRow, PermissionRow, RolePermissionRow, RoleRow } from './rbac.js';
 export type { GroupKeyset, GroupMemberRow, GroupRow } from './groups.js';

@@ -30,6 +30,8 @@ export interface FamilyRow {
   scope: string[];
   /** The resource indicators (RFC 8707) granted at authorization; null for none. */
   resource: string[] | null;
+  /** RFC 9449 §5: the DPoP key a public client's refresh tokens are bound to; null for none. */
+  dpop_jkt: string | null;
   revoked_at: number | null;
 }
 
@@ -93,6 +95,7 @@ function toFamily(r: Row): FamilyRow {
     consent_id: (r.consent_id as string) ?? null,
     scope: String(r.scope).split(' ').filter(Boolean),
     resource: typeof r.resource === 'string' ? (JSON.parse(r.resource) as string[]) : null,
+    dpop_jkt: typeof r.dpop_jkt === 'string' ? r.dpop_jkt : null,
     revoked_at: r.revoked_at === null || r.revoked_at === undefined ? null : num(r.revoked_at),
   };
 }
@@ -112,12 +115,14 @@ export class ScopedTokens {
     scope: string[];
     /** RFC 8707 resource indicators granted; none is NULL. */
     resource?: string[] | null;
+    /** RFC 9449 §5: the DPoP key its refresh tokens are bound to (a public client's); none is NULL. */
+    dpopJkt?: string | null;
     createdAt: number;
   }): Promise<void> {
     await exec(
       this.s.db,
       `INSERT INTO token_families (id, tenant_id, user_id, client_id, session_id, consent_id, scope, resource,
-         created_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
+         dpop_jkt, created_at, revoked_at, revoked_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL, NULL)`,
       [
         f.id,
         this.s.tenantId,
@@ -127,6 +132,7 @@ export class ScopedTokens {
         f.consentId,
         f.scope.join(' '),
         f.resource?.length ? JSON.stringify(f.resource) : null,
+        f.dpopJkt ?? null,
         f.createdAt,
       ],
     );

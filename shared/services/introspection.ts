@@ -125,7 +125,9 @@ export class CachedTokenFactory {
       else if (k === 'iat' || k === 'exp' ? !Number.isSafeInteger(v) || (v as number) < 0 : typeof v !== 'string')
         irregular[k] = v;
     }
-    Object.assign(shared, irregular, { token_type: 'Bearer', tenant: c.tenant_id });
+    // RFC 9449 §6.2: a DPoP-bound token's `cnf` (a claim like any other, above) and its type.
+    const bound = typeof c.cnf === 'object' && c.cnf !== null && typeof c.cnf.jkt === 'string';
+    Object.assign(shared, irregular, { token_type: bound ? 'DPoP' : 'Bearer', tenant: c.tenant_id });
     const tail = JSON.stringify(shared).slice(1, -1);
     const profile = this.profiles.get(
       tail,

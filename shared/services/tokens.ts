@@ -23,6 +23,8 @@ export interface AccessTokenClaims extends JWTPayload {
   tenant_id: string;
   /** Token family: every token descending from one grant shares it, so one revocation kills all. */
   fid?: string;
+  /** RFC 9449 §6.1: the DPoP key the token is bound to (docs/dpop.md). */
+  cnf?: { jkt?: string };
 }
 
 export interface IssuedToken {
@@ -69,6 +71,8 @@ export class TokenService {
      * second boundary between the caller's arithmetic and this one cannot add a second.
      */
     notAfter?: number;
+    /** The DPoP proof key's thumbprint: the token is bound to it, `cnf.jkt` (RFC 9449 §6.1). */
+    jkt?: string;
   }): Promise<IssuedToken> {
     const { keyObject, kid, alg } = await this.keys.signingKey(p.alg ?? DEFAULT_ALG);
     const jti = randomToken(16);
@@ -86,6 +90,7 @@ export class TokenService {
       scope: p.scope.join(' '),
       tenant_id: p.tenantId,
       ...(p.familyId ? { fid: p.familyId } : {}),
+      ...(p.jkt ? { cnf: { jkt: p.jkt } } : {}),
     };
     const token = signCompact({ alg, kid, typ: 'at+jwt' }, claims, keyObject);
     return { token, jti, expiresIn: exp - now, claims };

@@ -12,6 +12,7 @@ import { isOptionalClaimScope } from '../../../shared/services/standard-claims.j
 import { MAX_RESOURCES } from '../../../shared/services/rbac-tokens.js';
 import type { AppDeps } from '../../context.js';
 import { parseResponseMode } from './response-mode.js';
+import { isJkt } from '../../../shared/services/dpop/index.js';
 
 const PROMPTS = new Set(['none', 'login', 'consent', 'select_account']);
 
@@ -116,6 +117,10 @@ export const parseAuthParams = (q: Record<string, unknown>, client: Client, redi
   // OIDC Core §3.1.2.1: a preference, never an error; kept with the request so every page of
   // this login speaks it (docs/localisation.md). Bounded like the other free-text parameters.
   const uiLocales = param(q, 'ui_locales')?.slice(0, 256);
+  // RFC 9449 §10: the code is bound to this DPoP key (checked where the code is redeemed).
+  const dpopJkt = param(q, 'dpop_jkt');
+  if (dpopJkt !== undefined && !isJkt(dpopJkt))
+    throw new AuthzRedirectError('invalid_request', 'dpop_jkt must be a JWK SHA-256 thumbprint (RFC 9449 §10).');
   return {
     client_id: client.client_id,
     redirect_uri: redirectUri,
@@ -130,6 +135,7 @@ export const parseAuthParams = (q: Record<string, unknown>, client: Client, redi
     ...(uiLocales ? { ui_locales: uiLocales } : {}),
     ...(resource.length ? { resource } : {}),
     ...(mode.mode ? { response_mode: mode.mode } : {}),
+    ...(dpopJkt ? { dpop_jkt: dpopJkt } : {}),
   };
 };
 

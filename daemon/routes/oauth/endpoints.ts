@@ -15,7 +15,7 @@ import { SCOPE_CLAIMS } from '../../../shared/services/standard-claims.js';
 import type { AppDeps, AppState } from '../../context.js';
 import { clearCookie, readCookie } from '../../cookies.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
-import type { ApiRegistry } from '../../openapi.js';
+import type { ApiRegistry, HeaderParameter } from '../../openapi.js';
 import { sessionCsrf } from '../../csrf.js';
 import { LogoutForm, RevocationForm } from '../../../shared/schemas/oauth-forms.js';
 import { LOCALES, t, translator } from '../../../shared/i18n/index.js';
@@ -23,6 +23,8 @@ import { esc, pageLocale, renderPage, tHtml, type PageLook } from '../../views/h
 import { redirectUriMatches, requestMeta } from './authorization.js';
 import { RESPONSE_MODES_SUPPORTED } from './response-mode.js';
 import { parMetadata } from './par.js';
+import { checkPresentation, DPOP_HEADER, presentedToken } from '../../dpop.js';
+import { DPOP_ALGORITHMS } from '../../../shared/services/dpop/index.js';
 
 type Ctx = ParameterizedContext<AppState>;
 
@@ -95,6 +97,8 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     authorization_response_iss_parameter_supported: true, // RFC 9207 §3
     // PAR (RFC 9126 §5) and JAR (RFC 9101 §9), docs/par.md.
     ...parMetadata(issuer),
+    // RFC 9449 §5.1: the algorithms of DPoP proofs (docs/dpop.md).
+    dpop_signing_alg_values_supported: DPOP_ALGORITHMS,
     claims_parameter_supported: false,
     // OIDC Discovery §3: the languages of the pages (docs/localisation.md), chosen by ui_locales.
     ui_locales_supported: [...LOCALES],
@@ -146,14 +150,14 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
   const userinfoAuth: Middleware<AppState> = async (ctx, next) => {
     const challenge = (error?: string) =>
       ctx.set('WWW-Authenticate', `Bearer realm="iam"${error ? `, error="${error}"` : ''}`);
-    const m = /^Bearer\s+([A-Za-z0-9._~+/-]+=*)\s*$/i.exec(ctx.get('Authorization'));
+    const m = presentedToken(ctx);
     if (!m) {
       challenge();
       throw new ApiError(401, 'invalid_token', 'A bearer access token is required.');
     }
     let claims;
     try {
-      claims = await deps.tokens.verifyAccessToken(m[1]);
+      claims = await deps.tokens.verifyAccessToken(m.token);
     } catch {
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', 'The access token is invalid or expired.');
@@ -168,6 +172,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
       challenge('invalid_token');
       throw new ApiError(401, 'invalid_token', "The access token's subject is not a user of this provider.");
     }
+    await checkPresentation(deps, ctx, m, claims);
     ctx.state.auth = claims;
     await next();
   };
@@ -212,6 +217,7 @@ export function oauthEndpoints(deps: AppDeps, api: ApiRegistry): Router<ClientAu
     tenant: 'token',
     cors: 'client-origins',
     authenticate: userinfoAuth,
+    headers: [DPOP_HEADER] as HeaderParameter[],
     responses: { 200: { description: 'claims' }, 401: { description: 'invalid token' } },
   } as const;
   api.add(router, { ...userinfoRoute, method: 'get', scopes: ['openid'], operationId: 'getUserInfo' }, userinfo);

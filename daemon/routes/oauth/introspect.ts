@@ -210,8 +210,15 @@ export function introspectionRoutes(deps: AppDeps, api: ApiRegistry): Router<App
     exp: z.number().int(),
     iat: z.number().int(),
     jti: z.string(),
-    token_type: z.string(),
+    token_type: z.string().describe('DPoP for a DPoP-bound token (RFC 9449 §6.2), else Bearer'),
     tenant: z.string(),
+    cnf: z
+      .looseObject({ jkt: z.string() })
+      .optional()
+      .describe(
+        'RFC 9449 §6.2: the thumbprint of the key a DPoP-bound token is bound to; ' +
+          "a resource server compares it with the proof's key",
+      ),
     act: z.looseObject({}).optional(),
     /** RFC 9493 `iss_sub`: the subject is another issuer's (an exchanged ID-JAG, docs/token-exchange.md). */
     sub_id: z.looseObject({ format: z.string(), iss: z.string(), sub: z.string() }).optional(),

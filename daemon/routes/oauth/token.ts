@@ -7,10 +7,13 @@ import { TokenParams } from '../../../shared/token-params.js';
 import type { AppDeps } from '../../context.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
+import { DPOP_HEADER, tokenRequestProof } from '../../dpop.js';
 
 const TokenResponse = z.object({
   access_token: z.string(),
-  token_type: z.enum(['Bearer', 'N_A']).describe('N_A for an issued ID-JAG (RFC 8693 §2.2.1)'),
+  token_type: z
+    .enum(['Bearer', 'DPoP', 'N_A'])
+    .describe('DPoP for a token bound to the proof key (RFC 9449 §5), N_A for an issued ID-JAG (RFC 8693 §2.2.1)'),
   expires_in: z.number().int(),
   scope: z.string().optional().describe('always present but for an ID-JAG issued without scope'),
   id_token: z.string().optional(),
@@ -39,7 +42,10 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     const params = new TokenParams(ctx.request.body as Record<string, unknown>);
     const grantType = params.single('grant_type');
     if (!grantType) throw new InvalidRequest('grant_type is required.');
-    const body = await deps.grants.run(grantType, { client: ctx.state.client!, params, log: ctx.state.log });
+    const client = ctx.state.client!;
+    // RFC 9449 §5: a proof binds the tokens issued to its key (every grant).
+    const dpop = await tokenRequestProof(deps, ctx, client.tenant_id);
+    const body = await deps.grants.run(grantType, { client, params, log: ctx.state.log, ...(dpop ? { dpop } : {}) });
     ctx.set('Pragma', 'no-cache');
     ctx.body = body;
   };
@@ -56,9 +62,10 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
       form: TokenForm,
       cors: 'client-origins',
       authenticate: authenticateClient(deps),
+      headers: [DPOP_HEADER],
       responses: {
         200: { description: 'tokens (Cache-Control: no-store)', schema: TokenResponse },
-        400: { description: 'RFC 6749 §5.2 error' },
+        400: { description: 'RFC 6749 §5.2 error, or invalid_dpop_proof / use_dpop_nonce (RFC 9449 §5, §8)' },
         401: { description: 'invalid_client' },
       },
     },

@@ -57,6 +57,8 @@ export interface AuthParams {
    * re-sending its parameters (authorization.ts; docs/par.md).
    */
   via?: 'par' | 'jar';
+  /** RFC 9449 §10: the thumbprint of the DPoP key the code is bound to. */
+  dpop_jkt?: string;
 }
 
 /** A saved authorization request, found by its id. */
@@ -152,6 +154,7 @@ export class OAuthService {
       acr: p.acr,
       amr: p.amr,
       resource: p.params.resource?.length ? p.params.resource : null,
+      dpop_jkt: p.params.dpop_jkt ?? null,
       created_at: now,
       expires_at: now + AUTH_CODE_TTL_MS,
     });
@@ -179,9 +182,12 @@ export class OAuthService {
   async exchangeCodeIn(
     tx: Tx,
     client: Client,
-    p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined },
+    p: { code: string; redirectUri: string | undefined; codeVerifier: string | undefined; dpopJkt?: string },
   ): Promise<{ code: CodeRow; refreshToken?: string }> {
     const { row, scope } = await this.redeemCode(tx, { ...p, clientId: client.client_id });
+    // RFC 9449 §10: a code asked for with dpop_jkt is redeemed only with a proof of that key.
+    if (row.dpop_jkt !== null && row.dpop_jkt !== p.dpopJkt)
+      throw new InvalidGrant('The authorization code is bound to another DPoP key (dpop_jkt).');
     if (!(await scope.sessions.isLiveWithActiveUser(row.session_id)))
       throw new InvalidGrant('The session behind this code has ended or the account is disabled.');
     const consent = client.first_party
@@ -195,6 +201,9 @@ export class OAuthService {
       consentId: consent?.id ?? null,
       scope: row.scope,
       resource: row.resource,
+      // RFC 9449 §5: a public client's refresh tokens are bound to the key of the proof that
+      // got them; a confidential client's are bound by its authentication instead.
+      dpopJkt: client.client_type === 'public' ? (p.dpopJkt ?? null) : null,
       createdAt: Date.now(),
     });
     const refreshToken = client.grant_types.includes('refresh_token')
@@ -283,6 +292,7 @@ export class OAuthService {
     client: Client,
     token: string,
     requestedScope: string[] | undefined,
+    dpopJkt?: string,
   ): Promise<{ family: FamilyRow; refreshToken: string }> {
     const r = await new Lookups(tx).refreshTokenByHash(tokenHash(token));
     if (!r) throw new InvalidGrant('The refresh token is invalid.');
@@ -290,6 +300,9 @@ export class OAuthService {
     const family = await scope.tokens.family(r.family_id);
     if (!family || family.client_id !== client.client_id)
       throw new InvalidGrant('The refresh token was issued to another client.');
+    // RFC 9449 §5: a bound refresh token is refused without a proof of its key (nothing spent).
+    if (family.dpop_jkt !== null && family.dpop_jkt !== dpopJkt)
+      throw new InvalidGrant('The refresh token is bound to another DPoP key.');
     const reused = () =>
       new ReuseDetected(
         family.id,

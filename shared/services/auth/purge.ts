@@ -11,6 +11,7 @@
  * | revoked_access_tokens | the revoked token has expired (introspection rejects it by exp anyway) |
  * | sessions | expired or revoked 30 days ago (they list as the user's devices until then) |
  * | rate_limits | the budget's window (or lock) ended |
+ * | dpop_proofs | the proof can no longer be accepted (RFC 9449 §11.1: its iat window passed) |
  * | upstream_login_states | expired (a pending sign-in at an upstream provider, 10 minutes) |
  * | webauthn_challenges | expired (a passkey registration or sign-in challenge, 5 minutes) |
  * | passkey_tombstones | expired (a removed passkey's record, PASSKEY_TOMBSTONE_TTL_MS: 90 days) |
@@ -20,6 +21,7 @@ import type { Database } from '../../db/index.js';
 import {
   AgentGrantTokenHousekeeping,
   AuthHistoryHousekeeping,
+  DpopProofHousekeeping,
   LoginHousekeeping,
   PushedRequestLookup,
   PasskeyTombstoneHousekeeping,
@@ -55,6 +57,7 @@ export async function purgeExpiredAuth(
     ['agent_grant_tokens', () => new AgentGrantTokenHousekeeping(db).expired(now, signal)],
     ['sessions', () => login.sessions(now - 30 * DAY, signal)],
     ['rate_limits', () => new RateLimitHousekeeping(db).expired(now, signal)],
+    ['dpop_proofs', () => new DpopProofHousekeeping(db).expired(now, signal)],
     ['upstream_login_states', () => new UpstreamLoginStateHousekeeping(db).expired(now, signal)],
     ['webauthn_challenges', () => new WebauthnChallengeHousekeeping(db).expired(now, signal)],
     // A tombstone past its bound no longer gives the signal (the lookup compares expires_at).

@@ -46,6 +46,7 @@ export function authorizationCodeGrant(deps: GrantDeps): Grant<State> {
       code: s.code,
       redirectUri: s.redirectUri,
       codeVerifier: s.codeVerifier,
+      dpopJkt: s.dpop?.jkt,
     });
     s.row = code;
     s.refreshToken = refreshToken;
@@ -66,6 +67,7 @@ export function authorizationCodeGrant(deps: GrantDeps): Grant<State> {
         idToken: true,
         sessionId: row.session_id,
         resource: await tokenResources(s.resource, row.resource, s.client, db, deps.issuer),
+        jkt: s.dpop?.jkt,
       },
       db,
     );

@@ -87,6 +87,7 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
       ttlSeconds: ACCESS_TOKEN_TTL_S,
       ...(s.bound ? { extra: s.bound.claims } : {}),
       alg: s.client.access_token_signed_response_alg,
+      jkt: s.dpop?.jkt,
     });
   };
 
@@ -111,7 +112,7 @@ export function clientCredentialsGrant(deps: GrantDeps): Grant<State> {
     records: (s) => s.grantId !== undefined,
     respond: (s) => ({
       access_token: s.issued.token,
-      token_type: 'Bearer',
+      token_type: s.dpop ? 'DPoP' : 'Bearer',
       expires_in: s.issued.expiresIn,
       scope: s.scope.join(' '),
     }),

@@ -29,13 +29,15 @@ export interface TokenRequest {
   client: Client;
   params: TokenParams;
   log: GrantLog;
+  /** The request's DPoP proof once checked (RFC 9449 §5): the key the tokens are bound to. */
+  dpop?: { jkt: string };
 }
 
 /** RFC 6749 §5.1 (and RFC 8693 §2.2.1's `issued_token_type`). */
 export interface TokenResponseBody {
   access_token: string;
-  /** `N_A` for an issued ID-JAG (RFC 8693 §2.2.1: not an access token). */
-  token_type: 'Bearer' | 'N_A';
+  /** `N_A` for an issued ID-JAG (RFC 8693 §2.2.1: not an access token); `DPoP` for a bound token (RFC 9449 §5). */
+  token_type: 'Bearer' | 'DPoP' | 'N_A';
   expires_in: number;
   scope?: string;
   id_token?: string;

@@ -39,7 +39,13 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
   };
 
   const rotate: IssueStep<State> = async (s, db) => {
-    const { family, refreshToken } = await deps.oauth.rotateRefreshTokenIn(db as Tx, s.client, s.token, s.requested);
+    const { family, refreshToken } = await deps.oauth.rotateRefreshTokenIn(
+      db as Tx,
+      s.client,
+      s.token,
+      s.requested,
+      s.dpop?.jkt,
+    );
     s.family = family;
     s.next = refreshToken;
   };
@@ -57,6 +63,7 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
         amr: [],
         idToken: false,
         resource: await tokenResources(s.resource, s.family.resource, s.client, db, deps.issuer),
+        jkt: s.dpop?.jkt,
       },
       db,
     );

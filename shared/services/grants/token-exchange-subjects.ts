@@ -46,7 +46,7 @@ const detailsOf = (v: unknown) =>
 
 export function ownTokens(deps: GrantDeps) {
   /** An access token this service issued, in the client's tenant, not revoked. */
-  const accessToken = async (token: string, client: Client, role: Role): Promise<JWTPayload> => {
+  const accessToken = async (token: string, client: Client, role: Role, jkt?: string): Promise<JWTPayload> => {
     let claims;
     try {
       claims = await deps.tokens.verifyAccessToken(token);
@@ -54,6 +54,11 @@ export function ownTokens(deps: GrantDeps) {
       throw new InvalidRequest(`The ${role} is not a valid, unexpired access token of this issuer.`);
     }
     if (claims.tenant_id !== client.tenant_id) throw new InvalidRequest(`The ${role} belongs to another tenant.`);
+    // RFC 9449 §7.2: a DPoP-bound token is worth nothing without its key, here too (an exchange
+    // must not turn it into an unbound one): the token request's proof must be of that key.
+    const bound = claims.cnf?.jkt;
+    if (bound !== undefined && bound !== jkt)
+      throw new InvalidRequest(`The ${role} is DPoP-bound: the token request needs a DPoP proof of its key.`);
     if (await deps.oauth.isAccessTokenRevoked(client.tenant_id, String(claims.jti), claims.fid))
       throw new InvalidRequest(`The ${role} has been revoked.`);
     // A token issued under an agent grant acts under it no longer once the grant is revoked or
@@ -97,8 +102,8 @@ export function ownTokens(deps: GrantDeps) {
   };
 
   /** The subject of an access token of ours. */
-  const accessTokenSubject = async (token: string, client: Client): Promise<Subject> => {
-    const c = await accessToken(token, client, 'subject_token');
+  const accessTokenSubject = async (token: string, client: Client, jkt?: string): Promise<Subject> => {
+    const c = await accessToken(token, client, 'subject_token', jkt);
     // Who may exchange it: the client it was issued to, or a resource server it is addressed
     // to (RFC 8693 §1.1 impersonation/delegation by the recipient of the token).
     const aud = asList(c.aud);

@@ -147,7 +147,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       return;
     }
     if (x.subjectTokenType === TOKEN_TYPE_ACCESS_TOKEN)
-      x.subject = await own.accessTokenSubject(x.subjectToken, x.client);
+      x.subject = await own.accessTokenSubject(x.subjectToken, x.client, x.dpop?.jkt);
     else if (x.subjectTokenType === TOKEN_TYPE_ID_TOKEN) x.subject = await own.idTokenSubject(x.subjectToken, x.client);
     else x.subject = await idJag.subject(x.subjectToken, x.client, x.settings);
   };
@@ -162,7 +162,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
     }
     const c =
       x.actorTokenType === TOKEN_TYPE_ACCESS_TOKEN
-        ? await own.accessToken(x.actorToken, x.client, 'actor_token')
+        ? await own.accessToken(x.actorToken, x.client, 'actor_token', x.dpop?.jkt)
         : await own.idToken(x.actorToken, x.client, 'actor_token');
     // The actor is proven by a token the requesting client holds for itself; a client may not
     // name someone else's token as the actor.
@@ -285,6 +285,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
       familyId: x.subject.fid,
       extra: x.extra,
       alg: x.client.access_token_signed_response_alg,
+      jkt: x.dpop?.jkt,
       ...(x.subject.exp !== undefined ? { notAfter: x.subject.exp } : {}),
     });
     const act = x.extra.act as Record<string, unknown> | undefined;
@@ -347,7 +348,7 @@ export function tokenExchangeGrant(deps: GrantDeps): Grant<Exchange> {
         : {
             access_token: x.issued.token,
             issued_token_type: TOKEN_TYPE_ACCESS_TOKEN,
-            token_type: 'Bearer',
+            token_type: x.dpop ? 'DPoP' : 'Bearer',
             expires_in: x.issued.expiresIn,
             scope: x.scope.join(' '),
           },

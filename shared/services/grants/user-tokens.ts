@@ -28,6 +28,8 @@ export interface UserTokenInput {
   sessionId?: string;
   /** RFC 8707 resources the token is for (tokenResources); none: the client's default audience. */
   resource: string[];
+  /** The DPoP key the access token is bound to (RFC 9449 §6.1), when the request had a proof. */
+  jkt?: string;
 }
 
 /** The `resource` parameters of a token request (RFC 8707 §2.2), bounded. */
@@ -90,10 +92,11 @@ export function userTokens(deps: GrantDeps) {
       familyId: p.familyId,
       extra: atClaims,
       alg: p.client.access_token_signed_response_alg,
+      jkt: p.jkt,
     });
     const body: TokenResponseBody = {
       access_token: at.token,
-      token_type: 'Bearer',
+      token_type: p.jkt ? 'DPoP' : 'Bearer',
       expires_in: at.expiresIn,
       scope: scope.join(' '),
     };
