@@ -5,6 +5,7 @@
  * a redirect), and the requirement per client and per tenant (its settings section audited).
  */
 import test from 'ava';
+import { decodeJwt } from 'jose';
 import type { TestDb } from '../helpers/db.js';
 import type { Daemon } from '../helpers/daemon.js';
 import type { SmtpSink } from '../helpers/smtp-sink.js';
@@ -179,6 +180,9 @@ test('the push is validated by /authorize own rules: JSON 400 with the error /au
     [requestOf(ch, { scope: 'openid iam.admin' }), 'invalid_scope', /not allowed/],
     [requestOf(ch, { response_type: 'token' }), 'unsupported_response_type', /code/],
     [requestOf(ch, { request_uri: `${URN}x` }), 'invalid_request', /may not be pushed/],
+    // The response mode and the DPoP key binding are authorization parameters like the others.
+    [requestOf(ch, { response_mode: 'fragment' }), 'invalid_request', /response_mode/],
+    [requestOf(ch, { dpop_jkt: 'not-a-thumbprint' }), 'invalid_request', /dpop_jkt/],
   ];
   for (const [params, error, description] of cases) {
     const r = await push(app.web, params);
@@ -189,6 +193,22 @@ test('the push is validated by /authorize own rules: JSON 400 with the error /au
   const bad = await push({ clientId: app.web.clientId, secret: 'wrong' }, requestOf(ch));
   t.is(bad.status, 401);
   t.is(bad.body.error, 'invalid_client');
+});
+
+test('a pushed response_mode is kept: the code comes back as a signed JWT response (JARM)', async (t) => {
+  const jar = await kit.signIn(app.web.clientId, (await createUserIn(env, 'parjarm')).email);
+  const pushed = await push(app.web, requestOf(pkce().challenge, { response_mode: 'query.jwt', prompt: 'none' }));
+  t.is(pushed.status, 201, JSON.stringify(pushed.body));
+  const r = await get(
+    authorizeUrl(d.url, { client_id: app.web.clientId, request_uri: String(pushed.body.request_uri) }),
+    jar,
+  );
+  t.is(r.status, 302);
+  const loc = new URL(r.headers.get('location')!);
+  t.is(loc.searchParams.get('code'), null, 'no bare code beside the JWT');
+  const claims = decodeJwt(loc.searchParams.get('response')!);
+  t.is(claims.aud, app.web.clientId);
+  t.truthy(claims.code);
 });
 
 test.serial(
