@@ -17,6 +17,7 @@
  * every token request, so each login does the work the profile would ask for.
  *
  *   node dist/bench/login-fapi.js [--rounds 4] [--duration 15] [--warmup 5] [--concurrency 24] [--calibrate 10]
+ *                                 [--synchronous FULL|NORMAL]
  *
  * The load loop, statistics and alternation (A B, B A, …) are the plain bench's
  * (bench/lib/login-driver.ts). Results: bench/results/login-fapi-vs-peer.{json,md}.
@@ -37,6 +38,7 @@ const { values: args } = parseArgs({
     concurrency: { type: 'string', default: '24' },
     calibrate: { type: 'string', default: '10' },
     rounds: { type: 'string', default: '4' },
+    synchronous: { type: 'string', default: 'FULL' },
   },
 });
 const CONCURRENCY = Number(args.concurrency);
@@ -56,6 +58,7 @@ const loadBefore = loadAverage();
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 const ours = await setup.start({
   name: `iam (${kind}, PAR + DPoP)`,
+  synchronous: args.synchronous,
   // e.g. BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof'
   nodeArgs: (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean),
 });
@@ -85,7 +88,7 @@ const failures = out.reduce((n, r) => n + r.a.failed + r.b.failed, 0);
 const result = {
   bench: 'login-fapi-vs-peer',
   database: kind,
-  sqliteSynchronous: kind === 'sqlite' ? 'FULL' : null,
+  sqliteSynchronous: kind === 'sqlite' ? args.synchronous : null,
   concurrency: CONCURRENCY,
   workers: 1,
   flow: 'PAR (private_key_jwt) + authorize with request_uri + sign-in + token (private_key_jwt, DPoP)',
@@ -135,7 +138,7 @@ authorization request with a private_key_jwt client assertion (ES256), \`/author
 client assertion and a DPoP proof (ES256, one key per virtual user); the access token comes back
 DPoP-bound (\`token_type\` DPoP) or the login counts as failed.
 
-- **iam**: durable SQLite (IAM_SQLITE_SYNCHRONOUS=FULL), IAM_WORKERS=1, **without the FAPI
+- **iam**: SQLite (IAM_SQLITE_SYNCHRONOUS=${args.synchronous}), IAM_WORKERS=1, **without the FAPI
   profile switch** (built apart): the client is registered with
   \`require_pushed_authorization_requests\` and its tenant's DPoP policy has \`requireDpop\`, so
   every login does the work the profile asks for (push, private_key_jwt, PKCE S256, DPoP-bound
