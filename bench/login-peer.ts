@@ -14,11 +14,25 @@
  *   8. POST /token                       code + code_verifier for the ID and access tokens
  *
  * The peer keeps everything in its in-memory adapter: no database and no mail.
+ *
+ * With `fapi` (bench/login-fapi.ts) the peer is bench/oidc-provider-fapi-peer.ts and the flow is
+ * FAPI 2.0's: step 0, `POST /request` (its PAR endpoint) with the request and a client assertion,
+ * then step 1 with only `client_id` and the `request_uri`; step 8 with a client assertion and a
+ * DPoP proof instead of client_secret_basic (bench/lib/fapi-client.ts).
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { BenchHttpClient, type BenchResponse, redeemCode } from './lib/http-client.js';
 import type { LoginTarget } from './lib/login-driver.js';
-import { PEER_REDIRECT, PEER_WEB, startPeer } from './lib/peer.js';
+import { PEER_FAPI, PEER_REDIRECT, PEER_WEB, startPeer } from './lib/peer.js';
+import {
+  clientAssertion,
+  dpopKey,
+  dpopProof,
+  pkce,
+  push,
+  redeemCodeWithDpop,
+  type DpopKey,
+  type FapiClientKey,
+} from './lib/fapi-client.js';
 
 export const PEER_STEPS = [
   'authorize',
@@ -30,6 +44,7 @@ export const PEER_STEPS = [
   'callback',
   'token',
 ] as const;
+export const PEER_FAPI_STEPS = ['par', ...PEER_STEPS] as const;
 
 /** A browser's cookie jar for one login: names and values only (every path on one origin). */
 class Jar {
@@ -52,11 +67,24 @@ class Jar {
 
 export type PeerLogin = LoginTarget & { url: string; stop(): Promise<void> };
 
-export async function startPeerLogin(concurrency: number): Promise<PeerLogin> {
-  const peer = await startPeer({ accounts: concurrency });
+export async function startPeerLogin(concurrency: number, opts: { fapi?: FapiClientKey } = {}): Promise<PeerLogin> {
+  const fapi = opts.fapi;
+  const peer = await startPeer(
+    fapi
+      ? {
+          accounts: concurrency,
+          script: 'oidc-provider-fapi-peer.js',
+          env: { BENCH_FAPI_CLIENT_JWK: JSON.stringify(fapi.publicJwk) },
+        }
+      : { accounts: concurrency },
+  );
   const origin = new URL(peer.url).origin;
+  const issuer = peer.url;
   const http = new BenchHttpClient(origin, { maxSockets: concurrency * 2 });
   const basic = 'Basic ' + Buffer.from(`${PEER_WEB.id}:${PEER_WEB.secret}`).toString('base64');
+  const clientId = fapi ? PEER_FAPI.id : PEER_WEB.id;
+  /** One DPoP key per virtual user, as one per client instance. */
+  const dpopKeys: DpopKey[] = [];
 
   /** A request through the jar; `expect` is the status the flow needs here. */
   async function step(jar: Jar, what: string, method: string, path: string, expect: number, form?: string) {
@@ -79,20 +107,25 @@ export async function startPeerLogin(concurrency: number): Promise<PeerLogin> {
 
   async function login(vu: number): Promise<number[]> {
     const jar = new Jar();
-    const verifier = randomBytes(32).toString('base64url');
-    const challenge = createHash('sha256').update(verifier).digest('base64url');
+    const { verifier, challenge } = pkce();
     const t: number[] = [performance.now()];
     const mark = () => t.push(performance.now());
-    const q = new URLSearchParams({
+    const params = {
       response_type: 'code',
-      client_id: PEER_WEB.id,
+      client_id: clientId,
       redirect_uri: PEER_REDIRECT,
       scope: 'openid email',
       state: 's',
       nonce: 'n',
       code_challenge: challenge,
       code_challenge_method: 'S256',
-    });
+    };
+    let q = new URLSearchParams(params);
+    if (fapi) {
+      const requestUri = await push(http, '/request', await clientAssertion(fapi, clientId, issuer), params);
+      q = new URLSearchParams({ client_id: clientId, request_uri: requestUri });
+      mark();
+    }
     const auth = await step(jar, 'authorize', 'GET', `/auth?${q}`, 303);
     mark();
     const loginPage = await step(jar, 'login page', 'GET', next(auth), 200);
@@ -110,17 +143,26 @@ export async function startPeerLogin(concurrency: number): Promise<PeerLogin> {
     const code = location.searchParams.get('code');
     if (location.origin + location.pathname !== PEER_REDIRECT || !code) throw new Error('callback without code');
     mark();
-    await redeemCode(http, basic, { code, redirect_uri: PEER_REDIRECT, code_verifier: verifier });
+    const form = { code, redirect_uri: PEER_REDIRECT, code_verifier: verifier };
+    if (fapi) {
+      const key = (dpopKeys[vu] ??= await dpopKey());
+      await redeemCodeWithDpop(http, {
+        path: '/token',
+        assertion: await clientAssertion(fapi, clientId, issuer),
+        proof: await dpopProof(key, 'POST', `${issuer}/token`),
+        form,
+      });
+    } else await redeemCode(http, basic, form);
     mark();
     return t;
   }
 
   return {
-    name: 'node-oidc-provider',
+    name: fapi ? 'node-oidc-provider (FAPI 2.0)' : 'node-oidc-provider',
     pid: peer.proc.pid!,
     workers: 1,
-    steps: PEER_STEPS,
-    requestsPerLogin: 8,
+    steps: fapi ? PEER_FAPI_STEPS : PEER_STEPS,
+    requestsPerLogin: fapi ? 9 : 8,
     login,
     url: peer.url,
     async stop() {

@@ -12,12 +12,24 @@ import { SMTPServer } from 'smtp-server';
 import { startDaemon } from '../../test/helpers/daemon.js';
 import { createTestDatabase } from '../../test/helpers/db.js';
 import { activeTenant, openServices } from '../../test/helpers/seed.js';
+import { DpopService } from '../../shared/services/dpop/index.js';
 import { createApiClients, type ApiClients } from './api-clients.js';
 import { BenchHttpClient, redeemCode } from './http-client.js';
 import type { LoginTarget } from './login-driver.js';
+import {
+  clientAssertion,
+  dpopKey,
+  dpopProof,
+  push,
+  redeemCodeWithDpop,
+  type DpopKey,
+  type FapiClientKey,
+} from './fapi-client.js';
 
 export const REDIRECT = 'https://rp.bench.test/callback';
 export const OUR_STEPS = ['authorize', 'send', 'mail', 'verify', 'continue', 'token'] as const;
+/** The FAPI flow's steps: the push first, and the token request with private_key_jwt and DPoP. */
+export const OUR_FAPI_STEPS = ['par', ...OUR_STEPS] as const;
 
 export interface OurLoginOptions {
   concurrency: number;
@@ -29,6 +41,14 @@ export interface OurLoginOptions {
    * introspection and token issuance with logins.
    */
   apiClients?: boolean;
+  /**
+   * The FAPI 2.0 flow's work instead (bench/login-fapi.ts): the client is a private_key_jwt
+   * client with this key, required to push (`require_pushed_authorization_requests`), in a
+   * tenant whose DPoP policy requires a proof at every token request (`requireDpop`); each login
+   * pushes, opens `/authorize` with the `request_uri`, and redeems its code with a client
+   * assertion and a DPoP proof.
+   */
+  fapi?: FapiClientKey;
 }
 
 export type { ApiClients } from './api-clients.js';
@@ -86,9 +106,22 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
   const tenant = await activeTenant(provisioning, { name: 'Bench' }, actor);
   const { client, client_secret } = await directory.createClient(
     tenant.id,
-    { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true },
+    opts.fapi
+      ? {
+          name: 'Bench FAPI',
+          redirect_uris: [REDIRECT],
+          first_party: true,
+          jwks: { keys: [opts.fapi.publicJwk] },
+          require_pushed_authorization_requests: true,
+        }
+      : { name: 'Bench web', redirect_uris: [REDIRECT], first_party: true },
     actor,
   );
+  if (opts.fapi) {
+    if (client.token_endpoint_auth_method !== 'private_key_jwt') throw new Error('FAPI client not private_key_jwt');
+    // The secret key and issuer are not used by a policy update.
+    await new DpopService(ds, '', '').update(tenant.id, { requireDpop: true }, actor);
+  }
   const users: string[] = [];
   for (let i = 0; i < opts.concurrency; i++)
     users.push(
@@ -100,7 +133,7 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
   }
   await ds.destroy();
   const clientId = client.client_id;
-  const basic = 'Basic ' + Buffer.from(`${clientId}:${client_secret}`).toString('base64');
+  const basic = 'Basic ' + Buffer.from(`${clientId}:${client_secret ?? ''}`).toString('base64');
 
   const codeFor = (email: string) =>
     new Promise<string>((resolve, reject) => {
@@ -140,6 +173,9 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
     // request/Agent costs more CPU, and this process shares the machine with the daemon it
     // measures. Redirects are not followed and cookies are carried by hand.
     const http = new BenchHttpClient(daemon.url, { maxSockets: opts.concurrency * 2 });
+    const fapi = opts.fapi;
+    /** One DPoP key per virtual user, as one per client instance. */
+    const dpopKeys: DpopKey[] = [];
 
     async function login(vu: number): Promise<number[]> {
       const email = users[vu % users.length];
@@ -147,7 +183,7 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
       const challenge = createHash('sha256').update(verifier).digest('base64url');
       const t: number[] = [performance.now()];
       const mark = () => t.push(performance.now());
-      const q = new URLSearchParams({
+      const params = {
         response_type: 'code',
         client_id: clientId,
         redirect_uri: REDIRECT,
@@ -156,7 +192,13 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
         nonce: 'n',
         code_challenge: challenge,
         code_challenge_method: 'S256',
-      });
+      };
+      let q = new URLSearchParams(params);
+      if (fapi) {
+        const requestUri = await push(http, '/par', await clientAssertion(fapi, clientId, daemon.url), params);
+        q = new URLSearchParams({ client_id: clientId, request_uri: requestUri });
+        mark();
+      }
       const page = await http.request('GET', `/authorize?${q}`, {});
       if (page.status !== 200) throw new Error(`authorize ${page.status}`);
       const challengeId = /name="challenge" value="([^"]+)"/.exec(page.body)![1];
@@ -188,7 +230,16 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
       if (cont.status !== 302) throw new Error(`continue ${cont.status}`);
       const authCode = new URL(String(cont.headers.location)).searchParams.get('code')!;
       mark();
-      await redeemCode(http, basic, { code: authCode, redirect_uri: REDIRECT, code_verifier: verifier });
+      const form = { code: authCode, redirect_uri: REDIRECT, code_verifier: verifier };
+      if (fapi) {
+        const key = (dpopKeys[vu] ??= await dpopKey());
+        await redeemCodeWithDpop(http, {
+          path: '/token',
+          assertion: await clientAssertion(fapi, clientId, daemon.url),
+          proof: await dpopProof(key, 'POST', `${daemon.url}/token`),
+          form,
+        });
+      } else await redeemCode(http, basic, form);
       mark();
       return t;
     }
@@ -197,8 +248,8 @@ export async function prepareOurLogin(opts: OurLoginOptions) {
       name: o.name ?? `iam (${kind}${workers > 1 ? `, ${workers} workers` : ''})`,
       pid: daemon.proc.pid!,
       workers,
-      steps: OUR_STEPS,
-      requestsPerLogin: 5,
+      steps: fapi ? OUR_FAPI_STEPS : OUR_STEPS,
+      requestsPerLogin: fapi ? 6 : 5,
       login,
       url: daemon.url,
       async stop() {
