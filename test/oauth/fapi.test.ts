@@ -142,7 +142,8 @@ async function post(
 }
 
 test.serial(
-  'openid-client under FAPI 2.0: PAR + JAR + DPoP + private_key_jwt through the login page, refresh and UserInfo with DPoP; the resource server sees cnf.jkt; Bearer refused',
+  'openid-client under FAPI 2.0: PAR + JAR + DPoP + private_key_jwt through the login page, refresh and UserInfo ' +
+    'with DPoP; the resource server sees cnf.jkt; Bearer refused; a 61 s old code refused',
   async (t) => {
     const user = await createUserIn(env, 'fapi');
     const config = await oidc.discovery(
@@ -230,7 +231,8 @@ test.serial(
     await sql(
       env.db.url,
       env.db.dir,
-      'UPDATE auth_codes SET created_at = created_at - 61000, expires_at = expires_at - 61000 WHERE client_id = ? AND consumed_at IS NULL',
+      'UPDATE auth_codes SET created_at = created_at - 61000, expires_at = expires_at - 61000 ' +
+        'WHERE client_id = ? AND consumed_at IS NULL',
       [fapiClient],
     );
     const k = await proofKey();

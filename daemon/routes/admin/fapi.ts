@@ -24,6 +24,7 @@ export function fapiPolicyRoutes(deps: AppDeps, api: ApiRegistry): Router<AppSta
         'Other daemons follow within 5 seconds',
     },
     invalid:
-      'invalid profile; the message names the field (not one of off, fapi2-security, fapi2-message-signing, or an unknown field)',
+      'invalid profile; the message names the field ' +
+      '(not one of off, fapi2-security, fapi2-message-signing, or an unknown field)',
   });
 }

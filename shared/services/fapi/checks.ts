@@ -64,7 +64,8 @@ export function checkPushedRequest(profile: FapiProfile, request: string | undef
     throw new InvalidRequest('The FAPI 2.0 Message Signing profile requires a signed request object (request).');
   if (p.response_mode !== 'query.jwt' && p.response_mode !== 'form_post.jwt')
     throw new InvalidRequest(
-      'The FAPI 2.0 Message Signing profile requires a JWT authorization response (response_mode jwt, query.jwt or form_post.jwt).',
+      'The FAPI 2.0 Message Signing profile requires a JWT authorization response ' +
+        '(response_mode jwt, query.jwt or form_post.jwt).',
     );
 }
 
