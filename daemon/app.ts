@@ -60,6 +60,7 @@ import { accountPageRoutes } from './routes/account/page.js';
 import { introspectionRoutes } from './routes/oauth/introspect.js';
 import { authorizeRoutes } from './routes/oauth/authorize.js';
 import { parRoutes } from './routes/oauth/par.js';
+import { fapiPolicyRoutes } from './routes/admin/fapi.js';
 import { authorizationRequestPolicyRoutes } from './routes/admin/authorization-requests.js';
 import { loginFormRoutes } from './routes/oauth/login-forms.js';
 import { upstreamLoginRoutes } from './routes/oauth/upstream-login.js';
@@ -200,6 +201,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
     brandingRoutes(deps, api),
     sessionPolicyRoutes(deps, api),
     authorizationRequestPolicyRoutes(deps, api),
+    fapiPolicyRoutes(deps, api),
     dpopPolicyRoutes(deps, api),
     clientMetadataPolicyRoutes(deps, api),
     mailTemplateRoutes(deps, api),

@@ -41,6 +41,7 @@ import { ResourceMetadata1763769600044 } from './0044-resource-metadata.js';
 import { PushedAuthorizationRequests1763769600045 } from './0045-pushed-authorization-requests.js';
 import { Dpop1763769600046 } from './0046-dpop.js';
 import { SignedResponses1763769600047 } from './0047-signed-responses.js';
+import { FapiProfile1763769600048 } from './0048-fapi-profile.js';
 
 export const migrations = [
   Core1763769600001,
@@ -82,4 +83,5 @@ export const migrations = [
   PushedAuthorizationRequests1763769600045,
   Dpop1763769600046,
   SignedResponses1763769600047,
+  FapiProfile1763769600048,
 ];

@@ -46,6 +46,8 @@ export function authenticateClient(
     const presented = presentedCredentials(ctx.get('Authorization'), body);
     const resolve = (clientId: string) => documentClient(deps, clientId, body, opts.allowPublic);
     const { client, method } = await deps.clientAuth.authenticate(presented, ctx.ip, { ...opts, resolve });
+    // FAPI 2.0 §5.3.2.1: only private_key_jwt, with its algorithms, for a client under the profile.
+    await deps.fapi.checkClientAuthentication(client, method, presented.client_assertion);
     ctx.state.client = client;
     ctx.state.clientAuthMethod = method;
     await next();

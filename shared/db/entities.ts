@@ -133,6 +133,8 @@ export interface Client {
   require_pushed_authorization_requests?: boolean;
   /** RFC 9101 §10.5: /authorize accepts only a signed request object from it (docs/par.md). */
   require_signed_request_object?: boolean;
+  /** The client's FAPI 2.0 profile (docs/fapi.md); null follows its tenant's `fapi` section. */
+  fapi_profile?: 'off' | 'fapi2-security' | 'fapi2-message-signing' | null;
   /**
    * Seconds: the client's access tokens issued at or before it (`iat`) are inactive (a disable,
    * docs/directory.md "Clients"); null when none were revoked so. Its secrets are in
@@ -191,6 +193,7 @@ export const ClientEntity = new EntitySchema<Client>({
     require_pkce: { type: 'integer', transformer: boolInt },
     require_pushed_authorization_requests: { type: 'integer', transformer: boolInt },
     require_signed_request_object: { type: 'integer', transformer: boolInt },
+    fapi_profile: { type: 'varchar', length: 32, nullable: true },
     tokens_revoked_before: ts(true),
     created_at: ts(),
     updated_at: ts(),

@@ -60,7 +60,7 @@ export class Lookups {
               c.allowed_origins, c.logo_uri, c.token_endpoint_auth_method, c.jwks, c.jwks_uri,
               c.id_token_signed_response_alg, c.userinfo_signed_response_alg, c.access_token_signed_response_alg,
               c.authorization_signed_response_alg, c.introspection_signed_response_alg,
-              c.require_pkce, c.require_pushed_authorization_requests, c.require_signed_request_object,
+              c.require_pkce, c.require_pushed_authorization_requests, c.require_signed_request_object, c.fapi_profile,
               c.tokens_revoked_before, c.client_uri, c.registered_via, c.policy_uri, c.tos_uri,
               c.created_at, c.updated_at, t.lifecycle_state, t.settings,
               t.name AS tenant_name
@@ -99,6 +99,7 @@ export class Lookups {
       require_pkce: boolInt.from(r.require_pkce) as boolean,
       require_pushed_authorization_requests: boolInt.from(r.require_pushed_authorization_requests) as boolean,
       require_signed_request_object: boolInt.from(r.require_signed_request_object) as boolean,
+      fapi_profile: (r.fapi_profile as Client['fapi_profile']) ?? null,
       tokens_revoked_before:
         r.tokens_revoked_before === null || r.tokens_revoked_before === undefined
           ? null

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SIGNING_ALGORITHMS } from '../jws.js';
 import { isAdminScope, SCOPE_ACCOUNT } from '../scopes.js';
 import { GRANT_TYPES, displayName, email, redirectUri, scopeToken, webOrigin } from './common.js';
+import { FapiProfileField } from './fapi.js';
 import { ProvisioningOperationView } from './provisioning.js';
 import { StandardClaimsInput, StandardClaimsView } from './standard-claims.js';
 
@@ -109,6 +110,8 @@ export const CreateClientInput = z
     require_pushed_authorization_requests: z.boolean().default(false),
     /** RFC 9101 §10.5: only signed request objects from this client (docs/par.md). Default false. */
     require_signed_request_object: z.boolean().default(false),
+    /** The client's FAPI 2.0 profile (docs/fapi.md); absent or null: its tenant's. */
+    fapi_profile: FapiProfileField.nullable().optional(),
   })
   .superRefine((c, ctx) => {
     const method = c.token_endpoint_auth_method;
@@ -243,6 +246,8 @@ export const ClientView = z.object({
   require_pkce: z.boolean(),
   require_pushed_authorization_requests: z.boolean(),
   require_signed_request_object: z.boolean(),
+  /** The client's own FAPI 2.0 profile; null: its tenant's (docs/fapi.md). */
+  fapi_profile: FapiProfileField.nullable().optional(),
   /** How the client came to be: `dynamic` (RFC 7591, docs/registration.md); null: the admin API or the CLI. */
   registered_via: z.string().nullable().optional(),
   /** RFC 7591 §2, as the app states them. */

@@ -28,6 +28,8 @@ export const PatchClientInput = z.strictObject({
   /** RFC 9126 §6 and RFC 9101 §10.5 (docs/par.md). */
   require_pushed_authorization_requests: f.require_pushed_authorization_requests.unwrap().optional(),
   require_signed_request_object: f.require_signed_request_object.unwrap().optional(),
+  /** null returns to the tenant's profile (docs/fapi.md). */
+  fapi_profile: f.fapi_profile,
 });
 export type PatchClientInput = z.input<typeof PatchClientInput>;
 

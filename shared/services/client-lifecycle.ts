@@ -43,6 +43,7 @@ const EDITABLE = [
   'introspection_signed_response_alg',
   'require_pushed_authorization_requests',
   'require_signed_request_object',
+  'fapi_profile',
 ] as const;
 
 /**
@@ -80,6 +81,7 @@ function asRegistration(c: Client): Record<string, unknown> {
     require_pkce: c.require_pkce,
     require_pushed_authorization_requests: c.require_pushed_authorization_requests ?? false,
     require_signed_request_object: c.require_signed_request_object ?? false,
+    fapi_profile: c.fapi_profile ?? null,
   };
 }
 
@@ -168,6 +170,7 @@ export class ClientLifecycleService {
         introspection_signed_response_alg: c.introspection_signed_response_alg ?? null,
         require_pushed_authorization_requests: c.require_pushed_authorization_requests,
         require_signed_request_object: c.require_signed_request_object,
+        fapi_profile: c.fapi_profile ?? null,
       };
       // A caller's own work in this transaction (RFC 7592's token rotation), changed or not.
       await opts.within?.(tx, current);

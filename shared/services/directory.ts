@@ -166,6 +166,7 @@ export class DirectoryService {
       require_pkce: c.require_pkce,
       require_pushed_authorization_requests: c.require_pushed_authorization_requests,
       require_signed_request_object: c.require_signed_request_object,
+      fapi_profile: c.fapi_profile ?? null,
       ...ext.fields,
       status: 'active',
       created_at: now,

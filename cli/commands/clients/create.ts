@@ -1,4 +1,5 @@
 import { Flags } from '@oclif/core';
+import { FAPI_PROFILES } from '../../../shared/schemas/fapi.js';
 import { BaseCommand } from '../../base.js';
 import { readJwksFile } from '../../client-view.js';
 import { fields, list, time } from '../../format.js';
@@ -177,6 +178,10 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       description: 'require_signed_request_object: /authorize and /par accept only a signed request object (RFC 9101)',
       default: false,
     }),
+    'fapi-profile': Flags.string({
+      description: "fapi_profile: the client's own FAPI 2.0 profile, over its tenant's (docs/fapi.md)",
+      options: [...FAPI_PROFILES],
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -201,6 +206,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
     require_pkce: 'no-pkce',
     require_pushed_authorization_requests: 'require-par',
     require_signed_request_object: 'require-signed-request-object',
+    fapi_profile: 'fapi-profile',
   };
 
   async run() {
@@ -230,6 +236,7 @@ export default class ClientsCreate extends BaseCommand<typeof ClientsCreate> {
       require_pkce: f.pkce,
       require_pushed_authorization_requests: f['require-par'],
       require_signed_request_object: f['require-signed-request-object'],
+      ...(f['fapi-profile'] ? { fapi_profile: f['fapi-profile'] } : {}),
     };
     this.serviceInput = input;
     const { client, client_secret } = await this.services.directory.createClient(f.tenant, input, this.actor);

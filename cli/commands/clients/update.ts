@@ -1,4 +1,5 @@
 import { Args, Flags } from '@oclif/core';
+import { FAPI_PROFILES } from '../../../shared/schemas/fapi.js';
 import { BaseCommand } from '../../base.js';
 import { readJwksFile, showClient } from '../../client-view.js';
 import { GRANT_TYPES } from '../../../shared/schemas/common.js';
@@ -77,6 +78,10 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       description: 'require signed request objects (RFC 9101); --no-require-signed-request-object lifts it',
       allowNo: true,
     }),
+    'fapi-profile': Flags.string({
+      description: "the client's own FAPI 2.0 profile (docs/fapi.md); tenant: follow its tenant's again",
+      options: [...FAPI_PROFILES, 'tenant'],
+    }),
   };
   static override fieldFlags = {
     name: 'name',
@@ -93,6 +98,7 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
     introspection_signed_response_alg: 'introspection-alg',
     require_pushed_authorization_requests: 'require-par',
     require_signed_request_object: 'require-signed-request-object',
+    fapi_profile: 'fapi-profile',
   };
 
   async run() {
@@ -117,6 +123,7 @@ export default class ClientsUpdate extends BaseCommand<typeof ClientsUpdate> {
       ...(f['require-signed-request-object'] !== undefined
         ? { require_signed_request_object: f['require-signed-request-object'] }
         : {}),
+      ...(f['fapi-profile'] ? { fapi_profile: f['fapi-profile'] === 'tenant' ? null : f['fapi-profile'] } : {}),
     };
     if (!Object.keys(input).length) this.error('name at least one thing to change (see --help)', { exit: 2 });
     this.serviceInput = input;

@@ -136,7 +136,8 @@ export function authorizeRoutes(deps: AppDeps, api: ApiRegistry): Router<AppStat
       else {
         // RFC 9126 §5 and RFC 9101 §10.5: the client (or its tenant) requires PAR or JAR; the
         // redirect_uri is registered, so the refusal goes back to the client (node-oidc-provider too).
-        if (deps.par.pushRequired(found))
+        // FAPI 2.0 §5.3.2.2: a client under the profile sends pushed requests only (docs/fapi.md).
+        if (deps.par.pushRequired(found) || (await deps.fapi.requiresPar(client)))
           throw new AuthzRedirectError('invalid_request', 'Pushed authorization requests are required (RFC 9126 §5).');
         if (client.require_signed_request_object && rq === q)
           throw new AuthzRedirectError('invalid_request', 'A signed request object is required (RFC 9101 §10.5).');

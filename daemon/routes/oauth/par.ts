@@ -65,6 +65,8 @@ export function parRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthSta
     try {
       p = parseAuthParams(q, client, redirectUri);
       await checkAuthParams(deps, client, p);
+      // FAPI 2.0 (docs/fapi.md): PKCE S256; Message Signing: JAR and JARM.
+      await deps.fapi.checkPushedRequest(client, body.request !== undefined ? param(body, 'request') : undefined, p);
     } catch (e) {
       if (e instanceof AuthzRedirectError) throw new OAuthError(e.error, e.message);
       throw e;

@@ -44,6 +44,8 @@ export function tokenRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthS
     if (!grantType) throw new InvalidRequest('grant_type is required.');
     const client = ctx.state.client!;
     // RFC 9449 §5: a proof binds the tokens issued to its key (every grant).
+    // FAPI 2.0 §5.3.2.1: sender-constrained tokens, a proof required (docs/fapi.md).
+    await deps.fapi.checkTokenRequest(client, ctx.req.headers.dpop);
     const dpop = await tokenRequestProof(deps, ctx, client.tenant_id);
     const body = await deps.grants.run(grantType, { client, params, log: ctx.state.log, ...(dpop ? { dpop } : {}) });
     ctx.set('Pragma', 'no-cache');
