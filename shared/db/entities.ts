@@ -191,8 +191,9 @@ export const ClientEntity = new EntitySchema<Client>({
     authorization_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     introspection_signed_response_alg: { type: 'varchar', length: 16, nullable: true },
     require_pkce: { type: 'integer', transformer: boolInt },
-    require_pushed_authorization_requests: { type: 'integer', transformer: boolInt },
-    require_signed_request_object: { type: 'integer', transformer: boolInt },
+    // The migration's DEFAULT 0 for a row written without the field (the service's own pages' clients).
+    require_pushed_authorization_requests: { type: 'integer', transformer: boolInt, default: 0 },
+    require_signed_request_object: { type: 'integer', transformer: boolInt, default: 0 },
     fapi_profile: { type: 'varchar', length: 32, nullable: true },
     tokens_revoked_before: ts(true),
     created_at: ts(),

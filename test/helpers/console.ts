@@ -82,6 +82,7 @@ export async function startConsole(env: Record<string, string> = {}): Promise<Co
     ...env,
   });
   const start = await get(`${d.url}/console/sign-in`);
+  if (!start.headers.get('location')) throw new Error(`console sign-in: ${start.status} ${await start.text()}`);
   const consoleClient = new URL(start.headers.get('location') ?? '').searchParams.get('client_id') ?? '';
   if (consoleClient !== `console.${platform}`) throw new Error(`console client ${consoleClient}`);
 
