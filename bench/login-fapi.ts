@@ -25,10 +25,11 @@
 import { parseArgs } from 'node:util';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
 import { fapiClientKey } from './lib/fapi-client.js';
-import { alternate, measureLogins, type LoginRun } from './lib/login-driver.js';
+import { alternate, measureLogins } from './lib/login-driver.js';
 import { prepareOurLogin } from './lib/our-login.js';
 import { loadAverage } from './lib/proc.js';
-import { machine, median, writeResults } from './lib/stats.js';
+import { peerRatios, peerTables } from './lib/peer-report.js';
+import { machine, writeResults } from './lib/stats.js';
 import { startPeerLogin } from './login-peer.js';
 
 const { values: args } = parseArgs({
@@ -79,12 +80,7 @@ await setup.close();
 const speedAfter = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 const loadAfter = loadAverage();
 
-const loginsRatio = median(out.map((r) => r.loginsRatio));
-const p95Ratio = median(out.map((r) => r.p95Ratio));
-const cpuRatio = median(
-  out.map((r) => (r.a.cpuMsPerLogin && r.b.cpuMsPerLogin ? r.a.cpuMsPerLogin.server / r.b.cpuMsPerLogin.server : NaN)),
-);
-const failures = out.reduce((n, r) => n + r.a.failed + r.b.failed, 0);
+const ratios = peerRatios(out);
 const result = {
   bench: 'login-fapi-vs-peer',
   database: kind,
@@ -95,10 +91,7 @@ const result = {
   ours: 'no FAPI profile switch: require_pushed_authorization_requests on the client, requireDpop on the tenant',
   peer: "node-oidc-provider: features.fapi profile '2.0', PAR required, dpop_bound_access_tokens",
   rounds: out,
-  loginsPerSecondRatio: loginsRatio,
-  fullFlowP95Ratio: p95Ratio,
-  serverCpuPerLoginRatio: Math.round(cpuRatio * 1000) / 1000,
-  failures,
+  ...ratios,
   mailsReceived,
   goal: { loginsPerSecondRatio: 1, fullFlowP95Ratio: 1 },
   loadAverage: { before: loadBefore, after: loadAfter },
@@ -106,18 +99,6 @@ const result = {
   machine: machine(),
 };
 
-const cell = (r: LoginRun) => `${r.fullFlowMs.p50} / ${r.fullFlowMs.p95} / ${r.fullFlowMs.p99}`;
-const cpuCell = (r: LoginRun) =>
-  r.cpuMsPerLogin
-    ? `${r.cpuMsPerLogin.server} / ${r.cpuMsPerLogin.serverMainThread} / ${r.cpuMsPerLogin.loadGenerator}`
-    : '?';
-const row = (i: number, r: LoginRun) =>
-  `| ${i} | ${r.name} | ${r.loginsPerSecond} | ${cell(r)} | ${cpuCell(r)} | ${r.logins} / ${r.failed} |`;
-const steps = (r: LoginRun) =>
-  Object.entries(r.stepsMs)
-    .map(([s, v]) => `| ${r.name} | ${s} | ${v.p50} | ${v.p95} | ${v.p99} |`)
-    .join('\n');
-const last = out[out.length - 1];
 const md = `# FAPI 2.0 login flow (PAR + DPoP) against node-oidc-provider (${kind}, same run)
 
 ${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}. Load average (1, 5, 15 min)
@@ -153,27 +134,7 @@ DPoP-bound (\`token_type\` DPoP) or the login counts as failed.
   Grant, resume to the callback, token), a fresh cookie jar per login; its **in-memory
   adapter** (no database, no mail; replay checks in process memory).
 
-| Round | Server | logins/s | full flow P50 / P95 / P99 (ms) | \
-CPU per login: server / its main thread / load generator (ms) | logins / failures |
-|---|---|---|---|---|---|
-${out.map((r) => `${row(r.round, r.a)}\n${row(r.round, r.b)}`).join('\n')}
-
-| Round | logins/s ratio (iam ÷ peer) | P95 ratio (iam ÷ peer, lower is better) |
-|---|---|---|
-${out.map((r) => `| ${r.round} | ${r.loginsRatio}× | ${r.p95Ratio}× |`).join('\n')}
-
-**Median of the rounds: iam's logins/s are ${loginsRatio}× node-oidc-provider's (goal ≥ 1.0×); its full-flow
-P95 is ${p95Ratio}× the peer's (goal ≤ 1.0×); its server CPU per login is \
-${result.serverCpuPerLoginRatio}× the peer's.**
-Failures over all rounds: ${failures}.
-
-Per step, last round (ms):
-
-| Server | Step | P50 | P95 | P99 |
-|---|---|---|---|---|
-${steps(last.a)}
-${steps(last.b)}
-`;
+${peerTables(out, ratios)}`;
 console.log(md);
 writeResults('login-fapi-vs-peer', result, md);
 process.exit(0);

@@ -23,8 +23,8 @@ import { writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { machine, writeResults } from './lib/stats.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
-import { alternate, measureLogins, type LoginRun } from './lib/login-driver.js';
-import { median } from './lib/stats.js';
+import { alternate, measureLogins } from './lib/login-driver.js';
+import { cell, cpuCell, peerRatios, peerTables } from './lib/peer-report.js';
 import { prepareOurLogin } from './lib/our-login.js';
 import { loadAverage } from './lib/proc.js';
 import { startPeerLogin } from './login-peer.js';
@@ -73,12 +73,6 @@ async function finish() {
       : undefined;
   return { speedAfter, speed, loadAfter: loadAverage() };
 }
-
-const cell = (r: LoginRun) => `${r.fullFlowMs.p50} / ${r.fullFlowMs.p95} / ${r.fullFlowMs.p99}`;
-const cpuCell = (r: LoginRun) =>
-  r.cpuMsPerLogin
-    ? `${r.cpuMsPerLogin.server} / ${r.cpuMsPerLogin.serverMainThread} / ${r.cpuMsPerLogin.loadGenerator}`
-    : '?';
 
 async function single() {
   console.log(
@@ -198,14 +192,7 @@ async function versusPeer() {
   await peer.stop();
   const { speedAfter, loadAfter } = await finish();
 
-  const loginsRatio = median(out.map((r) => r.loginsRatio));
-  const p95Ratio = median(out.map((r) => r.p95Ratio));
-  const cpuRatio = median(
-    out.map((r) =>
-      r.a.cpuMsPerLogin && r.b.cpuMsPerLogin ? r.a.cpuMsPerLogin.server / r.b.cpuMsPerLogin.server : NaN,
-    ),
-  );
-  const failures = out.reduce((n, r) => n + r.a.failed + r.b.failed, 0);
+  const ratios = peerRatios(out);
   const result = {
     bench: 'login-vs-peer',
     database: kind,
@@ -213,22 +200,12 @@ async function versusPeer() {
     concurrency: CONCURRENCY,
     workers: Number(args.workers),
     rounds: out,
-    loginsPerSecondRatio: loginsRatio,
-    fullFlowP95Ratio: p95Ratio,
-    serverCpuPerLoginRatio: Math.round(cpuRatio * 1000) / 1000,
-    failures,
+    ...ratios,
     goal: { loginsPerSecondRatio: 1, fullFlowP95Ratio: 1 },
     loadAverage: { before: loadBefore, after: loadAfter },
     machineSpeed: { bareHttpRequestsPerSecond: { before: speedBefore, after: speedAfter } },
     machine: machine(),
   };
-  const row = (i: number, r: LoginRun) =>
-    `| ${i} | ${r.name} | ${r.loginsPerSecond} | ${cell(r)} | ${cpuCell(r)} | ${r.logins} / ${r.failed} |`;
-  const steps = (r: LoginRun) =>
-    Object.entries(r.stepsMs)
-      .map(([s, v]) => `| ${r.name} | ${s} | ${v.p50} | ${v.p95} | ${v.p99} |`)
-      .join('\n');
-  const last = out[out.length - 1];
   const md = `# Login flow against node-oidc-provider (${kind}, same run)
 
 ${result.machine.at}, ${result.machine.cpus} cores, Node ${result.machine.node}. Load average (1, 5, 15 min)
@@ -255,27 +232,7 @@ requests of the spec's
   a Grant, resume to the callback, token), a fresh cookie jar per login; its **in-memory
   adapter** (no database, no mail); opaque access token and ES256 ID token.
 
-| Round | Server | logins/s | full flow P50 / P95 / P99 (ms) | \
-CPU per login: server / its main thread / load generator (ms) | logins / failures |
-|---|---|---|---|---|---|
-${out.map((r) => `${row(r.round, r.a)}\n${row(r.round, r.b)}`).join('\n')}
-
-| Round | logins/s ratio (iam ÷ peer) | P95 ratio (iam ÷ peer, lower is better) |
-|---|---|---|
-${out.map((r) => `| ${r.round} | ${r.loginsRatio}× | ${r.p95Ratio}× |`).join('\n')}
-
-**Median of the rounds: iam's logins/s are ${loginsRatio}× node-oidc-provider's (goal ≥ 1.0×); its full-flow
-P95 is ${p95Ratio}× the peer's (goal ≤ 1.0×); its server CPU per login is \
-${result.serverCpuPerLoginRatio}× the peer's.**
-Failures over all rounds: ${failures}.
-
-Per step, last round (ms):
-
-| Server | Step | P50 | P95 | P99 |
-|---|---|---|---|---|
-${steps(last.a)}
-${steps(last.b)}
-`;
+${peerTables(out, ratios)}`;
   console.log(md);
   writeResults('login-vs-peer', result, md);
 }
