@@ -14,16 +14,10 @@
  * no database write, except the one a client assertion needs: its `jti`, recorded so it can be
  * used once (RFC 7523 §3 item 7), in the database every daemon shares.
  */
-import {
-  createLocalJWKSet,
-  decodeJwt,
-  decodeProtectedHeader,
-  errors as joseErrors,
-  jwtVerify,
-  type JWTPayload,
-} from 'jose';
+import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Client, TokenEndpointAuthMethod } from '../db/entities.js';
 import { InvalidClient, InvalidRequest } from '../errors.js';
+import { clientJwtRefusal } from './jose-refusals.js';
 import type { Throttle } from './auth/throttle.js';
 import type { DirectoryService, ResolvedClient } from './directory.js';
 import { IdJagError, type IssuerKeys, type JtiStore } from './token-exchange/id-jag.js';
@@ -258,21 +252,9 @@ export interface AuthenticateOptions {
 }
 
 function assertionError(e: unknown, issuer: string): InvalidClient {
-  if (e instanceof joseErrors.JWTExpired) return new InvalidClient('The client_assertion has expired.');
-  if (e instanceof joseErrors.JWSSignatureVerificationFailed)
-    return new InvalidClient('The client_assertion signature does not verify.');
-  if (e instanceof joseErrors.JWKSNoMatchingKey || e instanceof joseErrors.JWKSMultipleMatchingKeys)
-    return new InvalidClient('No single registered key of the client matches the client_assertion (kid, alg).');
-  if (e instanceof joseErrors.JOSEAlgNotAllowed)
-    return new InvalidClient('The client_assertion algorithm is not accepted.');
-  if (e instanceof joseErrors.JWTClaimValidationFailed) {
-    if (e.claim === 'aud')
-      return new InvalidClient(`The client_assertion's aud must be this server's issuer identifier, ${issuer}.`);
-    if (e.claim === 'iss' || e.claim === 'sub')
-      return new InvalidClient('The client_assertion iss and sub must both be the client_id (RFC 7523 §3).');
-    if (e.claim === 'nbf') return new InvalidClient('The client_assertion is not yet valid (nbf).');
-    if (e.reason === 'missing') return new InvalidClient(`The client_assertion lacks the ${e.claim} claim.`);
-    return new InvalidClient(`The client_assertion ${e.claim} claim is invalid.`);
-  }
-  return new InvalidClient('The client_assertion could not be verified.');
+  const iss = {
+    claims: ['iss', 'sub'],
+    rule: 'The client_assertion iss and sub must both be the client_id (RFC 7523 §3).',
+  };
+  return new InvalidClient(clientJwtRefusal(e, 'client_assertion', issuer, iss));
 }

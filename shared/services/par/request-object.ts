@@ -7,12 +7,13 @@
  * once in the database every daemon shares. What it yields is the authorization request's
  * parameters, read as if they had been sent one by one (RFC 9101 §6.3: only these are used).
  */
-import { decodeProtectedHeader, errors as joseErrors, jwtVerify, type JWTPayload } from 'jose';
+import { decodeProtectedHeader, jwtVerify, type JWTPayload } from 'jose';
 import type { Client } from '../../db/entities.js';
 import { OAuthError } from '../../errors.js';
 import type { ClientAuthenticator } from '../client-auth.js';
 import type { JtiStore } from '../token-exchange/id-jag.js';
 import { InvalidRequestObject } from './errors.js';
+import { clientJwtRefusal } from '../jose-refusals.js';
 
 /** Accepted signature algorithms (`request_object_signing_alg_values_supported`): never `none` or HS*. */
 export const REQUEST_OBJECT_ALGORITHMS = ['PS256', 'ES256', 'EdDSA', 'RS256'];
@@ -93,20 +94,6 @@ export class RequestObjectVerifier {
 }
 
 function verifyError(e: unknown, issuer: string): InvalidRequestObject {
-  if (e instanceof joseErrors.JWTExpired) return new InvalidRequestObject('The request object has expired.');
-  if (e instanceof joseErrors.JWSSignatureVerificationFailed)
-    return new InvalidRequestObject('The request object signature does not verify.');
-  if (e instanceof joseErrors.JWKSNoMatchingKey || e instanceof joseErrors.JWKSMultipleMatchingKeys)
-    return new InvalidRequestObject('No single registered key of the client matches the request object (kid, alg).');
-  if (e instanceof joseErrors.JOSEAlgNotAllowed)
-    return new InvalidRequestObject('The request object algorithm is not accepted.');
-  if (e instanceof joseErrors.JWTClaimValidationFailed) {
-    if (e.claim === 'aud')
-      return new InvalidRequestObject(`The request object's aud must be this server's issuer identifier, ${issuer}.`);
-    if (e.claim === 'iss') return new InvalidRequestObject('The request object iss must be the client_id.');
-    if (e.claim === 'nbf') return new InvalidRequestObject('The request object is not yet valid (nbf).');
-    if (e.reason === 'missing') return new InvalidRequestObject(`The request object lacks the ${e.claim} claim.`);
-    return new InvalidRequestObject(`The request object ${e.claim} claim is invalid.`);
-  }
-  return new InvalidRequestObject('The request object could not be verified.');
+  const iss = { claims: ['iss'], rule: 'The request object iss must be the client_id.' };
+  return new InvalidRequestObject(clientJwtRefusal(e, 'request object', issuer, iss));
 }
