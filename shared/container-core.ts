@@ -52,6 +52,7 @@ import { WebhookEmailProvider } from './services/plugins/webhook-email.js';
 import { ProvisioningService } from './services/provisioning/index.js';
 import { RecoveryService } from './services/recovery/index.js';
 import { RelationshipService } from './services/relationships.js';
+import { FapiService } from './services/fapi/index.js';
 import { TenantLifecycleService } from './services/tenant-lifecycle.js';
 import { IssuerKeys, JtiStore } from './services/token-exchange/id-jag.js';
 import { TokenExchangeSettingsService } from './services/token-exchange/settings.js';
@@ -328,11 +329,16 @@ export abstract class CoreServices<L extends Logger | undefined = Logger | undef
     return (this.#made.rbacTokens ??= new RbacTokens(this.ds));
   }
 
+  /** The FAPI 2.0 profile switch, per tenant and per client, and its checks (docs/fapi.md). */
+  get fapi(): FapiService {
+    return (this.#made.fapi ??= new FapiService(this.ds));
+  }
+
   /** The grants of /token (shared/services/grants/), each issued and recorded in one transaction. */
   get grants(): GrantService {
     return (this.#made.grants ??= new GrantService({
       ...pick(this, 'ds', 'tokens', 'oauth', 'claims', 'directory', 'agentGrants', 'tokenExchangeSettings'),
-      ...pick(this, 'issuerKeys', 'jtis', 'rbacTokens'),
+      ...pick(this, 'issuerKeys', 'jtis', 'rbacTokens', 'fapi'),
       issuer: this.config.issuer,
       secretKey: this.config.secretKey,
     }));

@@ -29,7 +29,6 @@ import { registrationServices, type RegistrationServices } from './services/regi
 import { ResponseSigner } from './services/signed-responses.js';
 import { PushedRequestService } from './services/par/index.js';
 import { DpopService } from './services/dpop/index.js';
-import { FapiService } from './services/fapi/index.js';
 
 export class Services<L extends Logger | undefined = Logger | undefined> extends CoreServices<L> {
   /** Each service of this part once built. */
@@ -160,11 +159,6 @@ export class Services<L extends Logger | undefined = Logger | undefined> extends
   /** DPoP (RFC 9449): proof checks, server nonces, the tenant's policy (docs/dpop.md). */
   get dpop(): DpopService {
     return (this.#made.dpop ??= new DpopService(this.ds, this.config.secretKey, this.config.issuer));
-  }
-
-  /** The FAPI 2.0 profile switch, per tenant and per client, and its checks (docs/fapi.md). */
-  get fapi(): FapiService {
-    return (this.#made.fapi ??= new FapiService(this.ds));
   }
 }
 

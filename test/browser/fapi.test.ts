@@ -3,19 +3,21 @@
  * switched on through the admin API; openid-client (a relying party no one here wrote) pushes a
  * signed request object (PAR + JAR) with private_key_jwt and a DPoP key, the user signs in on
  * the login page, the code is redeemed with DPoP, refreshed with DPoP, UserInfo is called with
- * DPoP, and a resource server checks `cnf.jkt` through introspection. The same browser's plain
+ * DPoP, and a resource server checks `cnf.jkt` through introspection (with private_key_jwt; one
+ * with a client secret is refused). The same browser's plain
  * /authorize is refused back to the client, and the tenant's client_secret_basic client is
  * refused at /token. The other refused variants are HTTP-level, in test/oauth/fapi.test.ts.
  * Runs only in the browser lane (`npm run test:browser`).
  */
 import test from 'ava';
 import * as oidc from 'openid-client';
-import { decodeJwt, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
+import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from 'jose';
+import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { api } from '../helpers/api.js';
-import { introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import { startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, codeFrom, pkce, REDIRECT } from '../helpers/oauth.js';
-import { openServices } from '../helpers/seed.js';
+import { introspectAs as introspectWithSecret, openServices, TEST_API } from '../helpers/seed.js';
 import { interceptCallback, launchBrowser, newPage, withTimeout } from './helpers.js';
 
 let env: LoginEnv;
@@ -23,6 +25,8 @@ let browser: Browser;
 let key: CryptoKey;
 /** A private_key_jwt client with no fapi_profile of its own: the tenant's applies. */
 let clientId: string;
+/** A resource server that introspects with private_key_jwt, as the tenant's profile requires. */
+let resourceServer: string;
 
 test.before(async () => {
   env = await startLoginEnv();
@@ -43,8 +47,20 @@ test.before(async () => {
     },
     { type: 'system', id: 'test' },
   );
+  const rs = await directory.createClient(
+    env.app.tenantId,
+    {
+      ...TEST_API,
+      name: 'Bank API',
+      grant_types: ['client_credentials'],
+      token_endpoint_auth_method: 'private_key_jwt',
+      jwks: { keys: [jwk] },
+    },
+    { type: 'system', id: 'test' },
+  );
   await ds.destroy();
   clientId = c.client.client_id;
+  resourceServer = rs.client.client_id;
   browser = await launchBrowser();
 });
 test.after.always(async () => {
@@ -122,10 +138,29 @@ test.serial(
       (await oidc.fetchUserInfo(config, refreshed.access_token, env.app.user.id, { DPoP })).email,
       env.app.user.email,
     );
-    // The resource server's check: the token is active and bound to the key that proved it.
-    const seen = await introspectAs(env, refreshed.access_token);
+    // The resource server's check: the token is active and bound to the key that proved it. It
+    // authenticates with private_key_jwt (the profile's §5.3.2.1 holds at /introspect too).
+    const introspection = await fetch(`${url}/introspect`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({
+        token: refreshed.access_token,
+        client_id: resourceServer,
+        client_assertion_type: 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer',
+        client_assertion: await new SignJWT({ iss: resourceServer, sub: resourceServer, aud: url, jti: randomUUID() })
+          .setProtectedHeader({ alg: 'ES256', kid: 'rp' })
+          .setExpirationTime('1m')
+          .sign(key),
+      }),
+    });
+    t.is(introspection.status, 200);
+    const seen = (await introspection.json()) as { active: boolean; cnf?: unknown };
     t.is(seen.active, true);
     t.deepEqual(seen.cnf, { jkt });
+    // A resource server with a client secret is refused under the tenant's profile.
+    const bySecret = await introspectWithSecret(url, env.api, refreshed.access_token);
+    t.is(bySecret.status, 401);
+    t.is(bySecret.body.error, 'invalid_client');
     const bearer = await fetch(`${url}/userinfo`, { headers: { authorization: `Bearer ${refreshed.access_token}` } });
     t.is(bearer.status, 401, 'the bound token as Bearer');
 

@@ -24,6 +24,8 @@ let rs: CryptoKey;
 /** private_key_jwt clients with keys `es` (ES256) and `rs` (RS256): FAPI 2.0 by their own fapi_profile. */
 let fapiClient: string;
 let signingClient: string;
+/** Under the profile, but registered for RS256 ID tokens (§5.4.1 refuses it). */
+let rsIdTokenClient: string;
 /** A client_secret_basic client under the profile (its own fapi_profile). */
 let secretClient: ClientCreds;
 /** Another tenant: its admin client keeps the profile off for itself; its web client does not. */
@@ -41,7 +43,11 @@ test.before(async () => {
   ];
   const { ds, directory, provisioning } = await openServices(env.db.url, env.db.dir);
   const actor = { type: 'system' as const, id: 'test' };
-  const jwtClient = async (name: string, fapi_profile: 'fapi2-security' | 'fapi2-message-signing') =>
+  const jwtClient = async (
+    name: string,
+    fapi_profile: 'fapi2-security' | 'fapi2-message-signing',
+    extra: { id_token_signed_response_alg?: 'RS256' } = {},
+  ) =>
     (
       await directory.createClient(
         env.app.tenantId,
@@ -54,12 +60,16 @@ test.before(async () => {
           token_endpoint_auth_method: 'private_key_jwt',
           jwks: { keys },
           fapi_profile,
+          ...extra,
         },
         actor,
       )
     ).client.client_id;
   fapiClient = await jwtClient('FAPI RP', 'fapi2-security');
   signingClient = await jwtClient('FAPI signing RP', 'fapi2-message-signing');
+  rsIdTokenClient = await jwtClient('FAPI RP, RS256 ID tokens', 'fapi2-security', {
+    id_token_signed_response_alg: 'RS256',
+  });
   const s = await directory.createClient(
     env.app.tenantId,
     { name: 'Secret RP', redirect_uris: [REDIRECT], first_party: true, fapi_profile: 'fapi2-security' },
@@ -202,6 +212,12 @@ test.serial(
     t.is((await oidc.fetchUserInfo(config, tokens.access_token, user.id, { DPoP })).email, user.email);
     const refreshed = await oidc.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP });
     t.is(refreshed.token_type, 'dpop');
+    // §5.3.2.1: no rotation under the profile, so a retry with the same refresh token (its
+    // response lost) succeeds rather than revoking the family as reuse.
+    t.is(refreshed.refresh_token, tokens.refresh_token);
+    const retried = await oidc.refreshTokenGrant(config, tokens.refresh_token!, undefined, { DPoP });
+    t.is(retried.refresh_token, tokens.refresh_token);
+    t.not(retried.access_token, refreshed.access_token);
     // The resource server's check (docs/dpop.md): introspection names the key the token is bound to.
     const seen = { body: await introspectAs(env, refreshed.access_token) };
     t.is(seen.body.active, true);
@@ -246,7 +262,7 @@ test.serial(
   },
 );
 
-test('the profile refuses a plain /authorize, client_secret_basic, RS256 assertions and request objects, a push without PKCE, a token request without a DPoP proof or with an RS256 one', async (t) => {
+test('the profile refuses a plain /authorize, client_secret_basic, RS256 assertions, request objects and registrations, a push without PKCE, a token request without a DPoP proof or with an RS256 one', async (t) => {
   // Plain /authorize: PAR only (§5.3.2.2), refused back to the registered redirect_uri.
   const plain = await get(`${url()}/authorize?${new URLSearchParams(authParams(fapiClient))}`);
   t.is(plain.status, 302);
@@ -265,6 +281,12 @@ test('the profile refuses a plain /authorize, client_secret_basic, RS256 asserti
     { basic: secretClient },
   );
   t.is(secretToken.body.error, 'invalid_client');
+
+  // RS256 (§5.4.1): a registration that chose it for what this service signs.
+  const rsIdToken = await post('/par', authParams(rsIdTokenClient), { clientId: rsIdTokenClient });
+  t.is(rsIdToken.status, 401);
+  t.is(rsIdToken.body.error, 'invalid_client');
+  t.regex(rsIdToken.body.error_description, /id_token_signed_response_alg/);
 
   // RS256 (§5.4.1): a client assertion, a request object.
   const rsAssertion = await post('/par', authParams(fapiClient), { clientId: fapiClient, alg: 'RS256' });
@@ -333,7 +355,7 @@ test('Message Signing: a push needs a signed request object (JAR) and a JWT auth
   t.is(good.status, 201, JSON.stringify(good.body));
 });
 
-test("the tenant switch: GET and PUT …/fapi with ETag, audited; a client's own fapi_profile overrides it; bad input is 400", async (t) => {
+test("the tenant switch: GET and PUT …/fapi with ETag, audited; a client's own fapi_profile overrides it (at /token and /introspect); bad input is 400", async (t) => {
   const admin = await post('/token', { grant_type: 'client_credentials' }, { basic: other.admin });
   t.is(admin.status, 200, JSON.stringify(admin.body));
   const token = admin.body.access_token;
@@ -363,6 +385,12 @@ test("the tenant switch: GET and PUT …/fapi with ETag, audited; a client's own
   t.is(web.status, 401);
   t.is(web.body.error, 'invalid_client');
   t.is((await post('/token', { grant_type: 'client_credentials' }, { basic: other.admin })).status, 200);
+  // So is the secret client as an introspection caller (§5.3.2.1); the admin client is not.
+  const introspect = (c: ClientCreds) => post('/introspect', { token: token }, { basic: c });
+  const refused = await introspect(other.web);
+  t.is(refused.status, 401);
+  t.is(refused.body.error, 'invalid_client');
+  t.is((await introspect(other.admin)).status, 200);
 
   const audit = (await sql(
     env.db.url,

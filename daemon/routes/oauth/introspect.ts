@@ -89,18 +89,25 @@ export class Introspector {
   async authenticateCaller(authorization: string, form: ParsedUrlQuery | undefined, ip: string): Promise<Client> {
     const presented = presentedCredentials(authorization, form ?? {});
     if (!presented.basic) {
-      return (await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false })).client;
+      const { client, method } = await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false });
+      // FAPI 2.0 §5.3.2.1: a caller under the profile authenticates with private_key_jwt.
+      await this.deps.fapi.checkClientAuthentication(client, method, presented.client_assertion);
+      return client;
     }
     // Refuses a second method beside Basic, or a client_id naming another client (400).
     ClientAuthenticator.methodOf(presented);
     const { id, secret } = presented.basic;
     this.deps.throttle.clientAuthBlocked(ip);
+    let client: Client;
     try {
-      return await this.checkCaller(id, secret);
+      client = await this.checkCaller(id, secret);
     } catch (e) {
       if (e instanceof InvalidClient) await this.deps.throttle.clientAuthFailure(id, ip);
       throw e;
     }
+    // A resource server under the profile may not use a secret (the profile is cached per tenant: no read).
+    await this.deps.fapi.checkClientAuthentication(client, 'client_secret_basic');
+    return client;
   }
 
   private async checkCaller(id: string, secret: string): Promise<Client> {

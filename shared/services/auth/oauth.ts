@@ -271,29 +271,20 @@ export class OAuthService {
   }
 
   /**
-   * The refresh_token grant (RFC 6749 §6), in one transaction: rotates the refresh token
-   * (RFC 9700 §4.14.2: the presented token is consumed and a new one issued), refuses a wider
-   * scope and a disabled user. Presenting a consumed token again is reuse: the whole family is
-   * revoked.
+   * The refresh_token grant (RFC 6749 §6), in the caller's transaction (as exchangeCodeIn):
+   * refuses a wider scope and a disabled user; presenting a consumed token again is reuse (the
+   * caller revokes the whole family). With `rotate` (RFC 9700 §4.14.2) the presented token is
+   * consumed and a new one issued; without it (a client under the FAPI 2.0 profile, whose
+   * refresh tokens its key and DPoP key already bind: §5.3.2.1) the same token stays valid, so
+   * a retry after a lost response succeeds.
    */
-  async rotateRefreshToken(
-    client: Client,
-    token: string,
-    requestedScope: string[] | undefined,
-  ): Promise<{ family: FamilyRow; refreshToken: string }> {
-    return this.revokingOnReuse(() =>
-      this.db.transaction((tx) => this.rotateRefreshTokenIn(tx, client, token, requestedScope)),
-    );
-  }
-
-  /** rotateRefreshToken's work in the caller's transaction, as exchangeCodeIn. */
   async rotateRefreshTokenIn(
     tx: Tx,
     client: Client,
     token: string,
-    requestedScope: string[] | undefined,
-    dpopJkt?: string,
+    opts: { requestedScope?: string[]; dpopJkt?: string; rotate: boolean },
   ): Promise<{ family: FamilyRow; refreshToken: string }> {
+    const { requestedScope, dpopJkt } = opts;
     const r = await new Lookups(tx).refreshTokenByHash(tokenHash(token));
     if (!r) throw new InvalidGrant('The refresh token is invalid.');
     const scope = new TenantScope(tx, r.tenant_id);
@@ -313,12 +304,12 @@ export class OAuthService {
     if (r.consumed_at !== null) throw reused();
     if (family.revoked_at !== null) throw new InvalidGrant('The refresh token has been revoked.');
     if (r.expires_at <= Date.now()) throw new InvalidGrant('The refresh token has expired.');
-    if (!(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
+    if (opts.rotate && !(await scope.tokens.consumeRefreshToken(r.id, Date.now()))) throw reused();
     if (requestedScope?.some((s) => !family.scope.includes(s)))
       throw new InvalidScope('A refreshed token cannot widen the original scope.');
     const status = family.user_id ? await scope.users.status(family.user_id) : undefined;
     if (family.user_id && status !== 'active') throw new InvalidGrant('The account is disabled.');
-    return { family, refreshToken: await this.issueRefreshToken(scope, family.id) };
+    return { family, refreshToken: opts.rotate ? await this.issueRefreshToken(scope, family.id) : token };
   }
 
   /** Revokes the family of a replayed code or refresh token, in its own statement, and rethrows. */

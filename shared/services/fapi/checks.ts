@@ -4,7 +4,7 @@
  * RFC it points to) names for the refusal; the service (index.ts) finds the profile.
  */
 import { decodeProtectedHeader } from 'jose';
-import type { TokenEndpointAuthMethod } from '../../db/entities.js';
+import type { Client, TokenEndpointAuthMethod } from '../../db/entities.js';
 import { InvalidClient, InvalidRequest, OAuthError } from '../../errors.js';
 import type { FapiProfile } from '../../schemas/fapi.js';
 import type { AuthParams } from '../auth/oauth.js';
@@ -22,19 +22,39 @@ const algOf = (jwt: string | undefined): string | undefined => {
   }
 };
 
+/** The registration's choices of the algorithms this service signs with for the client. */
+const SIGNED_RESPONSE_ALGS = [
+  'id_token_signed_response_alg',
+  'userinfo_signed_response_alg',
+  'access_token_signed_response_alg',
+  'authorization_signed_response_alg',
+  'introspection_signed_response_alg',
+] as const;
+
 /**
  * §5.3.2.1 (client authentication): confidential clients only, with private_key_jwt (mTLS is
- * not built, docs/fapi.md), and an assertion signed with a §5.4.1 algorithm. invalid_client
- * (RFC 6749 §5.2), 401, as every other failed client authentication.
+ * not built, docs/fapi.md), and an assertion signed with a §5.4.1 algorithm. §5.4.1 also binds
+ * what this service signs for the client: a registration that chose RS256 for any of its
+ * responses is refused here, where every flow starts (/par, /token, /revoke, /introspect), as
+ * node-oidc-provider refuses such a client under the profile. invalid_client (RFC 6749 §5.2),
+ * 401, as every other failed client authentication.
  */
 export function checkClientAuthentication(
   profile: FapiProfile,
+  client: Client,
   method: TokenEndpointAuthMethod,
   assertion: string | undefined,
 ): void {
   if (profile === 'off') return;
   if (method !== 'private_key_jwt')
     throw new InvalidClient(`The FAPI 2.0 profile accepts only private_key_jwt client authentication, not ${method}.`);
+  for (const field of SIGNED_RESPONSE_ALGS) {
+    const chosen = client[field];
+    if (chosen && !FAPI_ALGORITHMS.includes(chosen))
+      throw new InvalidClient(
+        `Under the FAPI 2.0 profile the client's ${field} must be one of ${FAPI_ALGORITHMS.join(', ')}, not ${chosen}.`,
+      );
+  }
   const alg = algOf(assertion);
   if (!alg || !FAPI_ALGORITHMS.includes(alg))
     throw new InvalidClient(

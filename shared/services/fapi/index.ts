@@ -59,9 +59,9 @@ export class FapiService {
     return (await this.profileOf(client)) !== 'off';
   }
 
-  /** After the client authenticated at /par, /token or /revoke (checks.ts). */
+  /** After the client authenticated at /par, /token, /revoke or /introspect (checks.ts). */
   async checkClientAuthentication(client: Client, method: TokenEndpointAuthMethod, assertion?: string): Promise<void> {
-    checkClientAuthentication(await this.profileOf(client), method, assertion);
+    checkClientAuthentication(await this.profileOf(client), client, method, assertion);
   }
 
   /** A pushed request, validated, before it is stored (checks.ts). */

@@ -4,6 +4,7 @@ import type { AgentGrantService } from '../agents/grants.js';
 import type { OAuthService } from '../auth/oauth.js';
 import type { ClaimsService } from '../claims.js';
 import type { DirectoryService } from '../directory.js';
+import type { FapiService } from '../fapi/index.js';
 import type { IssuerKeys, JtiStore } from '../token-exchange/id-jag.js';
 import type { TokenExchangeSettingsService } from '../token-exchange/settings.js';
 import type { RbacTokens } from '../rbac-tokens.js';
@@ -26,4 +27,6 @@ export interface GrantDeps {
   jtis: JtiStore;
   /** The governed scopes a user or client holds by role (docs/rbac.md): the daemon's one instance. */
   rbacTokens: RbacTokens;
+  /** The FAPI 2.0 profile that applies to a client (docs/fapi.md): the refresh grant asks it whether to rotate. */
+  fapi: FapiService;
 }

@@ -3,7 +3,9 @@
  *   checkClientGrant → readRefreshToken | (one transaction) rotate → issueTokens
  * The presented token is consumed, the next one recorded and the access token signed in one
  * transaction (OAuthService.rotateRefreshTokenIn). No ID token: the refresh proves no new
- * authentication. Presenting a consumed token again revokes the family.
+ * authentication. Presenting a consumed token again revokes the family. A client under the
+ * FAPI 2.0 profile keeps its refresh token (§5.3.2.1: no rotation unless a retry with the
+ * previous token would succeed; docs/fapi.md, "Refresh tokens").
  */
 import type { Tx } from '../../db/index.js';
 import type { FamilyRow } from '../../repositories/index.js';
@@ -15,6 +17,8 @@ import { requestedResources, tokenResources, userTokens } from './user-tokens.js
 
 interface State extends TokenRequest {
   token: string;
+  /** False under the FAPI 2.0 profile: the presented token is kept, not consumed. */
+  rotate: boolean;
   requested?: string[];
   resource: string[];
   family: FamilyRow;
@@ -30,22 +34,21 @@ export function refreshTokenGrant(deps: GrantDeps): Grant<State> {
       throw new UnauthorizedClient('This client may not use the refresh_token grant.');
   };
 
-  const readRefreshToken: Step<State> = (s) => {
+  const readRefreshToken: Step<State> = async (s) => {
     const token = s.params.single('refresh_token');
     if (!token) throw new InvalidRequest('refresh_token is required.');
     s.token = token;
+    s.rotate = (await deps.fapi.profileOf(s.client)) === 'off';
     s.requested = s.params.scope();
     s.resource = requestedResources(s.params);
   };
 
   const rotate: IssueStep<State> = async (s, db) => {
-    const { family, refreshToken } = await deps.oauth.rotateRefreshTokenIn(
-      db as Tx,
-      s.client,
-      s.token,
-      s.requested,
-      s.dpop?.jkt,
-    );
+    const { family, refreshToken } = await deps.oauth.rotateRefreshTokenIn(db as Tx, s.client, s.token, {
+      requestedScope: s.requested,
+      dpopJkt: s.dpop?.jkt,
+      rotate: s.rotate,
+    });
     s.family = family;
     s.next = refreshToken;
   };
