@@ -145,7 +145,7 @@ test('authorization requests the suite expects to succeed: no state, 64- and 384
   t.is(early.status, 201, JSON.stringify(early.body));
 });
 
-test('client authentication: an assertion whose iat and nbf are 8 s ahead is accepted at /par, 62 s ahead refused, an aud array holding the issuer refused (§5.3.2.1); at /token a second client with an assertion signed by the first one key is invalid_client', async (t) => {
+test("client authentication: an assertion whose iat and nbf are 8 s ahead is accepted at /par, 62 s ahead refused, an aud array holding the issuer refused (§5.3.2.1); at /token a second client's client_id with an assertion signed with the first one's key is invalid_client", async (t) => {
   // par-ensure-jwt-client-assertions-nbf-8-seconds-in-the-future-is-accepted.
   const soon = await assertion(rp, 'ES256', { iat: now() + 8, nbf: now() + 8 });
   const accepted = await post('/par', authParams(rp), { clientId: rp, assertion: soon });
