@@ -60,8 +60,9 @@ async function offerNonce(deps: AppDeps, ctx: Ctx, tenantId: string): Promise<bo
 }
 
 /**
- * The token request's proof (§5): checked against POST /token of this issuer, its `jti`
- * spent; undefined when the request has none and the tenant does not require one. Refusals are
+ * The token request's proof (§5): checked against this request's method and path at this
+ * issuer (POST /token; POST /par too, §10.1), its `jti` spent; undefined when the request has
+ * none and the tenant does not require one. Refusals are
  * the OAuth errors of §5 and §8 (400 `invalid_dpop_proof`, 400 `use_dpop_nonce` with a fresh
  * DPoP-Nonce).
  */

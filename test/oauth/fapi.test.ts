@@ -8,12 +8,12 @@
  */
 import test from 'ava';
 import * as oidc from 'openid-client';
-import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
-import { randomUUID } from 'node:crypto';
+import { decodeJwt, exportJWK, generateKeyPair, type CryptoKey } from 'jose';
 import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { api } from '../helpers/api.js';
 import { proof, proofKey } from '../helpers/dpop.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
+import { fapiKeys, fapiKit } from '../helpers/fapi.js';
 import type { ClientCreds } from '../helpers/login.js';
 import { challengeFrom, codeFrom, CookieJar, get, pkce, postJson, REDIRECT, sql } from '../helpers/oauth.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -33,14 +33,9 @@ let other: { tenantId: string; admin: ClientCreds; web: ClientCreds };
 
 test.before(async () => {
   env = await startLoginEnv();
-  const ec = await generateKeyPair('ES256', { extractable: true });
-  const rsa = await generateKeyPair('RS256', { extractable: true });
-  es = ec.privateKey;
-  rs = rsa.privateKey;
-  const keys: JWK[] = [
-    { ...(await exportJWK(ec.publicKey)), kid: 'es', alg: 'ES256', use: 'sig' },
-    { ...(await exportJWK(rsa.publicKey)), kid: 'rs', use: 'sig' },
-  ];
+  const k = await fapiKeys();
+  ({ es, rs } = k.keys);
+  const keys = k.jwks;
   const { ds, directory, provisioning } = await openServices(env.db.url, env.db.dir);
   const actor = { type: 'system' as const, id: 'test' };
   const jwtClient = async (
@@ -93,63 +88,7 @@ test.before(async () => {
 test.after.always(() => stopLoginEnv(env));
 
 const url = () => env.d.url;
-const now = () => Math.floor(Date.now() / 1000);
-const basic = (c: ClientCreds) => 'Basic ' + Buffer.from(`${c.clientId}:${c.secret}`).toString('base64');
-
-/** A private_key_jwt client assertion (RFC 7523) of `clientId`, signed with `alg`. */
-const assertion = (clientId: string, alg: 'ES256' | 'RS256' = 'ES256') =>
-  new SignJWT({ iss: clientId, sub: clientId, aud: url(), jti: randomUUID(), exp: now() + 60 })
-    .setProtectedHeader({ alg, kid: alg === 'ES256' ? 'es' : 'rs' })
-    .sign(alg === 'ES256' ? es : rs);
-
-/** A signed request object (RFC 9101) of `clientId`. */
-const requestObject = (clientId: string, claims: Record<string, unknown>, alg: 'ES256' | 'RS256' = 'ES256') =>
-  new SignJWT({
-    iss: clientId,
-    aud: url(),
-    client_id: clientId,
-    jti: randomUUID(),
-    nbf: now(),
-    exp: now() + 60,
-    ...claims,
-  })
-    .setProtectedHeader({ alg, kid: alg === 'ES256' ? 'es' : 'rs', typ: 'oauth-authz-req+jwt' })
-    .sign(alg === 'ES256' ? es : rs);
-
-const authParams = (clientId: string, extra: Record<string, string> = {}) => ({
-  response_type: 'code',
-  client_id: clientId,
-  redirect_uri: REDIRECT,
-  scope: 'openid email',
-  state: 'st',
-  code_challenge: pkce().challenge,
-  code_challenge_method: 'S256',
-  ...extra,
-});
-
-/** POST `path` with a form; `auth` is an assertion of `clientId` unless Basic credentials are given. */
-async function post(
-  path: string,
-  form: Record<string, string>,
-  o: { clientId?: string; alg?: 'ES256' | 'RS256'; basic?: ClientCreds; dpop?: string } = {},
-) {
-  const body = new URLSearchParams(form);
-  if (o.clientId) {
-    body.set('client_id', o.clientId);
-    body.set('client_assertion_type', 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer');
-    body.set('client_assertion', await assertion(o.clientId, o.alg));
-  }
-  const res = await fetch(`${url()}${path}`, {
-    method: 'POST',
-    headers: {
-      'content-type': 'application/x-www-form-urlencoded',
-      ...(o.basic ? { authorization: basic(o.basic) } : {}),
-      ...(o.dpop ? { dpop: o.dpop } : {}),
-    },
-    body,
-  });
-  return { status: res.status, body: (await res.json()) as Record<string, string> };
-}
+const { requestObject, authParams, post } = fapiKit(url, () => ({ es, rs }));
 
 test.serial(
   'openid-client under FAPI 2.0: PAR + JAR + DPoP + private_key_jwt through the login page, refresh and UserInfo ' +
@@ -302,7 +241,7 @@ test('the profile refuses a plain /authorize, client_secret_basic, RS256 asserti
   t.regex(rsObject.body.error_description, /FAPI 2\.0 profile/);
 
   // PKCE S256 (§5.3.2.2).
-  const noPkce = authParams(fapiClient) as Record<string, string>;
+  const noPkce = authParams(fapiClient);
   delete noPkce.code_challenge;
   delete noPkce.code_challenge_method;
   const noChallenge = await post('/par', noPkce, { clientId: fapiClient });

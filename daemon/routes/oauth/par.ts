@@ -3,7 +3,8 @@
  * authenticates as at /token (the same middleware); its parameters, or its signed request
  * object (RFC 9101, §3 of RFC 9126), go through /authorize's own validation
  * (authorize-params.ts), and a refusal is the JSON error of RFC 9126 §2.3, never a redirect.
- * Accepted parameters are stored for 60 s under a single-use `request_uri` (201, §2.2).
+ * Accepted parameters are stored for 60 s under a single-use `request_uri` (201, §2.2). A DPoP
+ * proof sent with the push binds the code to its key (RFC 9449 §10.1).
  */
 import Router from '@koa/router';
 import type { Middleware } from 'koa';
@@ -11,6 +12,7 @@ import { InvalidRequest, OAuthError } from '../../../shared/errors.js';
 import { ParForm, ParResponse } from '../../../shared/schemas/authorization-requests.js';
 import { REQUEST_OBJECT_ALGORITHMS } from '../../../shared/services/par/index.js';
 import type { AppDeps } from '../../context.js';
+import { tokenRequestProof } from '../../dpop.js';
 import { authenticateClient, type ClientAuthState } from '../../middleware/koa-client-auth.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { redirectUriMatches } from './authorization.js';
@@ -67,6 +69,14 @@ export function parRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthSta
       await checkAuthParams(deps, client, p);
       // FAPI 2.0 (docs/fapi.md): PKCE S256; Message Signing: JAR and JARM.
       await deps.fapi.checkPushedRequest(client, body.request !== undefined ? param(body, 'request') : undefined, p);
+      // RFC 9449 §10.1: a DPoP proof sent with the push (checked as at /token, for POST /par)
+      // binds the code to its key as dpop_jkt does; given both, they must name the same key.
+      if (ctx.req.headers.dpop !== undefined) {
+        const { jkt } = (await tokenRequestProof(deps, ctx, client.tenant_id))!;
+        if (p.dpop_jkt !== undefined && p.dpop_jkt !== jkt)
+          throw new InvalidRequest('dpop_jkt is not the thumbprint of the DPoP proof key (RFC 9449 §10.1).');
+        p = { ...p, dpop_jkt: jkt };
+      }
     } catch (e) {
       if (e instanceof AuthzRedirectError) throw new OAuthError(e.error, e.message);
       throw e;
@@ -92,7 +102,8 @@ export function parRoutes(deps: AppDeps, api: ApiRegistry): Router<ClientAuthSta
         400: {
           description:
             'RFC 9126 §2.3: the error /authorize would redirect (invalid_request, invalid_scope, invalid_target, ' +
-            'unsupported_response_type, unauthorized_client) or invalid_request_object',
+            'unsupported_response_type, unauthorized_client) or invalid_request_object; a bad DPoP proof is ' +
+            'invalid_dpop_proof or use_dpop_nonce (RFC 9449 §10.1)',
         },
         401: { description: 'invalid_client' },
       },

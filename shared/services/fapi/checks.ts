@@ -3,7 +3,7 @@
  * applies to a client and what the request presents. Each throws the error the profile (or the
  * RFC it points to) names for the refusal; the service (index.ts) finds the profile.
  */
-import { decodeProtectedHeader } from 'jose';
+import { decodeJwt, decodeProtectedHeader } from 'jose';
 import type { Client, TokenEndpointAuthMethod } from '../../db/entities.js';
 import { InvalidClient, InvalidRequest, OAuthError } from '../../errors.js';
 import type { FapiProfile } from '../../schemas/fapi.js';
@@ -17,6 +17,15 @@ const algOf = (jwt: string | undefined): string | undefined => {
   try {
     const alg = decodeProtectedHeader(jwt ?? '').alg;
     return typeof alg === 'string' ? alg : undefined;
+  } catch {
+    return undefined;
+  }
+};
+
+/** The `aud` claim of a JWT already verified by the caller; undefined when it cannot be read. */
+const audOf = (jwt: string | undefined): unknown => {
+  try {
+    return decodeJwt(jwt ?? '').aud;
   } catch {
     return undefined;
   }
@@ -36,7 +45,8 @@ const SIGNED_RESPONSE_ALGS = [
  * not built, docs/fapi.md), and an assertion signed with a §5.4.1 algorithm. §5.4.1 also binds
  * what this service signs for the client: a registration that chose RS256 for any of its
  * responses is refused here, where every flow starts (/par, /token, /revoke, /introspect), as
- * node-oidc-provider refuses such a client under the profile. invalid_client (RFC 6749 §5.2),
+ * node-oidc-provider refuses such a client under the profile. The assertion's `aud` is the
+ * issuer as a string, not an array holding it (§5.3.2.1 item 8). invalid_client (RFC 6749 §5.2),
  * 401, as every other failed client authentication.
  */
 export function checkClientAuthentication(
@@ -59,6 +69,13 @@ export function checkClientAuthentication(
   if (!alg || !FAPI_ALGORITHMS.includes(alg))
     throw new InvalidClient(
       `Under the FAPI 2.0 profile the client_assertion must be signed with ${FAPI_ALGORITHMS.join(', ')}.`,
+    );
+  // §5.3.2.1 item 8: the issuer identifier "as a string" in the assertion's aud. Outside the
+  // profile an array holding it is accepted (docs/oauth.md); the assertion was verified, so a
+  // string here is the issuer.
+  if (typeof audOf(assertion) !== 'string')
+    throw new InvalidClient(
+      'Under the FAPI 2.0 profile the client_assertion aud must be the issuer identifier as a string, not an array.',
     );
 }
 
