@@ -283,12 +283,10 @@ export function installSqliteGate(
         if (args[0] === TYPEORM_BEGIN) args[0] = 'BEGIN IMMEDIATE TRANSACTION';
         return query(...args);
       }
-      // Such a transaction's COMMIT (the migrations') is durable before it returns, as a group's.
-      if (args[0] === TYPEORM_COMMIT && durability) {
-        const r = await query(...args);
-        await durability.sync.flush();
-        return r;
-      }
+      // Such a transaction's COMMIT (the migrations' at start-up) is not followed by a sync of
+      // its own: it acknowledges nothing to anyone, and the first group's fdatasync, which
+      // flushes the whole WAL file, makes it durable with that group. A power loss before that
+      // loses only the migration, which the next start applies again.
       const g = group;
       const r = await query(...args).catch((e: unknown) => {
         checkAlive(e);
