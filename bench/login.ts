@@ -6,7 +6,7 @@
  *
  *   node dist/bench/login.js [--duration 20] [--warmup 5] [--concurrency 24] [--workers 1] [--calibrate 10]
  *                            [--synchronous FULL|NORMAL] [--out result.json] [--database-url mysql://…]
- *   node dist/bench/login.js --peer [--rounds 4] [--duration 15] [--concurrency 24] …
+ *   node dist/bench/login.js --peer [--rounds 4] [--duration 15] [--concurrency 24] [--notes profile.md] …
  *
  * Full-flow latency runs from the first request to the token response, mail delivery
  * included. Before and after the run the machine's own speed is measured for `--calibrate`
@@ -17,9 +17,10 @@
  *
  * `--peer` (`npm run bench:login:peer`): the same run also drives node-oidc-provider's own
  * login flow (bench/login-peer.ts) at the same concurrency, the two alternating round by
- * round (A B, B A, …), and writes bench/results/login-vs-peer.{json,md}.
+ * round (A B, B A, …), and writes bench/results/login-vs-peer.{json,md} (login-vs-peer-mariadb on
+ * MariaDB), with the `--notes` file appended to the Markdown.
  */
-import { writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { parseArgs } from 'node:util';
 import { machine, writeResults } from './lib/stats.js';
 import { bareHttpRps, REFERENCE_BARE_HTTP_RPS } from './lib/calibrate.js';
@@ -42,6 +43,8 @@ const { values: args } = parseArgs({
     out: { type: 'string' },
     peer: { type: 'boolean', default: false },
     rounds: { type: 'string', default: '4' },
+    // A hand-written Markdown file appended to the peer run's results (the profile notes).
+    notes: { type: 'string' },
   },
 });
 const CONCURRENCY = Number(args.concurrency);
@@ -221,8 +224,9 @@ Both servers run side by side, each one process, and are loaded in turn by the s
 (bench/lib/login-driver.ts) with ${CONCURRENCY} virtual users for ${runOpts.durationSeconds} s after a \
 ${runOpts.warmupSeconds} s warm-up, ${rounds} rounds alternating A B, B A, …
 
-- **iam**: durable SQLite (IAM_SQLITE_SYNCHRONOUS=${args.synchronous}), IAM_WORKERS=${args.workers}; the five \
-requests of the spec's
+- **iam**: ${
+    kind === 'sqlite' ? `durable SQLite (IAM_SQLITE_SYNCHRONOUS=${args.synchronous})` : 'MariaDB (the lane\'s server)'
+  }, IAM_WORKERS=${args.workers}; the five requests of the spec's
   flow (authorize page, send code, verify code, authorize with the session, token), the sign-in
   code delivered by the smtp provider over real SMTP to a local SMTP server (smtp-server) and
   read from there; access and ID token signed with ES256.
@@ -232,9 +236,9 @@ requests of the spec's
   a Grant, resume to the callback, token), a fresh cookie jar per login; its **in-memory
   adapter** (no database, no mail); opaque access token and ES256 ID token.
 
-${peerTables(out, ratios)}`;
+${peerTables(out, ratios)}${args.notes ? `\n${readFileSync(args.notes, 'utf8')}` : ''}`;
   console.log(md);
-  writeResults('login-vs-peer', result, md);
+  writeResults(kind === 'sqlite' ? 'login-vs-peer' : `login-vs-peer-${kind}`, result, md);
 }
 
 if (args.peer) await versusPeer();

@@ -269,7 +269,7 @@ export function buildApp(deps: AppDeps): BuiltApp {
   // instead of a chain of routers each wrapping the rest.
   const root = new Router<AppState>();
   for (const r of routers) root.use(r.routes());
-  app.use(root.routes() as Koa.Middleware<AppState>);
+  app.use(api.direct(root, routers) as Koa.Middleware<AppState>);
   app.use(root.allowedMethods() as Koa.Middleware<AppState>);
   app.use(api.unmatched());
 

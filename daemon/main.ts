@@ -65,6 +65,8 @@ async function main(): Promise<void> {
     undefined,
     {
       groupCommit: config.workers <= 1,
+      onCheckpointError: (e) =>
+        logger.error({ err: e }, 'the SQLite checkpoint thread stopped; checkpoints run in COMMITs again'),
     },
   );
   // The Prometheus series (docs/metrics.md), only when a metrics listener is configured: off,

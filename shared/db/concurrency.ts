@@ -19,10 +19,15 @@
  * every caller in the group gets the error. Reads outside a transaction run at once, inside
  * the open one: they may see a row another request wrote in the same turn, whose author has
  * not been answered yet (and so cannot have handed out anything that refers to it).
+ *
+ * On a durable (FULL) grouped connection the COMMIT itself does not wait for the disk: the
+ * group's callers are answered after an fdatasync of the WAL run off the event loop, and
+ * checkpoints run in a worker thread (wal-durability.ts).
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
 import type { DataSource } from 'typeorm';
 import { retryTransient } from './retry.js';
+import { asyncDurability, type SqlitePragmas, type WalSync } from './wal-durability.js';
 
 const INSTALLED = Symbol('iam.sqliteGate');
 const GATE = Symbol('iam.sqliteGateRunner');
@@ -33,10 +38,12 @@ interface Gate {
   commits: number;
   /** Transactions and queries holding or waiting for the gate (the metrics read it, shared/db/pool-stats.ts). */
   readonly busy: number;
+  /** The WAL's asynchronous sync, on a durable grouped connection (wal-durability.ts). */
+  readonly walSync?: WalSync;
 }
 
 /** The better-sqlite3 connection underneath TypeORM's driver. */
-interface SqliteConn {
+interface SqliteConn extends SqlitePragmas {
   exec(sql: string): unknown;
   inTransaction: boolean;
 }
@@ -70,7 +77,7 @@ export function runGated<T>(ds: DataSource, fn: () => T, write = false): T | Pro
 }
 
 /** The gate of a SQLite DataSource, if it has one. */
-export function sqliteGate(ds: DataSource): Pick<Gate, 'commits' | 'busy'> | undefined {
+export function sqliteGate(ds: DataSource): Pick<Gate, 'commits' | 'busy' | 'walSync'> | undefined {
   return (ds as DataSource & { [GATE]?: Gate })[GATE];
 }
 
@@ -104,13 +111,28 @@ export class ForeignTransactionError extends Error {
  * busy_timeout and so stops that turn from ending. Without it, every transaction commits
  * when it ends, as a group of one.
  */
-export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean } = {}): void {
+export function installSqliteGate(
+  ds: DataSource,
+  opts: { groupCommit?: boolean; onCheckpointError?: (e: unknown) => void } = {},
+): void {
   const grouping = opts.groupCommit === true;
   if (ds.options.type !== 'better-sqlite3') return;
   const target = ds as DataSource & { [INSTALLED]?: boolean };
   if (target[INSTALLED]) return;
   target[INSTALLED] = true;
   const conn = (ds.driver as unknown as { databaseConnection: SqliteConn }).databaseConnection;
+  // Only the grouped connection: it is the process's one writer, and its callers already wait
+  // for their group's COMMIT, so they can as well wait for the sync after it.
+  const durability = grouping ? asyncDurability(conn, opts.onCheckpointError) : undefined;
+  /** Answers a committed group: at once, or once its WAL frames are on the disk. */
+  const settle = (g: Group) => {
+    if (durability)
+      durability.sync.flush().then(
+        () => g.resolve(),
+        (e: unknown) => g.reject(e),
+      );
+    else g.resolve();
+  };
 
   const inTx = new AsyncLocalStorage<TxStore>();
   let tail: Promise<unknown> = Promise.resolve();
@@ -144,7 +166,7 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
     try {
       conn.exec('COMMIT');
       gate.commits++;
-      g.resolve();
+      settle(g);
     } catch (e) {
       try {
         if (conn.inTransaction) conn.exec('ROLLBACK');
@@ -193,6 +215,7 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
 
   const gate: Gate = {
     commits: 0,
+    walSync: durability?.sync,
     get busy() {
       return pending;
     },
@@ -260,6 +283,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
         if (args[0] === TYPEORM_BEGIN) args[0] = 'BEGIN IMMEDIATE TRANSACTION';
         return query(...args);
       }
+      // Such a transaction's COMMIT (the migrations' at start-up) is not followed by a sync of
+      // its own: it acknowledges nothing to anyone, and the first group's fdatasync, which
+      // flushes the whole WAL file, makes it durable with that group. A power loss before that
+      // loses only the migration, which the next start applies again.
       const g = group;
       const r = await query(...args).catch((e: unknown) => {
         checkAlive(e);
@@ -301,7 +328,10 @@ export function installSqliteGate(ds: DataSource, opts: { groupCommit?: boolean 
   // Whatever the last turn left open is committed before the connection closes.
   const destroy = ds.destroy.bind(ds);
   ds.destroy = async () => {
+    const last = group;
     commit();
+    await last?.done.catch(() => undefined);
+    await durability?.stop();
     return destroy();
   };
 }

@@ -87,7 +87,7 @@ export function createDataSource(
 export async function connect(
   ds: DataSource,
   attempts = 10,
-  opts: { groupCommit?: boolean } = {},
+  opts: { groupCommit?: boolean; onCheckpointError?: (e: unknown) => void } = {},
 ): Promise<DataSource> {
   for (let i = 1; ; i++) {
     try {

@@ -17,7 +17,10 @@ import type { Db } from './index.js';
 export type { Db };
 
 interface SqliteStatement {
+  /** Returns rows (a SELECT, or a write with RETURNING). */
   reader: boolean;
+  /** Writes nothing (better-sqlite3's own reading of the statement): false for INSERT … RETURNING. */
+  readonly: boolean;
   get(...p: unknown[]): unknown;
   all(...p: unknown[]): unknown[];
   run(...p: unknown[]): { changes: number };
@@ -58,10 +61,11 @@ export function sqliteStatement(ds: DataSource, sql: string): SqliteStatement | 
 
 /**
  * Runs a synchronous better-sqlite3 call: at once inside the caller's transaction, else under
- * the gate, where a write resolves only after the COMMIT of the group it joined.
+ * the gate, where a write (one that returns rows too) resolves only after the COMMIT of the
+ * group it joined.
  */
 async function onSqlite<T>(db: Db, ds: DataSource, stmt: SqliteStatement, fn: () => T): Promise<T> {
-  return inTransaction(db) ? fn() : runGated(ds, fn, !stmt.reader);
+  return inTransaction(db) ? fn() : runGated(ds, fn, !stmt.readonly);
 }
 
 /** Runs a write and returns the number of affected rows, for one-winner conditional updates. */

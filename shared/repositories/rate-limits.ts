@@ -34,6 +34,27 @@ const RateLimiterStoreAbstract = createRequire(import.meta.url)(
 
 const isMysql = (ds: DataSource): boolean => ds.options.type === 'mysql' || ds.options.type === 'mariadb';
 
+// A live window accumulates; an expired one starts again from these points (the `?`s after the
+// values are now, twice). On MySQL the assignments run left to right, so `points` is set while
+// `expire_at` is still the old one. The _SET forms set the counter and window outright (a block).
+const MYSQL_ADD = `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
+  ON DUPLICATE KEY UPDATE
+    points = IF(expire_at IS NULL OR expire_at > ?, points + VALUES(points), VALUES(points)),
+    expire_at = IF(expire_at IS NULL OR expire_at > ?, expire_at, VALUES(expire_at))`;
+const SQLITE_ADD = `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
+  ON CONFLICT (rl_key) DO UPDATE SET
+    points = CASE WHEN expire_at IS NULL OR expire_at > ? THEN points + excluded.points ELSE excluded.points END,
+    expire_at = CASE WHEN expire_at IS NULL OR expire_at > ? THEN expire_at ELSE excluded.expire_at END`;
+const MYSQL_SET = `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
+  ON DUPLICATE KEY UPDATE points = VALUES(points), expire_at = VALUES(expire_at)`;
+const SQLITE_SET = `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
+  ON CONFLICT (rl_key) DO UPDATE SET points = excluded.points, expire_at = excluded.expire_at`;
+
+const counterOf = (r: { points: unknown; expire_at: unknown }): StoredCounter => ({
+  points: num(r.points),
+  expire: r.expire_at == null ? null : num(r.expire_at),
+});
+
 /** The stored form of a limiter's key (`<keyPrefix>:<key>`). */
 export function rateLimitKey(rlKey: string): string {
   return createHash('sha256').update(rlKey).digest('base64url');
@@ -53,8 +74,9 @@ export class DbRateLimiter extends RateLimiterStoreAbstract {
 
   /**
    * Adds `points` to the key's counter, or starts a new window when there is none or it has
-   * expired; with `forceExpire`, sets the counter and window outright (a block). One
-   * transaction: the result read is the one this change produced.
+   * expired; with `forceExpire`, sets the counter and window outright (a block). The result is
+   * the one this change produced: on SQLite the upsert returns it, on MySQL it is read in the
+   * upsert's transaction (MySQL has no RETURNING).
    */
   protected async _upsert(
     rlKey: string,
@@ -65,42 +87,25 @@ export class DbRateLimiter extends RateLimiterStoreAbstract {
     const key = rateLimitKey(rlKey);
     const now = Date.now();
     const expire = msDuration > 0 ? now + msDuration : null;
-    const mysql = isMysql(this.ds);
+    const params = forceExpire ? [key, points, expire] : [key, points, expire, now, now];
+    if (!isMysql(this.ds)) {
+      // One statement, atomic by itself: the upsert returns the counter it left (RETURNING), so
+      // no transaction is needed to read the result this change produced.
+      const r = await one<{ points: unknown; expire_at: unknown }>(
+        this.ds,
+        `${forceExpire ? SQLITE_SET : SQLITE_ADD} RETURNING points, expire_at`,
+        params,
+      );
+      return counterOf(r!);
+    }
     return this.ds.transaction(async (tx) => {
-      if (forceExpire) {
-        await exec(
-          tx,
-          mysql
-            ? `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
-                ON DUPLICATE KEY UPDATE points = VALUES(points), expire_at = VALUES(expire_at)`
-            : `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
-                ON CONFLICT (rl_key) DO UPDATE SET points = excluded.points, expire_at = excluded.expire_at`,
-          [key, points, expire],
-        );
-      } else {
-        // A live window accumulates; an expired one starts again from these points. On MySQL the
-        // assignments run left to right, so `points` is set while `expire_at` is still the old one.
-        await exec(
-          tx,
-          mysql
-            ? `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
-                ON DUPLICATE KEY UPDATE
-                  points = IF(expire_at IS NULL OR expire_at > ?, points + VALUES(points), VALUES(points)),
-                  expire_at = IF(expire_at IS NULL OR expire_at > ?, expire_at, VALUES(expire_at))`
-            : `INSERT INTO rate_limits (rl_key, points, expire_at) VALUES (?, ?, ?)
-                ON CONFLICT (rl_key) DO UPDATE SET
-                  points = CASE WHEN expire_at IS NULL OR expire_at > ? THEN points + excluded.points
-                    ELSE excluded.points END,
-                  expire_at = CASE WHEN expire_at IS NULL OR expire_at > ? THEN expire_at ELSE excluded.expire_at END`,
-          [key, points, expire, now, now],
-        );
-      }
+      await exec(tx, forceExpire ? MYSQL_SET : MYSQL_ADD, params);
       const r = await one<{ points: unknown; expire_at: unknown }>(
         tx,
         'SELECT points, expire_at FROM rate_limits WHERE rl_key = ?',
         [key],
       );
-      return { points: num(r!.points), expire: r!.expire_at == null ? null : num(r!.expire_at) };
+      return counterOf(r!);
     });
   }
 
@@ -111,7 +116,7 @@ export class DbRateLimiter extends RateLimiterStoreAbstract {
       'SELECT points, expire_at FROM rate_limits WHERE rl_key = ? AND (expire_at IS NULL OR expire_at > ?)',
       [rateLimitKey(rlKey), Date.now()],
     );
-    return r ? { points: num(r.points), expire: r.expire_at == null ? null : num(r.expire_at) } : null;
+    return r ? counterOf(r) : null;
   }
 
   protected async _delete(rlKey: string): Promise<boolean> {

@@ -4,7 +4,7 @@
  * lifecycle jobs (one row per suspend or resume) are tenant-owned and reached through its
  * TenantScope (`lifecycleJobs`).
  */
-import { TenantEntity, type JsonObject, type Tenant } from '../db/entities.js';
+import { jsonText, TenantEntity, type JsonObject, type Tenant } from '../db/entities.js';
 import type { Db } from '../db/index.js';
 import { exec, json, num, one } from '../db/sql.js';
 import { clampLimit, manager, type Page, type ScopeRef } from './common.js';
@@ -30,8 +30,22 @@ export class TenantRepository {
   private get repo() {
     return manager(this.db).getRepository(TenantEntity);
   }
-  get(id: string): Promise<Tenant | null> {
-    return this.repo.findOneBy({ id });
+  /** One primary-key read without the query builder: pages of the sign-in path read it. */
+  async get(id: string): Promise<Tenant | null> {
+    const r = await one<Record<string, unknown>>(
+      this.db,
+      'SELECT id, name, lifecycle_state, settings, created_at, updated_at FROM tenants WHERE id = ?',
+      [id],
+    );
+    if (!r) return null;
+    return {
+      id: String(r.id),
+      name: String(r.name),
+      lifecycle_state: r.lifecycle_state as Tenant['lifecycle_state'],
+      settings: jsonText.from(r.settings) as Tenant['settings'],
+      created_at: num(r.created_at),
+      updated_at: num(r.updated_at),
+    };
   }
   list(page: Page = {}): Promise<Tenant[]> {
     return this.repo.find({

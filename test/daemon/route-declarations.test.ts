@@ -76,3 +76,50 @@ test('a route under an area of another error style is refused', (t) => {
   t.throws(() => api.add(new Router(), spec(), handler), { message: /error style is 'user'/ });
   t.notThrows(() => api.add(new Router(), spec('user'), handler));
 });
+
+test('direct dispatch: an exact route runs its chain without the router, unless an earlier route matches its path too', async (t) => {
+  const api = new ApiRegistry();
+  const served: string[] = [];
+  const page =
+    (name: string): Middleware =>
+    (ctx) => {
+      served.push(name);
+      ctx.body = name;
+    };
+  const spec = (path: string): RouteSpec => ({
+    method: 'get',
+    path,
+    summary: 'x',
+    tags: [],
+    security: 'none',
+    responses: {},
+    document: false,
+  });
+  const first = new Router();
+  api.add(first, spec('/things/:id'), page('param'));
+  const second = new Router();
+  api.add(second, spec('/exact'), page('exact'));
+  api.add(second, spec('/things/new'), page('shadowed'));
+  const root = new Router();
+  for (const r of [first, second]) root.use(r.routes());
+  const routed = new Set<string>();
+  // The router's own dispatch, observed: it marks what it matched in ctx.matched.
+  const run = async (path: string) => {
+    const ctx = {
+      method: 'GET',
+      path,
+      body: undefined as unknown,
+      state: {},
+      request: {},
+    } as unknown as Parameters<Middleware>[0];
+    await api.direct(root, [first, second])(ctx, () => Promise.resolve());
+    if ((ctx as { matched?: unknown[] }).matched) routed.add(path);
+    return ctx.body;
+  };
+  t.is(await run('/exact'), 'exact');
+  t.false(routed.has('/exact'), 'served without the router');
+  // /things/:id is registered first and matches /things/new: the router decides, as it always did.
+  t.is(await run('/things/new'), 'param');
+  t.true(routed.has('/things/new'));
+  t.deepEqual(served, ['exact', 'param']);
+});

@@ -310,3 +310,31 @@ test('register() refuses bad names, bad cron expressions and missing lease times
     message: /already/,
   });
 });
+
+test('one timer serves every job: each runs at its own slots, and idle jobs add no timers', async (t) => {
+  const { schedulers } = await setup(t, 1);
+  const [s] = schedulers;
+  const timers = () => process.getActiveResourcesInfo().filter((r) => r === 'Timeout').length;
+  const runs = { everySecond: 0, everyOther: 0 };
+  s.register({
+    name: 't.every-second',
+    schedule: '* * * * * *',
+    lease: false,
+    run: () => Promise.resolve(void runs.everySecond++),
+  });
+  s.register({
+    name: 't.every-other',
+    schedule: '*/2 * * * * *',
+    lease: false,
+    run: () => Promise.resolve(void runs.everyOther++),
+  });
+  for (let i = 0; i < 8; i++)
+    s.register({ name: `t.idle-${i}`, schedule: NEVER, leaseMs: 5_000, run: () => Promise.resolve() });
+  const before = timers();
+  s.start();
+  t.is(timers() - before, 1, 'ten jobs, one timer');
+  await until(() => runs.everyOther >= 2, { timeoutMs: 10_000 });
+  // Each at its own pace: the every-second job ran about twice as often.
+  t.true(runs.everySecond >= 3, `every second: ${runs.everySecond} runs`);
+  t.true(runs.everySecond > runs.everyOther, `every other second: ${runs.everyOther} runs`);
+});

@@ -84,7 +84,7 @@ test('a failing transaction in a group undoes only its own writes', async (t) =>
   t.is(gate.commits - before, 1);
 });
 
-test('a write outside a transaction joins the group and resolves after its COMMIT; a read does not wait', async (t) => {
+test('a write outside a transaction (one with RETURNING too) joins the group and resolves after its COMMIT; a read does not wait', async (t) => {
   const { ds, onDisk, gate } = await open(t, true);
   const before = gate.commits;
   const tx = insert(ds, 'in-tx');
@@ -111,6 +111,15 @@ test('a write outside a transaction joins the group and resolves after its COMMI
   await t.throwsAsync(dup, { any: true, message: /UNIQUE/ });
   t.is(await next, 'after-dup');
   t.is(onDisk('after-dup')?.tag, 'tx');
+  // A write that returns rows (RETURNING) is a write: it joins the group a transaction opened
+  // and resolves after the COMMIT, with its rows.
+  const opener = insert(ds, 'ret-group');
+  const returned = one<{ tag: string }>(ds, 'INSERT INTO rows (id, tag) VALUES (?, ?) RETURNING tag', [
+    'ret',
+    'returned',
+  ]).then((row) => ({ row, onDisk: onDisk('ret')?.tag }));
+  t.deepEqual(await returned, { row: { tag: 'returned' }, onDisk: 'returned' });
+  await opener;
 });
 
 test('a COMMIT that fails fails every caller in its group, keeps none of their rows, and the connection goes on', async (t) => {
