@@ -225,7 +225,7 @@ Both servers run side by side, each one process, and are loaded in turn by the s
 ${runOpts.warmupSeconds} s warm-up, ${rounds} rounds alternating A B, B A, …
 
 - **iam**: ${
-    kind === 'sqlite' ? `durable SQLite (IAM_SQLITE_SYNCHRONOUS=${args.synchronous})` : 'MariaDB (the lane\'s server)'
+    kind === 'sqlite' ? `durable SQLite (IAM_SQLITE_SYNCHRONOUS=${args.synchronous})` : "MariaDB (the lane's server)"
   }, IAM_WORKERS=${args.workers}; the five requests of the spec's
   flow (authorize page, send code, verify code, authorize with the session, token), the sign-in
   code delivered by the smtp provider over real SMTP to a local SMTP server (smtp-server) and
