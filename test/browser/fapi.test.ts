@@ -15,6 +15,7 @@ import { decodeJwt, exportJWK, generateKeyPair, SignJWT, type CryptoKey } from '
 import { randomUUID } from 'node:crypto';
 import type { Browser } from 'playwright-core';
 import { api } from '../helpers/api.js';
+import { pushedAuthorization } from '../helpers/fapi.js';
 import { startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
 import { authorizeUrl, codeFrom, pkce, REDIRECT } from '../helpers/oauth.js';
 import { introspectAs as introspectWithSecret, openServices, TEST_API } from '../helpers/seed.js';
@@ -88,28 +89,7 @@ test.serial(
     });
     t.is(put.status, 200, JSON.stringify(put.body));
 
-    const config = await oidc.discovery(
-      new URL(url),
-      clientId,
-      { redirect_uris: [REDIRECT] },
-      oidc.PrivateKeyJwt({ key, kid: 'rp' }),
-      { execute: [oidc.allowInsecureRequests] },
-    );
-    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
-    const verifier = oidc.randomPKCECodeVerifier();
-    const checks = { nonce: oidc.randomNonce(), state: oidc.randomState() };
-    const jarred = await oidc.buildAuthorizationUrlWithJAR(
-      config,
-      {
-        redirect_uri: REDIRECT,
-        scope: 'openid email offline_access',
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        ...checks,
-      },
-      { key, kid: 'rp' },
-    );
-    const authUrl = await oidc.buildAuthorizationUrlWithPAR(config, jarred.searchParams, { DPoP });
+    const { config, DPoP, verifier, checks, authUrl } = await pushedAuthorization(url, clientId, key, 'rp');
 
     const { page, errors } = await newPage(t, browser);
     const callback = interceptCallback(page);

@@ -6,6 +6,7 @@
  */
 import { exportJWK, generateKeyPair, SignJWT, type CryptoKey, type JWK } from 'jose';
 import { randomUUID } from 'node:crypto';
+import * as oidc from 'openid-client';
 import type { ClientCreds } from './login.js';
 import { pkce, REDIRECT } from './oauth.js';
 
@@ -97,4 +98,35 @@ export function fapiKit(url: () => string, keys: () => FapiKeys) {
   }
 
   return { assertion, requestObject, authParams, post };
+}
+
+/**
+ * openid-client as a FAPI 2.0 relying party: discovery with private_key_jwt, a DPoP key, and a
+ * signed request object (JAR) pushed to /par with PKCE S256 and a nonce. Returns the URL to
+ * open and what the code redemption needs (the verifier and the checks).
+ */
+export async function pushedAuthorization(issuer: string, clientId: string, key: CryptoKey, kid: string) {
+  const config = await oidc.discovery(
+    new URL(issuer),
+    clientId,
+    { redirect_uris: [REDIRECT] },
+    oidc.PrivateKeyJwt({ key, kid }),
+    { execute: [oidc.allowInsecureRequests] },
+  );
+  const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
+  const verifier = oidc.randomPKCECodeVerifier();
+  const checks = { nonce: oidc.randomNonce(), state: oidc.randomState() };
+  const jarred = await oidc.buildAuthorizationUrlWithJAR(
+    config,
+    {
+      redirect_uri: REDIRECT,
+      scope: 'openid email offline_access',
+      code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
+      code_challenge_method: 'S256',
+      ...checks,
+    },
+    { key, kid },
+  );
+  const authUrl = await oidc.buildAuthorizationUrlWithPAR(config, jarred.searchParams, { DPoP });
+  return { config, DPoP, verifier, checks, authUrl };
 }

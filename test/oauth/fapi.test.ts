@@ -13,7 +13,7 @@ import { SCOPE_TENANT_ADMIN } from '../../shared/scopes.js';
 import { api } from '../helpers/api.js';
 import { proof, proofKey } from '../helpers/dpop.js';
 import { createUserIn, introspectAs, startLoginEnv, stopLoginEnv, type LoginEnv } from '../helpers/env.js';
-import { fapiKeys, fapiKit } from '../helpers/fapi.js';
+import { fapiKeys, fapiKit, pushedAuthorization } from '../helpers/fapi.js';
 import type { ClientCreds } from '../helpers/login.js';
 import { challengeFrom, codeFrom, CookieJar, get, pkce, postJson, REDIRECT, sql } from '../helpers/oauth.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -95,28 +95,7 @@ test.serial(
     'with DPoP; the resource server sees cnf.jkt; Bearer refused; a 61 s old code refused',
   async (t) => {
     const user = await createUserIn(env, 'fapi');
-    const config = await oidc.discovery(
-      new URL(url()),
-      fapiClient,
-      { redirect_uris: [REDIRECT] },
-      oidc.PrivateKeyJwt({ key: es, kid: 'es' }),
-      { execute: [oidc.allowInsecureRequests] },
-    );
-    const DPoP = oidc.getDPoPHandle(config, await oidc.randomDPoPKeyPair('ES256'));
-    const verifier = oidc.randomPKCECodeVerifier();
-    const checks = { nonce: oidc.randomNonce(), state: oidc.randomState() };
-    const jarred = await oidc.buildAuthorizationUrlWithJAR(
-      config,
-      {
-        redirect_uri: REDIRECT,
-        scope: 'openid email offline_access',
-        code_challenge: await oidc.calculatePKCECodeChallenge(verifier),
-        code_challenge_method: 'S256',
-        ...checks,
-      },
-      { key: es, kid: 'es' },
-    );
-    const authUrl = await oidc.buildAuthorizationUrlWithPAR(config, jarred.searchParams, { DPoP });
+    const { config, DPoP, verifier, checks, authUrl } = await pushedAuthorization(url(), fapiClient, es, 'es');
     const jar = new CookieJar();
     const page = await get(authUrl.toString(), jar);
     t.is(page.status, 200);
