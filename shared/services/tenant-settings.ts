@@ -62,3 +62,32 @@ export async function updateSettingsSection<T>(
     return after;
   });
 }
+
+/**
+ * A tenant policy kept whole in one section of the settings (the DPoP, FAPI 2.0 and
+ * authorization request policies): read as `of` reads the stored value (a malformed one as its
+ * default), replaced whole under If-Match and audited with before and after.
+ */
+export class PolicySection<T> {
+  constructor(
+    private readonly ds: Database,
+    private readonly spec: { section: string; action: string; what: string; of: (stored: unknown) => T },
+  ) {}
+
+  /** The stored policy; a tenant that does not exist is 404. */
+  async read(tenantId: string): Promise<T> {
+    const settings = await new TenantRepository(this.ds).settings(tenantId);
+    if (settings === undefined) throw notFound(`Tenant ${tenantId}`);
+    return this.spec.of(settings?.[this.spec.section]);
+  }
+
+  /** Replaces the policy (PUT) in one transaction; `ifMatch` is compared inside it (412). */
+  replace(tenantId: string, next: T, actor: Actor, ifMatch?: string): Promise<T> {
+    const { section, action, what, of } = this.spec;
+    return updateSettingsSection(this.ds, { tenantId, section, action, actor }, (doc) => {
+      const before = of(doc[section]);
+      requireSectionMatch(ifMatch, sectionEtag(before), what);
+      return { before, after: next };
+    });
+  }
+}

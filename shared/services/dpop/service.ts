@@ -6,12 +6,11 @@
  */
 import { createHash } from 'node:crypto';
 import type { Database } from '../../db/index.js';
-import { notFound } from '../../errors.js';
 import { DpopProofs, TenantRepository } from '../../repositories/index.js';
 import { DpopPolicyInput } from '../../schemas/dpop.js';
 import { parseInput } from '../../schemas/validate.js';
 import type { Actor } from '../audit.js';
-import { requireSectionMatch, sectionEtag, updateSettingsSection } from '../tenant-settings.js';
+import { PolicySection, sectionEtag } from '../tenant-settings.js';
 import { DpopNonces } from './nonce.js';
 import { DPOP_IAT_WINDOW_S, DpopProofError, verifyProof, type VerifiedProof } from './proof.js';
 
@@ -54,6 +53,7 @@ export class DpopService {
   readonly input = DpopPolicyInput;
   readonly nonces: DpopNonces;
   private readonly cache = new Map<string, { at: number; policy: StoredDpopPolicy }>();
+  private readonly section: PolicySection<StoredDpopPolicy>;
 
   constructor(
     private readonly ds: Database,
@@ -62,6 +62,12 @@ export class DpopService {
     private readonly issuer: string,
   ) {
     this.nonces = new DpopNonces(secretKey);
+    this.section = new PolicySection(ds, {
+      section: 'dpop',
+      action: 'tenant.dpop_policy.update',
+      what: 'DPoP policy',
+      of: dpopPolicyOf,
+    });
   }
 
   /** The tenant's policy, from a cache of a few seconds; none for a tenant that does not exist. */
@@ -76,9 +82,7 @@ export class DpopService {
   }
 
   async view(tenantId: string): Promise<{ view: DpopPolicyView; etag: string }> {
-    const settings = await new TenantRepository(this.ds).settings(tenantId);
-    if (settings === undefined) throw notFound(`Tenant ${tenantId}`);
-    return viewOf(tenantId, dpopPolicyOf(settings?.dpop));
+    return viewOf(tenantId, await this.section.read(tenantId));
   }
 
   /** Replaces the policy (PUT), audited as `tenant.dpop_policy.update`; If-Match as the other sections. */
@@ -88,17 +92,8 @@ export class DpopService {
     actor: Actor,
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<{ view: DpopPolicyView; etag: string }> {
-    const parsed = parseInput(DpopPolicyInput, input, opts.where ?? '');
-    const next = dpopPolicyOf(parsed);
-    const after = await updateSettingsSection(
-      this.ds,
-      { tenantId, section: 'dpop', action: 'tenant.dpop_policy.update', actor },
-      (doc) => {
-        const before = dpopPolicyOf(doc.dpop);
-        requireSectionMatch(opts.ifMatch, sectionEtag(before), 'DPoP policy');
-        return { before, after: next };
-      },
-    );
+    const next = dpopPolicyOf(parseInput(DpopPolicyInput, input, opts.where ?? ''));
+    const after = await this.section.replace(tenantId, next, actor, opts.ifMatch);
     this.cache.delete(tenantId);
     return viewOf(tenantId, after);
   }

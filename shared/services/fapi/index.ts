@@ -6,13 +6,12 @@
  */
 import type { Client, TokenEndpointAuthMethod } from '../../db/entities.js';
 import type { Database } from '../../db/index.js';
-import { notFound } from '../../errors.js';
 import { TenantRepository } from '../../repositories/index.js';
 import { FAPI_PROFILES, FapiPolicyInput, type FapiProfile } from '../../schemas/fapi.js';
 import { parseInput } from '../../schemas/validate.js';
 import type { Actor } from '../audit.js';
 import type { AuthParams } from '../auth/oauth.js';
-import { requireSectionMatch, sectionEtag, updateSettingsSection } from '../tenant-settings.js';
+import { PolicySection, sectionEtag } from '../tenant-settings.js';
 import { checkClientAuthentication, checkPushedRequest, checkTokenRequest } from './checks.js';
 
 export { FAPI_ALGORITHMS } from './checks.js';
@@ -40,7 +39,16 @@ export class FapiService {
   readonly input = FapiPolicyInput;
   private readonly cache = new Map<string, { at: number; profile: FapiProfile }>();
 
-  constructor(private readonly ds: Database) {}
+  private readonly section: PolicySection<FapiPolicyInput>;
+
+  constructor(private readonly ds: Database) {
+    this.section = new PolicySection(ds, {
+      section: 'fapi',
+      action: 'tenant.fapi.update',
+      what: 'FAPI profile',
+      of: fapiPolicyOf,
+    });
+  }
 
   /** The profile that applies to a client: its own, else its tenant's (cached a few seconds). */
   async profileOf(client: Client): Promise<FapiProfile> {
@@ -75,9 +83,7 @@ export class FapiService {
   }
 
   async view(tenantId: string): Promise<{ view: FapiPolicyView; etag: string }> {
-    const settings = await new TenantRepository(this.ds).settings(tenantId);
-    if (settings === undefined) throw notFound(`Tenant ${tenantId}`);
-    return viewOf(tenantId, fapiPolicyOf(settings?.fapi));
+    return viewOf(tenantId, await this.section.read(tenantId));
   }
 
   /** Replaces the tenant's profile (PUT), audited as `tenant.fapi.update`; If-Match as the other sections. */
@@ -88,15 +94,7 @@ export class FapiService {
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<{ view: FapiPolicyView; etag: string }> {
     const next = parseInput(FapiPolicyInput, input, opts.where ?? '');
-    const after = await updateSettingsSection(
-      this.ds,
-      { tenantId, section: 'fapi', action: 'tenant.fapi.update', actor },
-      (doc) => {
-        const before = fapiPolicyOf(doc.fapi);
-        requireSectionMatch(opts.ifMatch, sectionEtag(before), 'FAPI profile');
-        return { before, after: next };
-      },
-    );
+    const after = await this.section.replace(tenantId, next, actor, opts.ifMatch);
     this.cache.delete(tenantId);
     return viewOf(tenantId, after);
   }

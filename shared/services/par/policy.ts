@@ -5,12 +5,10 @@
  * /authorize reads the section from its one client lookup (ResolvedClient), no extra read.
  */
 import type { Database } from '../../db/index.js';
-import { notFound } from '../../errors.js';
-import { TenantRepository } from '../../repositories/index.js';
 import { AuthorizationRequestPolicyInput } from '../../schemas/authorization-requests.js';
 import { parseInput } from '../../schemas/validate.js';
 import type { Actor } from '../audit.js';
-import { requireSectionMatch, sectionEtag, updateSettingsSection } from '../tenant-settings.js';
+import { PolicySection, sectionEtag } from '../tenant-settings.js';
 
 export interface AuthorizationRequestPolicyView {
   tenantId: string;
@@ -29,13 +27,20 @@ const viewOf = (tenantId: string, policy: AuthorizationRequestPolicyInput) => ({
 });
 
 export class AuthorizationRequestPolicyService {
-  constructor(private readonly ds: Database) {}
+  private readonly section: PolicySection<AuthorizationRequestPolicyInput>;
+
+  constructor(ds: Database) {
+    this.section = new PolicySection(ds, {
+      section: 'authorizationRequests',
+      action: 'tenant.authorization_requests.update',
+      what: 'authorization request policy',
+      of: authorizationRequestPolicyOf,
+    });
+  }
 
   /** The stored policy and its ETag; a tenant that does not exist is 404. */
   async view(tenantId: string): Promise<{ view: AuthorizationRequestPolicyView; etag: string }> {
-    const tenant = await new TenantRepository(this.ds).get(tenantId);
-    if (!tenant) throw notFound(`Tenant ${tenantId}`);
-    return viewOf(tenantId, authorizationRequestPolicyOf(tenant.settings?.authorizationRequests));
+    return viewOf(tenantId, await this.section.read(tenantId));
   }
 
   /**
@@ -49,15 +54,6 @@ export class AuthorizationRequestPolicyService {
     opts: { ifMatch?: string; where?: string } = {},
   ): Promise<{ view: AuthorizationRequestPolicyView; etag: string }> {
     const next = parseInput(AuthorizationRequestPolicyInput, input, opts.where ?? '');
-    const after = await updateSettingsSection(
-      this.ds,
-      { tenantId, section: 'authorizationRequests', action: 'tenant.authorization_requests.update', actor },
-      (doc) => {
-        const before = authorizationRequestPolicyOf(doc.authorizationRequests);
-        requireSectionMatch(opts.ifMatch, sectionEtag(before), 'authorization request policy');
-        return { before, after: next };
-      },
-    );
-    return viewOf(tenantId, after);
+    return viewOf(tenantId, await this.section.replace(tenantId, next, actor, opts.ifMatch));
   }
 }
