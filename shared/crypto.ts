@@ -50,6 +50,18 @@ export function randomToken(bytes = 32): string {
   return takeRandom(bytes).toString('base64url');
 }
 
+/**
+ * A client_id: 144 random bits, base64url, never starting with `-`. One id in 64 would otherwise
+ * begin with a dash, and every command line (the `iam` CLI, curl's `-u`) then reads it as a
+ * flag. Drawing again costs log2(64/63) ≈ 0.02 bits.
+ */
+export function newClientId(): string {
+  for (;;) {
+    const id = randomToken(18);
+    if (!id.startsWith('-')) return id;
+  }
+}
+
 /** Random value of `bytes` bytes, base64-encoded (CSP nonces use this alphabet). */
 export function randomBase64(bytes: number): string {
   return takeRandom(bytes).toString('base64');

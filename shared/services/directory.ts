@@ -3,7 +3,7 @@
  * admin API and the `iam` CLI alike, so both validate and audit the same way. A tenant is
  * created by ProvisioningService.createTenant, with the operation that activates it.
  */
-import { newId, randomToken, SecretHasher } from '../crypto.js';
+import { newClientId, newId, randomToken, SecretHasher } from '../crypto.js';
 import type { Client, Tenant, User } from '../db/entities.js';
 import { ApiError, badRequest, conflict, notFound } from '../errors.js';
 import {
@@ -143,7 +143,7 @@ export class DirectoryService {
     const secret = c.public || method === 'private_key_jwt' ? undefined : randomToken(32);
     const row: Omit<Client, 'tenant_id'> = {
       id: newId('cli'),
-      client_id: randomToken(18),
+      client_id: newClientId(),
       name: c.name,
       client_type: c.public ? 'public' : 'confidential',
       redirect_uris: [...new Set(c.redirect_uris)],

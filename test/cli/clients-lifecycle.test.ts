@@ -3,6 +3,7 @@
  * real executable (docs/cli.md): the happy path of each, and delete's typed confirmation refused.
  */
 import test from 'ava';
+import { newClientId } from '../../shared/crypto.js';
 import { iam, iamJson } from '../helpers/cli.js';
 import { testDatabase } from '../helpers/db.js';
 import { activeTenant, openServices } from '../helpers/seed.js';
@@ -62,5 +63,26 @@ test('clients lifecycle commands: update, get, secrets add/list/revoke, disable,
   t.is(deleted.code, 0, deleted.stderr);
   t.is(await directory.scope(tenant).clients.getByClientId(cid), null);
   t.is((await iam(db, ['clients', 'get', cid, ...at])).code, 1);
+  await ds.destroy();
+});
+
+test('client_ids never start with a dash; one that does (an older client) is named after `--`', async (t) => {
+  // One base64url id in 64 began with `-`, and the CLI read it as an unknown flag.
+  for (let i = 0; i < 2000; i++) t.false(newClientId().startsWith('-'));
+
+  const db = await testDatabase(t);
+  const { ds, directory, provisioning } = await openServices(db.url, db.dir);
+  const actor = { type: 'system' as const, id: 'test' };
+  const tenant = (await activeTenant(provisioning, { name: 'CLI dash' }, actor)).id;
+  const created = await directory.createClient(tenant, { name: 'svc', grant_types: ['client_credentials'] }, actor);
+  const dashed = `-${created.client.client_id.slice(1)}`;
+  await ds.query('UPDATE clients SET client_id = ? WHERE id = ?', [dashed, created.client.id]);
+
+  const asFlag = await iam(db, ['clients', 'get', dashed, '--tenant', tenant, '--json']);
+  t.is(asFlag.code, 2);
+  t.regex(asFlag.stdout, /Nonexistent flag/);
+  const got = await iam(db, ['clients', 'get', '--tenant', tenant, '--json', '--', dashed]);
+  t.is(got.code, 0, got.stderr);
+  t.is(JSON.parse(got.stdout).client_id, dashed);
   await ds.destroy();
 });
