@@ -9,6 +9,12 @@
  * (concurrency.ts), so it never joins another request's open transaction; inside one (an
  * EntityManager whose query runner has the transaction open) it runs at once. Errors are
  * better-sqlite3's own (`code` SQLITE_…), which retry.ts reads like TypeORM's wrapped ones.
+ *
+ * On MySQL/MariaDB the statement goes to mysql2's `execute` (the binary protocol, prepared once
+ * per pooled connection and kept there) on the transaction's connection inside one, else on the
+ * pool, as prepared.ts does for introspection: the query runner's acquire, logger and release
+ * cost the daemon more CPU than a point query, and the server parses each text only once per
+ * connection. Errors are mysql2's own (`code` ER_…, `errno`), which retry.ts also reads.
  */
 import type { DataSource } from 'typeorm';
 import { runGated } from './concurrency.js';
@@ -68,6 +74,44 @@ async function onSqlite<T>(db: Db, ds: DataSource, stmt: SqliteStatement, fn: ()
   return inTransaction(db) ? fn() : runGated(ds, fn, !stmt.readonly);
 }
 
+interface MysqlExecutor {
+  execute(sql: string, params: unknown[], cb: (err: Error | null, result: unknown) => void): void;
+}
+
+/**
+ * Where a statement runs on MySQL: the connection of the caller's transaction, or the pool
+ * (failover.ts's, which hands out a ready host's connection and takes it back).
+ */
+function mysqlExecutor(db: Db, ds: DataSource): MysqlExecutor {
+  if (!('manager' in db) && db.queryRunner) {
+    const conn = (db.queryRunner as unknown as { databaseConnection?: MysqlExecutor }).databaseConnection;
+    // A query runner not yet connected (no statement has run on it) has none: TypeORM's own
+    // path connects it, so the statements after it share its connection.
+    if (conn) return conn;
+    return {
+      execute: (sql, params, cb) =>
+        void db.queryRunner!.query(sql, params, true).then(
+          (r) => cb(null, r.records ?? r.raw),
+          (e: Error) => cb(e, undefined),
+        ),
+    };
+  }
+  const driver = ds.driver as unknown as { pool?: MysqlExecutor; master?: MysqlExecutor };
+  return (driver.master ?? driver.pool)!;
+}
+
+/**
+ * Runs a statement on MySQL/MariaDB: rows for a read, mysql2's result header (affectedRows)
+ * for a write. The binary protocol has no NULL for undefined, which the text protocol wrote.
+ */
+function onMysqlRun<T>(db: Db, ds: DataSource, sql: string, params: unknown[]): Promise<T> {
+  const bound = params.some((p) => p === undefined) ? params.map((p) => (p === undefined ? null : p)) : params;
+  const target = mysqlExecutor(db, ds);
+  return new Promise<T>((resolve, reject) =>
+    target.execute(sql, bound, (err, result) => (err ? reject(err) : resolve(result as T))),
+  );
+}
+
 /** Runs a write and returns the number of affected rows, for one-winner conditional updates. */
 export async function exec(db: Db, sql: string, params: unknown[] = []): Promise<number> {
   const ds = dataSourceOf(db);
@@ -76,15 +120,8 @@ export async function exec(db: Db, sql: string, params: unknown[] = []): Promise
     return onSqlite(db, ds, stmt, () =>
       stmt.reader ? (stmt.all(...bind(params)), 0) : stmt.run(...bind(params)).changes,
     );
-  if ('queryRunner' in db && db.queryRunner) {
-    return (await db.queryRunner.query(sql, params, true)).affected ?? 0;
-  }
-  const qr = ds.createQueryRunner();
-  try {
-    return (await qr.query(sql, params, true)).affected ?? 0;
-  } finally {
-    await qr.release();
-  }
+  const result = await onMysqlRun<{ affectedRows?: number }>(db, ds, sql, params);
+  return result.affectedRows ?? 0;
 }
 
 export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promise<T | undefined> {
@@ -94,8 +131,8 @@ export async function one<T>(db: Db, sql: string, params: unknown[] = []): Promi
     return onSqlite<T | undefined>(db, ds, stmt, () =>
       stmt.reader ? (stmt.get(...bind(params)) as T | undefined) : (stmt.run(...bind(params)), undefined),
     );
-  const rows = await db.query<T[]>(sql, params);
-  return rows[0];
+  const rows = await onMysqlRun<T[] | object>(db, ds, sql, params);
+  return Array.isArray(rows) ? (rows[0] as T | undefined) : undefined;
 }
 
 export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promise<T[]> {
@@ -105,7 +142,8 @@ export async function all<T>(db: Db, sql: string, params: unknown[] = []): Promi
     return onSqlite<T[]>(db, ds, stmt, () =>
       stmt.reader ? (stmt.all(...bind(params)) as T[]) : (stmt.run(...bind(params)), []),
     );
-  return db.query<T[]>(sql, params);
+  const rows = await onMysqlRun<T[] | object>(db, ds, sql, params);
+  return Array.isArray(rows) ? (rows as T[]) : [];
 }
 
 /** Whether `db` is MySQL/MariaDB (row locks with FOR UPDATE, INSERT IGNORE); else SQLite. */
