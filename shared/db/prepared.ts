@@ -5,21 +5,16 @@
  */
 import type { DataSource } from 'typeorm';
 import { runGated } from './concurrency.js';
-import { sqliteStatement } from './sql.js';
+import { mysqlPool, sqliteStatement } from './sql.js';
 
 export type PreparedGet<T> = (params: unknown[]) => T | undefined | Promise<T | undefined>;
-
-interface MysqlPool {
-  execute(sql: string, params: unknown[], cb: (err: Error | null, rows: unknown) => void): void;
-}
 
 export function preparedGet<T>(ds: DataSource, sql: string): PreparedGet<T> {
   const stmt = sqliteStatement(ds, sql);
   if (stmt) {
     return (params) => runGated(ds, () => stmt.get(...params) as T | undefined);
   }
-  const driver = ds.driver as unknown as { pool?: MysqlPool; master?: MysqlPool };
-  const pool = (driver.master ?? driver.pool)!;
+  const pool = mysqlPool(ds);
   return (params) =>
     new Promise<T | undefined>((resolve, reject) => {
       pool.execute(sql, params, (err, rows) => (err ? reject(err) : resolve((rows as T[])[0])));

@@ -74,7 +74,7 @@ async function onSqlite<T>(db: Db, ds: DataSource, stmt: SqliteStatement, fn: ()
   return inTransaction(db) ? fn() : runGated(ds, fn, !stmt.readonly);
 }
 
-interface MysqlExecutor {
+export interface MysqlExecutor {
   execute(sql: string, params: unknown[], cb: (err: Error | null, result: unknown) => void): void;
 }
 
@@ -96,6 +96,11 @@ function mysqlExecutor(db: Db, ds: DataSource): MysqlExecutor {
         ),
     };
   }
+  return mysqlPool(ds);
+}
+
+/** The data source's mysql2 pool (failover.ts's), whose `execute` prepares on the connection it lends. */
+export function mysqlPool(ds: DataSource): MysqlExecutor {
   const driver = ds.driver as unknown as { pool?: MysqlExecutor; master?: MysqlExecutor };
   return (driver.master ?? driver.pool)!;
 }
