@@ -72,7 +72,9 @@ const loadBefore = loadStamp();
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
 
 // ---- both servers up, side by side ----
-let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv);
+// e.g. BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' (bench/profile-summary.ts reads it)
+const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+let ours: Daemon = await startDaemon(db.url, db.dir, daemonEnv, nodeArgs);
 const token = await clientCredentialsToken(ours.url, app.id, app.secret);
 const body = new URLSearchParams({ token }).toString();
 const peer = await startPeer();
