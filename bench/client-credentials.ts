@@ -59,7 +59,14 @@ const jwt = (b: string) => /"access_token":"eyJ[^"]+\.[^"]+\.[^"]+"/.test(b);
 
 const loadBefore = loadStamp();
 const speedBefore = CALIBRATE_S > 0 ? await bareHttpRps(CALIBRATE_S) : undefined;
-const ours = await startDaemon(db.url, db.dir, { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' });
+// e.g. BENCH_DAEMON_NODE_ARGS='--cpu-prof --cpu-prof-dir=/tmp/prof' (bench/profile-summary.ts reads it)
+const nodeArgs = (process.env.BENCH_DAEMON_NODE_ARGS ?? '').split(' ').filter(Boolean);
+const ours = await startDaemon(
+  db.url,
+  db.dir,
+  { IAM_LOG_LEVEL: 'warn', IAM_ISSUER: 'https://iam.bench.test' },
+  nodeArgs,
+);
 const peer = await startPeer({ script: 'oidc-provider-cc-peer.js' });
 const oursUrl = `${ours.url}/token`;
 const peerUrl = `${peer.url}/token`;
