@@ -18,6 +18,7 @@ import { createLocalJWKSet, decodeJwt, decodeProtectedHeader, jwtVerify, type JW
 import type { Client, TokenEndpointAuthMethod } from '../db/entities.js';
 import { InvalidClient, InvalidRequest } from '../errors.js';
 import { clientJwtRefusal } from './jose-refusals.js';
+import { methodAccepted, SecretCallers } from './secret-callers.js';
 import type { Throttle } from './auth/throttle.js';
 import type { DirectoryService, ResolvedClient } from './directory.js';
 import { IdJagError, type IssuerKeys, type JtiStore } from './token-exchange/id-jag.js';
@@ -44,10 +45,7 @@ export interface PresentedCredentials {
   client_assertion?: string;
 }
 
-/** Whether a client registered for `registered` may authenticate with `used`. */
-export function methodAccepted(registered: TokenEndpointAuthMethod, used: TokenEndpointAuthMethod): boolean {
-  return used === registered || (registered === 'client_secret_basic' && used === 'client_secret_post');
-}
+export { methodAccepted };
 
 /** RFC 6749 §2.3.1: both parts of Basic credentials are form-urlencoded before base64. */
 export function parseBasic(header: string): { id: string; secret: string } | undefined {
@@ -69,6 +67,8 @@ type KeySet = ReturnType<typeof createLocalJWKSet>;
 export class ClientAuthenticator {
   /** Inline key sets, parsed once per registration (keyed by client, checked by updated_at). */
   private readonly inline = new Map<string, { updatedAt: number; set: KeySet }>();
+  /** The clients that authenticate with a secret, remembered per daemon and checked per call (secret-callers.ts). */
+  readonly secretCallers: SecretCallers;
 
   constructor(
     private readonly o: {
@@ -81,7 +81,9 @@ export class ClientAuthenticator {
       /** Single-use client assertion `jti`s. */
       jtis: JtiStore;
     },
-  ) {}
+  ) {
+    this.secretCallers = new SecretCallers(o.directory);
+  }
 
   /**
    * The method a request uses, and the client it names, before anything is looked up. Several
@@ -140,6 +142,12 @@ export class ClientAuthenticator {
     clientId: string,
     opts: AuthenticateOptions,
   ): Promise<Client> {
+    // A secret: the remembered registration, its stamp checked (secret-callers.ts). A client_id
+    // naming a metadata document has no secret, and no row: it fails there without a fetch.
+    if (method === 'client_secret_basic')
+      return this.secretCallers.authenticate(clientId, p.basic?.secret ?? '', method);
+    if (method === 'client_secret_post')
+      return this.secretCallers.authenticate(clientId, p.client_secret ?? '', method);
     const found = await (opts.resolve ?? ((id: string) => this.o.directory.resolveClient(id)))(clientId);
     const client = found?.client;
     // One message for every failure of the registration or a secret: the caller learns
@@ -149,13 +157,6 @@ export class ClientAuthenticator {
     switch (method) {
       case 'none':
         if (client.client_type !== 'public' || !opts.allowPublic) throw new InvalidClient();
-        return client;
-      case 'client_secret_basic':
-        // The live secrets, read now: a revoked or expired one fails on its next use.
-        if (!(await this.o.directory.verifyClientSecret(client, p.basic?.secret ?? ''))) throw new InvalidClient();
-        return client;
-      case 'client_secret_post':
-        if (!(await this.o.directory.verifyClientSecret(client, p.client_secret ?? ''))) throw new InvalidClient();
         return client;
       case 'private_key_jwt':
         await this.verifyAssertion(client, p);

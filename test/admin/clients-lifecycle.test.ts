@@ -66,15 +66,18 @@ const base = () => `/api/admin/tenants/${tenantId}/clients`;
 const call = (method: string, path: string, body?: unknown, headers?: Record<string, string>) =>
   api(d.url, method, `${base()}${path}`, { token: admin, body, headers });
 
-/** POST /token client_credentials with HTTP Basic: the status and error. */
-async function tokenWith(clientId: string, secret: string) {
-  const res = await fetch(`${d.url}/token`, {
+/** POST /token client_credentials with HTTP Basic (or the secret in the form): the status and error. */
+async function tokenWith(clientId: string, secret: string, o: { url?: string; post?: boolean } = {}) {
+  const res = await fetch(`${o.url ?? d.url}/token`, {
     method: 'POST',
     headers: {
       'content-type': 'application/x-www-form-urlencoded',
-      authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64'),
+      ...(o.post ? {} : { authorization: 'Basic ' + Buffer.from(`${clientId}:${secret}`).toString('base64') }),
     },
-    body: new URLSearchParams({ grant_type: 'client_credentials' }),
+    body: new URLSearchParams({
+      grant_type: 'client_credentials',
+      ...(o.post ? { client_id: clientId, client_secret: secret } : {}),
+    }),
   });
   const body = (await res.json()) as { error?: string; access_token?: string };
   return { status: res.status, error: body.error, token: body.access_token };
@@ -155,6 +158,34 @@ test('secret rotation: both secrets work during the overlap; the old one stops a
   t.is((await tokenWith(c.clientId, s2.value)).error, 'invalid_client');
   t.is((await introspectAs(d.url, { clientId: c.clientId, secret: s2.value }, tok)).status, 401);
   t.is((await call('DELETE', `/${c.clientId}/secrets/${s2.id}`)).status, 404);
+});
+
+test('a daemon remembers a secret client between requests, and a change made through another daemon ends that at once', async (t) => {
+  // Daemon B keeps the registration and the secret that passed (shared/services/secret-callers.ts)
+  // and reads the client's stamp on every request; every change below is made through A.
+  const b = await startDaemon(db.url, db.dir, { IAM_SMTP_URL: sink.url });
+  t.teardown(() => b.stop());
+  const c = await serviceClient('remembered');
+  const onB = (secret: string, post = false) => tokenWith(c.clientId, secret, { url: b.url, post });
+  t.is((await onB(c.secret)).status, 200);
+  t.is((await onB(c.secret)).status, 200, 'remembered');
+  t.is((await onB(c.secret, true)).status, 200, 'client_secret_post too');
+  t.is((await onB(`${c.secret}x`)).error, 'invalid_client', 'another secret is still checked');
+
+  // A rotation whose old secret ends now: the remembered one stops on B at its next request.
+  const add = await call('POST', `/${c.clientId}/secrets`, { old_secret_expires_in: 0 });
+  t.is(add.status, 201, JSON.stringify(add.body));
+  t.is((await onB(c.secret)).error, 'invalid_client');
+  const s2 = add.body.client_secret as string;
+  t.is((await onB(s2)).status, 200);
+  t.is((await onB(s2)).status, 200);
+
+  t.is((await call('POST', `/${c.clientId}/disable`)).status, 200);
+  t.is((await onB(s2)).error, 'invalid_client');
+  t.is((await call('POST', `/${c.clientId}/enable`)).status, 200);
+  t.is((await onB(s2)).status, 200);
+  t.is((await call('DELETE', `/${c.clientId}/secrets/${add.body.id as string}`)).status, 204);
+  t.is((await onB(s2)).error, 'invalid_client');
 });
 
 test('disable: invalid_client, its access token inactive, refresh refused; enable restores client authentication', async (t) => {

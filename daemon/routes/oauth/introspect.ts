@@ -22,40 +22,23 @@ import Router from '@koa/router';
 import type { ParameterizedContext } from 'koa';
 import coBody from 'co-body';
 import { parse as parseForm, type ParsedUrlQuery } from 'node:querystring';
-import { timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import type { Client } from '../../../shared/db/entities.js';
-import { InvalidClient, InvalidRequest } from '../../../shared/errors.js';
+import { InvalidRequest } from '../../../shared/errors.js';
 import type { CachedToken, IntrospectionService } from '../../../shared/services/introspection.js';
 import type { AppDeps, AppState } from '../../context.js';
 import type { ApiRegistry } from '../../openapi.js';
 import { bodyReadError } from '../../middleware/koa-body-errors.js';
 import { presentedCredentials } from '../../middleware/koa-client-auth.js';
-import { ClientAuthenticator, methodAccepted } from '../../../shared/services/client-auth.js';
 import { IntrospectionForm } from '../../../shared/schemas/oauth-forms.js';
 import { INTROSPECTION_JWT_MEDIA } from '../../../shared/services/signed-responses.js';
 
-/**
- * How long an authenticated caller's registration is reused before it is read again in full;
- * within it, each request still checks that it is current (Lookups.clientStamp).
- */
-export const CALLER_CACHE_MS = 10_000;
+/** How long a caller's registration is reused before it is read again in full (shared/services/secret-callers.ts). */
+export { CALLER_CACHE_MS } from '../../../shared/services/secret-callers.js';
 
 export const INACTIVE = '{"active":false}';
 
 export class Introspector {
-  private readonly callers = new Map<
-    string,
-    {
-      client: Client;
-      tenantState: string;
-      at: number;
-      verified?: Buffer;
-      /** When the verified secret expires (epoch ms), null for never. */
-      verifiedUntil?: number | null;
-    }
-  >();
-
   constructor(
     private readonly deps: AppDeps,
     private readonly service: IntrospectionService,
@@ -79,87 +62,19 @@ export class Introspector {
   // ---- step 1 ----
   /**
    * The caller's authentication (docs/oauth.md, "Client authentication"), or InvalidClient
-   * (401): a confidential client, with the method it is registered for. HTTP Basic (RFC 7662
-   * §2.1, what resource servers send on every request) is checked here, against a short cache
-   * of the caller's registration; client_secret_post and private_key_jwt go through the
-   * service every endpoint shares. Failures count against the client's and the IP's budgets
-   * (docs/security.md): only failures, so a successful Basic call adds no write (it reads the client's stamp); a
-   * spent budget is answered 429.
+   * (401): a confidential client, with the method it is registered for, through the service
+   * every endpoint shares. HTTP Basic (RFC 7662 §2.1, what resource servers send on every
+   * request) is checked against the daemon's memory of the caller's registration, its stamp read
+   * on each call (shared/services/secret-callers.ts), so a successful call adds no write.
+   * Failures count against the client's and the IP's budgets (docs/security.md); a spent budget
+   * is answered 429.
    */
   async authenticateCaller(authorization: string, form: ParsedUrlQuery | undefined, ip: string): Promise<Client> {
     const presented = presentedCredentials(authorization, form ?? {});
-    if (!presented.basic) {
-      const { client, method } = await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false });
-      // FAPI 2.0 §5.3.2.1: a caller under the profile authenticates with private_key_jwt.
-      await this.deps.fapi.checkClientAuthentication(client, method, presented.client_assertion);
-      return client;
-    }
-    // Refuses a second method beside Basic, or a client_id naming another client (400).
-    ClientAuthenticator.methodOf(presented);
-    const { id, secret } = presented.basic;
-    this.deps.throttle.clientAuthBlocked(ip);
-    let client: Client;
-    try {
-      client = await this.checkCaller(id, secret);
-    } catch (e) {
-      if (e instanceof InvalidClient) await this.deps.throttle.clientAuthFailure(id, ip);
-      throw e;
-    }
-    // A resource server under the profile may not use a secret (the profile is cached per tenant: no read).
-    await this.deps.fapi.checkClientAuthentication(client, 'client_secret_basic');
-    return client;
-  }
-
-  private async checkCaller(id: string, secret: string): Promise<Client> {
-    const now = Date.now();
-    let entry = this.callers.get(id);
-    // Every request asks whether the registration read earlier is still the current one (one
-    // indexed read): any change of the client or its secrets raises its updated_at, so a
-    // disable, a delete or a revoked secret written by any daemon stops this one's cache at
-    // once (docs/directory.md, "Clients").
-    if (entry) {
-      const stamp = now - entry.at > CALLER_CACHE_MS ? undefined : await this.deps.directory.clientStamp(id);
-      if (
-        !stamp ||
-        stamp.updatedAt !== entry.client.updated_at ||
-        stamp.status !== entry.client.status ||
-        stamp.tenantState !== entry.tenantState
-      )
-        entry = undefined;
-    }
-    if (!entry) {
-      const found = await this.deps.directory.resolveClient(id);
-      if (!found) {
-        this.callers.delete(id);
-        throw new InvalidClient();
-      }
-      entry = { client: found.client, tenantState: found.tenantState, at: now };
-      if (this.callers.size > 10_000) this.callers.clear(); // bounded: a flood of ids cannot grow it
-      this.callers.set(id, entry);
-    }
-    const { client, tenantState } = entry;
-    if (
-      client.status !== 'active' ||
-      tenantState !== 'active' ||
-      client.client_type !== 'confidential' ||
-      !methodAccepted(client.token_endpoint_auth_method, 'client_secret_basic')
-    )
-      throw new InvalidClient();
-    // After the first successful check the presented secret is compared in constant time with
-    // the one that passed (while the registration is unchanged and that secret unexpired),
-    // sparing the keyed hash and the read of the secrets.
-    const presented = Buffer.from(secret);
-    if (
-      entry.verified &&
-      (entry.verifiedUntil === null || (entry.verifiedUntil ?? 0) > now) &&
-      entry.verified.length === presented.length &&
-      timingSafeEqual(entry.verified, presented)
-    )
-      return client;
-    const match = await this.deps.directory.verifyClientSecret(client, secret, now);
-    if (!match) throw new InvalidClient();
-    entry.verified = presented;
-    entry.verifiedUntil = match.expires_at;
+    const { client, method } = await this.deps.clientAuth.authenticate(presented, ip, { allowPublic: false });
+    // FAPI 2.0 §5.3.2.1: a caller under the profile authenticates with private_key_jwt (the
+    // profile is cached per tenant: no read).
+    await this.deps.fapi.checkClientAuthentication(client, method, presented.client_assertion);
     return client;
   }
 
