@@ -24,10 +24,11 @@ export type LookupStage = 'pending' | 'scan' | 'verify' | 'cleanup' | 'done';
 export const VERIFIABLE_STATES: readonly string[] = ['restore_confirmed', 'verifying', 'stabilizing'];
 
 /**
- * How long after the deny is observed before a restore may be confirmed. A daemon caches a
- * caller's tenant state for CALLER_CACHE_MS when it authenticates with a secret (10 s,
- * shared/services/secret-callers.ts); every other path reads the tenant state per request. After this window no daemon acts on
- * the tenant's pre-deny state, so a restore done afterwards cannot race a late write.
+ * How long after the deny is observed before a restore may be confirmed. A daemon keeps a
+ * caller's registration for CALLER_CACHE_MS when it authenticates with a secret (10 s,
+ * shared/services/secret-callers.ts); every other path reads the tenant state per request.
+ * After this window no daemon acts on the tenant's pre-deny state, so a restore done
+ * afterwards cannot race a late write.
  */
 export const DENY_DRAIN_MS = 11_000;
 /** A verify run holds the operation's lease this long, renewed after every batch. */
