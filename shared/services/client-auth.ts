@@ -45,8 +45,6 @@ export interface PresentedCredentials {
   client_assertion?: string;
 }
 
-export { methodAccepted };
-
 /** RFC 6749 §2.3.1: both parts of Basic credentials are form-urlencoded before base64. */
 export function parseBasic(header: string): { id: string; secret: string } | undefined {
   const m = /^Basic\s+([A-Za-z0-9+/=._~-]+)\s*$/i.exec(header);
